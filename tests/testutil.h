@@ -1,0 +1,47 @@
+/* testutil.h — helpers shared by the Criterion tests. */
+#ifndef TESTUTIL_H
+#define TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Path of a file under the shared data folder ($FASTSMT_SHARED), or NULL when it is absent
+ * (tests then skip with cr_skip_test). Returned string is malloc'ed. */
+char *tu_shared_path(const char *rel);
+
+/* Path of a fixture under tests/data ($FASTSMT_TESTDATA). Malloc'ed. */
+char *tu_data_path(const char *rel);
+
+/* Path of a built program ($FASTSMT_BIN/name). Malloc'ed. */
+char *tu_bin_path(const char *name);
+
+/* A fresh private directory under $TMPDIR (or /tmp); malloc'ed; removed by tu_rmtree. */
+char *tu_tmpdir(void);
+void tu_rmtree(const char *dir);
+
+/* dir + "/" + name, malloc'ed. */
+char *tu_join(const char *dir, const char *name);
+
+/* Writes text to path (returns 0 on success). */
+int tu_write_file(const char *path, const char *text, size_t len);
+
+/* Reads a whole file into a malloc'ed NUL-terminated buffer (size in *len). NULL on failure. */
+char *tu_read_file(const char *path, size_t *len);
+
+/* Copies src to dst. */
+int tu_copy_file(const char *src, const char *dst);
+
+/* Truncates path to size bytes. */
+int tu_truncate(const char *path, uint64_t size);
+
+/* Flips bit `bit` of the byte at offset. */
+int tu_flip_bit(const char *path, uint64_t offset, int bit);
+
+/* Size of a file, or -1. */
+long long tu_file_size(const char *path);
+
+/* Runs a shell command, capturing stdout and stderr into malloc'ed strings (either may be NULL).
+ * Returns the exit status (or -1). */
+int tu_run(const char *cmd, char **out, char **err);
+
+#endif
