@@ -1,0 +1,87 @@
+/* moses_ini.h — reading the moses.ini files written by Moses's training and tuning.
+ *
+ * The subset phrase-based decoding needs: [feature] lines (`Type key=value ...`), [weight] lines
+ * (`Name= v1 v2 ...`), and single-value sections such as [distortion-limit], [s] (alias [stack]),
+ * [cube-pruning-pop-limit], [threads], [n-best-list], [search-algorithm], [input-factors], [mapping].
+ * Feature names default as in Moses: the type followed by a per-type counter of the features of that
+ * type declared so far (`Distortion0`, `LexicalReordering0`, ...). Sections and keys this decoder
+ * does not know are kept and listed by dec_ini_unknown() so the caller can warn about them once; they
+ * are never silently dropped. Errors name `file:line`.
+ * Paths given in the ini are resolved against the directory of the ini itself (Moses resolves them
+ * against the working directory; an absolute path is the same in both).
+ * Thread-safety: a loaded dec_ini is immutable and may be read from many threads. */
+#ifndef DEC_MOSES_INI_H
+#define DEC_MOSES_INI_H
+
+#include <stddef.h>
+
+#include "smt_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dec_ini_feature {
+    char *type;    /* e.g. "KENLM" */
+    char *name;    /* the name= value, or the Moses default name */
+    size_t n_args; /* key=value pairs after the type, name= included */
+    char **keys;
+    char **values;
+    unsigned line;
+} dec_ini_feature;
+
+typedef struct dec_ini_weight {
+    char *name;    /* e.g. "LM0" (without the '=') */
+    size_t n;
+    double *values;
+    unsigned line;
+} dec_ini_weight;
+
+typedef struct dec_ini_section {
+    char *name;    /* without brackets */
+    size_t n;      /* value lines */
+    char **values;
+    unsigned line;
+    int known;
+} dec_ini_section;
+
+typedef struct dec_ini {
+    char *path;
+    char *dir;     /* the ini's directory, for relative paths */
+    size_t n_features;
+    dec_ini_feature *features;
+    size_t n_weights;
+    dec_ini_weight *weights;
+    size_t n_sections; /* all sections other than [feature] and [weight] */
+    dec_ini_section *sections;
+} dec_ini;
+
+/* Parses path. Returns 0, SMT_ERR_IO or SMT_ERR_PARSE (naming file:line) or SMT_ERR_NOMEM. */
+int dec_ini_load(dec_ini **out, const char *path, smt_err *err);
+void dec_ini_free(dec_ini *ini);
+
+/* The feature named name, or NULL. */
+const dec_ini_feature *dec_ini_feature_named(const dec_ini *ini, const char *name);
+/* The value of key in a feature line, or NULL. */
+const char *dec_ini_feature_arg(const dec_ini_feature *f, const char *key);
+/* The weights of a feature, or NULL. */
+const dec_ini_weight *dec_ini_weight_named(const dec_ini *ini, const char *name);
+/* The first value of a single-value section ("distortion-limit", "s", ...), or NULL.
+ * [stack] and [s] are the same section. */
+const char *dec_ini_param(const dec_ini *ini, const char *section);
+
+/* Resolves a path from the ini against its directory; returns a malloc'ed string or NULL. */
+char *dec_ini_resolve(const dec_ini *ini, const char *path);
+
+/* Applies a Moses -weight-overwrite string ("LM0= 0.5 WordPenalty0= -1"). A name that is not yet
+ * in the ini is added. Returns 0, SMT_ERR_PARSE or SMT_ERR_NOMEM. */
+int dec_ini_overwrite_weights(dec_ini *ini, const char *spec, smt_err *err);
+
+/* Writes into buf (size n) a comma-separated list of the sections that this decoder does not know;
+ * returns the number of them. */
+size_t dec_ini_unknown(const dec_ini *ini, char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
