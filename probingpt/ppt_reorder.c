@@ -1,0 +1,219 @@
+/* Merging the lexicalized reordering table into the phrase pairs. Moses writes both tables in the
+ * same order, so a lockstep merge matches almost every line with one comparison. Whatever the
+ * lockstep cannot place (an entry that seems to have no phrase pair, a pair whose entry seems
+ * missing) is settled after the phrase table by exact (source ids, target ids) lookups, so any
+ * order of either table gives the same, correct result; only the memory and time differ. */
+#include <string.h>
+
+#include "ppt_build.h"
+
+#define RERR(b, ...) smt_err_set((b)->err, SMT_ERR_PARSE, "%s:%llu: " __VA_ARGS__)
+
+/* Reads the next reordering line into b->rt_key / b->rt_scores; b->rt_valid = 0 at the end. */
+static int rt_read(ppt_builder *b)
+{
+    char *line;
+    size_t len;
+    int rc = smt_lines_next(b->rt, &line, &len, b->err);
+    if (rc <= 0) {
+        b->rt_valid = 0;
+        return rc;
+    }
+    b->rep->reordering_lines++;
+    b->rep->input_bytes += len + 1;
+    unsigned long long ln = (unsigned long long)smt_lines_lineno(b->rt);
+    ppt_span f[PPT_FIELDS_MAX], rest, bad;
+    int nf = ppt_split_fields(line, len, f, &rest);
+    if (nf != 3)
+        return RERR(b, "expected source ||| target ||| scores, found %d field%s", b->rt_path, ln, nf,
+                    nf == 1 ? "" : "s");
+    if (f[0].b == f[0].e)
+        return RERR(b, "empty source phrase", b->rt_path, ln);
+    int n = ppt_parse_floats(f[2], b->rt_scores, PPT_MAX_SCORES, &bad);
+    if (n == -1)
+        return RERR(b, "bad reordering score '%.*s'", b->rt_path, ln, (int)(bad.e - bad.b), bad.b);
+    if (n == -2)
+        return RERR(b, "more than %u reordering scores", b->rt_path, ln, PPT_MAX_SCORES);
+    if (n == 0)
+        return RERR(b, "no reordering scores", b->rt_path, ln);
+    if (!b->nr)
+        b->nr = (uint32_t)n;
+    else if ((uint32_t)n != b->nr)
+        return RERR(b, "%d reordering scores, expected %u as on the first line", b->rt_path, ln, n, b->nr);
+    b->rt_key = line;
+    b->rt_key_len = (size_t)(f[1].e - line);
+    b->rt_valid = 1;
+    return 0;
+}
+
+int ppt_rt_start(ppt_builder *b)
+{
+    int rc = smt_lines_open(&b->rt, b->opt->reordering, b->opt->threaded_input ? SMT_LINES_THREADED : 0,
+                            b->err);
+    if (rc)
+        return rc;
+    b->rt_path = smt_lines_path(b->rt);
+    if ((rc = rt_read(b)))
+        return rc;
+    if (!b->rt_valid)
+        return smt_err_set(b->err, SMT_ERR_PARSE, "%s: empty reordering table", b->rt_path);
+    return 0;
+}
+
+/* Orders keys as the lines "key ||| ..." sort bytewise (LC_ALL=C), which is how Moses sorts. */
+static int cmp_key(const char *a, size_t al, const char *b, size_t bl)
+{
+    static const char tail[] = " |||";
+    size_t n = al < bl ? al : bl;
+    int c = memcmp(a, b, n);
+    if (c || al == bl)
+        return c;
+    const char *rest = al > bl ? a + n : b + n;
+    size_t rl = (al > bl ? al : bl) - n;
+    int r = memcmp(rest, tail, rl < 4 ? rl : 4);
+    if (r == 0)
+        r = rl > 4 ? 1 : (rl < 4 ? -1 : 0); /* equal over the tail: the longer sorts later */
+    return al > bl ? (r ? r : 1) : (r ? -r : -1);
+}
+
+static int push_leftover(ppt_builder *b)
+{
+    if (b->left_len + b->rt_key_len + 1 > b->left_cap) {
+        size_t cap = b->left_cap ? 2 * b->left_cap : 1 << 16;
+        while (cap < b->left_len + b->rt_key_len + 1)
+            cap *= 2;
+        char *t = realloc(b->left_text, cap);
+        if (!t)
+            return ppt_oom(b);
+        b->left_text = t;
+        b->left_cap = cap;
+    }
+    if (b->n_left == b->cap_left) {
+        size_t cap = b->cap_left ? 2 * b->cap_left : 1024;
+        uint64_t *o = realloc(b->left_off, (cap + 1) * sizeof *o);
+        if (!o)
+            return ppt_oom(b);
+        b->left_off = o;
+        float *s = realloc(b->left_scores, cap * b->nr * sizeof *s);
+        if (!s)
+            return ppt_oom(b);
+        b->left_scores = s;
+        b->cap_left = cap;
+    }
+    b->left_off[b->n_left] = b->left_len;
+    memcpy(b->left_text + b->left_len, b->rt_key, b->rt_key_len);
+    b->left_len += b->rt_key_len;
+    b->left_text[b->left_len++] = '\0';
+    memcpy(b->left_scores + b->n_left * b->nr, b->rt_scores, b->nr * sizeof(float));
+    b->n_left++;
+    return 0;
+}
+
+int ppt_rt_match(ppt_builder *b, const char *key, size_t key_len, float *dst, int *matched)
+{
+    *matched = 0;
+    while (b->rt_valid) {
+        int c = cmp_key(key, key_len, b->rt_key, b->rt_key_len);
+        if (c < 0)
+            return 0; /* the reordering table is ahead: this pair may have no entry */
+        int rc;
+        if (c == 0) {
+            memcpy(dst, b->rt_scores, b->nr * sizeof *dst);
+            *matched = 1;
+            b->rt_matched++;
+            return rt_read(b);
+        }
+        /* behind: an entry without a pair so far, or the tables are in different orders */
+        if ((rc = push_leftover(b)) || (rc = rt_read(b)))
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- phase 2: exact lookups for what the lockstep merge left ---- */
+
+typedef struct {
+    uint64_t *slots; /* unmatched index + 1; 0 empty */
+    uint64_t mask;
+    uint64_t *hash;
+    uint8_t *filled;
+} pair_map;
+
+static uint64_t pair_hash(const uint32_t *s, uint32_t sn, const uint32_t *t, uint32_t tn)
+{
+    return smt_hash_bytes_seed(t, tn * sizeof *t, smt_hash_bytes(s, sn * sizeof *s));
+}
+
+/* Places scores on the unmatched pair (src, tgt) not yet filled; returns 1 when placed. */
+static int place(ppt_builder *b, pair_map *pm, ppt_span key, const float *scores)
+{
+    ppt_span f[PPT_FIELDS_MAX], rest;
+    uint32_t s[PPT_MAX_PHRASE_LEN], t[PPT_MAX_PHRASE_LEN], sn, tn;
+    if (ppt_split_fields(key.b, (size_t)(key.e - key.b), f, &rest) != 2 ||
+        ppt_map_words(b->src, f[0], s, &sn) || ppt_map_words(b->tgt, f[1], t, &tn))
+        return 0;
+    uint64_t h = pair_hash(s, sn, t, tn);
+    for (uint64_t j = h & pm->mask; pm->slots[j]; j = (j + 1) & pm->mask) {
+        uint64_t u = pm->slots[j] - 1;
+        if (pm->hash[u] != h || pm->filled[u])
+            continue;
+        const uint32_t *g = b->payload.v + b->unmatched[2 * u];
+        uint32_t *r = b->payload.v + b->unmatched[2 * u + 1];
+        uint32_t tl = ppt_info_tgt_len(r[0]);
+        if (g[0] != sn || tl != tn || memcmp(g + PPT_GROUP_HEADER, s, sn * 4) ||
+            memcmp(r + PPT_TARGET_HEADER, t, tn * 4))
+            continue;
+        memcpy(r + PPT_TARGET_HEADER + tl + b->ns, scores, b->nr * sizeof *scores);
+        pm->filled[u] = 1;
+        return 1;
+    }
+    return 0;
+}
+
+int ppt_rt_finish(ppt_builder *b)
+{
+    int rc = 0;
+    size_t n = b->n_unmatched;
+    pair_map pm = {0};
+    uint64_t size = 16;
+    while (size < 2 * (uint64_t)n)
+        size *= 2;
+    pm.slots = calloc(size, sizeof *pm.slots);
+    pm.hash = malloc((n ? n : 1) * sizeof *pm.hash);
+    pm.filled = calloc(n ? n : 1, 1);
+    pm.mask = size - 1;
+    if (!pm.slots || !pm.hash || !pm.filled) {
+        rc = ppt_oom(b);
+        goto done;
+    }
+    for (size_t u = 0; u < n; u++) {
+        const uint32_t *g = b->payload.v + b->unmatched[2 * u];
+        const uint32_t *r = b->payload.v + b->unmatched[2 * u + 1];
+        pm.hash[u] = pair_hash(g + PPT_GROUP_HEADER, g[0], r + PPT_TARGET_HEADER, ppt_info_tgt_len(r[0]));
+        uint64_t j = pm.hash[u] & pm.mask;
+        while (pm.slots[j])
+            j = (j + 1) & pm.mask;
+        pm.slots[j] = u + 1;
+    }
+    uint64_t placed = 0, seen = 0;
+    for (size_t i = 0; i < b->n_left; i++) {
+        const char *k = b->left_text + b->left_off[i];
+        ppt_span key = {k, k + strlen(k)};
+        placed += n ? (uint64_t)place(b, &pm, key, b->left_scores + i * b->nr) : 0;
+        seen++;
+    }
+    while (b->rt_valid) {
+        ppt_span key = {b->rt_key, b->rt_key + b->rt_key_len};
+        placed += n ? (uint64_t)place(b, &pm, key, b->rt_scores) : 0;
+        seen++;
+        if ((rc = rt_read(b)))
+            goto done;
+    }
+    b->rep->no_reordering = n - placed;
+    b->rep->orphan_reordering = seen - placed;
+done:
+    free(pm.slots);
+    free(pm.hash);
+    free(pm.filled);
+    return rc;
+}

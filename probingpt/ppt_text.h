@@ -1,0 +1,53 @@
+/* ppt_text.h — private: tokenizing the Moses text format (fields, words, numbers, alignments). */
+#ifndef PPT_TEXT_H
+#define PPT_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A byte range [b, e) of a line. */
+typedef struct ppt_span {
+    const char *b, *e;
+} ppt_span;
+
+#define PPT_FIELDS_MAX 5
+
+/* Splits a line at every "|||" (as Moses does: TokenizeMultiCharSeparator, then trim) into at most
+ * PPT_FIELDS_MAX trimmed fields. Returns the number of fields, counting every field after the fifth
+ * as one more (so 6 means "extra text follows"); *rest is then the raw text after the fifth "|||",
+ * kept verbatim so that dump reproduces it. */
+int ppt_split_fields(const char *line, size_t len, ppt_span f[PPT_FIELDS_MAX], ppt_span *rest);
+
+/* The next word of s (separated by runs of spaces or tabs). Returns 0 at the end. */
+static inline int ppt_next_word(ppt_span *s, ppt_span *word)
+{
+    const char *p = s->b;
+    while (p < s->e && (*p == ' ' || *p == '\t'))
+        p++;
+    if (p == s->e) {
+        s->b = p;
+        return 0;
+    }
+    const char *q = p;
+    while (q < s->e && *q != ' ' && *q != '\t')
+        q++;
+    word->b = p;
+    word->e = q;
+    s->b = q;
+    return 1;
+}
+
+/* Parses the whole of [b, e) as a finite float, giving exactly the float strtof would (a fast path
+ * for the short decimals Moses writes, strtof otherwise). Returns 0, or -1 when the text is not
+ * a finite number. */
+int ppt_parse_float(const char *b, const char *e, float *out);
+
+/* Parses whitespace-separated floats of s into out (at most max). Returns the count, -1 on a bad
+ * number (*bad is then its span), or -2 when there are more than max. */
+int ppt_parse_floats(ppt_span s, float *out, int max, ppt_span *bad);
+
+/* Parses an alignment field "i-j i-j ..." into pairs (bytes). Returns the number of pairs, or -1
+ * when a point is malformed or a position exceeds 254 (*bad is then the point). */
+int ppt_parse_alignment(ppt_span s, uint8_t *pairs, int max_pairs, ppt_span *bad);
+
+#endif

@@ -1,0 +1,117 @@
+/* Tests of the probingpt program: commands, exit codes (0 ok, 1 bad input, 2 usage), messages
+ * naming file:line, no model left behind by a failed build, query and dump output. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char *dir, *bin;
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    bin = tu_bin_path("probingpt");
+    cr_assert_not_null(dir);
+}
+static void teardown(void)
+{
+    tu_rmtree(dir);
+    free(dir);
+    free(bin);
+}
+TestSuite(tool, .init = setup, .fini = teardown);
+
+static int run(char **out, char **err, const char *fmt, ...)
+{
+    char *args, *cmd;
+    va_list ap;
+    va_start(ap, fmt);
+    cr_assert_geq(vasprintf(&args, fmt, ap), 0);
+    va_end(ap);
+    cr_assert_geq(asprintf(&cmd, "cd '%s' && '%s' %s", dir, bin, args), 0);
+    int rc = tu_run(cmd, out, err);
+    free(args);
+    free(cmd);
+    return rc;
+}
+
+Test(tool, build_query_dump_info)
+{
+    char *pt = tu_data_path("probingpt/small.pt"), *rt = tu_data_path("probingpt/small.rt");
+    char *out, *err;
+    cr_assert_eq(run(&out, &err, "build --phrase-table '%s' --reordering '%s' --out m.ppt", pt, rt), 0, "%s", err);
+    cr_assert(strstr(err, "10 lines, 6 sources, 10 targets"), "%s", err);
+    cr_assert(strstr(err, "1 phrase pairs without an entry got the default; 1 entries had no phrase pair"), "%s", err);
+    free(out);
+    free(err);
+    cr_assert_eq(run(&out, &err, "query m.ppt < /dev/null"), 0);
+    free(out);
+    free(err);
+    char *q = tu_join(dir, "q.txt");
+    cr_assert_eq(tu_write_file(q, "el perro\nnada\nla casa blanca\n", 29), 0);
+    cr_assert_eq(run(&out, &err, "query m.ppt < q.txt"), 0, "%s", err);
+    cr_assert_str_eq(out, "el perro ||| the dog ||| 1 0.5 1 0.4 ||| 0-0 1-1 ||| 4 4 4 ||| |||\n\n\n"
+                          "la casa blanca ||| the white house ||| 1 0.2 1 0.1 ||| 0-0 1-2 2-1 ||| 2 2 2 ||| |||\n\n");
+    free(out);
+    free(err);
+    cr_assert_eq(tu_write_file(q, "el perro", 8), 0);
+    cr_assert_eq(run(&out, &err, "query m.ppt --reordering < q.txt"), 0, "%s", err);
+    free(q);
+    cr_assert_str_eq(out, "el perro ||| the dog ||| 0.8 0.1 0.1 0.8 0.1 0.1\n\n");
+    free(out);
+    free(err);
+    cr_assert_eq(run(&out, &err, "dump m.ppt --reordering-out d.rt"), 0, "%s", err);
+    size_t len;
+    char *want = tu_read_file(pt, &len);
+    cr_assert_str_eq(out, want);
+    free(want);
+    free(out);
+    free(err);
+    cr_assert_eq(run(&out, &err, "info m.ppt --verify"), 0, "%s", err);
+    cr_assert(strstr(out, "sources\t6\n") && strstr(out, "verified\tok"), "%s", out);
+    free(out);
+    free(err);
+    free(pt);
+    free(rt);
+}
+
+Test(tool, errors_and_exit_codes)
+{
+    char *out, *err;
+    cr_assert_eq(run(&out, &err, ""), 2);
+    free(out); free(err);
+    cr_assert_eq(run(&out, &err, "frobnicate"), 2);
+    free(out); free(err);
+    cr_assert_eq(run(&out, &err, "build --out x.ppt"), 2);
+    free(out); free(err);
+    cr_assert_eq(run(&out, &err, "build --phrase-table a --out x.ppt --table-limit q"), 2);
+    free(out); free(err);
+    cr_assert_eq(run(&out, &err, "--help"), 0);
+    cr_assert(strstr(out, "usage"));
+    free(out); free(err);
+    char *bad = tu_join(dir, "bad.pt");
+    cr_assert_eq(tu_write_file(bad, "a ||| b ||| 1\nc ||| d ||| 1 x\n", 30), 0);
+    free(bad);
+    cr_assert_eq(run(&out, &err, "build --phrase-table bad.pt --out bad.ppt"), 1);
+    cr_assert(strstr(err, "bad.pt:2: bad score 'x'"), "%s", err);
+    free(out); free(err);
+    cr_assert_eq(run(&out, &err, "info bad.ppt"), 1);
+    free(out); free(err);
+    cr_assert_eq(run(&out, &err, "ls"), 2);
+    free(out); free(err);
+    char *cmd;
+    cr_assert_geq(asprintf(&cmd, "ls -A '%s'", dir), 0);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0);
+    cr_assert_str_eq(out, "bad.pt\n", "nothing but the input may remain");
+    free(out);
+    free(cmd);
+    cr_assert_eq(run(&out, &err, "info bad.pt"), 1);
+    cr_assert(strstr(err, "bad.pt"), "%s", err);
+    free(out); free(err);
+    cr_assert_eq(run(&out, &err, "dump missing.ppt"), 1);
+    free(out); free(err);
+}
