@@ -1,0 +1,191 @@
+/* glm.h — a backoff n-gram language model (ARPA semantics, scores identical to KenLM) stored as
+ * the gLM trie: unigrams in an array indexed by word id, every trie node's children in a
+ * minimum-depth B-tree of node size K laid out breadth-first, keys apart from values (thesis ch. 4).
+ *
+ * The trie is keyed in reverse: level 1 is the predicted word w, level 2 the word before it, and so
+ * on, so one walk from w backwards through the history finds the longest matching n-gram and, on the
+ * way, the backoffs of every n-gram ending in w — exactly what the next word's score needs.
+ *
+ * Conventions: functions return 0 or a negative SMT_ERR_* code and fill an smt_err (may be NULL).
+ * Thread-safety: a glm_model is immutable once open; every query function may be called from any
+ * number of threads at once on one model. A glm_gpu context is used by one thread at a time.
+ * This header compiles as C11 and as CUDA C++. */
+#ifndef GLM_H
+#define GLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "smt_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GLM_MAX_ORDER 6      /* highest n-gram order supported (KenLM's default maximum) */
+#define GLM_DEFAULT_K 31     /* B-tree node size: K-1 = 30 keys of 4 bytes = one 128-byte read */
+#define GLM_MIN_K 3
+#define GLM_MAX_K 1024
+#define GLM_UNK 0u           /* the id of <unk>; every unknown word maps to it */
+#define GLM_NONE UINT32_MAX  /* "no word": pads the front of short n-gram rows */
+
+typedef uint32_t glm_word;
+typedef struct glm_model glm_model;
+
+/* ---------------------------------------------------------------- building */
+
+typedef struct glm_build_options {
+    uint32_t K;     /* B-tree node size (>= GLM_MIN_K, <= GLM_MAX_K); 0 means GLM_DEFAULT_K */
+    int progress;   /* 1 force the meter on stderr, 0 only on a terminal, -1 never */
+    FILE *warn;     /* where warnings (missing <unk>) go; NULL: nowhere */
+} glm_build_options;
+
+typedef struct glm_build_stats {
+    unsigned order;
+    uint64_t declared[GLM_MAX_ORDER + 1]; /* counts from the \data\ header, [1..order] */
+    uint64_t stored[GLM_MAX_ORDER + 1];   /* stored counts: + <unk> if missing, + inserted suffixes */
+    uint64_t file_size;
+    int unk_added;                        /* 1 when <unk> was missing and substituted */
+} glm_build_stats;
+
+/* Reads an ARPA file (plain or gzip) with KenLM's semantics and writes the binary model.
+ * opt may be NULL (defaults); stats may be NULL.
+ * Returns 0; SMT_ERR_PARSE (the message names file:line), SMT_ERR_IO, SMT_ERR_NOMEM,
+ * SMT_ERR_LIMIT (order outside 2..GLM_MAX_ORDER, more than 2^32-2 n-grams of one order) or
+ * SMT_ERR_ARG (bad K). The output appears atomically (see smt_file.h). Thread-safe. */
+int glm_build(const char *arpa_path, const char *out_path, const glm_build_options *opt,
+              glm_build_stats *stats, smt_err *err);
+
+/* ---------------------------------------------------------------- opening */
+
+enum {
+    GLM_OPEN_VERIFY = 1u << 0,   /* check every section checksum and the trie's bounds */
+    GLM_OPEN_POPULATE = 1u << 1, /* pre-fault the mapping */
+    GLM_OPEN_READ = 1u << 2      /* read the file into memory instead of mapping it */
+};
+
+/* Opens a model written by glm_build. Always checks the container, the parameters and every
+ * section size; with GLM_OPEN_VERIFY also checksums and every child pointer and key, so that a
+ * verified model can never be read out of bounds. Returns 0, SMT_ERR_IO, SMT_ERR_FORMAT,
+ * SMT_ERR_VERSION, SMT_ERR_INCOMPLETE, SMT_ERR_CORRUPT or SMT_ERR_NOMEM. */
+int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err);
+
+/* Closes and frees. Accepts NULL. */
+void glm_close(glm_model *m);
+
+unsigned glm_order(const glm_model *m);
+uint32_t glm_node_size(const glm_model *m);                 /* K */
+uint64_t glm_count(const glm_model *m, unsigned n);         /* stored n-grams of order n */
+uint64_t glm_file_size(const glm_model *m);
+uint32_t glm_vocab_size(const glm_model *m);
+
+/* The id of a word (ids follow the ARPA unigram order with <unk> at 0, as KenLM assigns them),
+ * or GLM_UNK when unknown. */
+glm_word glm_index(const glm_model *m, const char *word, size_t len);
+/* The word of an id (< glm_vocab_size), NUL-terminated; length in *len when not NULL. */
+const char *glm_word_str(const glm_model *m, glm_word id, size_t *len);
+glm_word glm_bos(const glm_model *m); /* <s> */
+glm_word glm_eos(const glm_model *m); /* </s> */
+
+/* ---------------------------------------------------------------- decoder state */
+
+/* The right state of a hypothesis: the last words (most recent first), shortened to the longest
+ * suffix that can still be extended, and their backoffs. Two states with equal words have equal
+ * futures; compare with glm_state_equal and hash with glm_state_hash (backoffs are determined by
+ * the words, so neither looks at them). Unused entries are kept zero so states can be copied
+ * bytewise. */
+typedef struct glm_state {
+    glm_word words[GLM_MAX_ORDER - 1];
+    float backoff[GLM_MAX_ORDER - 1];
+    uint8_t length;
+} glm_state;
+
+/* The state after "<s>" (length 1, as KenLM's BeginSentenceState). */
+void glm_state_begin(const glm_model *m, glm_state *s);
+/* The empty state (KenLM's NullContextState). */
+void glm_state_null(glm_state *s);
+int glm_state_equal(const glm_state *a, const glm_state *b);
+uint64_t glm_state_hash(const glm_state *s);
+
+/* Scores word w after state in: returns log10 p(w | in) exactly as KenLM's FullScore (float,
+ * additions in KenLM's order), sets *ngram_length (may be NULL) to the matched n-gram length
+ * (1 for an unknown word) and *out to the new state (out may equal in). w must be < vocab size. */
+float glm_score(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
+                unsigned *ngram_length);
+
+/* The readable reference of glm_score (a plain walk, no tricks); identical results. */
+float glm_score_ref(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
+                    unsigned *ngram_length);
+
+/* ---------------------------------------------------------------- batch scoring of n-gram rows */
+
+/* rows is (n_rows, order): row r holds an n-gram in text order, the predicted word last, shorter
+ * contexts padded at the front with GLM_NONE. prob[r] receives log10 p(last | context) (the same
+ * float a state built from that context gives) and len[r] the matched length (len may be NULL).
+ * glm_score_rows_ref: one row at a time, the readable reference.
+ * glm_score_rows: lanes of rows searched in lock-step with prefetching; threads > 1 splits the
+ * batch over a private pool (0 = all CPUs). Returns 0, SMT_ERR_ARG (a word id out of range) or
+ * SMT_ERR_NOMEM. Thread-safe. */
+int glm_score_rows_ref(const glm_model *m, const glm_word *rows, size_t n_rows, float *prob,
+                       uint8_t *len, smt_err *err);
+int glm_score_rows(const glm_model *m, const glm_word *rows, size_t n_rows, float *prob,
+                   uint8_t *len, unsigned threads, smt_err *err);
+
+/* ---------------------------------------------------------------- GPU */
+
+typedef struct glm_gpu glm_gpu;
+
+/* 1 when this build has CUDA and a device is present, else 0 (never fails). */
+int glm_gpu_available(void);
+
+/* Copies the model's trie to the current device and creates a stream and workspace.
+ * Returns 0, SMT_ERR_UNSUPPORTED (no CUDA in this build, or no device) or SMT_ERR_CUDA naming the
+ * failing statement. */
+int glm_gpu_create(glm_gpu **out, const glm_model *m, smt_err *err);
+void glm_gpu_free(glm_gpu *g);
+
+/* Like glm_score_rows, on the device: rows/prob/len in host memory (copied both ways). */
+int glm_gpu_score_rows(glm_gpu *g, const glm_word *rows, size_t n_rows, float *prob, uint8_t *len,
+                       smt_err *err);
+
+/* The same with rows/prob/len already in device memory (no copies; len may be NULL).
+ * Synchronizes before returning. */
+int glm_gpu_score_rows_device(glm_gpu *g, const glm_word *d_rows, size_t n_rows, float *d_prob,
+                              uint8_t *d_len, smt_err *err);
+
+/* ---------------------------------------------------------------- KenLM's query */
+
+enum { GLM_VERBOSE_SUMMARY = 0, GLM_VERBOSE_SENTENCE = 1, GLM_VERBOSE_WORD = 2 };
+enum { GLM_PATH_FAST = 0, GLM_PATH_REF = 1, GLM_PATH_GPU = 2 };
+
+typedef struct glm_query_options {
+    int verbosity;    /* GLM_VERBOSE_* (KenLM's -v); default word */
+    int null_context; /* KenLM's -n: no <s> context and no </s> */
+    unsigned threads; /* scoring threads (1 default; 0 = all CPUs) */
+    int path;         /* GLM_PATH_*: fast CPU (default), reference CPU, GPU */
+} glm_query_options;
+
+typedef struct glm_query_stats {
+    double total, total_oov; /* KenLM's corpus_total and corpus_total_oov_only */
+    uint64_t oovs, tokens, lines;
+    double ppl_incl, ppl_excl;
+} glm_query_stats;
+
+/* Scores every line of in_path ("-" = stdin, plain or gzip) and writes KenLM query's output to out
+ * (NULL: nothing is written; stats still filled). Per word "word=id length log10p\t", per line
+ * "Total: x OOV: n", then the four summary lines. Unlike KenLM, a last line without a newline is
+ * scored. Returns 0, SMT_ERR_IO, SMT_ERR_NOMEM, SMT_ERR_UNSUPPORTED/SMT_ERR_CUDA (GPU path). */
+int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm_query_options *opt,
+                   glm_query_stats *stats, smt_err *err);
+
+/* Writes a float in its shortest round-trip form the way KenLM prints it ("-2.0209007", "-inf",
+ * "1e-07" style exponents below 1e-6). buf must hold 32 bytes. Returns the length. */
+int glm_format_float(char *buf, float x);
+/* The same for a double (perplexities). */
+int glm_format_double(char *buf, double x);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,536 @@
+/* glm_arpa.c — reading an ARPA file with KenLM's semantics (lm/read_arpa.cc, lm/search_hashed.cc):
+ * counts trusted exactly, \end\ required, -inf probabilities, zero backoff = "no extension" (-0.0)
+ * until some n-gram uses the n-gram as context, a missing <unk> substituted with -100, missing
+ * <s>/</s> and unknown words errors, a missing context an error, and a missing suffix inserted as
+ * KenLM's probing model does (probability = lower-order probability + backoffs), in file order,
+ * because the inserted entries change which later n-grams find their context. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "glm_internal.h"
+#include "smt_hash.h"
+#include "smt_lines.h"
+#include "smt_progress.h"
+
+#define EMPTY UINT32_MAX
+
+/* ------------------------------------------------------------------ n-gram store with a hash */
+
+static uint64_t seq_hash(const uint32_t *ids, unsigned n)
+{
+    uint64_t h = n;
+    for (unsigned i = 0; i < n; i++)
+        h = smt_hash_u64(h ^ ((uint64_t)ids[i] << 1 | 1));
+    return h;
+}
+
+int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids)
+{
+    if (!s->slots)
+        return -1;
+    for (uint64_t i = seq_hash(ids, s->n) & s->mask;; i = (i + 1) & s->mask) {
+        uint32_t r = s->slots[i];
+        if (r == EMPTY)
+            return -1;
+        if (memcmp(s->ids + (uint64_t)r * s->n, ids, s->n * sizeof *ids) == 0)
+            return r;
+    }
+}
+
+static void place(glm_ostore *s, uint32_t r)
+{
+    uint64_t i = seq_hash(s->ids + (uint64_t)r * s->n, s->n) & s->mask;
+    while (s->slots[i] != EMPTY)
+        i = (i + 1) & s->mask;
+    s->slots[i] = r;
+}
+
+static int ostore_init(glm_ostore *s, unsigned n, uint64_t cap, int middle)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    s->cap = cap ? cap : 1;
+    s->ids = malloc(s->cap * n * sizeof *s->ids);
+    s->prob = malloc(s->cap * sizeof *s->prob);
+    if (middle)
+        s->bo = malloc(s->cap * sizeof *s->bo);
+    if (!s->ids || !s->prob || (middle && !s->bo))
+        return -1;
+    if (middle) {
+        uint64_t slots = 16;
+        while (slots < 2 * s->cap)
+            slots *= 2;
+        s->slots = malloc(slots * sizeof *s->slots);
+        if (!s->slots)
+            return -1;
+        memset(s->slots, 0xff, slots * sizeof *s->slots);
+        s->mask = slots - 1;
+    }
+    return 0;
+}
+
+void glm_ostore_free(glm_ostore *s)
+{
+    free(s->ids);
+    free(s->prob);
+    free(s->bo);
+    free(s->slots);
+    memset(s, 0, sizeof *s);
+}
+
+/* Appends an n-gram (growing when suffixes were inserted beyond the declared count). */
+static int ostore_add(glm_ostore *s, const uint32_t *ids, float prob, float bo)
+{
+    if (s->count == s->cap) {
+        uint64_t cap = s->cap + s->cap / 4 + 16;
+        uint32_t *ids2 = realloc(s->ids, cap * s->n * sizeof *ids2);
+        if (!ids2)
+            return -1;
+        s->ids = ids2;
+        float *p2 = realloc(s->prob, cap * sizeof *p2);
+        if (!p2)
+            return -1;
+        s->prob = p2;
+        if (s->bo) {
+            float *b2 = realloc(s->bo, cap * sizeof *b2);
+            if (!b2)
+                return -1;
+            s->bo = b2;
+        }
+        s->cap = cap;
+    }
+    if (s->count >= UINT32_MAX - 1)
+        return -2;
+    uint32_t r = (uint32_t)s->count++;
+    memcpy(s->ids + (uint64_t)r * s->n, ids, s->n * sizeof *ids);
+    s->prob[r] = prob;
+    if (s->bo)
+        s->bo[r] = bo;
+    if (s->slots) {
+        if (2 * s->count > s->mask + 1) {
+            uint64_t slots = (s->mask + 1) * 2;
+            uint32_t *sl = malloc(slots * sizeof *sl);
+            if (!sl)
+                return -1;
+            free(s->slots);
+            s->slots = sl;
+            memset(sl, 0xff, slots * sizeof *sl);
+            s->mask = slots - 1;
+            for (uint32_t i = 0; i < s->count; i++)
+                place(s, i);
+        } else {
+            place(s, r);
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ line parsing */
+
+typedef struct reader {
+    smt_lines *lines;
+    const char *path;
+    smt_err *err;
+    smt_progress prog;
+    char *line;
+    size_t len;
+} reader;
+
+static uint64_t lineno(const reader *r) { return smt_lines_lineno(r->lines); }
+
+/* Next line; 1, 0 at end of input, or an error code. */
+static int next_line(reader *r)
+{
+    int rc = smt_lines_next(r->lines, &r->line, &r->len, r->err);
+    if (rc > 0 && (lineno(r) & 0xffff) == 0)
+        smt_progress_update(&r->prog, smt_lines_bytes_read(r->lines));
+    return rc;
+}
+
+static int is_blank(const char *s)
+{
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\r' && *s != '\f' && *s != '\v')
+            return 0;
+    return 1;
+}
+
+/* Next line that is not blank; at end of input an error naming what was expected. */
+static int next_nonblank(reader *r, const char *expected)
+{
+    for (;;) {
+        int rc = next_line(r);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: unexpected end of file, expected %s",
+                               r->path, (unsigned long long)lineno(r), expected);
+        if (!is_blank(r->line))
+            return 1;
+    }
+}
+
+/* Splits in place on spaces and tabs; returns the number of fields (up to max + 1). */
+static unsigned split(char *s, char **f, unsigned max)
+{
+    unsigned n = 0;
+    for (;;) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (!*s || n > max)
+            return n;
+        f[n++] = s;
+        while (*s && *s != ' ' && *s != '\t')
+            s++;
+        if (*s)
+            *s++ = '\0';
+    }
+}
+
+static int parse_float(reader *r, const char *s, float *out, const char *what)
+{
+    char *end;
+    errno = 0;
+    float v = strtof(s, &end);
+    if (end == s || *end || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: bad %s '%s'", r->path,
+                           (unsigned long long)lineno(r), what, s);
+    *out = v; /* ERANGE: strtof already gives the correctly rounded value (0 or inf), as KenLM */
+    return 0;
+}
+
+/* The probability as KenLM stores it: positive values rejected, the sign forced on (so 0 reads as
+ * -0.0, as KenLM's sign-bit trick returns it). */
+static int parse_prob(reader *r, const char *s, float *out)
+{
+    int rc = parse_float(r, s, out, "log10 probability");
+    if (rc)
+        return rc;
+    if (*out > 0.0f)
+        return smt_err_set(r->err, SMT_ERR_PARSE,
+                           "%s:%llu: positive log10 probability %s (KenLM rejects it too)", r->path,
+                           (unsigned long long)lineno(r), s);
+    *out = -fabsf(*out);
+    return 0;
+}
+
+/* A backoff: NaN/inf rejected; any zero becomes -0.0, KenLM's "no extension" mark. */
+static int parse_backoff(reader *r, const char *s, float *out)
+{
+    int rc = parse_float(r, s, out, "log10 backoff");
+    if (rc)
+        return rc;
+    if (isnan(*out) || isinf(*out))
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: bad backoff '%s'", r->path,
+                           (unsigned long long)lineno(r), s);
+    if (*out == 0.0f)
+        *out = -0.0f;
+    return 0;
+}
+
+static void set_extension(float *bo)
+{
+    if (*bo == 0.0f)
+        *bo = 0.0f;
+}
+
+/* ------------------------------------------------------------------ sections */
+
+static int read_counts(reader *r, glm_arpa *a)
+{
+    int rc;
+    for (;;) { /* only blank and '#' comment lines before \data\ */
+        if ((rc = next_line(r)) < 0)
+            return rc;
+        if (rc == 0)
+            return smt_err_set(r->err, SMT_ERR_PARSE, "%s: empty file, expected \\data\\", r->path);
+        if (is_blank(r->line) || r->line[0] == '#')
+            continue;
+        char *f[2];
+        if (split(r->line, f, 1) == 1 && strcmp(f[0], "\\data\\") == 0)
+            break;
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected \\data\\", r->path,
+                           (unsigned long long)lineno(r));
+    }
+    a->order = 0;
+    for (;;) {
+        if ((rc = next_line(r)) < 0)
+            return rc;
+        if (rc == 0 || is_blank(r->line))
+            break;
+        unsigned n;
+        unsigned long long c;
+        char tail;
+        if (sscanf(r->line, " ngram %u=%llu %c", &n, &c, &tail) != 2)
+            return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected 'ngram N=count', got '%s'",
+                               r->path, (unsigned long long)lineno(r), r->line);
+        if (n != a->order + 1)
+            return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: ngram %u follows order %u", r->path,
+                               (unsigned long long)lineno(r), n, a->order);
+        if (n > GLM_MAX_ORDER)
+            return smt_err_set(r->err, SMT_ERR_LIMIT, "%s:%llu: order %u above the maximum %d",
+                               r->path, (unsigned long long)lineno(r), n, GLM_MAX_ORDER);
+        if (c >= UINT32_MAX - 1)
+            return smt_err_set(r->err, SMT_ERR_LIMIT, "%s:%llu: %llu %u-grams: at most 2^32-2",
+                               r->path, (unsigned long long)lineno(r), c, n);
+        a->declared[n] = c;
+        a->order = n;
+    }
+    if (a->order < 2)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: order %u: an LM needs order 2 or more",
+                           r->path, (unsigned long long)lineno(r), a->order);
+    return 0;
+}
+
+static int read_header(reader *r, unsigned n)
+{
+    int rc = next_nonblank(r, "a section header");
+    if (rc < 0)
+        return rc;
+    char want[32];
+    snprintf(want, sizeof want, "\\%u-grams:", n);
+    char *f[2];
+    if (split(r->line, f, 1) != 1 || strcmp(f[0], want) != 0)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected '%s' (were there more n-grams "
+                           "than declared?)", r->path, (unsigned long long)lineno(r), want);
+    return 0;
+}
+
+/* The next n-gram line of a section of order n: fields in f, count checked. */
+static int ngram_line(reader *r, unsigned n, uint64_t i, uint64_t count, char **f, unsigned *nf)
+{
+    int rc = next_line(r);
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return smt_err_set(r->err, SMT_ERR_PARSE,
+                           "%s:%llu: end of file after %llu of %llu declared %u-grams", r->path,
+                           (unsigned long long)lineno(r), (unsigned long long)i,
+                           (unsigned long long)count, n);
+    *nf = split(r->line, f, n + 2);
+    if (*nf == 1 && f[0][0] == '\\')
+        return smt_err_set(r->err, SMT_ERR_PARSE,
+                           "%s:%llu: section ends after %llu of %llu declared %u-grams", r->path,
+                           (unsigned long long)lineno(r), (unsigned long long)i,
+                           (unsigned long long)count, n);
+    if (*nf < n + 1 || *nf > n + 2)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected a %u-gram line, got %u fields",
+                           r->path, (unsigned long long)lineno(r), n, *nf);
+    return 0;
+}
+
+static int read_unigrams(reader *r, glm_arpa *a)
+{
+    uint64_t count = a->declared[1];
+    a->uprob = malloc((count + 1) * sizeof *a->uprob);
+    a->ubo = malloc((count + 1) * sizeof *a->ubo);
+    char *seen = calloc(count + 1, 1);
+    int rc = 0;
+    if (!a->uprob || !a->ubo || !seen) {
+        free(seen);
+        return smt_err_set(r->err, SMT_ERR_NOMEM, "%s: out of memory for %llu unigrams", r->path,
+                           (unsigned long long)count);
+    }
+    uint32_t id;
+    if ((rc = smt_vocab_builder_add(a->vocab, "<unk>", 5, &id, r->err))) /* KenLM: <unk> is 0 */
+        goto out;
+    if ((rc = read_header(r, 1)))
+        goto out;
+    for (uint64_t i = 0; i < count; i++) {
+        char *f[4];
+        unsigned nf;
+        float prob = 0.0f, bo = -0.0f;
+        if ((rc = ngram_line(r, 1, i, count, f, &nf)) || (rc = parse_prob(r, f[0], &prob)) ||
+            (nf == 3 && (rc = parse_backoff(r, f[2], &bo))))
+            goto out;
+        smt_vocab v = smt_vocab_builder_view(a->vocab);
+        uint32_t before = v.n;
+        if ((rc = smt_vocab_builder_add(a->vocab, f[1], strlen(f[1]), &id, r->err)))
+            goto out;
+        if (id >= count + 1 || (id < before && seen[id])) {
+            rc = smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate unigram '%s'", r->path,
+                             (unsigned long long)lineno(r), f[1]);
+            goto out;
+        }
+        seen[id] = 1;
+        a->uprob[id] = prob;
+        a->ubo[id] = bo;
+    }
+    a->nvocab = smt_vocab_builder_view(a->vocab).n;
+    if (!seen[0]) {
+        a->unk_added = 1;
+        a->uprob[0] = -100.0f;
+        a->ubo[0] = -0.0f;
+    } else if (a->nvocab != count) { /* cannot happen: ids are dense */
+        rc = smt_err_set(r->err, SMT_ERR_PARSE, "%s: unigram count mismatch", r->path);
+        goto out;
+    }
+    smt_vocab v = smt_vocab_builder_view(a->vocab);
+    a->bos = smt_vocab_find(&v, "<s>", 3);
+    a->eos = smt_vocab_find(&v, "</s>", 4);
+    if (a->bos == SMT_VOCAB_NONE || a->eos == SMT_VOCAB_NONE)
+        rc = smt_err_set(r->err, SMT_ERR_PARSE, "%s: the unigrams lack %s (KenLM requires it)",
+                         r->path, a->bos == SMT_VOCAB_NONE ? "<s>" : "</s>");
+out:
+    free(seen);
+    return rc;
+}
+
+/* KenLM's FixSRI: the longest stored suffix of ids is at order lower+2 (lower = -1: the unigram);
+ * insert the missing ones above it, each with the lower probability plus the backoffs between. */
+static int insert_suffixes(reader *r, glm_arpa *a, unsigned n, const uint32_t *ids, int lower,
+                           float neg_lower_prob)
+{
+    float blank = neg_lower_prob; /* KenLM keeps it negated while subtracting backoffs */
+    unsigned fix = (unsigned)(lower + 1);
+    if (fix == 0) {
+        blank -= a->ubo[ids[1]];
+        set_extension(&a->ubo[ids[1]]);
+        if (ostore_add(&a->o[2], ids, -fabsf(blank), -0.0f))
+            goto nomem;
+        fix = 1;
+    }
+    for (; fix + 3 <= n; fix++) {
+        int64_t ctx = glm_ostore_find(&a->o[fix + 1], ids + 1); /* h1 .. h_{fix+1} */
+        if (ctx >= 0) {
+            set_extension(&a->o[fix + 1].bo[ctx]);
+            blank -= a->o[fix + 1].bo[ctx];
+        }
+        if (ostore_add(&a->o[fix + 2], ids, -fabsf(blank), -0.0f))
+            goto nomem;
+    }
+    return 0;
+nomem:
+    return smt_err_set(r->err, SMT_ERR_NOMEM, "%s:%llu: out of memory", r->path,
+                       (unsigned long long)lineno(r));
+}
+
+static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
+{
+    uint64_t count = a->declared[n];
+    glm_ostore *s = &a->o[n];
+    int rc = read_header(r, n);
+    if (rc)
+        return rc;
+    smt_vocab v = smt_vocab_builder_view(a->vocab);
+    uint32_t ids[GLM_MAX_ORDER];
+    for (uint64_t i = 0; i < count; i++) {
+        char *f[GLM_MAX_ORDER + 3];
+        unsigned nf;
+        float prob = 0.0f, bo = -0.0f;
+        if ((rc = ngram_line(r, n, i, count, f, &nf)) || (rc = parse_prob(r, f[0], &prob)) ||
+            (nf == n + 2 && (rc = parse_backoff(r, f[n + 1], &bo))))
+            return rc;
+        if (n == a->order && nf == n + 2 && bo != 0.0f)
+            return smt_err_set(r->err, SMT_ERR_PARSE,
+                               "%s:%llu: non-zero backoff %s on the highest order", r->path,
+                               (unsigned long long)lineno(r), f[n + 1]);
+        for (unsigned k = 0; k < n; k++) {
+            uint32_t id = smt_vocab_find(&v, f[1 + k], strlen(f[1 + k]));
+            if (id == SMT_VOCAB_NONE || (id == 0 && a->unk_added))
+                return smt_err_set(r->err, SMT_ERR_PARSE,
+                                   "%s:%llu: word '%s' of a %u-gram is not a unigram", r->path,
+                                   (unsigned long long)lineno(r), f[1 + k], n);
+            ids[n - 1 - k] = id;
+        }
+        if (s->slots && glm_ostore_find(s, ids) >= 0)
+            return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate %u-gram", r->path,
+                               (unsigned long long)lineno(r), n);
+        if ((rc = ostore_add(s, ids, prob, bo)))
+            return smt_err_set(r->err, rc == -2 ? SMT_ERR_LIMIT : SMT_ERR_NOMEM,
+                               "%s:%llu: cannot store the %u-gram", r->path,
+                               (unsigned long long)lineno(r), n);
+        /* the longest stored suffix (w, h1, .., h_{lower+1}) */
+        int lower = (int)n - 3;
+        while (lower >= 0 && glm_ostore_find(&a->o[lower + 2], ids) < 0)
+            lower--;
+        if (lower != (int)n - 3) {
+            float lp = lower < 0 ? a->uprob[ids[0]] : a->o[lower + 2].prob[glm_ostore_find(&a->o[lower + 2], ids)];
+            if ((rc = insert_suffixes(r, a, n, ids, lower, fabsf(lp))))
+                return rc;
+        }
+        /* the context h_{n-1} .. h1 must exist; it can now be extended */
+        if (n == 2) {
+            set_extension(&a->ubo[ids[1]]);
+        } else {
+            int64_t c = glm_ostore_find(&a->o[n - 1], ids + 1);
+            if (c < 0) {
+                char buf[256] = "";
+                for (unsigned k = 0; k + 1 < n && strlen(buf) < 200; k++) {
+                    strcat(buf, k ? " " : "");
+                    strncat(buf, smt_vocab_word(&v, ids[n - 1 - k], NULL), 40);
+                }
+                return smt_err_set(r->err, SMT_ERR_PARSE,
+                                   "%s:%llu: the context '%s' of this %u-gram is not a %u-gram "
+                                   "(KenLM: the context of every n-gram should appear)",
+                                   r->path, (unsigned long long)lineno(r), buf, n, n - 1);
+            }
+            set_extension(&a->o[n - 1].bo[c]);
+        }
+    }
+    return 0;
+}
+
+static int read_end(reader *r)
+{
+    int rc = next_nonblank(r, "\\end\\");
+    if (rc < 0)
+        return rc;
+    char *f[2];
+    if (split(r->line, f, 1) != 1 || strcmp(f[0], "\\end\\") != 0)
+        return smt_err_set(r->err, SMT_ERR_PARSE,
+                           "%s:%llu: expected \\end\\ (were there more n-grams than declared?)",
+                           r->path, (unsigned long long)lineno(r));
+    while ((rc = next_line(r)) > 0)
+        if (!is_blank(r->line))
+            return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: text after \\end\\", r->path,
+                               (unsigned long long)lineno(r));
+    return rc;
+}
+
+void glm_arpa_free(glm_arpa *a)
+{
+    smt_vocab_builder_free(a->vocab);
+    free(a->uprob);
+    free(a->ubo);
+    for (unsigned n = 0; n <= GLM_MAX_ORDER; n++)
+        glm_ostore_free(&a->o[n]);
+    memset(a, 0, sizeof *a);
+}
+
+int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, smt_err *err)
+{
+    memset(a, 0, sizeof *a);
+    reader r = {0};
+    r.path = path;
+    r.err = err;
+    int rc = smt_lines_open(&r.lines, path, SMT_LINES_THREADED, err);
+    if (rc)
+        return rc;
+    smt_progress_init(&r.prog, "reading ARPA", smt_lines_total_bytes(r.lines), progress);
+    if ((rc = smt_vocab_builder_create(&a->vocab, err)) || (rc = read_counts(&r, a)))
+        goto out;
+    for (unsigned n = 2; n <= a->order; n++)
+        if (ostore_init(&a->o[n], n, a->declared[n] + a->declared[n] / 64 + 16, n < a->order)) {
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory for %llu %u-grams", path,
+                             (unsigned long long)a->declared[n], n);
+            goto out;
+        }
+    if ((rc = read_unigrams(&r, a)))
+        goto out;
+    if (a->unk_added && warn)
+        fprintf(warn, "%s: warning: the ARPA file is missing <unk>; substituting log10 "
+                      "probability -100 (as KenLM does)\n", path);
+    for (unsigned n = 2; n <= a->order && !rc; n++)
+        rc = read_ngrams(&r, a, n);
+    if (!rc)
+        rc = read_end(&r);
+out:
+    smt_progress_finish(&r.prog, smt_lines_bytes_read(r.lines));
+    smt_lines_close(r.lines);
+    if (rc)
+        glm_arpa_free(a);
+    return rc;
+}

@@ -1,0 +1,357 @@
+/* glm_build.c — from the parsed ARPA n-grams to the gLM trie file.
+ *
+ * Level by level (k = 2..N): each n-gram's parent is its suffix of order k-1 (already placed, its
+ * final position known), so sorting level k by (parent position, key) groups every node's children
+ * in their parent's order, sorted by key; each group is then permuted into its B-tree's
+ * breadth-first order. Inputs of level k-1 are freed once level k no longer needs them, keeping the
+ * peak near the parsed input plus the output. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "glm_internal.h"
+#include "smt_progress.h"
+
+void glm_layout_setup(glm_layout *L, uint32_t order, uint32_t K, const uint64_t *count)
+{
+    memset(L, 0, sizeof *L);
+    L->order = order;
+    L->K = K;
+    L->B = K - 1;
+    uint64_t p = 1, f = 0;
+    for (unsigned d = 0; d <= GLM_BT_MAXD; d++) {
+        L->kpow[d] = p;
+        L->first[d] = f;
+        f = (f > UINT64_MAX / 2) ? UINT64_MAX / 2 : f + p;
+        p = (p > UINT64_MAX / K) ? UINT64_MAX / 2 : p * K;
+    }
+    uint64_t ko = 0, mo = 0;
+    for (unsigned k = 1; k <= order; k++) {
+        L->count[k] = count[k];
+        if (k >= 2) {
+            L->key_off[k] = ko;
+            ko += count[k];
+        }
+        if (k < order) {
+            L->mid_off[k] = mo;
+            mo += count[k] + 1;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ B-tree order */
+
+typedef struct bt_ctx {
+    const glm_layout *L;
+    uint32_t d;
+    uint64_t I, q, r;
+    uint32_t *out;
+    uint32_t rank;
+} bt_ctx;
+
+static void inorder(bt_ctx *c, uint32_t l, uint64_t j)
+{
+    if (l + 1 == c->d) {
+        uint64_t s = c->I + j * c->q + (j < c->r ? j : c->r), n = c->q + (j < c->r);
+        for (uint64_t i = 0; i < n; i++)
+            c->out[s + i] = c->rank++;
+        return;
+    }
+    uint64_t base = (c->L->first[l] + j) * c->L->B;
+    for (uint32_t ch = 0; ch < c->L->K; ch++) {
+        inorder(c, l + 1, j * c->L->K + ch);
+        if (ch < c->L->B)
+            c->out[base + ch] = c->rank++;
+    }
+}
+
+void glm_bt_order(const glm_layout *L, uint64_t n, uint32_t *slot_to_rank)
+{
+    if (n == 0)
+        return;
+    glm_bt_cursor cur;
+    glm_bt_init(L, &cur, NULL, n);
+    bt_ctx c = {L, cur.d, cur.I, cur.q, cur.r, slot_to_rank, 0};
+    if (cur.d == 1) { /* the common case: one leaf, already sorted */
+        for (uint64_t i = 0; i < n; i++)
+            slot_to_rank[i] = (uint32_t)i;
+        return;
+    }
+    inorder(&c, 0, 0);
+}
+
+/* ------------------------------------------------------------------ radix sort of u64 */
+
+static void radix_sort(uint64_t *a, uint64_t *tmp, uint64_t n, unsigned bits)
+{
+    enum { D = 11, R = 1 << D };
+    uint64_t *src = a, *dst = tmp;
+    for (unsigned shift = 0; shift < bits; shift += D) {
+        uint64_t cnt[R] = {0};
+        for (uint64_t i = 0; i < n; i++)
+            cnt[(src[i] >> shift) & (R - 1)]++;
+        uint64_t sum = 0;
+        for (unsigned b = 0; b < R; b++) {
+            uint64_t c = cnt[b];
+            cnt[b] = sum;
+            sum += c;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            dst[cnt[(src[i] >> shift) & (R - 1)]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+}
+
+static unsigned bits_for(uint64_t x) /* bits needed to hold values < x */
+{
+    unsigned b = 0;
+    while (b < 64 && (x - 1) >> b)
+        b++;
+    return b ? b : 1;
+}
+
+typedef struct rec16 {
+    uint64_t key;
+    uint32_t idx, pad;
+} rec16;
+
+static int cmp_rec16(const void *a, const void *b)
+{
+    const rec16 *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Sorts the records of level k by (parent final position, key): order[i] = record index;
+ * ppos[rec] = the final position of the record's parent. */
+static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *parent_pos, uint32_t *order,
+                      uint32_t *ppos, smt_err *err)
+{
+    const glm_ostore *s = &a->o[k];
+    const glm_ostore *ps = k > 2 ? &a->o[k - 1] : NULL;
+    uint64_t n = s->count, np = k > 2 ? ps->count : a->nvocab;
+    unsigned pb = bits_for(np), wb = bits_for(a->nvocab), ib = bits_for(n ? n : 1);
+    for (uint64_t i = 0; i < n; i++) {
+        const uint32_t *ids = s->ids + i * k;
+        int64_t p = k > 2 ? glm_ostore_find(ps, ids) : (int64_t)ids[0];
+        if (p < 0) /* cannot happen: every suffix was stored (insert_suffixes) */
+            return smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram without its suffix", k);
+        ppos[i] = parent_pos[p];
+    }
+    if (pb + wb + ib <= 64) {
+        uint64_t *packed = malloc(2 * n * sizeof *packed + 8);
+        if (!packed)
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory sorting %u-grams", k);
+        for (uint64_t i = 0; i < n; i++)
+            packed[i] = ((uint64_t)ppos[i] << (wb + ib)) |
+                        ((uint64_t)s->ids[i * k + k - 1] << ib) | i;
+        radix_sort(packed, packed + n, n, pb + wb + ib);
+        uint64_t im = (ib == 64) ? ~0ull : ((1ull << ib) - 1);
+        for (uint64_t i = 0; i < n; i++)
+            order[i] = (uint32_t)(packed[i] & im);
+        free(packed);
+    } else {
+        rec16 *r = malloc(n * sizeof *r + 1);
+        if (!r)
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory sorting %u-grams", k);
+        for (uint64_t i = 0; i < n; i++)
+            r[i] = (rec16){((uint64_t)ppos[i] << 32) | s->ids[i * k + k - 1], (uint32_t)i, 0};
+        qsort(r, n, sizeof *r, cmp_rec16);
+        for (uint64_t i = 0; i < n; i++)
+            order[i] = r[i].idx;
+        free(r);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the build */
+
+typedef struct out_arrays {
+    uint32_t *keys;
+    glm_mid *mid;
+    float *top;
+} out_arrays;
+
+static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progress, smt_err *err)
+{
+    unsigned N = a->order;
+    uint64_t total_keys = 0, total_mid = 0;
+    for (unsigned k = 2; k <= N; k++)
+        total_keys += L->count[k];
+    for (unsigned k = 1; k < N; k++)
+        total_mid += L->count[k] + 1;
+    o->keys = malloc(total_keys * sizeof *o->keys + 4);
+    o->mid = malloc(total_mid * sizeof *o->mid);
+    o->top = malloc(L->count[N] * sizeof *o->top + 4);
+    uint32_t *pos = malloc(a->nvocab * sizeof *pos); /* final position of each record, level k-1 */
+    if (!o->keys || !o->mid || !o->top || !pos)
+        goto nomem;
+    glm_mid *uni = o->mid + L->mid_off[1];
+    for (uint32_t w = 0; w < a->nvocab; w++) {
+        uni[w] = (glm_mid){a->uprob[w], a->ubo[w], 0};
+        pos[w] = w;
+    }
+    uni[a->nvocab] = (glm_mid){0.0f, 0.0f, 0};
+    smt_progress prog;
+    smt_progress_init(&prog, "building trie", N - 1, progress);
+    for (unsigned k = 2; k <= N; k++) {
+        glm_ostore *s = &a->o[k];
+        uint64_t n = s->count, np = L->count[k - 1];
+        uint32_t *order = malloc(n * sizeof *order + 4);
+        uint32_t *ppos = malloc(n * sizeof *ppos + 4);
+        uint32_t *newpos = malloc(n * sizeof *newpos + 4);
+        uint32_t *perm = NULL;
+        int rc = 0;
+        glm_mid *pmid = o->mid + L->mid_off[k - 1];
+        uint32_t *keys = o->keys + L->key_off[k];
+        glm_mid *kmid = k < N ? o->mid + L->mid_off[k] : NULL;
+        if (!order || !ppos || !newpos) {
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+            goto level_out;
+        }
+        if ((rc = sort_level(a, k, pos, order, ppos, err)))
+            goto level_out;
+        if (k > 2) /* the parent level's lookups are done: free its inputs */
+            glm_ostore_free(&a->o[k - 1]);
+        uint64_t permcap = 0, i = 0, cursor = 0;
+        for (uint64_t p = 0; p < np; p++) {
+            pmid[p].child = (uint32_t)cursor;
+            uint64_t g0 = i;
+            while (i < n && ppos[order[i]] == p) {
+                if (i > g0 && s->ids[(uint64_t)order[i] * k + k - 1] ==
+                                  s->ids[(uint64_t)order[i - 1] * k + k - 1]) {
+                    rc = smt_err_set(err, SMT_ERR_PARSE, "duplicate %u-gram in the ARPA file", k);
+                    goto level_out;
+                }
+                i++;
+            }
+            uint64_t g = i - g0;
+            if (g == 0)
+                continue;
+            if (g > permcap) {
+                free(perm);
+                permcap = g;
+                if (!(perm = malloc(g * sizeof *perm))) {
+                    rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+                    goto level_out;
+                }
+            }
+            glm_bt_order(L, g, perm);
+            for (uint64_t slot = 0; slot < g; slot++) {
+                uint32_t rec = order[g0 + perm[slot]];
+                uint64_t at = cursor + slot;
+                keys[at] = s->ids[(uint64_t)rec * k + k - 1];
+                if (k < N)
+                    kmid[at] = (glm_mid){s->prob[rec], s->bo[rec], 0};
+                else
+                    o->top[at] = s->prob[rec];
+                newpos[rec] = (uint32_t)at;
+            }
+            cursor += g;
+        }
+        if (cursor != n)
+            rc = smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram groups cover %llu of %llu", k,
+                             (unsigned long long)cursor, (unsigned long long)n);
+    level_out:
+        free(perm);
+        free(order);
+        free(ppos);
+        free(pos);
+        pos = newpos;
+        if (rc) {
+            free(pos);
+            return rc;
+        }
+        pmid[np].child = (uint32_t)n;
+        if (k < N)
+            kmid[n] = (glm_mid){0.0f, 0.0f, 0};
+        smt_progress_update(&prog, k - 1);
+    }
+    smt_progress_finish(&prog, N - 1);
+    free(pos);
+    return 0;
+nomem:
+    free(pos);
+    return smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+}
+
+static int write_model(const char *out_path, const glm_arpa *a, const glm_layout *L,
+                       const out_arrays *o, glm_params *par, smt_err *err)
+{
+    smt_writer *w;
+    int rc = smt_writer_open(&w, out_path, GLM_KIND, GLM_KIND_VERSION, err);
+    if (rc)
+        return rc;
+    uint64_t total_keys = 0, total_mid = 0;
+    for (unsigned k = 2; k <= L->order; k++)
+        total_keys += L->count[k];
+    for (unsigned k = 1; k < L->order; k++)
+        total_mid += L->count[k] + 1;
+    if ((rc = smt_writer_set_params(w, par, sizeof *par, err)) ||
+        (rc = smt_vocab_builder_write(a->vocab, w, "vocab", err)) ||
+        (rc = smt_writer_section(w, "keys", o->keys, total_keys * sizeof *o->keys, err)) ||
+        (rc = smt_writer_section(w, "mid", o->mid, total_mid * sizeof *o->mid, err)) ||
+        (rc = smt_writer_section(w, "top", o->top, L->count[L->order] * sizeof *o->top, err))) {
+        smt_writer_abort(w);
+        return rc;
+    }
+    return smt_writer_finish(w, err);
+}
+
+int glm_build(const char *arpa_path, const char *out_path, const glm_build_options *opt,
+              glm_build_stats *stats, smt_err *err)
+{
+    glm_build_options def = {GLM_DEFAULT_K, 0, NULL};
+    if (!opt)
+        opt = &def;
+    uint32_t K = opt->K ? opt->K : GLM_DEFAULT_K;
+    if (K < GLM_MIN_K || K > GLM_MAX_K)
+        return smt_err_set(err, SMT_ERR_ARG, "B-tree node size K=%u outside %d..%d", K, GLM_MIN_K,
+                           GLM_MAX_K);
+    glm_arpa a;
+    int rc = glm_arpa_read(&a, arpa_path, opt->progress, opt->warn, err);
+    if (rc)
+        return rc;
+    glm_params par;
+    memset(&par, 0, sizeof par);
+    par.order = a.order;
+    par.K = K;
+    par.count[1] = a.nvocab;
+    for (unsigned k = 1; k <= a.order; k++) {
+        par.declared[k] = a.declared[k];
+        if (k >= 2)
+            par.count[k] = a.o[k].count;
+    }
+    par.bos = a.bos;
+    par.eos = a.eos;
+    par.unk_added = (uint32_t)a.unk_added;
+    glm_layout L;
+    glm_layout_setup(&L, a.order, K, par.count);
+    out_arrays o = {0};
+    rc = build_trie(&a, &L, &o, opt->progress, err);
+    if (!rc)
+        rc = write_model(out_path, &a, &L, &o, &par, err);
+    if (!rc && stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->order = a.order;
+        for (unsigned k = 1; k <= a.order; k++) {
+            stats->declared[k] = par.declared[k];
+            stats->stored[k] = par.count[k];
+        }
+        stats->unk_added = a.unk_added;
+        FILE *f = fopen(out_path, "rb");
+        if (f) {
+            fseek(f, 0, SEEK_END);
+            stats->file_size = (uint64_t)ftell(f);
+            fclose(f);
+        }
+    }
+    free(o.keys);
+    free(o.mid);
+    free(o.top);
+    glm_arpa_free(&a);
+    return rc;
+}

@@ -1,0 +1,92 @@
+/* glm_internal.h — private structures shared by the glm sources (not part of the API). */
+#ifndef GLM_INTERNAL_H
+#define GLM_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "glm.h"
+#include "glm_layout.h"
+#include "smt_file.h"
+#include "smt_vocab.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GLM_KIND "GLM1"
+#define GLM_KIND_VERSION 1u
+
+/* The parameter block of a .glm file (build options and counts that decide how to read it). */
+typedef struct glm_params {
+    uint32_t order, K;
+    uint64_t count[GLM_MAX_ORDER + 1];    /* stored n-grams per order (count[1] = vocabulary) */
+    uint64_t declared[GLM_MAX_ORDER + 1]; /* counts the ARPA header declared */
+    uint32_t bos, eos;
+    uint32_t unk_added, reserved;
+} glm_params;
+
+struct glm_model {
+    smt_mapped *map;
+    smt_vocab vocab;
+    glm_layout lay;
+    glm_params par;
+};
+
+/* Fills the K-dependent tables and level offsets of a layout from order, K and counts. */
+void glm_layout_setup(glm_layout *L, uint32_t order, uint32_t K, const uint64_t *count);
+
+/* ---- ARPA reading (glm_arpa.c) */
+
+/* The n-grams of one order, words reversed (w, h1, h2, ..): the trie's key order. */
+typedef struct glm_ostore {
+    unsigned n;
+    uint64_t count, cap;
+    uint32_t *ids; /* (count, n) */
+    float *prob;
+    float *bo;        /* NULL for the highest order */
+    uint32_t *slots;  /* open addressing over record indexes (middle orders only) */
+    uint64_t mask;
+} glm_ostore;
+
+typedef struct glm_arpa {
+    unsigned order;
+    uint64_t declared[GLM_MAX_ORDER + 1];
+    smt_vocab_builder *vocab;
+    uint32_t nvocab;
+    float *uprob, *ubo; /* by word id */
+    glm_ostore o[GLM_MAX_ORDER + 1]; /* [2..order] */
+    uint32_t bos, eos;
+    int unk_added;
+} glm_arpa;
+
+/* Reads an ARPA file with KenLM's semantics (see docs/glm.md). On failure a is freed. */
+int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, smt_err *err);
+void glm_arpa_free(glm_arpa *a);
+/* The record index of the n-gram ids[0..n) (reversed) in order n (a middle order), or -1. */
+int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids);
+void glm_ostore_free(glm_ostore *s);
+
+/* ---- B-tree construction (glm_build.c) */
+
+/* slot_to_rank[s] = the rank (in sorted order) of the key stored at breadth-first slot s of an
+ * n-key B-tree. */
+void glm_bt_order(const glm_layout *L, uint64_t n, uint32_t *slot_to_rank);
+
+/* ---- scoring pieces (glm_model.c, glm_batch.c) */
+float glm_finish(const glm_layout *L, const glm_state *in, glm_word w, unsigned len, float prob,
+                 const float *bo, glm_state *out);
+int glm_row_context(const glm_model *m, const glm_word *row, glm_word *hist);
+float glm_row_combine(unsigned lenA, float prob, unsigned lenB, const float *boB);
+
+/* Scores sentences [s0, s1) of a block: tokens ids[sstart[s] .. sstart[s+1]) each scored after the
+ * previous ones of its sentence, starting from <s> (or the null context). prob/len per token.
+ * fast: lanes of sentences interleaved with prefetching; else one word at a time (reference). */
+void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
+                         size_t s0, size_t s1, int null_context, int fast, float *prob,
+                         uint8_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,235 @@
+/* glm_model.c — opening a .glm file, vocabulary, decoder states, and the readable reference
+ * scoring (one walk per query, no interleaving). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "glm_internal.h"
+#include "smt_hash.h"
+
+/* Every child range must be monotone and end at the next level's count: then no walk, whatever
+ * the keys say, reads outside the arrays. Cheap next to reading the file. */
+static int check_children(const glm_model *m, smt_err *err)
+{
+    const glm_layout *L = &m->lay;
+    for (unsigned k = 1; k < L->order; k++) {
+        const glm_mid *mid = L->mid + L->mid_off[k];
+        uint64_t n = L->count[k];
+        if (mid[0].child != 0 || mid[n].child != L->count[k + 1])
+            goto bad;
+        uint32_t prev = 0;
+        for (uint64_t i = 1; i <= n; i++) {
+            if (mid[i].child < prev)
+                goto bad;
+            prev = mid[i].child;
+        }
+        continue;
+    bad:
+        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: level %u child pointers corrupted",
+                           smt_mapped_path(m->map), k);
+    }
+    return 0;
+}
+
+int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err)
+{
+    *out = NULL;
+    glm_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+    unsigned f = 0;
+    if (flags & GLM_OPEN_VERIFY)
+        f |= SMT_OPEN_VERIFY;
+    if (flags & GLM_OPEN_POPULATE)
+        f |= SMT_OPEN_POPULATE;
+    if (flags & GLM_OPEN_READ)
+        f |= SMT_OPEN_READ;
+    int rc = smt_mapped_open(&m->map, path, GLM_KIND, GLM_KIND_VERSION, f, err);
+    if (rc)
+        goto fail;
+    size_t psize;
+    const void *p = smt_mapped_params(m->map, &psize);
+    if (!p || psize != sizeof m->par) {
+        rc = smt_err_set(err, SMT_ERR_CORRUPT, "%s: parameter block has the wrong size", path);
+        goto fail;
+    }
+    memcpy(&m->par, p, sizeof m->par);
+    glm_params *par = &m->par;
+    if (par->order < 2 || par->order > GLM_MAX_ORDER || par->K < GLM_MIN_K || par->K > GLM_MAX_K) {
+        rc = smt_err_set(err, SMT_ERR_CORRUPT, "%s: bad order %u or node size %u", path,
+                         par->order, par->K);
+        goto fail;
+    }
+    for (unsigned k = 1; k <= par->order; k++)
+        if (par->count[k] >= UINT32_MAX - 1) {
+            rc = smt_err_set(err, SMT_ERR_CORRUPT, "%s: bad count of order %u", path, k);
+            goto fail;
+        }
+    if ((rc = smt_vocab_load(&m->vocab, m->map, "vocab", err)))
+        goto fail;
+    if (m->vocab.n != par->count[1] || par->bos >= m->vocab.n || par->eos >= m->vocab.n) {
+        rc = smt_err_set(err, SMT_ERR_CORRUPT, "%s: vocabulary does not match the unigrams", path);
+        goto fail;
+    }
+    glm_layout *L = &m->lay;
+    glm_layout_setup(L, par->order, par->K, par->count);
+    uint64_t total_keys = 0, total_mid = 0;
+    for (unsigned k = 2; k <= par->order; k++)
+        total_keys += par->count[k];
+    for (unsigned k = 1; k < par->order; k++)
+        total_mid += par->count[k] + 1;
+    const void *keys, *mid, *top;
+    uint64_t cnt;
+    if ((rc = smt_mapped_require(m->map, "keys", 4, total_keys, &keys, &cnt, err)) ||
+        (rc = smt_mapped_require(m->map, "mid", sizeof(glm_mid), total_mid, &mid, &cnt, err)) ||
+        (rc = smt_mapped_require(m->map, "top", 4, par->count[par->order], &top, &cnt, err)))
+        goto fail;
+    L->keys = keys;
+    L->mid = mid;
+    L->top = top;
+    if ((rc = check_children(m, err)))
+        goto fail;
+    *out = m;
+    return 0;
+fail:
+    glm_close(m);
+    return rc;
+}
+
+void glm_close(glm_model *m)
+{
+    if (!m)
+        return;
+    smt_mapped_close(m->map);
+    free(m);
+}
+
+unsigned glm_order(const glm_model *m) { return m->par.order; }
+uint32_t glm_node_size(const glm_model *m) { return m->par.K; }
+uint64_t glm_count(const glm_model *m, unsigned n)
+{
+    return n >= 1 && n <= m->par.order ? m->par.count[n] : 0;
+}
+uint64_t glm_file_size(const glm_model *m) { return smt_mapped_file_size(m->map); }
+uint32_t glm_vocab_size(const glm_model *m) { return m->vocab.n; }
+glm_word glm_bos(const glm_model *m) { return m->par.bos; }
+glm_word glm_eos(const glm_model *m) { return m->par.eos; }
+
+glm_word glm_index(const glm_model *m, const char *word, size_t len)
+{
+    uint32_t id = smt_vocab_find(&m->vocab, word, len);
+    return id == SMT_VOCAB_NONE ? GLM_UNK : id;
+}
+
+const char *glm_word_str(const glm_model *m, glm_word id, size_t *len)
+{
+    return smt_vocab_word(&m->vocab, id, len);
+}
+
+/* ---------------------------------------------------------------- states */
+
+void glm_state_null(glm_state *s) { memset(s, 0, sizeof *s); }
+
+void glm_state_begin(const glm_model *m, glm_state *s)
+{
+    memset(s, 0, sizeof *s);
+    s->length = 1;
+    s->words[0] = m->par.bos;
+    s->backoff[0] = m->lay.mid[m->lay.mid_off[1] + m->par.bos].backoff;
+}
+
+int glm_state_equal(const glm_state *a, const glm_state *b)
+{
+    return a->length == b->length &&
+           memcmp(a->words, b->words, a->length * sizeof a->words[0]) == 0;
+}
+
+uint64_t glm_state_hash(const glm_state *s)
+{
+    return smt_hash_bytes_seed(s->words, s->length * sizeof s->words[0], s->length);
+}
+
+/* KenLM's FullScore from a completed walk: the match's probability plus the in-state backoffs of
+ * every context at least as long as the match, shortest first (float, in KenLM's order). The new
+ * state keeps the words up to the deepest n-gram that can be extended. */
+float glm_finish(const glm_layout *L, const glm_state *in, glm_word w, unsigned len, float prob,
+                 const float *bo, glm_state *out)
+{
+    for (unsigned j = len - 1; j < in->length; j++)
+        prob += in->backoff[j];
+    glm_state o;
+    memset(&o, 0, sizeof o);
+    o.words[0] = w;
+    unsigned top = len < L->order ? len : L->order - 1;
+    for (unsigned i = 0; i < top; i++) {
+        o.backoff[i] = bo[i];
+        if (glm_has_extension(bo[i]))
+            o.length = (uint8_t)(i + 1);
+    }
+    for (unsigned i = 1; i < o.length; i++)
+        o.words[i] = in->words[i - 1];
+    for (unsigned i = o.length; i < top; i++)
+        o.backoff[i] = 0.0f; /* keep unused entries zero (bytewise-comparable states) */
+    *out = o;
+    return prob;
+}
+
+float glm_score_ref(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
+                    unsigned *ngram_length)
+{
+    float prob, bo[GLM_MAX_ORDER];
+    unsigned len = glm_walk(&m->lay, w, in->words, in->length, &prob, bo);
+    if (ngram_length)
+        *ngram_length = len;
+    return glm_finish(&m->lay, in, w, len, prob, bo, out);
+}
+
+float glm_score(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
+                unsigned *ngram_length)
+{
+    return glm_score_ref(m, in, w, out, ngram_length);
+}
+
+/* ---------------------------------------------------------------- rows, reference */
+
+/* The context of row r (most recent first) and its length; -1 when an id is out of range. */
+int glm_row_context(const glm_model *m, const glm_word *row, glm_word *hist)
+{
+    unsigned N = m->par.order, nh = 0;
+    for (int i = (int)N - 2; i >= 0 && row[i] != GLM_NONE; i--) {
+        if (row[i] >= m->vocab.n)
+            return -1;
+        hist[nh++] = row[i];
+    }
+    return row[N - 1] < m->vocab.n ? (int)nh : -1;
+}
+
+/* prob of row given its walk A (w, hist) and context walk B (hist[0], hist+1): the state-free
+ * form of KenLM's FullScore (a context's backoff is added when it is at least as long as the
+ * match; absent contexts add nothing). */
+float glm_row_combine(unsigned lenA, float prob, unsigned lenB, const float *boB)
+{
+    for (unsigned j = lenA - 1; j < lenB; j++)
+        prob += boB[j];
+    return prob;
+}
+
+int glm_score_rows_ref(const glm_model *m, const glm_word *rows, size_t n_rows, float *prob,
+                       uint8_t *len, smt_err *err)
+{
+    unsigned N = m->par.order;
+    for (size_t r = 0; r < n_rows; r++) {
+        const glm_word *row = rows + r * N;
+        glm_word hist[GLM_MAX_ORDER];
+        int nh = glm_row_context(m, row, hist);
+        if (nh < 0)
+            return smt_err_set(err, SMT_ERR_ARG, "row %zu: word id out of range", r);
+        float pa, pb, boA[GLM_MAX_ORDER], boB[GLM_MAX_ORDER];
+        unsigned la = glm_walk(&m->lay, row[N - 1], hist, (unsigned)nh, &pa, boA), lb = 0;
+        if (nh > 0)
+            lb = glm_walk(&m->lay, hist[0], hist + 1, (unsigned)nh - 1, &pb, boB);
+        prob[r] = glm_row_combine(la, pa, lb, boB);
+        if (len)
+            len[r] = (uint8_t)la;
+    }
+    return 0;
+}

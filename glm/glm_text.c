@@ -1,0 +1,388 @@
+/* glm_text.c — KenLM's `query` on a text: blocks of lines are tokenized and looked up, scored
+ * (fast lanes, reference, or GPU rows; optionally over threads), then printed and summed in input
+ * order, with KenLM's float/double arithmetic: the line total is a float sum of the word scores,
+ * the corpus totals doubles. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "glm_internal.h"
+#include "smt_lines.h"
+#include "smt_threads.h"
+
+/* ---------------------------------------------------------------- number printing */
+
+/* digits/exponent of the shortest %.*e form of x that reads back as x */
+static int shortest(char *digits, int *exp10, double x, int is_float)
+{
+    char tmp[64];
+    int maxp = is_float ? 9 : 17;
+    for (int p = 1; p <= maxp; p++) {
+        snprintf(tmp, sizeof tmp, "%.*e", p - 1, x);
+        if (is_float ? strtof(tmp, NULL) == (float)x : strtod(tmp, NULL) == x)
+            break;
+    }
+    int nd = 0;
+    const char *c = tmp;
+    if (*c == '-')
+        c++;
+    for (; *c && *c != 'e'; c++)
+        if (*c != '.')
+            digits[nd++] = *c;
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    digits[nd] = '\0';
+    *exp10 = atoi(c + 1);
+    return nd;
+}
+
+/* double-conversion's ToShortest with KenLM's settings: fixed notation for decimal exponents in
+ * [-6, 21), else "1.5e-7"; "inf", "-inf", "NaN"; no trailing ".0". */
+static int format_shortest(char *buf, double x, int is_float)
+{
+    if (isnan(x))
+        return sprintf(buf, "NaN");
+    if (isinf(x))
+        return sprintf(buf, x < 0 ? "-inf" : "inf");
+    char *b = buf;
+    if (signbit(x))
+        *b++ = '-';
+    if (x == 0) {
+        *b++ = '0';
+        *b = '\0';
+        return (int)(b - buf);
+    }
+    char d[32];
+    int e;
+    int nd = shortest(d, &e, fabs(x), is_float);
+    if (e >= -6 && e < 21) {
+        if (e >= 0) {
+            for (int i = 0; i <= e; i++)
+                *b++ = i < nd ? d[i] : '0';
+            if (nd > e + 1) {
+                *b++ = '.';
+                for (int i = e + 1; i < nd; i++)
+                    *b++ = d[i];
+            }
+        } else {
+            *b++ = '0';
+            *b++ = '.';
+            for (int i = 0; i < -e - 1; i++)
+                *b++ = '0';
+            for (int i = 0; i < nd; i++)
+                *b++ = d[i];
+        }
+        *b = '\0';
+        return (int)(b - buf);
+    }
+    *b++ = d[0];
+    if (nd > 1) {
+        *b++ = '.';
+        for (int i = 1; i < nd; i++)
+            *b++ = d[i];
+    }
+    b += sprintf(b, "e%d", e);
+    return (int)(b - buf);
+}
+
+int glm_format_float(char *buf, float x) { return format_shortest(buf, x, 1); }
+int glm_format_double(char *buf, double x) { return format_shortest(buf, x, 0); }
+
+/* ---------------------------------------------------------------- blocks */
+
+#define BLOCK_TOKENS (1u << 18)
+
+typedef struct block {
+    glm_word *ids;
+    uint32_t *woff;  /* word mode: offset of each token's text in txt (UINT32_MAX: </s>) */
+    uint64_t *sstart; /* per line: first token; n_lines + 1 entries */
+    uint32_t *nwords; /* per line: words excluding </s> */
+    float *prob;
+    uint8_t *len;
+    char *txt;
+    size_t ntok, captok, nlines, caplines, ntxt, captxt;
+} block;
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 1024;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static int block_reserve_tokens(block *b, size_t need)
+{
+    if (need <= b->captok)
+        return 0;
+    size_t c = b->captok;
+    if (grow((void **)&b->ids, &c, need, sizeof *b->ids))
+        return -1;
+    c = b->captok;
+    if (grow((void **)&b->woff, &c, need, sizeof *b->woff))
+        return -1;
+    c = b->captok;
+    if (grow((void **)&b->prob, &c, need, sizeof *b->prob))
+        return -1;
+    c = b->captok;
+    if (grow((void **)&b->len, &c, need, sizeof *b->len))
+        return -1;
+    b->captok = c;
+    return 0;
+}
+
+static void block_free(block *b)
+{
+    free(b->ids), free(b->woff), free(b->sstart), free(b->nwords);
+    free(b->prob), free(b->len), free(b->txt);
+}
+
+static inline int is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\0';
+}
+
+/* Tokenizes one line into the block. */
+static int add_line(block *b, const glm_model *m, char *line, size_t n, int keep_text, int eos)
+{
+    if (b->nlines + 2 > b->caplines) {
+        size_t c = b->caplines;
+        if (grow((void **)&b->sstart, &c, b->nlines + 2, sizeof *b->sstart))
+            return -1;
+        c = b->caplines;
+        if (grow((void **)&b->nwords, &c, b->nlines + 2, sizeof *b->nwords))
+            return -1;
+        b->caplines = c;
+    }
+    if (block_reserve_tokens(b, b->ntok + n / 2 + 2))
+        return -1;
+    if (keep_text && grow((void **)&b->txt, &b->captxt, b->ntxt + n + 1, 1))
+        return -1;
+    b->sstart[b->nlines] = b->ntok;
+    uint32_t words = 0;
+    size_t i = 0;
+    while (i < n) {
+        while (i < n && is_space((unsigned char)line[i]))
+            i++;
+        if (i >= n)
+            break;
+        size_t s = i;
+        while (i < n && !is_space((unsigned char)line[i]))
+            i++;
+        b->ids[b->ntok] = glm_index(m, line + s, i - s);
+        if (keep_text) {
+            b->woff[b->ntok] = (uint32_t)b->ntxt;
+            memcpy(b->txt + b->ntxt, line + s, i - s);
+            b->ntxt += i - s;
+            b->txt[b->ntxt++] = '\0';
+        }
+        b->ntok++;
+        words++;
+    }
+    if (eos) {
+        b->ids[b->ntok] = glm_eos(m);
+        b->woff[b->ntok] = UINT32_MAX;
+        b->ntok++;
+    }
+    b->nwords[b->nlines] = words;
+    b->nlines++;
+    b->sstart[b->nlines] = b->ntok;
+    return 0;
+}
+
+typedef struct score_job {
+    const glm_model *m;
+    block *b;
+    int null_context, fast;
+    size_t chunk;
+} score_job;
+
+static void score_task(void *ctx, size_t task, unsigned worker)
+{
+    (void)worker;
+    score_job *j = ctx;
+    size_t s0 = task * j->chunk, s1 = s0 + j->chunk < j->b->nlines ? s0 + j->chunk : j->b->nlines;
+    glm_score_sentences(j->m, j->b->ids, j->b->sstart, s0, s1, j->null_context, j->fast,
+                        j->b->prob, j->b->len);
+}
+
+/* GPU: each token becomes a row holding its context inside its sentence. */
+static int score_gpu(glm_gpu *g, const glm_model *m, block *b, int null_context, glm_word **rows,
+                     size_t *caprows, smt_err *err)
+{
+    unsigned N = glm_order(m);
+    if (grow((void **)rows, caprows, b->ntok * N + 1, sizeof **rows))
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory for GPU rows");
+    for (size_t s = 0; s < b->nlines; s++)
+        for (uint64_t t = b->sstart[s]; t < b->sstart[s + 1]; t++) {
+            glm_word *row = *rows + t * N;
+            for (unsigned i = 0; i < N; i++) {
+                int64_t src = (int64_t)t - (int64_t)(N - 1) + i;
+                if (src >= (int64_t)b->sstart[s])
+                    row[i] = b->ids[src];
+                else if (!null_context && src == (int64_t)b->sstart[s] - 1)
+                    row[i] = glm_bos(m);
+                else
+                    row[i] = GLM_NONE;
+            }
+        }
+    return glm_gpu_score_rows(g, *rows, b->ntok, b->prob, b->len, err);
+}
+
+typedef struct outbuf {
+    FILE *f;
+    char *p;
+    size_t n, cap;
+} outbuf;
+
+static void ob_flush(outbuf *o)
+{
+    if (o->f && o->n)
+        fwrite(o->p, 1, o->n, o->f);
+    o->n = 0;
+}
+
+static inline void ob_put(outbuf *o, const char *s, size_t n)
+{
+    if (o->n + n > o->cap)
+        ob_flush(o);
+    if (n > o->cap) {
+        fwrite(s, 1, n, o->f);
+        return;
+    }
+    memcpy(o->p + o->n, s, n);
+    o->n += n;
+}
+
+/* Prints and sums a scored block in input order (KenLM's arithmetic). */
+static void emit(const glm_model *m, const block *b, int verbosity, outbuf *o, glm_query_stats *st)
+{
+    char num[40];
+    for (size_t s = 0; s < b->nlines; s++) {
+        float total = 0.0f;
+        uint64_t oov = 0;
+        for (uint64_t t = b->sstart[s]; t < b->sstart[s + 1]; t++) {
+            float p = b->prob[t];
+            total += p;
+            if (b->ids[t] == GLM_UNK) {
+                oov++;
+                st->total_oov += p;
+            }
+            if (verbosity >= GLM_VERBOSE_WORD && o->f) {
+                const char *w = b->woff[t] == UINT32_MAX ? "</s>" : b->txt + b->woff[t];
+                ob_put(o, w, strlen(w));
+                int n = sprintf(num, "=%u %u ", b->ids[t], b->len[t]);
+                n += glm_format_float(num + n, p);
+                num[n++] = '\t';
+                ob_put(o, num, (size_t)n);
+            }
+        }
+        st->tokens += b->sstart[s + 1] - b->sstart[s];
+        if (verbosity >= GLM_VERBOSE_SENTENCE && o->f) {
+            int n = sprintf(num, "Total: ");
+            n += glm_format_float(num + n, total);
+            n += sprintf(num + n, " OOV: %llu\n", (unsigned long long)oov);
+            ob_put(o, num, (size_t)n);
+        }
+        st->total += total;
+        st->oovs += oov;
+        st->lines++;
+    }
+    (void)m;
+}
+
+int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm_query_options *opt,
+                   glm_query_stats *stats, smt_err *err)
+{
+    glm_query_options def = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST};
+    if (!opt)
+        opt = &def;
+    glm_query_stats st;
+    memset(&st, 0, sizeof st);
+    smt_lines *in = NULL;
+    smt_pool *pool = NULL;
+    glm_gpu *gpu = NULL;
+    glm_word *rows = NULL;
+    size_t caprows = 0;
+    block b;
+    memset(&b, 0, sizeof b);
+    outbuf o = {out, malloc(1 << 16), 0, 1 << 16};
+    int keep_text = opt->verbosity >= GLM_VERBOSE_WORD && out;
+    int rc = o.p ? 0 : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    if (!rc && opt->path == GLM_PATH_GPU)
+        rc = glm_gpu_create(&gpu, m, err);
+    if (!rc && opt->threads != 1 && opt->path != GLM_PATH_GPU)
+        rc = smt_pool_create(&pool, opt->threads, err);
+    if (!rc)
+        rc = smt_lines_open(&in, in_path, 0, err);
+    int eof = 0;
+    while (!rc && !eof) {
+        b.ntok = b.nlines = b.ntxt = 0;
+        while (b.ntok < BLOCK_TOKENS) {
+            char *line;
+            size_t n;
+            int got = smt_lines_next(in, &line, &n, err);
+            if (got < 0) {
+                rc = got;
+                break;
+            }
+            if (got == 0) {
+                eof = 1;
+                break;
+            }
+            if (add_line(&b, m, line, n, keep_text, !opt->null_context)) {
+                rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory reading %s", in_path);
+                break;
+            }
+        }
+        if (rc || b.nlines == 0)
+            break;
+        if (opt->path == GLM_PATH_GPU) {
+            rc = score_gpu(gpu, m, &b, opt->null_context, &rows, &caprows, err);
+        } else if (pool) {
+            score_job j = {m, &b, opt->null_context, opt->path == GLM_PATH_FAST, 0};
+            size_t tasks = (size_t)smt_pool_size(pool) * 16;
+            j.chunk = (b.nlines + tasks - 1) / tasks;
+            smt_pool_run(pool, (b.nlines + j.chunk - 1) / j.chunk, score_task, &j);
+        } else {
+            glm_score_sentences(m, b.ids, b.sstart, 0, b.nlines, opt->null_context,
+                                opt->path == GLM_PATH_FAST, b.prob, b.len);
+        }
+        if (!rc)
+            emit(m, &b, opt->verbosity, &o, &st);
+    }
+    if (!rc) {
+        st.ppl_incl = pow(10.0, -(st.total / (double)st.tokens));
+        st.ppl_excl = pow(10.0, -((st.total - st.total_oov) / (double)(st.tokens - st.oovs)));
+        if (out) {
+            char a[40], c[40];
+            glm_format_double(a, st.ppl_incl);
+            glm_format_double(c, st.ppl_excl);
+            char sum[256];
+            int n = snprintf(sum, sizeof sum,
+                             "Perplexity including OOVs:\t%s\nPerplexity excluding OOVs:\t%s\n"
+                             "OOVs:\t%llu\nTokens:\t%llu\n",
+                             a, c, (unsigned long long)st.oovs, (unsigned long long)st.tokens);
+            ob_put(&o, sum, (size_t)n);
+        }
+        ob_flush(&o);
+        if (out && fflush(out))
+            rc = smt_err_set(err, SMT_ERR_IO, "writing the output failed");
+        if (stats)
+            *stats = st;
+    }
+    free(o.p);
+    free(rows);
+    block_free(&b);
+    smt_lines_close(in);
+    smt_pool_destroy(pool);
+    glm_gpu_free(gpu);
+    return rc;
+}

@@ -1,0 +1,439 @@
+/* Tests of glm on hand-made fixtures (tests/data/glm): scores computed by hand with KenLM's float
+ * arithmetic (backoff chains, omitted/zero backoffs, OOV, -inf, missing <unk>, an inserted
+ * suffix), ARPA errors with file:line, every B-tree shape for several K, number printing, the
+ * state API, every CPU path against the reference, damaged files, and the tool's exit codes. */
+#define _GNU_SOURCE /* open_memstream */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "glm.h"
+#include "glm_internal.h"
+#include "testutil.h"
+
+static char *dir;
+static void setup(void) { dir = tu_tmpdir(); cr_assert_not_null(dir); }
+static void teardown(void) { tu_rmtree(dir); free(dir); }
+
+TestSuite(glm, .init = setup, .fini = teardown);
+
+static const uint32_t Ks[] = {3, 4, 5, 31, 64};
+
+/* Builds tests/data/glm/<name> with node size K into the temp dir and opens it (verified). */
+static glm_model *build_open(const char *name, uint32_t K, glm_build_stats *st)
+{
+    char rel[64];
+    snprintf(rel, sizeof rel, "glm/%s", name);
+    char *arpa = tu_data_path(rel);
+    char out_name[64];
+    snprintf(out_name, sizeof out_name, "%s.%u.glm", name, K);
+    char *out = tu_join(dir, out_name);
+    glm_build_options opt = {K, -1, NULL};
+    smt_err e;
+    glm_build_stats s;
+    cr_assert_eq(glm_build(arpa, out, &opt, st ? st : &s, &e), 0, "%s", e.msg);
+    glm_model *m;
+    cr_assert_eq(glm_open(&m, out, GLM_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    free(arpa);
+    free(out);
+    return m;
+}
+
+/* Runs query on text with every CPU path; all must print the same; returns that output. */
+static char *query(glm_model *m, const char *text, int verbosity, int null_context)
+{
+    char *in = tu_join(dir, "in.txt");
+    cr_assert_eq(tu_write_file(in, text, strlen(text)), 0);
+    char *first = NULL;
+    const int paths[3][2] = {{GLM_PATH_FAST, 1}, {GLM_PATH_REF, 1}, {GLM_PATH_FAST, 2}};
+    for (int p = 0; p < 3; p++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        glm_query_options opt = {verbosity, null_context, (unsigned)paths[p][1], paths[p][0]};
+        smt_err e;
+        cr_assert_eq(glm_query_text(m, in, f, &opt, NULL, &e), 0, "%s", e.msg);
+        fclose(f);
+        if (!first)
+            first = buf;
+        else {
+            cr_assert_str_eq(buf, first, "path %d differs", p);
+            free(buf);
+        }
+    }
+    free(in);
+    return first;
+}
+
+static void fmt(char *buf, float x) { glm_format_float(buf, x); }
+
+Test(glm, chain_scores)
+{
+    for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++) {
+        glm_build_stats st;
+        glm_model *m = build_open("chain.arpa", Ks[k], &st);
+        cr_assert_eq(glm_order(m), 3);
+        cr_assert_eq(st.stored[2], 5);
+        cr_assert_eq(glm_index(m, "</s>", 4), 2);
+        cr_assert_eq(glm_index(m, "c", 1), 5);
+        cr_assert_eq(glm_index(m, "zzz", 3), GLM_UNK);
+        char *out = query(m, "a b c\nb a c\na zzz b\n", GLM_VERBOSE_WORD, 0);
+        /* by hand, with KenLM's float additions (see docs/glm.md) */
+        char exp[2048], n[8][40];
+        float s1 = -0.3f + -0.1f + -0.15f + -0.7f;
+        float w2[4] = {-0.9f + -0.5f, -0.6f + -0.2f, -1.2f + -0.3f, -0.7f};
+        float s2 = 0.0f;
+        for (int i = 0; i < 4; i++)
+            s2 += w2[i];
+        float w3 = (-1.0f + -0.3f) + -0.1f;
+        float s3 = ((0.0f + -0.3f) + w3 + -0.9f) + -0.2f;
+        fmt(n[0], s1), fmt(n[1], w2[0]), fmt(n[2], w2[1]), fmt(n[3], w2[2]), fmt(n[4], s2);
+        fmt(n[5], w3), fmt(n[6], s3);
+        double total = (double)s1 + (double)s2 + (double)s3, oov = w3;
+        char p1[40], p2[40];
+        glm_format_double(p1, pow(10.0, -(total / 12.0)));
+        glm_format_double(p2, pow(10.0, -((total - oov) / 11.0)));
+        snprintf(exp, sizeof exp,
+                 "a=3 2 -0.3\tb=4 3 -0.1\tc=5 3 -0.15\t</s>=2 1 -0.7\tTotal: %s OOV: 0\n"
+                 "b=4 1 %s\ta=3 1 %s\tc=5 1 %s\t</s>=2 1 -0.7\tTotal: %s OOV: 0\n"
+                 "a=3 2 -0.3\tzzz=0 1 %s\tb=4 1 -0.9\t</s>=2 2 -0.2\tTotal: %s OOV: 1\n"
+                 "Perplexity including OOVs:\t%s\nPerplexity excluding OOVs:\t%s\n"
+                 "OOVs:\t1\nTokens:\t12\n",
+                 n[0], n[1], n[2], n[3], n[4], n[5], n[6], p1, p2);
+        cr_assert_str_eq(out, exp, "K=%u", Ks[k]);
+        free(out);
+        /* -v sentence and -n */
+        out = query(m, "a b c\n", GLM_VERBOSE_SENTENCE, 0);
+        char line[80];
+        snprintf(line, sizeof line, "Total: %s OOV: 0\nPerplexity", n[0]);
+        cr_assert(strncmp(out, line, strlen(line)) == 0, "%s", out);
+        free(out);
+        glm_close(m);
+    }
+}
+
+Test(glm, null_context_by_hand)
+{
+    glm_model *m = build_open("chain.arpa", 31, NULL);
+    char *out = query(m, "a b\n", GLM_VERBOSE_WORD, 1);
+    /* a: unigram, no context. b after [a]: "a b" */
+    char exp[512], t[40], p[40];
+    fmt(t, -0.6f + -0.4f);
+    glm_format_double(p, pow(10.0, -((double)(-0.6f + -0.4f) / 2.0)));
+    snprintf(exp, sizeof exp, "a=3 1 -0.6\tb=4 2 -0.4\tTotal: %s OOV: 0\n"
+             "Perplexity including OOVs:\t%s\nPerplexity excluding OOVs:\t%s\nOOVs:\t0\n"
+             "Tokens:\t2\n", t, p, p);
+    cr_assert_str_eq(out, exp);
+    free(out);
+    glm_close(m);
+}
+
+Test(glm, inserted_suffix)
+{
+    for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++) {
+        glm_build_stats st;
+        glm_model *m = build_open("suffix.arpa", Ks[k], &st);
+        cr_assert_eq(st.declared[2], 3);
+        cr_assert_eq(st.stored[2], 4, "KenLM inserts the missing suffix 'y z'");
+        char *out = query(m, "x y z\ny z\n", GLM_VERBOSE_WORD, 0);
+        char exp[1024], a[40], b[40], c[40], z[40];
+        fmt(z, -(0.9f - -0.2f));
+        fmt(a, ((-0.4f + -0.3f) + -0.05f) + -0.8f);
+        fmt(b, -0.7f + -0.5f);
+        fmt(c, ((0.0f + (-0.7f + -0.5f)) + -(0.9f - -0.2f)) + -0.8f);
+        snprintf(exp, sizeof exp,
+                 "x=3 2 -0.4\ty=4 2 -0.3\tz=5 3 -0.05\t</s>=2 1 -0.8\tTotal: %s OOV: 0\n"
+                 "y=4 1 %s\tz=5 2 %s\t</s>=2 1 -0.8\tTotal: %s OOV: 0\n",
+                 a, b, z, c);
+        cr_assert(strncmp(out, exp, strlen(exp)) == 0, "K=%u\n%s\n%s", Ks[k], out, exp);
+        free(out);
+        glm_close(m);
+    }
+}
+
+Test(glm, missing_unk_and_inf)
+{
+    char *arpa = tu_data_path("glm/nounk_inf.arpa");
+    char *out = tu_join(dir, "n.glm");
+    char *warn = NULL;
+    size_t wl = 0;
+    FILE *wf = open_memstream(&warn, &wl);
+    glm_build_options opt = {31, -1, wf};
+    smt_err e;
+    glm_build_stats st;
+    cr_assert_eq(glm_build(arpa, out, &opt, &st, &e), 0, "%s", e.msg);
+    fclose(wf);
+    cr_assert(strstr(warn, "<unk>") != NULL);
+    cr_assert_eq(st.unk_added, 1);
+    cr_assert_eq(st.stored[1], 6);
+    glm_model *m;
+    cr_assert_eq(glm_open(&m, out, 0, &e), 0, "%s", e.msg);
+    char *q = query(m, "e f\nd zz\n", GLM_VERBOSE_WORD, 0);
+    char exp[1024], t[40];
+    fmt(t, (-0.2f + -0.7f) + -0.3f);
+    snprintf(exp, sizeof exp,
+             "e=4 2 -0.2\tf=5 1 -0.7\t</s>=2 2 -0.3\tTotal: %s OOV: 0\n"
+             "d=3 1 -inf\tzz=0 1 -100\t</s>=2 1 -0.8\tTotal: -inf OOV: 1\n"
+             "Perplexity including OOVs:\tinf\nPerplexity excluding OOVs:\tinf\nOOVs:\t1\n"
+             "Tokens:\t6\n",
+             t);
+    cr_assert_str_eq(q, exp);
+    free(q);
+    free(warn);
+    glm_close(m);
+    free(arpa);
+    free(out);
+}
+
+/* ---------------------------------------------------------------- ARPA errors */
+
+static void expect_error(const char *text, int code, const char *needle)
+{
+    char *arpa = tu_join(dir, "bad.arpa");
+    char *out = tu_join(dir, "bad.glm");
+    cr_assert_eq(tu_write_file(arpa, text, strlen(text)), 0);
+    smt_err e;
+    smt_err_clear(&e);
+    int rc = glm_build(arpa, out, NULL, NULL, &e);
+    cr_assert_eq(rc, code, "got %d: %s", rc, e.msg);
+    cr_assert(strstr(e.msg, needle) != NULL, "'%s' lacks '%s'", e.msg, needle);
+    cr_assert_eq(tu_file_size(out), -1, "no output on failure");
+    free(arpa);
+    free(out);
+}
+
+#define HEAD "\\data\\\nngram 1=3\nngram 2=1\n\n\\1-grams:\n-1\t<unk>\n-99\t<s>\t-0.5\n-1\t</s>\n\n"
+
+Test(glm, arpa_errors)
+{
+    expect_error(HEAD "\\2-grams:\n-0.5\t<s> </s>\n\n", SMT_ERR_PARSE, "unexpected end of file, "
+                                                                       "expected \\end\\");
+    expect_error(HEAD "\\2-grams:\n-0.5\t<s> </s>\n\\end\\\nmore\n", SMT_ERR_PARSE,
+                 "bad.arpa:13: text after");
+    expect_error(HEAD "\\2-grams:\n-0.5\t<s> </s>\n-0.5\t</s> <s>\n\\end\\\n", SMT_ERR_PARSE,
+                 "bad.arpa:12: expected \\end\\");
+    expect_error(HEAD "\\2-grams:\n\\end\\\n", SMT_ERR_PARSE, "bad.arpa:11: section ends after 0");
+    expect_error(HEAD "\\2-grams:\n-0.5\t<s> foo\n\\end\\\n", SMT_ERR_PARSE,
+                 "bad.arpa:11: word 'foo'");
+    expect_error(HEAD "\\2-grams:\n0.5\t<s> </s>\n\\end\\\n", SMT_ERR_PARSE,
+                 "bad.arpa:11: positive");
+    expect_error(HEAD "\\2-grams:\n-0.5\t<s> </s>\t-0.2\n\\end\\\n", SMT_ERR_PARSE,
+                 "bad.arpa:11: non-zero backoff");
+    expect_error(HEAD "\\2-grams:\n-0.5\t<s> </s>\tx\n\\end\\\n", SMT_ERR_PARSE, "bad.arpa:11: bad");
+    expect_error("\\data\\\nngram 1=3\nngram 2=1\n\n\\1-grams:\n-1\t<unk>\n-99\t<s>\t-inf\n-1\t</s>"
+                 "\n\n\\2-grams:\n-0.5\t<s> </s>\n\\end\\\n",
+                 SMT_ERR_PARSE, "bad.arpa:7: bad backoff");
+    expect_error("\\data\\\nngram 1=2\n\n\\1-grams:\n-1\t<unk>\n-1\t</s>\n\n\\end\\\n",
+                 SMT_ERR_PARSE, "order 1");
+    expect_error("\\data\\\nngram 1=2\nngram 2=1\n\n\\1-grams:\n-1\t<unk>\n-1\t</s>\n\n\\2-grams:\n"
+                 "-1\t</s> </s>\n\\end\\\n",
+                 SMT_ERR_PARSE, "lack <s>");
+    expect_error("junk\n\\data\\\n", SMT_ERR_PARSE, "bad.arpa:1: expected \\data\\");
+    expect_error("\\data\\\nngram 1=1\nngram 3=1\n", SMT_ERR_PARSE, "bad.arpa:3: ngram 3 follows");
+    expect_error("\\data\\\nngram 1=1\nngram 2=1\nngram 3=1\nngram 4=1\nngram 5=1\nngram 6=1\n"
+                 "ngram 7=1\n",
+                 SMT_ERR_LIMIT, "order 7");
+    char *path = tu_data_path("glm/nocontext.arpa");
+    char *out = tu_join(dir, "x.glm");
+    smt_err e;
+    cr_assert_eq(glm_build(path, out, NULL, NULL, &e), SMT_ERR_PARSE);
+    cr_assert(strstr(e.msg, "nocontext.arpa:18: the context '<s> b'") != NULL, "%s", e.msg);
+    glm_build_options bad = {2, -1, NULL};
+    cr_assert_eq(glm_build(path, out, &bad, NULL, &e), SMT_ERR_ARG);
+    free(path);
+    free(out);
+}
+
+/* ---------------------------------------------------------------- B-tree shapes */
+
+Test(glm, btree_every_shape)
+{
+    const uint32_t ks[] = {3, 4, 5, 7, 31, 33, 40};
+    uint32_t *sorted = malloc(5000 * sizeof *sorted), *keys = malloc(5000 * sizeof *keys);
+    uint32_t *perm = malloc(5000 * sizeof *perm);
+    uint64_t counts[4] = {0, 1, 1, 1};
+    for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+        glm_layout L;
+        glm_layout_setup(&L, 3, ks[ki], counts);
+        for (uint32_t n = 0; n < 1200; n += (n < 300 ? 1 : 37)) {
+            for (uint32_t i = 0; i < n; i++)
+                sorted[i] = 2 * i + 1; /* odd keys: even values are absent */
+            glm_bt_order(&L, n, perm);
+            char *seen = calloc(n + 1, 1);
+            for (uint32_t s = 0; s < n; s++) {
+                cr_assert_lt(perm[s], n);
+                cr_assert_eq(seen[perm[s]], 0);
+                seen[perm[s]] = 1;
+                keys[s] = sorted[perm[s]];
+            }
+            free(seen);
+            for (uint32_t x = 0; x <= 2 * n + 1; x++) {
+                int64_t got = glm_bt_find(&L, keys, n, x);
+                if (x & 1 && x < 2 * n)
+                    cr_assert(got >= 0 && keys[got] == x, "K=%u n=%u x=%u", ks[ki], n, x);
+                else
+                    cr_assert_eq(got, -1, "K=%u n=%u x=%u", ks[ki], n, x);
+            }
+        }
+    }
+    free(sorted), free(keys), free(perm);
+}
+
+/* ---------------------------------------------------------------- printing */
+
+Test(glm, format_numbers)
+{
+    char b[40];
+    const struct { float x; const char *s; } f[] = {
+        {-2.0209007f, "-2.0209007"}, {-0.15f, "-0.15"}, {-100.0f, "-100"}, {0.0f, "0"},
+        {-0.0f, "-0"}, {-1e-6f, "-0.000001"}, {-1.5e-7f, "-1.5e-7"}, {-INFINITY, "-inf"},
+        {-59.455116f, "-59.455116"}, {-1234567.0f, "-1234567"}, {1e22f, "1e22"}};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+        glm_format_float(b, f[i].x);
+        cr_assert_str_eq(b, f[i].s);
+    }
+    glm_format_double(b, 116.4517089292044);
+    cr_assert_str_eq(b, "116.4517089292044");
+    glm_format_double(b, 50.22330101559141);
+    cr_assert_str_eq(b, "50.22330101559141");
+    /* every float in a range reads back */
+    for (uint32_t u = 0xbf800000u; u < 0xbf800000u + 200000u; u += 7) {
+        float x;
+        memcpy(&x, &u, 4);
+        glm_format_float(b, x);
+        cr_assert_eq(strtof(b, NULL), x, "%s", b);
+    }
+}
+
+/* ---------------------------------------------------------------- state API and rows */
+
+Test(glm, states_and_rows)
+{
+    glm_model *m = build_open("chain.arpa", 4, NULL);
+    glm_word a = glm_index(m, "a", 1), b = glm_index(m, "b", 1), c = glm_index(m, "c", 1);
+    glm_state s0, s1, s2, t;
+    glm_state_begin(m, &s0);
+    cr_assert_eq(s0.length, 1);
+    unsigned len;
+    float p = glm_score(m, &s0, a, &s1, &len);
+    cr_assert(p == -0.3f && len == 2 && s1.length == 2);
+    p = glm_score(m, &s1, b, &s2, &len);
+    cr_assert(p == -0.1f && len == 3);
+    p = glm_score(m, &s2, c, &t, &len);
+    cr_assert(p == -0.15f && len == 3);
+    cr_assert_eq(t.length, 0, "c and 'b c' are never contexts: the state is empty");
+    glm_state n;
+    glm_state_null(&n);
+    cr_assert(glm_state_equal(&t, &n));
+    cr_assert_eq(glm_state_hash(&t), glm_state_hash(&n));
+    cr_assert(!glm_state_equal(&s1, &s2));
+    /* in place */
+    glm_state q = s0;
+    cr_assert(glm_score(m, &q, a, &q, NULL) == -0.3f && glm_state_equal(&q, &s1));
+    /* rows: every n-gram over the vocabulary, all paths equal to the state scores */
+    uint32_t V = glm_vocab_size(m);
+    size_t nr = (size_t)V * V * V;
+    glm_word *rows = malloc(nr * 3 * sizeof *rows);
+    float *p1 = malloc(nr * 4), *p2 = malloc(nr * 4), *p3 = malloc(nr * 4);
+    uint8_t *l1 = malloc(nr), *l2 = malloc(nr), *l3 = malloc(nr);
+    size_t r = 0;
+    for (uint32_t x = 0; x < V; x++)
+        for (uint32_t y = 0; y < V; y++)
+            for (uint32_t z = 0; z < V; z++, r++) {
+                rows[3 * r] = x;
+                rows[3 * r + 1] = y;
+                rows[3 * r + 2] = z;
+            }
+    smt_err e;
+    cr_assert_eq(glm_score_rows_ref(m, rows, nr, p1, l1, &e), 0);
+    cr_assert_eq(glm_score_rows(m, rows, nr, p2, l2, 1, &e), 0);
+    cr_assert_eq(glm_score_rows(m, rows, nr, p3, l3, 2, &e), 0);
+    for (r = 0; r < nr; r++) {
+        glm_state st, o;
+        glm_state_null(&st);
+        glm_score(m, &st, rows[3 * r], &st, NULL);
+        glm_score(m, &st, rows[3 * r + 1], &st, NULL);
+        unsigned l;
+        float want = glm_score(m, &st, rows[3 * r + 2], &o, &l);
+        cr_assert(memcmp(&p1[r], &want, 4) == 0 && l1[r] == l, "row %zu", r);
+        cr_assert(memcmp(&p2[r], &want, 4) == 0 && l2[r] == l, "row %zu", r);
+        cr_assert(memcmp(&p3[r], &want, 4) == 0 && l3[r] == l, "row %zu", r);
+    }
+    rows[2] = V; /* out of range */
+    cr_assert_eq(glm_score_rows(m, rows, 1, p1, l1, 1, &e), SMT_ERR_ARG);
+    free(rows), free(p1), free(p2), free(p3), free(l1), free(l2), free(l3);
+    glm_close(m);
+}
+
+/* ---------------------------------------------------------------- damaged files */
+
+Test(glm, damaged_files)
+{
+    glm_model *m = build_open("chain.arpa", 31, NULL);
+    glm_close(m);
+    char *path = tu_join(dir, "chain.arpa.31.glm");
+    char *copy = tu_join(dir, "copy.glm");
+    long long size = tu_file_size(path);
+    smt_err e;
+    for (long long cut = 0; cut < size; cut += size / 50 + 1) {
+        cr_assert_eq(tu_copy_file(path, copy), 0);
+        cr_assert_eq(tu_truncate(copy, (uint64_t)cut), 0);
+        cr_assert_neq(glm_open(&m, copy, 0, &e), 0, "truncated at %lld", cut);
+    }
+    /* every bit of the file: verified open must fail or the model must still be exact */
+    for (long long off = 0; off < size; off += size / 400 + 1) {
+        cr_assert_eq(tu_copy_file(path, copy), 0);
+        cr_assert_eq(tu_flip_bit(copy, (uint64_t)off, (int)(off % 8)), 0);
+        if (glm_open(&m, copy, GLM_OPEN_VERIFY, &e) == 0) {
+            glm_close(m); /* a flipped bit in padding */
+        }
+        /* unverified opens must never crash a query */
+        if (glm_open(&m, copy, 0, &e) == 0) {
+            glm_state s;
+            glm_state_begin(m, &s);
+            for (uint32_t w = 0; w < glm_vocab_size(m); w++)
+                glm_score(m, &s, w, &s, NULL);
+            glm_close(m);
+        }
+    }
+    cr_assert_eq(glm_open(&m, "/nonexistent/x.glm", 0, &e), SMT_ERR_IO);
+    char *arpa = tu_data_path("glm/chain.arpa");
+    cr_assert_eq(glm_open(&m, arpa, 0, &e), SMT_ERR_FORMAT);
+    free(arpa), free(path), free(copy);
+}
+
+/* ---------------------------------------------------------------- the tool */
+
+Test(glm, tool)
+{
+    char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa");
+    char *model = tu_join(dir, "t.glm"), *in = tu_join(dir, "t.txt");
+    char cmd[4096], *out = NULL, *err = NULL;
+    cr_assert_eq(tu_write_file(in, "a b c\n", 6), 0);
+    snprintf(cmd, sizeof cmd, "%s build %s %s -K 5", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, &out, &err), 0, "%s", err);
+    free(out), free(err);
+    snprintf(cmd, sizeof cmd, "%s query -v sentence %s < %s", bin, model, in);
+    cr_assert_eq(tu_run(cmd, &out, &err), 0, "%s", err);
+    cr_assert(strncmp(out, "Total: -1.25", 12) == 0 && strstr(out, "OOV: 0\nPerplexity"), "%s", out);
+    free(out), free(err);
+    snprintf(cmd, sizeof cmd, "%s query -v bogus %s < %s", bin, model, in);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 2);
+    snprintf(cmd, sizeof cmd, "%s build %s %s -K 2", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 2);
+    snprintf(cmd, sizeof cmd, "%s build /nonexistent.arpa %s", bin, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 1);
+    snprintf(cmd, sizeof cmd, "%s query %s < %s", bin, arpa, in);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 1);
+    snprintf(cmd, sizeof cmd, "%s --help", bin);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    snprintf(cmd, sizeof cmd, "%s", bin);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 2);
+    snprintf(cmd, sizeof cmd, "%s info --verify %s", bin, model);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0);
+    cr_assert(strstr(out, "K\t5\n") != NULL, "%s", out);
+    free(out);
+    free(bin), free(arpa), free(model), free(in);
+}

@@ -1,0 +1,125 @@
+/* Tests of glm on the shared bible LMs (skipped when $FASTSMT_SHARED is absent):
+ * - lm.5 on dev.en and test-a.en: the output of every path is byte-identical to KenLM's query;
+ * - lm.3 read back: every n-gram of the ARPA file is found with its exact probability and
+ *   backoff, for several node sizes K. */
+#define _GNU_SOURCE /* open_memstream */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "glm.h"
+#include "glm_internal.h"
+#include "testutil.h"
+
+static char *dir;
+static void setup(void) { dir = tu_tmpdir(); cr_assert_not_null(dir); }
+static void teardown(void) { tu_rmtree(dir); free(dir); }
+
+TestSuite(glm_shared, .init = setup, .fini = teardown);
+
+static glm_model *build(const char *rel, uint32_t K)
+{
+    char *arpa = tu_shared_path(rel);
+    if (!arpa)
+        cr_skip_test("shared data absent");
+    char *out = tu_join(dir, "m.glm");
+    glm_build_options opt = {K, -1, NULL};
+    smt_err e;
+    cr_assert_eq(glm_build(arpa, out, &opt, NULL, &e), 0, "%s", e.msg);
+    glm_model *m;
+    cr_assert_eq(glm_open(&m, out, GLM_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    free(arpa);
+    free(out);
+    return m;
+}
+
+Test(glm_shared, kenlm_reference_lm5, .timeout = 600)
+{
+    glm_model *m = build("models/bible-es-en/lm.5.arpa.gz", GLM_DEFAULT_K);
+    const char *sets[2] = {"dev", "test-a"};
+    for (int s = 0; s < 2; s++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "data/bible/%s.en", sets[s]);
+        char *text = tu_shared_path(rel);
+        snprintf(rel, sizeof rel, "reference/kenlm/%s.en.lm5.query.txt", sets[s]);
+        char *refp = tu_shared_path(rel);
+        size_t rlen;
+        char *ref = tu_read_file(refp, &rlen);
+        cr_assert_not_null(ref);
+        const int paths[3][2] = {{GLM_PATH_FAST, 1}, {GLM_PATH_REF, 1}, {GLM_PATH_FAST, 2}};
+        for (int p = 0; p < 3; p++) {
+            char *buf = NULL;
+            size_t len = 0;
+            FILE *f = open_memstream(&buf, &len);
+            glm_query_options opt = {GLM_VERBOSE_WORD, 0, (unsigned)paths[p][1], paths[p][0]};
+            smt_err e;
+            glm_query_stats st;
+            cr_assert_eq(glm_query_text(m, text, f, &opt, &st, &e), 0, "%s", e.msg);
+            fclose(f);
+            cr_assert_eq(len, rlen, "%s path %d: %zu bytes, KenLM %zu", sets[s], p, len, rlen);
+            cr_assert(memcmp(buf, ref, len) == 0, "%s path %d differs from KenLM", sets[s], p);
+            free(buf);
+        }
+        free(text), free(refp), free(ref);
+    }
+    glm_close(m);
+}
+
+/* Parses the ARPA file and checks every n-gram against the model's trie. */
+static void read_back(glm_model *m, const char *rel)
+{
+    char *path = tu_shared_path(rel);
+    gzFile g = gzopen(path, "rb");
+    cr_assert_not_null(g);
+    static char line[4096];
+    unsigned n = 0, N = glm_order(m);
+    uint64_t checked = 0;
+    while (gzgets(g, line, sizeof line)) {
+        size_t l = strlen(line);
+        while (l && (line[l - 1] == '\n' || line[l - 1] == '\r'))
+            line[--l] = '\0';
+        if (sscanf(line, "\\%u-grams:", &n) == 1 || l == 0 || line[0] == '\\')
+            continue;
+        if (n == 0)
+            continue;
+        char *f[8], *save;
+        unsigned nf = 0;
+        for (char *t = strtok_r(line, " \t", &save); t && nf < 8; t = strtok_r(NULL, " \t", &save))
+            f[nf++] = t;
+        cr_assert(nf == n + 1 || nf == n + 2);
+        glm_word ids[GLM_MAX_ORDER], hist[GLM_MAX_ORDER];
+        for (unsigned k = 0; k < n; k++)
+            ids[k] = glm_index(m, f[1 + k], strlen(f[1 + k]));
+        for (unsigned k = 0; k + 1 < n; k++)
+            hist[k] = ids[n - 2 - k];
+        float prob, bo[GLM_MAX_ORDER];
+        unsigned len = glm_walk(&m->lay, ids[n - 1], hist, n - 1, &prob, bo);
+        cr_assert_eq(len, n, "%s: not found", line);
+        float want = -fabsf(strtof(f[0], NULL));
+        cr_assert(memcmp(&prob, &want, 4) == 0, "n-gram with prob %s", f[0]);
+        if (n < N) {
+            float wb = nf == n + 2 ? strtof(f[n + 1], NULL) : 0.0f;
+            cr_assert(bo[n - 1] == wb, "n-gram with backoff %g, stored %g", wb, bo[n - 1]);
+        }
+        checked++;
+    }
+    gzclose(g);
+    uint64_t total = 0;
+    for (unsigned k = 1; k <= N; k++)
+        total += glm_count(m, k);
+    cr_assert_eq(checked, total, "every stored n-gram came from the file");
+    free(path);
+}
+
+Test(glm_shared, read_back_lm3_every_K, .timeout = 600)
+{
+    const uint32_t Ks[] = {3, 8, 31};
+    for (size_t i = 0; i < 3; i++) {
+        glm_model *m = build("models/bible-es-en/lm.3.arpa.gz", Ks[i]);
+        read_back(m, "models/bible-es-en/lm.3.arpa.gz");
+        glm_close(m);
+    }
+}

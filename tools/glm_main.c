@@ -1,0 +1,205 @@
+/* glm — build a gLM binary from an ARPA file, and score text with KenLM query's output.
+ *   glm build model.arpa[.gz] model.glm [-K 31] [--progress]
+ *   glm query [-v summary|sentence|word] [-n] [--threads N] [--gpu|--ref] [--verify] model.glm
+ *   glm info model.glm [--verify]
+ * Exit codes: 0 ok, 1 bad input or file, 2 usage. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "glm.h"
+#include "smt_progress.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage:\n"
+            "  glm build model.arpa[.gz] model.glm [-K N] [--progress]\n"
+            "      binarize an ARPA file (B-tree node size K >= 3, default %d)\n"
+            "  glm query [-v summary|sentence|word] [-n] [--threads N] [--gpu | --ref] [--verify]\n"
+            "            model.glm [< text]\n"
+            "      KenLM query's output: per word 'word=id length log10p', per line 'Total: x OOV: "
+            "n',\n"
+            "      then perplexities. -n: no <s> context and no </s>. One thread unless --threads.\n"
+            "  glm info model.glm [--verify]\n"
+            "exit codes: 0 ok, 1 bad input or file, 2 usage\n",
+            GLM_DEFAULT_K);
+}
+
+static int parse_uint(const char *s, unsigned *out)
+{
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || v > 1000000)
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int cmd_build(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    glm_build_options opt = {GLM_DEFAULT_K, 0, stderr};
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-K") == 0 && i + 1 < argc) {
+            if (parse_uint(argv[++i], &opt.K) || opt.K < GLM_MIN_K || opt.K > GLM_MAX_K) {
+                fprintf(stderr, "glm build: -K wants an integer in %d..%d\n", GLM_MIN_K, GLM_MAX_K);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--progress") == 0) {
+            opt.progress = 1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "glm build: unknown option %s\n", argv[i]);
+            return 2;
+        } else if (!in) {
+            in = argv[i];
+        } else if (!out) {
+            out = argv[i];
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!in || !out) {
+        usage(stderr);
+        return 2;
+    }
+    smt_err e;
+    glm_build_stats st;
+    double t0 = smt_now();
+    int rc = glm_build(in, out, &opt, &st, &e);
+    if (rc) {
+        fprintf(stderr, "glm build: %s\n", smt_err_text(&e, rc));
+        return rc == SMT_ERR_ARG ? 2 : 1;
+    }
+    fprintf(stderr, "glm build: %s: order %u, K %u,", out, st.order, opt.K);
+    for (unsigned k = 1; k <= st.order; k++)
+        fprintf(stderr, " %llu", (unsigned long long)st.stored[k]);
+    fprintf(stderr, " n-grams, %llu bytes, %.2f s\n", (unsigned long long)st.file_size,
+            smt_now() - t0);
+    return 0;
+}
+
+static int cmd_query(int argc, char **argv)
+{
+    glm_query_options opt = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST};
+    const char *model = NULL;
+    unsigned flags = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-v") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (strcmp(v, "summary") == 0)
+                opt.verbosity = GLM_VERBOSE_SUMMARY;
+            else if (strcmp(v, "sentence") == 0)
+                opt.verbosity = GLM_VERBOSE_SENTENCE;
+            else if (strcmp(v, "word") == 0)
+                opt.verbosity = GLM_VERBOSE_WORD;
+            else {
+                fprintf(stderr, "glm query: -v wants summary, sentence or word\n");
+                return 2;
+            }
+        } else if (strcmp(a, "-n") == 0) {
+            opt.null_context = 1;
+        } else if (strcmp(a, "--threads") == 0 && i + 1 < argc) {
+            if (parse_uint(argv[++i], &opt.threads)) {
+                fprintf(stderr, "glm query: --threads wants a number\n");
+                return 2;
+            }
+        } else if (strcmp(a, "--gpu") == 0) {
+            opt.path = GLM_PATH_GPU;
+        } else if (strcmp(a, "--ref") == 0) {
+            opt.path = GLM_PATH_REF;
+        } else if (strcmp(a, "--verify") == 0) {
+            flags |= GLM_OPEN_VERIFY;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "glm query: unknown option %s\n", a);
+            return 2;
+        } else if (!model) {
+            model = a;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!model) {
+        usage(stderr);
+        return 2;
+    }
+    smt_err e;
+    glm_model *m;
+    int rc = glm_open(&m, model, flags, &e);
+    if (rc) {
+        fprintf(stderr, "glm query: %s\n", smt_err_text(&e, rc));
+        return 1;
+    }
+    rc = glm_query_text(m, "-", stdout, &opt, NULL, &e);
+    glm_close(m);
+    if (rc) {
+        fprintf(stderr, "glm query: %s\n", smt_err_text(&e, rc));
+        return 1;
+    }
+    return 0;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    const char *model = NULL;
+    unsigned flags = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--verify") == 0)
+            flags |= GLM_OPEN_VERIFY;
+        else if (argv[i][0] == '-' || model) {
+            usage(stderr);
+            return 2;
+        } else
+            model = argv[i];
+    }
+    if (!model) {
+        usage(stderr);
+        return 2;
+    }
+    smt_err e;
+    glm_model *m;
+    int rc = glm_open(&m, model, flags, &e);
+    if (rc) {
+        fprintf(stderr, "glm info: %s\n", smt_err_text(&e, rc));
+        return 1;
+    }
+    printf("order\t%u\nK\t%u\nvocabulary\t%u\n", glm_order(m), glm_node_size(m), glm_vocab_size(m));
+    uint64_t total = 0;
+    for (unsigned k = 1; k <= glm_order(m); k++) {
+        printf("ngram %u\t%llu\n", k, (unsigned long long)glm_count(m, k));
+        total += glm_count(m, k);
+    }
+    printf("bytes\t%llu\nbytes/ngram\t%.2f\n%s", (unsigned long long)glm_file_size(m),
+           (double)glm_file_size(m) / (double)total, flags ? "checksums\tok\n" : "");
+    glm_close(m);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+    if (strcmp(argv[1], "build") == 0)
+        return cmd_build(argc - 2, argv + 2);
+    if (strcmp(argv[1], "query") == 0)
+        return cmd_query(argc - 2, argv + 2);
+    if (strcmp(argv[1], "info") == 0)
+        return cmd_info(argc - 2, argv + 2);
+    fprintf(stderr, "glm: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
