@@ -115,8 +115,8 @@ void ppt_close(ppt_table *t)
     free(t);
 }
 
-/* Checks the group at off; on success *words is its size. Never reads outside the payload. */
-static int check_group(const ppt_table *t, uint64_t off, uint64_t *words)
+/* Checks the header of the group at off; on success *words is its size. */
+static int check_header(const ppt_table *t, uint64_t off, uint64_t *words)
 {
     const ppt_params *p = &t->p;
     uint64_t total = p->payload_words;
@@ -126,31 +126,48 @@ static int check_group(const ppt_table *t, uint64_t off, uint64_t *words)
     uint32_t src_len = g[0], n = g[1];
     uint64_t gw = g[2];
     if (src_len == 0 || src_len > p->max_src_len || n == 0 || gw > total - off ||
-        gw < PPT_GROUP_HEADER + (uint64_t)src_len)
+        gw < PPT_GROUP_HEADER + (uint64_t)src_len + (uint64_t)n * PPT_TARGET_HEADER)
         return SMT_ERR_CORRUPT;
     for (uint32_t i = 0; i < src_len; i++)
         if (g[PPT_GROUP_HEADER + i] >= t->src.n)
             return SMT_ERR_CORRUPT;
-    uint64_t pos = PPT_GROUP_HEADER + src_len;
-    for (uint32_t k = 0; k < n; k++) {
-        if (gw - pos < PPT_TARGET_HEADER)
-            return SMT_ERR_CORRUPT;
-        uint32_t info = g[pos];
-        uint64_t rw = ppt_record_words(info, p->num_scores, p->num_reordering_scores);
-        uint32_t nf = ppt_info_fields(info);
-        if (rw > gw - pos || nf < 3 || nf > 6 || g[pos + 1] >= p->num_align ||
-            (nf == 6 ? g[pos + 2] >= p->num_extra : g[pos + 2] != SMT_VOCAB_NONE))
-            return SMT_ERR_CORRUPT;
-        uint32_t tl = ppt_info_tgt_len(info);
-        for (uint32_t i = 0; i < tl; i++)
-            if (g[pos + PPT_TARGET_HEADER + i] >= t->tgt.n)
-                return SMT_ERR_CORRUPT;
-        pos += rw;
-    }
-    if (pos != gw)
-        return SMT_ERR_CORRUPT;
     *words = gw;
     return 0;
+}
+
+/* Checks the record at r, which must end by `end`; returns its size in words or 0 when damaged. */
+static uint64_t check_record(const ppt_table *t, const uint32_t *r, const uint32_t *end)
+{
+    const ppt_params *p = &t->p;
+    uint64_t room = (uint64_t)(end - r);
+    if (room < PPT_TARGET_HEADER)
+        return 0;
+    uint32_t info = r[0], nf = ppt_info_fields(info);
+    uint64_t rw = ppt_record_words(info, p->num_scores, p->num_reordering_scores);
+    if (rw > room || nf < 3 || nf > 6 || r[1] >= p->num_align ||
+        (nf == 6 ? r[2] >= p->num_extra : r[2] != SMT_VOCAB_NONE))
+        return 0;
+    uint32_t tl = ppt_info_tgt_len(info);
+    for (uint32_t i = 0; i < tl; i++)
+        if (r[PPT_TARGET_HEADER + i] >= t->tgt.n)
+            return 0;
+    return rw;
+}
+
+/* Checks a whole group (ppt_verify, ppt_foreach). */
+static int check_group(const ppt_table *t, uint64_t off, uint64_t *words)
+{
+    if (check_header(t, off, words))
+        return SMT_ERR_CORRUPT;
+    const uint32_t *g = t->payload + off, *end = g + *words;
+    const uint32_t *r = g + PPT_GROUP_HEADER + g[0];
+    for (uint32_t k = 0; k < g[1]; k++) {
+        uint64_t rw = check_record(t, r, end);
+        if (!rw)
+            return SMT_ERR_CORRUPT;
+        r += rw;
+    }
+    return r == end ? 0 : SMT_ERR_CORRUPT;
 }
 
 static void make_view(const ppt_table *t, const uint32_t *g, ppt_targets *out)
@@ -160,6 +177,7 @@ static void make_view(const ppt_table *t, const uint32_t *g, ppt_targets *out)
     out->n = g[1];
     out->src_ids = g + PPT_GROUP_HEADER;
     out->cursor = g + PPT_GROUP_HEADER + g[0];
+    out->end = g + g[2];
     out->left = g[1];
 }
 
@@ -180,7 +198,7 @@ int ppt_lookup_ids(const ppt_table *t, const uint32_t *src_ids, size_t n, ppt_ta
             if (g[0] == n && p->payload_words - s->offset >= PPT_GROUP_HEADER + n &&
                 memcmp(g + PPT_GROUP_HEADER, src_ids, n * sizeof *src_ids) == 0) {
                 uint64_t words;
-                if (check_group(t, s->offset, &words))
+                if (check_header(t, s->offset, &words))
                     return SMT_ERR_CORRUPT;
                 make_view(t, g, out);
                 return 0;
@@ -214,6 +232,11 @@ int ppt_targets_next(ppt_targets *it, ppt_target *o)
         return 0;
     const ppt_table *t = it->table;
     const uint32_t *r = it->cursor;
+    uint64_t rw = check_record(t, r, it->end);
+    if (!rw) {
+        it->left = 0;
+        return SMT_ERR_CORRUPT;
+    }
     uint32_t info = r[0];
     uint32_t ns = t->p.num_scores, nr = t->p.num_reordering_scores;
     o->n_words = ppt_info_tgt_len(info);
@@ -229,7 +252,7 @@ int ppt_targets_next(ppt_targets *it, ppt_target *o)
     uint32_t a0 = t->align_off[o->align_id], a1 = t->align_off[o->align_id + 1];
     o->align = t->align_pts + 2u * a0;
     o->n_align = a1 - a0;
-    it->cursor = r + ppt_record_words(info, ns, nr);
+    it->cursor = r + rw;
     it->left--;
     return 1;
 }
@@ -251,12 +274,20 @@ int ppt_foreach(const ppt_table *t, ppt_group_fn fn, void *ctx)
     return 0;
 }
 
+/* Counts groups and targets, and checks what only the builder guarantees: alignment points inside
+ * their phrase pair. */
 static int count_group(void *ctx, ppt_targets *g)
 {
     uint64_t *c = ctx;
     c[0]++;
     c[1] += g->n;
-    return 0;
+    ppt_target x;
+    int rc;
+    while ((rc = ppt_targets_next(g, &x)) == 1)
+        for (uint32_t i = 0; i < x.n_align; i++)
+            if (x.align[2 * i] >= g->src_len || x.align[2 * i + 1] >= x.n_words)
+                return SMT_ERR_CORRUPT;
+    return rc;
 }
 
 int ppt_verify(const ppt_table *t, smt_err *err)
@@ -267,7 +298,7 @@ int ppt_verify(const ppt_table *t, smt_err *err)
         return rc;
     uint64_t c[2] = {0, 0};
     if (ppt_foreach(t, count_group, c))
-        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: damaged group in the payload", path);
+        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: damaged group in the payload (bounds, ids or alignment)", path);
     if (c[0] != t->p.num_sources || c[1] != t->p.num_targets)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: %llu sources / %llu targets, expected %llu / %llu",
                            path, (unsigned long long)c[0], (unsigned long long)c[1],
@@ -287,9 +318,6 @@ int ppt_verify(const ppt_table *t, smt_err *err)
             return smt_err_set(err, SMT_ERR_CORRUPT, "%s: slot %llu is not reachable by its key", path,
                                (unsigned long long)i);
     }
-    for (uint64_t i = 0; i < t->n_align_pts; i++)
-        if (t->align_pts[2 * i] == 255 || t->align_pts[2 * i + 1] == 255)
-            return smt_err_set(err, SMT_ERR_CORRUPT, "%s: alignment point out of range", path);
     return 0;
 }
 

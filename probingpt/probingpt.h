@@ -81,6 +81,7 @@ typedef struct ppt_targets {
     uint32_t src_len;
     uint32_t n;              /* number of targets */
     const uint32_t *cursor;  /* internal */
+    const uint32_t *end;     /* internal: the end of the group */
     uint32_t left;           /* internal */
 } ppt_targets;
 
@@ -120,7 +121,8 @@ int ppt_verify(const ppt_table *t, smt_err *err);
 /* Looks up the source phrase given as ids of the source vocabulary (ppt_src_vocab()).
  * Returns 0 and fills *out when found; SMT_ERR_NOTFOUND when the table has no such phrase (also
  * when n is 0, larger than PPT_MAX_PHRASE_LEN, or an id is SMT_VOCAB_NONE); SMT_ERR_CORRUPT when
- * the group read is damaged (bounds or ids out of range). */
+ * the group header read is damaged (its records are checked by ppt_targets_next). Reads one hash
+ * slot (more on a probe sequence) and the head of the group: O(1) in the number of targets. */
 int ppt_lookup_ids(const ppt_table *t, const uint32_t *src_ids, size_t n, ppt_targets *out);
 
 /* Looks up a source phrase given as text: tokens separated by spaces or tabs (runs allowed).
@@ -128,8 +130,9 @@ int ppt_lookup_ids(const ppt_table *t, const uint32_t *src_ids, size_t n, ppt_ta
  * ppt_lookup_ids. */
 int ppt_lookup(const ppt_table *t, const char *phrase, size_t len, ppt_targets *out);
 
-/* Advances the iteration over targets: fills *t and returns 1, or returns 0 when no target is left.
- * The group was validated by the lookup that produced it. */
+/* Advances the iteration over targets: fills *t and returns 1, returns 0 when no target is left, or
+ * SMT_ERR_CORRUPT when the record is damaged (it is bounds- and id-checked before it is handed out;
+ * the iteration then ends). Loop with `while (ppt_targets_next(&it, &t) == 1)`. */
 int ppt_targets_next(ppt_targets *it, ppt_target *t);
 
 /* ---- properties ---- */

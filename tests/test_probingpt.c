@@ -75,7 +75,7 @@ static char *lookup_text(const ppt_table *t, const char *phrase, int reordering)
     size_t len;
     FILE *f = open_memstream(&buf, &len);
     ppt_target x;
-    while (ppt_targets_next(&g, &x))
+    while (ppt_targets_next(&g, &x) == 1)
         (reordering ? ppt_write_reordering_line : ppt_write_line)(f, t, &g, &x);
     fclose(f);
     return buf;

@@ -54,7 +54,7 @@ static uint64_t digest(const char *q, int by_ids)
         return (uint64_t)(-rc);
     uint64_t h = g.n;
     ppt_target x;
-    while (ppt_targets_next(&g, &x)) {
+    while (ppt_targets_next(&g, &x) == 1) {
         h = smt_hash_u64(h ^ smt_hash_bytes(x.words, x.n_words * 4));
         h = smt_hash_u64(h ^ smt_hash_bytes(x.scores, ppt_num_scores(table) * 4));
         h = smt_hash_u64(h ^ smt_hash_bytes(x.align, 2 * x.n_align));

@@ -173,8 +173,15 @@ static int cmd_query(int argc, char **argv)
             break;
         }
         ppt_target x;
-        while (lr == 0 && ppt_targets_next(&g, &x))
+        while (lr == 0 && (lr = ppt_targets_next(&g, &x)) == 1) {
             (reord ? ppt_write_reordering_line : ppt_write_line)(stdout, t, &g, &x);
+            lr = 0;
+        }
+        if (lr == SMT_ERR_CORRUPT) {
+            fprintf(stderr, "probingpt: %s: damaged entry for '%s'\n", path, line);
+            rc = 1;
+            break;
+        }
         fputs("\n", stdout); /* an empty line ends each answer */
     }
     if (rc < 0)
