@@ -12,7 +12,7 @@
 /* Sections this decoder understands (besides [feature] and [weight]). */
 static const char *const known_sections[] = {
     "input-factors", "mapping", "distortion-limit", "s", "stack", "cube-pruning-pop-limit",
-    "threads", "n-best-list", "search-algorithm", NULL};
+    "threads", "n-best-list", "search-algorithm", "max-phrase-length", "beam-threshold", NULL};
 
 static int is_known(const char *name)
 {

@@ -95,11 +95,11 @@ Test(ini, unknown_sections_are_listed)
 {
     dec_ini *ini;
     smt_err e;
-    cr_assert_eq(load_text("[s]\n10\n[beam-threshold]\n0.03\n[xml-input]\nexclusive\n", &ini, &e),
+    cr_assert_eq(load_text("[s]\n10\n[mark-unknown]\n1\n[xml-input]\nexclusive\n", &ini, &e),
                  0);
     char buf[256];
     cr_assert_eq(dec_ini_unknown(ini, buf, sizeof buf), 2);
-    cr_assert_str_eq(buf, "[beam-threshold], [xml-input]");
+    cr_assert_str_eq(buf, "[mark-unknown], [xml-input]");
     dec_ini_free(ini);
 }
 

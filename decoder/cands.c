@@ -1,0 +1,199 @@
+/* cands.c — the translation candidates of a source phrase, ranked and cut the way Moses does it,
+ * cached in the model.
+ *
+ * Moses scores every target phrase "in isolation" when it loads a phrase table: ln of the table's
+ * scores floored at -100, word and phrase penalty, and the LM's estimate of the phrase from an empty
+ * context; the weighted sum ranks the targets, and the best table-limit (20) are kept. We do the same
+ * lazily, the first time a sentence needs a source phrase, and publish the result in a lock-free
+ * open-addressing table: entries are immutable once published, a race between two threads that
+ * compute the same phrase is settled by compare-and-swap (the loser frees its copy), and both
+ * copies are identical, so results never depend on which thread won. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dec_internal.h"
+#include "smt_hash.h"
+
+typedef struct tmp_cand {
+    dec_pt_entry e;
+    float future, static_score;
+    uint32_t order;
+} tmp_cand;
+
+/* Best first; ties keep the table's order, so the ranking is deterministic. */
+static int cmp_tmp(const void *pa, const void *pb)
+{
+    const tmp_cand *a = pa, *b = pb;
+    if (a->future != b->future)
+        return a->future > b->future ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static inline float floor_ln(float p)
+{
+    float v = logf(p);
+    return v < DEC_LOWEST_SCORE || isnan(v) ? DEC_LOWEST_SCORE : v;
+}
+
+/* The LM's in-isolation estimate of a phrase (Moses's fullScore), log10. */
+static float lm_estimate(const dec_lm *lm, const uint32_t *ids, size_t n)
+{
+    dec_lm_state s;
+    memset(&s, 0, sizeof s);
+    float total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += lm->score(lm, &s, ids[i], &s);
+    return total;
+}
+
+static uint64_t src_key(const uint32_t *src, size_t n)
+{
+    uint64_t k = smt_hash_bytes(src, n * sizeof(uint32_t));
+    return k ? k : 1;
+}
+
+/* Builds the entry of one source phrase; *out NULL when the table does not have it. */
+static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, dec_centry **out,
+                   smt_err *err)
+{
+    *out = NULL;
+    dec_pt_iter it;
+    int rc = m->pt->lookup(m->pt, src, n, &it, err);
+    if (rc <= 0)
+        return rc;
+    size_t cap = 64, cnt = 0;
+    tmp_cand *t = malloc(cap * sizeof *t);
+    if (!t)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    unsigned ntm = m->pt->n_scores, nreo = m->pt->n_reo;
+    const double *w_tm = m->weights + m->off_tm;
+    float w_wp = m->has_wp ? (float)m->weights[m->off_wp] : 0;
+    float w_pp = m->has_pp ? (float)m->weights[m->off_pp] : 0;
+    uint32_t lm_ids[256];
+    dec_pt_entry e;
+    while (m->pt->next(&it, &e)) {
+        if (cnt == cap) {
+            tmp_cand *nt = realloc(t, (cap *= 2) * sizeof *t);
+            if (!nt) {
+                free(t);
+                return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+            }
+            t = nt;
+        }
+        tmp_cand *c = &t[cnt];
+        c->e = e;
+        c->order = (uint32_t)cnt++;
+        float s = 0;
+        for (unsigned k = 0; k < ntm; k++)
+            s += (float)w_tm[k] * floor_ln(e.scores[k]);
+        s += w_wp * -(float)e.n_words + w_pp;
+        c->static_score = s;
+        float f = s;
+        for (unsigned l = 0; l < m->n_lms && e.n_words <= 256; l++) {
+            for (uint32_t i = 0; i < e.n_words; i++)
+                lm_ids[i] = m->tgt2lm[l][e.words[i]];
+            f += m->w_lm[l] * DEC_LN10 * lm_estimate(m->lms[l], lm_ids, e.n_words);
+        }
+        c->future = f;
+    }
+    qsort(t, cnt, sizeof *t, cmp_tmp);
+    if (m->table_limit > 0 && cnt > (size_t)m->table_limit)
+        cnt = (size_t)m->table_limit;
+    /* one block: entry, candidates, source ids, then per candidate lm ids, tm and reo scores */
+    size_t words = 0;
+    for (size_t i = 0; i < cnt; i++)
+        words += t[i].e.n_words;
+    size_t bytes = sizeof(dec_centry) + cnt * sizeof(dec_cand) + n * 4 +
+                   (words * m->n_lms + cnt * (ntm + nreo)) * 4;
+    char *blk = malloc(bytes);
+    if (!blk) {
+        free(t);
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    }
+    dec_centry *ce = (dec_centry *)blk;
+    ce->key = key;
+    ce->n_src = (uint32_t)n;
+    ce->n = (uint32_t)cnt;
+    ce->cands = (dec_cand *)(ce + 1);
+    uint32_t *u = (uint32_t *)(ce->cands + cnt);
+    ce->src = u;
+    memcpy(u, src, n * 4);
+    u += n;
+    for (size_t i = 0; i < cnt; i++) {
+        dec_cand *c = &ce->cands[i];
+        const dec_pt_entry *pe = &t[i].e;
+        c->words = pe->words;
+        c->n_words = (uint16_t)pe->n_words;
+        c->static_score = t[i].static_score;
+        c->future = t[i].future;
+        c->lm_words = u;
+        for (unsigned l = 0; l < m->n_lms; l++)
+            for (uint32_t k = 0; k < pe->n_words; k++)
+                *u++ = m->tgt2lm[l][pe->words[k]];
+        float *f = (float *)u;
+        c->tm = f;
+        for (unsigned k = 0; k < ntm; k++)
+            f[k] = floor_ln(pe->scores[k]);
+        f += ntm;
+        c->reo = NULL;
+        if (nreo && pe->reo) {
+            c->reo = f;
+            for (unsigned k = 0; k < nreo; k++)
+                f[k] = floor_ln(pe->reo[k]);
+        }
+        f += nreo;
+        u = (uint32_t *)f;
+    }
+    free(t);
+    *out = ce;
+    return 0;
+}
+
+int dec_cands_get(dec_model *m, const uint32_t *src, size_t n, const dec_centry **out, smt_err *err)
+{
+    *out = NULL;
+    uint64_t key = src_key(src, n);
+    dec_centry *mine = NULL;
+    for (uint64_t i = smt_hash_u64(key) & m->cache_mask, probes = 0;;
+         i = (i + 1) & m->cache_mask, probes++) {
+        dec_centry *e = atomic_load_explicit(&m->cache[i], memory_order_acquire);
+        if (!e) {
+            if (!mine) {
+                int rc = compute(m, src, n, key, &mine, err);
+                if (rc < 0)
+                    return rc;
+                if (!mine)
+                    return 0; /* not in the table; misses are cheap, so they are not cached */
+            }
+            if (probes > m->cache_mask / 2) {
+                *out = mine; /* never happens with the table sized at twice the sources */
+                return 0;
+            }
+            dec_centry *expected = NULL;
+            if (atomic_compare_exchange_strong_explicit(&m->cache[i], &expected, mine,
+                                                        memory_order_acq_rel,
+                                                        memory_order_acquire)) {
+                *out = mine;
+                return 0;
+            }
+            e = expected; /* another thread published here first: examine its entry */
+        }
+        if (e->key == key && e->n_src == n && memcmp(e->src, src, n * 4) == 0) {
+            free(mine);
+            *out = e;
+            return 0;
+        }
+    }
+}
+
+void dec_cache_free(dec_model *m)
+{
+    if (!m->cache)
+        return;
+    for (uint64_t i = 0; i <= m->cache_mask; i++)
+        free(atomic_load_explicit(&m->cache[i], memory_order_relaxed));
+    free(m->cache);
+    m->cache = NULL;
+}

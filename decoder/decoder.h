@@ -1,0 +1,88 @@
+/* decoder.h — a phrase-based decoder with Moses's features, search and output formats.
+ *
+ * A model is loaded from a moses.ini (text tables as Moses's training writes them, or the binaries
+ * fastsmt-binarize writes) and then shared read-only by any number of workers, one per thread;
+ * each worker translates one sentence at a time. docs/decoder.md is the user guide.
+ *
+ * Conventions: functions return 0 or a negative SMT_ERR_* code and fill an smt_err (may be NULL).
+ * Thread-safety: a dec_model is safe to use from many threads at once (its phrase cache fills
+ * itself lock-free); a dec_worker belongs to one thread. Results never depend on the thread count. */
+#ifndef DECODER_H
+#define DECODER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "smt_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sentences longer than this many tokens are refused (an empty output line and a message). */
+#define DEC_MAX_SENTENCE 1000
+
+typedef struct dec_model dec_model;
+typedef struct dec_worker dec_worker;
+
+/* Settings that override the ini (Moses's command-line flags). A negative value keeps the ini's
+ * value (or Moses's default when the ini has none). */
+typedef struct dec_options {
+    int stack_size;               /* -s (Moses default 100) */
+    int pop_limit;                /* -cube-pruning-pop-limit (default 1000) */
+    int distortion_limit;         /* -dl; set distortion_limit_set to use it (-1 = unlimited) */
+    int distortion_limit_set;
+    const char *weight_overwrite; /* -weight-overwrite "Name= v ... Name= v ..." or NULL */
+    FILE *warn;                   /* where warnings go (unknown ini keys); NULL: stderr */
+} dec_options;
+
+/* Fills opt with "use the ini" for every setting. */
+void dec_options_default(dec_options *opt);
+
+/* Loads the model a moses.ini describes. Every file is opened and checked before this returns:
+ * a missing file, a table whose score count differs from the ini's num-features, an unsupported
+ * feature or a weight vector of the wrong length is an error naming the file or ini line.
+ * Returns 0, SMT_ERR_IO, SMT_ERR_PARSE, SMT_ERR_FORMAT, SMT_ERR_CORRUPT, SMT_ERR_UNSUPPORTED,
+ * SMT_ERR_ARG or SMT_ERR_NOMEM. */
+int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt, smt_err *err);
+void dec_model_free(dec_model *m);
+
+/* Seconds dec_model_load took. */
+double dec_model_load_seconds(const dec_model *m);
+
+/* A growable output buffer (data is NUL-terminated when len > 0). */
+typedef struct dec_buf {
+    char *data;
+    size_t len, cap;
+} dec_buf;
+void dec_buf_free(dec_buf *b);
+
+int dec_worker_create(dec_worker **out, dec_model *m, smt_err *err);
+void dec_worker_free(dec_worker *w);
+
+/* Translates one line (tokens separated by spaces or tabs; it need not be NUL-terminated).
+ * best: receives the 1-best line with its newline (Moses's format: every word followed by a
+ * space); an empty input line gives an empty line. nbest (may be NULL): receives up to n_best
+ * lines "id ||| words ||| Feature= scores ... ||| total" with id = sent_id. score (may be NULL):
+ * the model score of the 1-best. The buffers are appended to.
+ * Returns 0, SMT_ERR_LIMIT (more than DEC_MAX_SENTENCE tokens: an empty line is still appended to
+ * best) or SMT_ERR_NOMEM. */
+int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, dec_buf *best,
+                  dec_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err);
+
+/* Translates every line of in to out (in input order) with threads workers (0 = all CPUs),
+ * writing n-best lists to nbest when it is not NULL. Per-sentence problems (too long) are reported
+ * on warn and give an empty line. stats (may be NULL): lines, tokens, seconds, summed 1-best
+ * model score. Returns 0 or SMT_ERR_IO/SMT_ERR_NOMEM. */
+typedef struct dec_run_stats {
+    uint64_t lines, tokens, refused;
+    double seconds, score_sum;
+} dec_run_stats;
+int dec_run(dec_model *m, FILE *in, FILE *out, FILE *nbest, size_t n_best, int distinct,
+            unsigned threads, FILE *warn, dec_run_stats *stats, smt_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,452 @@
+/* model.c — a decoder model from a moses.ini: features in Moses's score order, weights, the
+ * tables and LMs (text or binary, told apart by their first bytes), and the search settings. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dec_internal.h"
+#include "smt_progress.h"
+
+void dec_options_default(dec_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->stack_size = -1;
+    opt->pop_limit = -1;
+    opt->distortion_limit = -1;
+}
+
+double dec_model_load_seconds(const dec_model *m) { return m->load_seconds; }
+
+/* 1 when the file is a fastsmt binary (magic "FSMT"), 0 when text, <0 when it cannot be read. */
+static int is_binary(const char *path, smt_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return smt_err_errno(err, SMT_ERR_IO, errno, "%s", path);
+    char magic[8] = {0};
+    size_t n = fread(magic, 1, sizeof magic, f);
+    fclose(f);
+    if (n >= 4 && memcmp(magic, "FSMT", 4) == 0)
+        return 1;
+    if (n >= 8 && memcmp(magic, "mmap lm ", 8) == 0)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s: a KenLM binary; give the ARPA file or run fastsmt-binarize", path);
+    return 0;
+}
+
+/* Feature keys this decoder reads; others get a warning. */
+static const char *const known_keys[] = {"name", "num-features", "path", "input-factor",
+                                         "output-factor", "type", "order", "factor",
+                                         "table-limit", "tuneable", "lazyken", "property-index",
+                                         NULL};
+
+static void warn_unknown_keys(const dec_ini *ini, FILE *warn)
+{
+    for (size_t i = 0; i < ini->n_features; i++) {
+        const dec_ini_feature *f = &ini->features[i];
+        for (size_t k = 0; k < f->n_args; k++) {
+            const char *const *kk = known_keys;
+            while (*kk && strcmp(*kk, f->keys[k]) != 0)
+                kk++;
+            if (!*kk)
+                fprintf(warn, "warning: %s:%u: key '%s' of %s is not used by this decoder\n",
+                        ini->path, f->line, f->keys[k], f->name);
+        }
+    }
+    char buf[512];
+    if (dec_ini_unknown(ini, buf, sizeof buf))
+        fprintf(warn, "warning: %s: sections not used by this decoder: %s\n", ini->path, buf);
+}
+
+static int parse_lr_type(dec_model *m, const char *type, const dec_ini *ini, unsigned line,
+                         smt_err *err)
+{
+    m->lr_type = -1;
+    m->lr_dir = DEC_LR_BACKWARD;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", type ? type : "");
+    char *save = NULL;
+    for (char *p = strtok_r(buf, "-", &save); p; p = strtok_r(NULL, "-", &save)) {
+        if (!strcmp(p, "msd"))
+            m->lr_type = DEC_LR_MSD;
+        else if (!strcmp(p, "mslr"))
+            m->lr_type = DEC_LR_MSLR;
+        else if (!strcmp(p, "monotonicity"))
+            m->lr_type = DEC_LR_MONO;
+        else if (!strcmp(p, "leftright"))
+            m->lr_type = DEC_LR_LEFTRIGHT;
+        else if (!strcmp(p, "backward") || !strcmp(p, "unidirectional"))
+            m->lr_dir = DEC_LR_BACKWARD;
+        else if (!strcmp(p, "forward"))
+            m->lr_dir = DEC_LR_FORWARD;
+        else if (!strcmp(p, "bidirectional"))
+            m->lr_dir = DEC_LR_BIDI;
+        else if (!strcmp(p, "hier"))
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                               "%s:%u: hierarchical reordering (hier) is not supported", ini->path,
+                               line);
+        else if (!strcmp(p, "collapseff"))
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: collapseff is not supported",
+                               ini->path, line);
+        else if (strcmp(p, "wbe") && strcmp(p, "phrase") && strcmp(p, "f") && strcmp(p, "fe") &&
+                 strcmp(p, "allff"))
+            return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: unknown reordering type part '%s'",
+                               ini->path, line, p);
+    }
+    if (m->lr_type < 0)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: reordering type '%s' names no model",
+                           ini->path, line, type ? type : "");
+    m->lr_types = m->lr_type == DEC_LR_MSD ? 3 : m->lr_type == DEC_LR_MSLR ? 4 : 2;
+    return 0;
+}
+
+static unsigned num_features_arg(const dec_ini_feature *f, unsigned dflt)
+{
+    const char *v = dec_ini_feature_arg(f, "num-features");
+    return v ? (unsigned)strtoul(v, NULL, 10) : dflt;
+}
+
+static int add_feature(dec_model *m, const dec_ini_feature *f, unsigned n, int tuneable)
+{
+    dec_feature *nf = realloc(m->features, (m->n_features + 1) * sizeof *nf);
+    if (!nf)
+        return SMT_ERR_NOMEM;
+    m->features = nf;
+    nf[m->n_features].name = strdup(f->name);
+    nf[m->n_features].offset = m->n_scores;
+    nf[m->n_features].n = n;
+    const char *t = dec_ini_feature_arg(f, "tuneable");
+    nf[m->n_features].tuneable = t ? strcmp(t, "false") != 0 : tuneable;
+    m->n_features++;
+    m->n_scores += n;
+    return nf[m->n_features - 1].name ? 0 : SMT_ERR_NOMEM;
+}
+
+static int is_stateful(const char *type)
+{
+    return !strcmp(type, "LexicalReordering") || !strcmp(type, "Distortion") ||
+           !strcmp(type, "KENLM");
+}
+
+static int is_pt(const char *type)
+{
+    return !strcmp(type, "PhraseDictionaryMemory") || !strcmp(type, "ProbingPT");
+}
+
+/* Lays out the score vector: stateful features first, then stateless, each in ini order (the
+ * order Moses prints them in n-best lists). */
+static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f,
+                  const dec_ini_feature **lr_f, const dec_ini_feature **lm_f, smt_err *err)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < ini->n_features; i++) {
+            const dec_ini_feature *f = &ini->features[i];
+            if (is_stateful(f->type) != (pass == 0))
+                continue;
+            int rc = 0;
+            if (!strcmp(f->type, "LexicalReordering")) {
+                if (*lr_f)
+                    return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                                       "%s:%u: only one LexicalReordering is supported", ini->path,
+                                       f->line);
+                *lr_f = f;
+                if ((rc = parse_lr_type(m, dec_ini_feature_arg(f, "type"), ini, f->line, err)))
+                    return rc;
+                unsigned want = m->lr_types * (m->lr_dir == DEC_LR_BIDI ? 2 : 1);
+                unsigned n = num_features_arg(f, want);
+                if (n != want)
+                    return smt_err_set(err, SMT_ERR_PARSE,
+                                       "%s:%u: reordering type %s has %u scores, not %u",
+                                       ini->path, f->line, dec_ini_feature_arg(f, "type"), want, n);
+                m->has_reo = 1;
+                m->off_reo = m->n_scores;
+                rc = add_feature(m, f, n, 1);
+            } else if (!strcmp(f->type, "Distortion")) {
+                m->has_dist = 1;
+                m->off_dist = m->n_scores;
+                rc = add_feature(m, f, 1, 1);
+            } else if (!strcmp(f->type, "KENLM")) {
+                if (m->n_lms == DEC_MAX_LMS)
+                    return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: more than %d LMs",
+                                       ini->path, f->line, DEC_MAX_LMS);
+                lm_f[m->n_lms] = f;
+                m->off_lm[m->n_lms++] = m->n_scores;
+                rc = add_feature(m, f, 1, 1);
+            } else if (!strcmp(f->type, "UnknownWordPenalty")) {
+                m->has_uwp = 1;
+                m->off_uwp = m->n_scores;
+                rc = add_feature(m, f, 1, 0);
+            } else if (!strcmp(f->type, "WordPenalty")) {
+                m->has_wp = 1;
+                m->off_wp = m->n_scores;
+                rc = add_feature(m, f, 1, 1);
+            } else if (!strcmp(f->type, "PhrasePenalty")) {
+                m->has_pp = 1;
+                m->off_pp = m->n_scores;
+                rc = add_feature(m, f, 1, 1);
+            } else if (is_pt(f->type)) {
+                if (*pt_f)
+                    return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                                       "%s:%u: only one phrase table is supported", ini->path,
+                                       f->line);
+                *pt_f = f;
+                unsigned n = num_features_arg(f, 0);
+                if (n == 0 || n > DEC_MAX_TM_SCORES)
+                    return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: bad num-features", ini->path,
+                                       f->line);
+                m->off_tm = m->n_scores;
+                rc = add_feature(m, f, n, 1);
+            } else {
+                return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                                   "%s:%u: feature type %s is not supported by this decoder",
+                                   ini->path, f->line, f->type);
+            }
+            if (rc)
+                return smt_err_set(err, rc, "out of memory");
+        }
+    }
+    if (!*pt_f)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s: no phrase table feature", ini->path);
+    return 0;
+}
+
+static int load_weights(dec_model *m, const dec_ini *ini, FILE *warn, smt_err *err)
+{
+    m->weights = calloc(m->n_scores + 1, sizeof(double));
+    if (!m->weights)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    for (unsigned i = 0; i < m->n_features; i++) {
+        const dec_feature *f = &m->features[i];
+        const dec_ini_weight *w = dec_ini_weight_named(ini, f->name);
+        if (!w)
+            return smt_err_set(err, SMT_ERR_PARSE, "%s: no weights for feature %s", ini->path,
+                               f->name);
+        if (w->n != f->n)
+            return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has %u scores but %zu weights",
+                               ini->path, w->line, f->name, f->n, w->n);
+        for (unsigned k = 0; k < f->n; k++)
+            m->weights[f->offset + k] = w->values[k];
+    }
+    for (size_t i = 0; i < ini->n_weights; i++) {
+        unsigned k = 0;
+        while (k < m->n_features && strcmp(m->features[k].name, ini->weights[i].name))
+            k++;
+        if (k == m->n_features)
+            fprintf(warn, "warning: %s: weights for '%s', which is not a feature\n", ini->path,
+                    ini->weights[i].name);
+    }
+    for (unsigned l = 0; l < m->n_lms; l++)
+        m->w_lm[l] = (float)m->weights[m->off_lm[l]];
+    m->w_dist = m->has_dist ? (float)m->weights[m->off_dist] : 0;
+    m->w_uwp = m->has_uwp ? (float)m->weights[m->off_uwp] : 0;
+    if (m->has_reo)
+        for (unsigned k = 0; k < m->lr_types * (m->lr_dir == DEC_LR_BIDI ? 2u : 1u); k++)
+            m->w_reo[k] = (float)m->weights[m->off_reo + k];
+    return 0;
+}
+
+static int int_param(const dec_ini *ini, const char *name, int dflt)
+{
+    const char *v = dec_ini_param(ini, name);
+    return v ? atoi(v) : dflt;
+}
+
+static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_feature *lr_f,
+                       const dec_ini_feature *const *lm_f, FILE *warn, smt_err *err)
+{
+    const dec_ini *ini = m->ini;
+    const char *p = dec_ini_feature_arg(pt_f, "path");
+    if (!p)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has no path", ini->path, pt_f->line,
+                           pt_f->name);
+    char *pt_path = dec_ini_resolve(ini, p), *reo_path = NULL;
+    int rc = 0, bin = is_binary(pt_path, err);
+    unsigned n_tm = num_features_arg(pt_f, 0), n_reo = 0;
+    if (bin < 0) {
+        rc = bin;
+        goto out;
+    }
+    if (lr_f) {
+        n_reo = m->lr_types * (m->lr_dir == DEC_LR_BIDI ? 2u : 1u);
+        const char *rp = dec_ini_feature_arg(lr_f, "path");
+        if (rp && !(reo_path = dec_ini_resolve(ini, rp))) {
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        if (!rp && !bin) {
+            rc = smt_err_set(err, SMT_ERR_PARSE,
+                             "%s:%u: %s has no path (only a binary phrase table integrates the "
+                             "reordering scores)", ini->path, lr_f->line, lr_f->name);
+            goto out;
+        }
+        if (rp && bin && (rc = is_binary(reo_path, err)) <= 0) {
+            if (rc == 0)
+                rc = smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                                 "%s:%u: a binary phrase table needs its reordering scores "
+                                 "integrated: run fastsmt-binarize on the text tables", ini->path,
+                                 lr_f->line);
+            goto out;
+        }
+        rc = 0;
+    }
+    if (bin)
+        rc = dec_pt_ppt_open(&m->pt, pt_path, err);
+    else
+        rc = dec_pt_text_load(&m->pt, pt_path, n_tm, reo_path, n_reo, err);
+    if (rc)
+        goto out;
+    if (m->pt->n_scores != n_tm) {
+        rc = smt_err_set(err, SMT_ERR_FORMAT, "%s: %u scores per phrase, the moses.ini says %u",
+                         pt_path, m->pt->n_scores, n_tm);
+        goto out;
+    }
+    if (lr_f && m->pt->n_reo != n_reo) {
+        rc = smt_err_set(err, SMT_ERR_FORMAT,
+                         "%s: %u reordering scores per phrase, the moses.ini says %u",
+                         reo_path ? reo_path : pt_path, m->pt->n_reo, n_reo);
+        goto out;
+    }
+    for (unsigned l = 0; l < m->n_lms; l++) {
+        const char *lp = dec_ini_feature_arg(lm_f[l], "path");
+        if (!lp) {
+            rc = smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has no path", ini->path,
+                             lm_f[l]->line, lm_f[l]->name);
+            goto out;
+        }
+        char *lm_path = dec_ini_resolve(ini, lp);
+        int lb = lm_path ? is_binary(lm_path, err) : SMT_ERR_NOMEM;
+        if (lb < 0)
+            rc = lb;
+        else if (lb)
+            rc = dec_lm_glm_open(&m->lms[l], lm_path, err);
+        else
+            rc = dec_lm_arpa_load(&m->lms[l], lm_path, warn, err);
+        if (!rc) {
+            const char *o = dec_ini_feature_arg(lm_f[l], "order");
+            if (o && (unsigned)atoi(o) != m->lms[l]->order)
+                fprintf(warn, "warning: %s: order %u, the moses.ini says %s\n", lm_path,
+                        m->lms[l]->order, o);
+        }
+        free(lm_path);
+        if (rc)
+            goto out;
+    }
+out:
+    free(pt_path);
+    free(reo_path);
+    return rc;
+}
+
+static int build_maps(dec_model *m, smt_err *err)
+{
+    uint32_t n = m->pt->tgt_vocab->n;
+    m->tgt2lm = calloc(DEC_MAX_LMS, sizeof(uint32_t *));
+    if (!m->tgt2lm)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    for (unsigned l = 0; l < m->n_lms; l++) {
+        if (!(m->tgt2lm[l] = malloc((n + 1) * sizeof(uint32_t))))
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        for (uint32_t i = 0; i < n; i++) {
+            size_t len;
+            const char *w = smt_vocab_word(m->pt->tgt_vocab, i, &len);
+            m->tgt2lm[l][i] = m->lms[l]->index(m->lms[l], w, len);
+        }
+    }
+    uint64_t size = 1024;
+    while (size < m->pt->n_sources * 2)
+        size <<= 1;
+    m->cache = calloc(size, sizeof *m->cache);
+    if (!m->cache)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory for the phrase cache");
+    m->cache_mask = size - 1;
+    return 0;
+}
+
+int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt_in, smt_err *err)
+{
+    double t0 = smt_now();
+    *out = NULL;
+    dec_options dflt;
+    dec_options_default(&dflt);
+    const dec_options *opt = opt_in ? opt_in : &dflt;
+    FILE *warn = opt->warn ? opt->warn : stderr;
+    dec_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    int rc = dec_ini_load(&m->ini, ini_path, err);
+    if (!rc && opt->weight_overwrite)
+        rc = dec_ini_overwrite_weights(m->ini, opt->weight_overwrite, err);
+    const dec_ini_feature *pt_f = NULL, *lr_f = NULL, *lm_f[DEC_MAX_LMS] = {0};
+    if (!rc) {
+        warn_unknown_keys(m->ini, warn);
+        rc = layout(m, m->ini, &pt_f, &lr_f, lm_f, err);
+    }
+    if (!rc)
+        rc = load_weights(m, m->ini, warn, err);
+    if (!rc) {
+        const dec_ini *ini = m->ini;
+        m->stack_size = opt->stack_size >= 0 ? opt->stack_size : int_param(ini, "stack", 200);
+        m->pop_limit =
+            opt->pop_limit >= 0 ? opt->pop_limit : int_param(ini, "cube-pruning-pop-limit", 1000);
+        m->distortion_limit = opt->distortion_limit_set ? opt->distortion_limit
+                                                        : int_param(ini, "distortion-limit", -1);
+        m->max_phrase_len = int_param(ini, "max-phrase-length", 20);
+        const char *tl = dec_ini_feature_arg(pt_f, "table-limit");
+        m->table_limit = tl ? atoi(tl) : 20;
+        const char *bt = dec_ini_param(ini, "beam-threshold");
+        double b = bt ? atof(bt) : 0.00001;
+        m->beam_width = b > 0 ? (float)log(b) : -INFINITY;
+        if (m->stack_size < 1 || m->pop_limit < 1 || m->max_phrase_len < 1)
+            rc = smt_err_set(err, SMT_ERR_ARG, "stack size, pop limit and phrase length must be "
+                                               "positive");
+        const char *sa = dec_ini_param(ini, "search-algorithm");
+        if (sa && atoi(sa) != 1)
+            fprintf(warn, "warning: search-algorithm %s: this decoder always uses cube pruning\n",
+                    sa);
+    }
+    if (!rc)
+        rc = load_tables(m, pt_f, lr_f, lm_f, warn, err);
+    if (!rc)
+        rc = build_maps(m, err);
+    if (rc) {
+        dec_model_free(m);
+        return rc;
+    }
+    m->load_seconds = smt_now() - t0;
+    *out = m;
+    return 0;
+}
+
+void dec_model_free(dec_model *m)
+{
+    if (!m)
+        return;
+    dec_cache_free(m);
+    if (m->tgt2lm)
+        for (unsigned l = 0; l < DEC_MAX_LMS; l++)
+            free(m->tgt2lm[l]);
+    free(m->tgt2lm);
+    for (unsigned l = 0; l < m->n_lms; l++)
+        if (m->lms[l])
+            m->lms[l]->free(m->lms[l]);
+    if (m->pt)
+        m->pt->free(m->pt);
+    for (unsigned i = 0; i < m->n_features; i++)
+        free(m->features[i].name);
+    free(m->features);
+    free(m->weights);
+    dec_ini_free(m->ini);
+    free(m);
+}
+
+const char *dec_word(const dec_model *m, uint32_t id, const char *const *src_tokens,
+                     const uint32_t *src_lens, size_t *len)
+{
+    if (id & DEC_PASS_BIT) {
+        *len = src_lens[id & ~DEC_PASS_BIT];
+        return src_tokens[id & ~DEC_PASS_BIT];
+    }
+    return smt_vocab_word(m->pt->tgt_vocab, id, len);
+}

@@ -1,0 +1,381 @@
+/* nbest.c — the 1-best and n-best output in Moses's formats.
+ *
+ * n-best extraction follows Moses's TrellisPath: every hypothesis of the last stack starts a path;
+ * the best path is taken out, and each hypothesis recombined into one of its nodes (at or before
+ * the node it last deviated at) yields a deviant path whose score differs by exactly the score
+ * difference of the two hypotheses, since recombined hypotheses share their future. With
+ * `distinct`, paths whose words repeat an earlier one are skipped, and at most n * 20 paths are
+ * examined (Moses's n-best factor). Feature values are recomputed by re-scoring each path, so the
+ * printed total is exactly weights · features. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+#include "smt_hash.h"
+
+#define NBEST_FACTOR 20
+
+int dec_buf_append(dec_buf *b, const char *s, size_t len)
+{
+    if (b->len + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + len + 1)
+            cap *= 2;
+        char *p = realloc(b->data, cap);
+        if (!p)
+            return SMT_ERR_NOMEM;
+        b->data = p;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, s, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int dec_buf_printf(dec_buf *b, const char *fmt, ...)
+{
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return SMT_ERR_ARG;
+    if ((size_t)n < sizeof tmp)
+        return dec_buf_append(b, tmp, (size_t)n);
+    char *big = malloc((size_t)n + 1);
+    if (!big)
+        return SMT_ERR_NOMEM;
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    int rc = dec_buf_append(b, big, (size_t)n);
+    free(big);
+    return rc;
+}
+
+void dec_buf_free(dec_buf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+/* Accumulates in float, as Moses's ScoreComponentCollection does, so printed values match. */
+void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double *out)
+{
+    const dec_model *m = s->m;
+    float sc[m->n_scores + 1];
+    memset(sc, 0, sizeof sc);
+    dec_lm_state st[DEC_MAX_LMS];
+    for (unsigned l = 0; l < m->n_lms; l++)
+        dec_lm_begin_state(m->lms[l], &st[l]);
+    int ps = -1, pe = -1;
+    const dec_cand *pc = NULL;
+    for (size_t i = 0; i < len; i++) {
+        const hyp *h = path[i];
+        const dec_cand *c = h->cand;
+        if (c->tm)
+            for (unsigned k = 0; k < m->pt->n_scores; k++)
+                sc[m->off_tm + k] += c->tm[k];
+        else if (m->has_uwp)
+            sc[m->off_uwp] += DEC_LOWEST_SCORE;
+        if (m->has_wp)
+            sc[m->off_wp] -= c->n_words;
+        if (m->has_pp)
+            sc[m->off_pp] += 1;
+        for (unsigned l = 0; l < m->n_lms; l++) {
+            float lp = 0;
+            for (unsigned k = 0; k < c->n_words; k++)
+                lp += m->lms[l]->score(m->lms[l], &st[l], c->lm_words[l * c->n_words + k], &st[l]);
+            if (i + 1 == len)
+                lp += m->lms[l]->score(m->lms[l], &st[l], m->lms[l]->eos, &st[l]);
+            sc[m->off_lm[l]] += lp * DEC_LN10;
+        }
+        if (m->has_dist)
+            sc[m->off_dist] -= (float)dec_distortion(pe, h->start);
+        if (m->has_reo) {
+            int o = dec_orientation(m->lr_type, ps, pe, h->start, h->end);
+            if ((m->lr_dir & DEC_LR_BACKWARD) && c->reo)
+                sc[m->off_reo + o] += c->reo[o];
+            unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
+            if ((m->lr_dir & DEC_LR_FORWARD) && pc && pc->reo)
+                sc[m->off_reo + off + o] += pc->reo[off + o];
+        }
+        ps = h->start;
+        pe = h->end;
+        pc = c;
+    }
+    for (unsigned k = 0; k < m->n_scores; k++)
+        out[k] = sc[k];
+}
+
+static int append_words(const dec_search *s, dec_buf *b, hyp *const *path, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        const dec_cand *c = path[i]->cand;
+        for (unsigned k = 0; k < c->n_words; k++) {
+            size_t wl;
+            const char *w =
+                dec_word(s->m, c->words[k], (const char *const *)s->tokens, s->lens, &wl);
+            if (dec_buf_append(b, w, wl) || dec_buf_append(b, " ", 1))
+                return SMT_ERR_NOMEM;
+        }
+    }
+    return 0;
+}
+
+/* The path ending in h, first hypothesis first (the empty hypothesis left out). */
+static size_t chain(hyp *h, hyp **out, size_t cap)
+{
+    size_t n = 0;
+    for (hyp *p = h; p && p->cand; p = p->prev)
+        n++;
+    if (n > cap)
+        return 0;
+    size_t i = n;
+    for (hyp *p = h; p && p->cand; p = p->prev)
+        out[--i] = p;
+    return n;
+}
+
+int dec_search_best(dec_search *s, dec_buf *buf, double *score)
+{
+    if (score)
+        *score = s->best ? s->best->score : 0;
+    if (s->best) {
+        hyp **path = arena_alloc(&s->ar, (s->n + 1) * sizeof *path);
+        if (!path)
+            return SMT_ERR_NOMEM;
+        size_t len = chain(s->best, path, s->n + 1);
+        if (append_words(s, buf, path, len))
+            return SMT_ERR_NOMEM;
+    }
+    return dec_buf_append(buf, "\n", 1);
+}
+
+/* A path: nodes[0] is the last hypothesis, as in Moses's TrellisPath. */
+typedef struct tpath {
+    hyp **nodes;
+    uint32_t len, seq;
+    int32_t dev;        /* index of the node last replaced; -1 for a pure path */
+    double score;
+} tpath;
+
+static tpath *path_new(dec_search *s, uint32_t len)
+{
+    tpath *p = arena_alloc(&s->ar, sizeof *p);
+    if (p && !(p->nodes = arena_alloc(&s->ar, (len + 1) * sizeof *p->nodes)))
+        return NULL;
+    return p;
+}
+
+static int path_better(const tpath *a, const tpath *b)
+{
+    return a->score != b->score ? a->score > b->score : a->seq < b->seq;
+}
+
+static int cmp_path(const void *pa, const void *pb)
+{
+    const tpath *a = *(tpath *const *)pa, *b = *(tpath *const *)pb;
+    return path_better(a, b) ? -1 : path_better(b, a) ? 1 : 0;
+}
+
+/* A max-heap of paths (best on top). */
+typedef struct plist {
+    tpath **p;
+    size_t n, cap;
+} plist;
+
+static int plist_add(plist *l, tpath *p)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        tpath **q = realloc(l->p, cap * sizeof *q);
+        if (!q)
+            return SMT_ERR_NOMEM;
+        l->p = q;
+        l->cap = cap;
+    }
+    size_t i = l->n++;
+    while (i > 0 && path_better(p, l->p[(i - 1) / 2])) {
+        l->p[i] = l->p[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    l->p[i] = p;
+    return 0;
+}
+
+static tpath *plist_pop(plist *l)
+{
+    tpath *top = l->p[0], *last = l->p[--l->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1, b = i;
+        tpath *bp = last;
+        if (c < l->n && path_better(l->p[c], bp))
+            b = c, bp = l->p[c];
+        if (c + 1 < l->n && path_better(l->p[c + 1], bp))
+            b = c + 1;
+        if (b == i)
+            break;
+        l->p[i] = l->p[b];
+        i = b;
+    }
+    if (l->n)
+        l->p[i] = last;
+    return top;
+}
+
+/* Moses prunes the contenders to the best `limit` after every step. A pruned path is worse than
+ * `limit` others, and fewer than `limit` steps remain, so it could never be popped: pruning only
+ * saves memory, and doing it lazily (sorting, which leaves a valid heap) gives the same lists. */
+static void plist_prune(plist *l, size_t limit)
+{
+    if (l->n <= 4 * limit)
+        return;
+    qsort(l->p, l->n, sizeof *l->p, cmp_path);
+    l->n = limit;
+}
+
+static int done_add(plist *l, tpath *p)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        tpath **q = realloc(l->p, cap * sizeof *q);
+        if (!q)
+            return SMT_ERR_NOMEM;
+        l->p = q;
+        l->cap = cap;
+    }
+    l->p[l->n++] = p;
+    return 0;
+}
+
+static uint64_t surface_hash(const tpath *p)
+{
+    uint64_t h = 0; /* word by word: two segmentations of one output hash alike */
+    for (uint32_t i = p->len; i-- > 0;) {
+        const dec_cand *c = p->nodes[i]->cand;
+        for (unsigned k = 0; k < c->n_words; k++)
+            h = smt_hash_u64(h ^ c->words[k]);
+    }
+    return h;
+}
+
+static int surface_equal(const tpath *a, const tpath *b)
+{
+    uint32_t i = a->len, j = b->len, ki = 0, kj = 0;
+    for (;;) {
+        while (i > 0 && ki == a->nodes[i - 1]->cand->n_words)
+            i--, ki = 0;
+        while (j > 0 && kj == b->nodes[j - 1]->cand->n_words)
+            j--, kj = 0;
+        if (i == 0 || j == 0)
+            return i == 0 && j == 0;
+        if (a->nodes[i - 1]->cand->words[ki++] != b->nodes[j - 1]->cand->words[kj++])
+            return 0;
+    }
+}
+
+static int format_line(dec_search *s, uint64_t id, const tpath *p, dec_buf *buf, double *sc)
+{
+    const dec_model *m = s->m;
+    hyp **fwd = arena_alloc(&s->ar, (p->len + 1) * sizeof *fwd);
+    if (!fwd)
+        return SMT_ERR_NOMEM;
+    for (uint32_t i = 0; i < p->len; i++)
+        fwd[i] = p->nodes[p->len - 1 - i];
+    dec_path_features(s, fwd, p->len, sc);
+    int rc = dec_buf_printf(buf, "%llu ||| ", (unsigned long long)id);
+    if (!rc)
+        rc = append_words(s, buf, fwd, p->len);
+    if (!rc)
+        rc = dec_buf_append(buf, " |||", 4);
+    float total = 0;
+    for (unsigned f = 0; f < m->n_features && !rc; f++) {
+        const dec_feature *ft = &m->features[f];
+        for (unsigned k = 0; k < ft->n; k++)
+            total += (float)m->weights[ft->offset + k] * (float)sc[ft->offset + k];
+        if (!ft->tuneable)
+            continue;
+        rc = dec_buf_printf(buf, " %s=", ft->name);
+        for (unsigned k = 0; k < ft->n && !rc; k++)
+            rc = dec_buf_printf(buf, " %g", (double)(float)sc[ft->offset + k]);
+    }
+    if (!rc)
+        rc = dec_buf_printf(buf, " ||| %g\n", (double)(float)total);
+    return rc;
+}
+
+int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, dec_buf *buf)
+{
+    if (!s->best || n == 0)
+        return 0;
+    stack *last = &s->stacks[s->n];
+    plist cont = {0}, done = {0};
+    double *sc = arena_alloc(&s->ar, (s->m->n_scores + 1) * sizeof *sc);
+    hyp **tmp = arena_alloc(&s->ar, (s->n + 1) * sizeof *tmp);
+    int rc = sc && tmp ? 0 : SMT_ERR_NOMEM;
+    uint32_t seq = 0;
+    for (uint32_t i = 0; i < last->n && !rc; i++) {
+        size_t len = chain(last->hyps[i], tmp, s->n + 1);
+        tpath *p = path_new(s, (uint32_t)len);
+        if (!p) {
+            rc = SMT_ERR_NOMEM;
+            break;
+        }
+        for (size_t k = 0; k < len; k++)
+            p->nodes[k] = tmp[len - 1 - k];
+        p->len = (uint32_t)len;
+        p->dev = -1;
+        p->score = last->hyps[i]->score;
+        p->seq = seq++;
+        rc = plist_add(&cont, p);
+    }
+    uint64_t *hashes = distinct ? arena_alloc(&s->ar, (n + 1) * sizeof *hashes) : NULL;
+    size_t limit = distinct ? n * NBEST_FACTOR : n;
+    for (size_t iter = 0; !rc && done.n < n && cont.n && iter < n * NBEST_FACTOR; iter++) {
+        tpath *p = plist_pop(&cont);
+        for (uint32_t e = p->dev < 0 ? 0 : (uint32_t)p->dev + 1; e < p->len && !rc; e++) {
+            for (hyp *a = p->nodes[e]->arcs; a && !rc; a = a->next_arc) {
+                size_t tail = chain(a, tmp, s->n + 1);
+                tpath *d = path_new(s, e + (uint32_t)tail);
+                if (!d) {
+                    rc = SMT_ERR_NOMEM;
+                    break;
+                }
+                memcpy(d->nodes, p->nodes, e * sizeof *d->nodes);
+                for (size_t k = 0; k < tail; k++)
+                    d->nodes[e + k] = tmp[tail - 1 - k];
+                d->len = e + (uint32_t)tail;
+                d->dev = (int32_t)e;
+                d->score = p->score - p->nodes[e]->score + a->score;
+                d->seq = seq++;
+                rc = plist_add(&cont, d);
+            }
+        }
+        if (rc)
+            break;
+        int keep = 1;
+        if (distinct) {
+            uint64_t h = surface_hash(p);
+            for (size_t i = 0; i < done.n && keep; i++)
+                if (hashes[i] == h && surface_equal(done.p[i], p))
+                    keep = 0;
+            if (keep)
+                hashes[done.n] = h;
+        }
+        if (keep && (rc = done_add(&done, p)))
+            break;
+        plist_prune(&cont, limit);
+    }
+    for (size_t i = 0; i < done.n && !rc; i++)
+        rc = format_line(s, id, done.p[i], buf, sc);
+    free(cont.p);
+    free(done.p);
+    return rc;
+}

@@ -1,0 +1,706 @@
+/* search.c — stack decoding with cube pruning, as Moses's SearchCubePruning does it.
+ *
+ * Stacks hold hypotheses by number of covered source words. Within a stack, hypotheses that share a
+ * coverage form a "cov" (Moses's BitmapContainer); expanding a cov by one source range with that
+ * range's candidates is an "edge", a cube whose rows are the cov's hypotheses (best first, those
+ * within the distortion limit) and whose columns are the candidates (best first). All edges that
+ * lead into stack k start with their corner; then pop_limit times the best candidate hypothesis
+ * (by score + future cost) enters the stack — recombining with an equivalent one (same coverage,
+ * last source range, LM states and reordering state), or dropped when worse than the stack's
+ * worst — and its two neighbours in its cube are scored and queued. A single priority queue over
+ * all cubes of the stack pops exactly what Moses's queue of containers pops. Ties on score are
+ * broken by creation order, so the result is deterministic whatever the thread count. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+#include "smt_hash.h"
+
+/* ---------------------------------------------------------------- arena */
+
+void *arena_alloc(arena *a, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    arena_chunk *c = a->head;
+    if (!c || c->used + size > c->size) {
+        size_t want = size > ((size_t)1 << 20) ? size : ((size_t)1 << 20);
+        arena_chunk **pp = &a->spare;
+        while (*pp && (*pp)->size < want)
+            pp = &(*pp)->next;
+        if (*pp) {
+            c = *pp;
+            *pp = c->next;
+        } else {
+            c = malloc(sizeof *c + want);
+            if (!c)
+                return NULL;
+            c->size = want;
+        }
+        c->used = 0;
+        c->next = a->head;
+        a->head = c;
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += size;
+    return p;
+}
+
+static void *arena_zalloc(arena *a, size_t size)
+{
+    void *p = arena_alloc(a, size);
+    if (p)
+        memset(p, 0, size);
+    return p;
+}
+
+void arena_reset(arena *a)
+{
+    while (a->head) {
+        arena_chunk *c = a->head;
+        a->head = c->next;
+        c->next = a->spare;
+        a->spare = c;
+    }
+}
+
+void arena_free(arena *a)
+{
+    arena_reset(a);
+    while (a->spare) {
+        arena_chunk *c = a->spare;
+        a->spare = c->next;
+        free(c);
+    }
+}
+
+/* ---------------------------------------------------------------- candidate queue */
+
+typedef struct qitem {
+    hyp *h;
+    edge *e;
+    uint32_t x, y;
+} qitem;
+
+static inline int better(const hyp *a, const hyp *b)
+{
+    if (a->total != b->total)
+        return a->total > b->total;
+    return a->id < b->id;
+}
+
+typedef struct queue {
+    qitem *items;
+    size_t n, cap;
+} queue;
+
+static int q_push(queue *q, qitem it)
+{
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 1024;
+        qitem *p = realloc(q->items, cap * sizeof *p);
+        if (!p)
+            return SMT_ERR_NOMEM;
+        q->items = p;
+        q->cap = cap;
+    }
+    size_t i = q->n++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!better(it.h, q->items[parent].h))
+            break;
+        q->items[i] = q->items[parent];
+        i = parent;
+    }
+    q->items[i] = it;
+    return 0;
+}
+
+static qitem q_pop(queue *q)
+{
+    qitem top = q->items[0], last = q->items[--q->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, b = i;
+        const hyp *bh = last.h;
+        if (l < q->n && better(q->items[l].h, bh))
+            b = l, bh = q->items[l].h;
+        if (r < q->n && better(q->items[r].h, bh))
+            b = r;
+        if (b == i)
+            break;
+        q->items[i] = q->items[b];
+        i = b;
+    }
+    if (q->n)
+        q->items[i] = last;
+    return top;
+}
+
+/* ---------------------------------------------------------------- coverage */
+
+static inline int covered(const uint64_t *bits, size_t i) { return (bits[i >> 6] >> (i & 63)) & 1; }
+
+static double gaps_future(const dec_search *s, const uint64_t *bits)
+{
+    double f = 0;
+    size_t n = s->n;
+    for (size_t i = 0; i < n;) {
+        if (covered(bits, i)) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j + 1 < n && !covered(bits, j + 1))
+            j++;
+        f += s->fc[i * n + j];
+        i = j + 1;
+    }
+    return f;
+}
+
+static cov *cov_get(dec_search *s, stack *st, const uint64_t *bits)
+{
+    uint64_t h = smt_hash_bytes(bits, s->nw * 8);
+    if (!st->cov_table || st->n_covs + 1 > (st->cov_mask + 1) / 2) {
+        uint32_t size = st->cov_table ? (st->cov_mask + 1) * 2 : 64;
+        cov **t = arena_zalloc(&s->ar, size * sizeof *t);
+        if (!t)
+            return NULL;
+        for (uint32_t i = 0; i < st->n_covs; i++) {
+            cov *c = st->covs[i];
+            c->hnext = t[c->hash & (size - 1)];
+            t[c->hash & (size - 1)] = c;
+        }
+        st->cov_table = t;
+        st->cov_mask = size - 1;
+    }
+    for (cov *c = st->cov_table[h & st->cov_mask]; c; c = c->hnext)
+        if (c->hash == h && memcmp(c->bits, bits, s->nw * 8) == 0)
+            return c;
+    cov *c = arena_zalloc(&s->ar, sizeof *c);
+    if (!c || !(c->bits = arena_alloc(&s->ar, s->nw * 8)))
+        return NULL;
+    memcpy(c->bits, bits, s->nw * 8);
+    c->hash = h;
+    c->future = gaps_future(s, bits);
+    uint32_t g = 0;
+    while (g < s->n && covered(bits, g))
+        g++;
+    c->first_gap = g;
+    if (st->n_covs == st->cap_covs) {
+        uint32_t cap = st->cap_covs ? st->cap_covs * 2 : 16;
+        cov **p = arena_alloc(&s->ar, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        if (st->n_covs)
+            memcpy(p, st->covs, st->n_covs * sizeof *p);
+        st->covs = p;
+        st->cap_covs = cap;
+    }
+    st->covs[st->n_covs++] = c;
+    c->hnext = st->cov_table[h & st->cov_mask];
+    st->cov_table[h & st->cov_mask] = c;
+    return c;
+}
+
+/* ---------------------------------------------------------------- hypotheses */
+
+static uint64_t hyp_hash(const dec_search *s, const hyp *h)
+{
+    const dec_model *m = s->m;
+    uint64_t k = (uint64_t)(uintptr_t)h->cov * 0x9E3779B97F4A7C15ull;
+    k ^= (uint64_t)(uint16_t)h->end << 16 | (uint64_t)(uint16_t)(m->has_reo ? h->start : 0);
+    for (unsigned l = 0; l < m->n_lms; l++)
+        k = smt_hash_u64(k ^ smt_hash_bytes(h->lm[l].words, h->lm[l].length * 4) ^
+                         h->lm[l].length);
+    if (m->has_reo && (m->lr_dir & DEC_LR_FORWARD) && h->cand && h->cand->reo) {
+        unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
+        k ^= smt_hash_bytes(h->cand->reo + off, m->lr_types * sizeof(float));
+    }
+    return smt_hash_u64(k);
+}
+
+static int reo_fwd_equal(const dec_model *m, const hyp *a, const hyp *b)
+{
+    if (!m->has_reo || !(m->lr_dir & DEC_LR_FORWARD))
+        return 1;
+    const float *ra = a->cand ? a->cand->reo : NULL, *rb = b->cand ? b->cand->reo : NULL;
+    if (ra == rb)
+        return 1;
+    if (!ra || !rb)
+        return 0;
+    unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
+    return memcmp(ra + off, rb + off, m->lr_types * sizeof(float)) == 0;
+}
+
+static int hyp_equal(const dec_search *s, const hyp *a, const hyp *b)
+{
+    const dec_model *m = s->m;
+    if (a->hash != b->hash || a->cov != b->cov || a->end != b->end ||
+        (m->has_reo && a->start != b->start))
+        return 0;
+    for (unsigned l = 0; l < m->n_lms; l++)
+        if (a->lm[l].length != b->lm[l].length ||
+            memcmp(a->lm[l].words, b->lm[l].words, a->lm[l].length * 4) != 0)
+            return 0;
+    return reo_fwd_equal(m, a, b);
+}
+
+/* Scores the expansion of p by candidate c over [start, end] into coverage to. */
+static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end, cov *to,
+                   int complete)
+{
+    const dec_model *m = s->m;
+    hyp *h = arena_alloc(&s->ar, s->hyp_size);
+    if (!h)
+        return NULL;
+    h->prev = p;
+    h->cand = c;
+    h->cov = to;
+    h->start = (int16_t)start;
+    h->end = (int16_t)end;
+    h->arcs = h->next_arc = h->hnext = NULL;
+    h->alive = 0;
+    double score = p->score + c->static_score;
+    for (unsigned l = 0; l < m->n_lms; l++) {
+        const dec_lm *lm = m->lms[l];
+        dec_lm_state st = p->lm[l];
+        const uint32_t *w = c->lm_words + (size_t)l * c->n_words;
+        float lp = 0;
+        for (unsigned i = 0; i < c->n_words; i++)
+            lp += lm->score(lm, &st, w[i], &st);
+        if (complete)
+            lp += lm->score(lm, &st, lm->eos, &st);
+        h->lm[l] = st;
+        score += (double)m->w_lm[l] * (double)(lp * DEC_LN10);
+    }
+    if (m->has_dist)
+        score -= (double)m->w_dist * dec_distortion(p->end, start);
+    if (m->has_reo) {
+        int o = dec_orientation(m->lr_type, p->start, p->end, start, end);
+        if ((m->lr_dir & DEC_LR_BACKWARD) && c->reo)
+            score += (double)m->w_reo[o] * c->reo[o];
+        if ((m->lr_dir & DEC_LR_FORWARD) && p->cand && p->cand->reo) {
+            unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
+            score += (double)m->w_reo[off + o] * p->cand->reo[off + o];
+        }
+    }
+    h->score = score;
+    h->total = score + to->future;
+    h->id = s->next_id++;
+    h->hash = hyp_hash(s, h);
+    return h;
+}
+
+/* ---------------------------------------------------------------- stacks */
+
+static int stack_insert(dec_search *s, stack *st, hyp *h)
+{
+    if (st->n == st->cap) {
+        uint32_t cap = st->cap ? st->cap * 2 : 256;
+        hyp **p = arena_alloc(&s->ar, cap * sizeof *p);
+        if (!p)
+            return SMT_ERR_NOMEM;
+        if (st->n)
+            memcpy(p, st->hyps, st->n * sizeof *p);
+        st->hyps = p;
+        st->cap = cap;
+    }
+    st->hyps[st->n++] = h;
+    hyp **b = &st->table[h->hash & st->table_mask];
+    h->hnext = *b;
+    *b = h;
+    h->alive = 1;
+    st->n_alive++;
+    if (h->total > st->best) {
+        st->best = h->total;
+        if (st->best + s->m->beam_width > st->worst)
+            st->worst = st->best + s->m->beam_width;
+    }
+    return 0;
+}
+
+static void table_unlink(stack *st, hyp *h)
+{
+    hyp **pp = &st->table[h->hash & st->table_mask];
+    while (*pp != h)
+        pp = &(*pp)->hnext;
+    *pp = h->hnext;
+}
+
+static int cmp_hyp(const void *pa, const void *pb)
+{
+    const hyp *a = *(hyp *const *)pa, *b = *(hyp *const *)pb;
+    return better(a, b) ? -1 : better(b, a) ? 1 : 0;
+}
+
+/* Moses's PruneToSize: keeps hypotheses at least as good as the size-th best (among those within
+ * the beam); raises the stack's worst score to that threshold. */
+static void prune_to_size(dec_search *s, stack *st, uint32_t size)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < st->n; i++)
+        if (st->hyps[i]->alive)
+            st->hyps[n++] = st->hyps[i];
+    st->n = n;
+    if (n <= size)
+        return;
+    qsort(st->hyps, n, sizeof *st->hyps, cmp_hyp);
+    double floor_score = st->best + s->m->beam_width;
+    uint32_t within = 0;
+    while (within < n && st->hyps[within]->total > floor_score)
+        within++;
+    uint32_t k = within < size ? within : size;
+    double threshold = k ? st->hyps[k - 1]->total : st->hyps[0]->total;
+    uint32_t keep = 0;
+    while (keep < n && st->hyps[keep]->total >= threshold)
+        keep++;
+    for (uint32_t i = keep; i < n; i++) {
+        st->hyps[i]->alive = 0;
+        table_unlink(st, st->hyps[i]);
+    }
+    st->n = keep;
+    st->n_alive = keep;
+    st->worst = threshold;
+}
+
+/* Moses's AddPrune: a hypothesis enters, recombines, or is dropped. */
+static int stack_add(dec_search *s, stack *st, hyp *h)
+{
+    if (h->total < st->worst || isinf(h->total))
+        return 0;
+    hyp *e = st->table[h->hash & st->table_mask];
+    while (e && !hyp_equal(s, e, h))
+        e = e->hnext;
+    if (!e) {
+        int rc = stack_insert(s, st, h);
+        if (!rc && st->n_alive > 2 * (uint32_t)s->m->stack_size - 1)
+            prune_to_size(s, st, (uint32_t)s->m->stack_size);
+        return rc;
+    }
+    if (h->total > e->total) {
+        table_unlink(st, e);
+        e->alive = 0;
+        st->n_alive--;
+        if (s->nbest) {
+            hyp *tail = e;
+            tail->next_arc = e->arcs;
+            e->arcs = NULL;
+            while (tail->next_arc)
+                tail = tail->next_arc;
+            tail->next_arc = h->arcs;
+            h->arcs = e;
+        }
+        int rc = stack_insert(s, st, h);
+        if (!rc && st->n_alive > 2 * (uint32_t)s->m->stack_size - 1)
+            prune_to_size(s, st, (uint32_t)s->m->stack_size);
+        return rc;
+    }
+    if (s->nbest) {
+        h->next_arc = e->arcs;
+        e->arcs = h;
+    }
+    return 0;
+}
+
+static int stack_init(dec_search *s, stack *st)
+{
+    uint32_t size = 64;
+    while (size < 4u * (uint32_t)s->m->stack_size)
+        size <<= 1;
+    st->table = arena_zalloc(&s->ar, size * sizeof *st->table);
+    st->table_mask = size - 1;
+    st->best = st->worst = -INFINITY;
+    return st->table ? 0 : SMT_ERR_NOMEM;
+}
+
+/* Sorts each coverage's survivors best first, for the cubes of the next stacks. */
+static int gather_covs(dec_search *s, stack *st)
+{
+    qsort(st->hyps, st->n, sizeof *st->hyps, cmp_hyp);
+    for (uint32_t i = 0; i < st->n; i++)
+        st->hyps[i]->cov->n_hyps++;
+    for (uint32_t i = 0; i < st->n_covs; i++) {
+        cov *c = st->covs[i];
+        if (c->n_hyps && !(c->hyps = arena_alloc(&s->ar, c->n_hyps * sizeof *c->hyps)))
+            return SMT_ERR_NOMEM;
+        c->n_hyps = 0;
+    }
+    for (uint32_t i = 0; i < st->n; i++) {
+        cov *c = st->hyps[i]->cov;
+        c->hyps[c->n_hyps++] = st->hyps[i];
+    }
+    return 0;
+}
+
+static int add_edge(dec_search *s, stack *st, edge *e)
+{
+    if (st->n_edges == st->cap_edges) {
+        uint32_t cap = st->cap_edges ? st->cap_edges * 2 : 64;
+        edge **p = arena_alloc(&s->ar, cap * sizeof *p);
+        if (!p)
+            return SMT_ERR_NOMEM;
+        if (st->n_edges)
+            memcpy(p, st->edges, st->n_edges * sizeof *p);
+        st->edges = p;
+        st->cap_edges = cap;
+    }
+    st->edges[st->n_edges++] = e;
+    return 0;
+}
+
+/* Moses's CheckDistortion: a phrase that does not start at the first gap must leave the first gap
+ * reachable from its end. */
+static int distortion_ok(const dec_search *s, const cov *c, int start, int end)
+{
+    int dl = s->m->distortion_limit;
+    if (dl < 0 || (int)c->first_gap == start)
+        return 1;
+    return dec_distortion(end, (int)c->first_gap) <= dl;
+}
+
+/* Creates the cubes that expand every coverage of stack k (Moses's CreateForwardTodos). */
+static int forward_todos(dec_search *s, uint32_t k)
+{
+    stack *st = &s->stacks[k];
+    size_t n = s->n;
+    int dl = s->m->distortion_limit;
+    uint64_t *bits = arena_alloc(&s->ar, s->nw * 8);
+    hyp **tmp = arena_alloc(&s->ar, (st->n + 1) * sizeof *tmp);
+    if (!bits || !tmp)
+        return SMT_ERR_NOMEM;
+    for (uint32_t ci = 0; ci < st->n_covs; ci++) {
+        cov *c = st->covs[ci];
+        if (!c->n_hyps)
+            continue;
+        for (size_t start = 0; start < n; start++) {
+            if (covered(c->bits, start))
+                continue;
+            for (int len = 1; len <= s->max_len && start + len <= n; len++) {
+                size_t end = start + len - 1;
+                if (covered(c->bits, end))
+                    break;
+                const cand_list *o = &s->opts[start * s->max_len + len - 1];
+                if (!o->n || !distortion_ok(s, c, (int)start, (int)end))
+                    continue;
+                uint32_t nh = 0;
+                for (uint32_t i = 0; i < c->n_hyps; i++)
+                    if (dl < 0 || dec_distortion(c->hyps[i]->end, (int)start) <= dl)
+                        tmp[nh++] = c->hyps[i];
+                if (!nh)
+                    continue;
+                memcpy(bits, c->bits, s->nw * 8);
+                for (size_t i = start; i <= end; i++)
+                    bits[i >> 6] |= 1ull << (i & 63);
+                stack *to_st = &s->stacks[k + len];
+                cov *to = cov_get(s, to_st, bits);
+                edge *e = arena_alloc(&s->ar, sizeof *e);
+                size_t seen_bytes = ((size_t)nh * o->n + 7) / 8;
+                if (!to || !e || !(e->hyps = arena_alloc(&s->ar, nh * sizeof *tmp)) ||
+                    !(e->seen = arena_zalloc(&s->ar, seen_bytes)))
+                    return SMT_ERR_NOMEM;
+                memcpy(e->hyps, tmp, nh * sizeof *tmp);
+                e->n_hyps = nh;
+                e->to = to;
+                e->cands = o->c;
+                e->n_cands = o->n;
+                e->start = (int16_t)start;
+                e->end = (int16_t)end;
+                int rc = add_edge(s, to_st, e);
+                if (rc)
+                    return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+static inline int seen_test_set(edge *e, uint32_t x, uint32_t y)
+{
+    size_t bit = (size_t)x * e->n_cands + y;
+    int was = (e->seen[bit >> 3] >> (bit & 7)) & 1;
+    e->seen[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+    return was;
+}
+
+static queue *search_queue(dec_search *s);
+
+static int push_cell(dec_search *s, edge *e, uint32_t x, uint32_t y, int complete)
+{
+    if (x >= e->n_hyps || y >= e->n_cands || seen_test_set(e, x, y))
+        return 0;
+    hyp *h = expand(s, e->hyps[x], &e->cands[y], e->start, e->end, e->to, complete);
+    if (!h)
+        return SMT_ERR_NOMEM;
+    return q_push(search_queue(s), (qitem){h, e, x, y});
+}
+
+/* ---------------------------------------------------------------- the sentence */
+
+typedef struct search_priv {
+    dec_search pub;
+    queue q;
+} search_priv;
+
+static queue *search_queue(dec_search *s) { return &((search_priv *)s)->q; }
+
+int dec_search_create(dec_search **out, dec_model *m, smt_err *err)
+{
+    search_priv *p = calloc(1, sizeof *p);
+    if (!p)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    p->pub.m = m;
+    p->pub.hyp_size = sizeof(hyp) + m->n_lms * sizeof(dec_lm_state);
+    *out = &p->pub;
+    return 0;
+}
+
+void dec_search_free(dec_search *s)
+{
+    if (!s)
+        return;
+    arena_free(&s->ar);
+    free(search_queue(s)->items);
+    free(s);
+}
+
+/* The candidates of every span, an unknown-word candidate where a word has none, and the future
+ * cost table (best estimate of every span, then the best split of longer spans). */
+static int collect_options(dec_search *s, smt_err *err)
+{
+    dec_model *m = s->m;
+    size_t n = s->n;
+    s->max_len = m->max_phrase_len < (int)n ? m->max_phrase_len : (int)n;
+    s->opts = arena_zalloc(&s->ar, n * s->max_len * sizeof *s->opts);
+    s->src_ids = arena_alloc(&s->ar, n * sizeof *s->src_ids);
+    s->fc = arena_alloc(&s->ar, n * n * sizeof *s->fc);
+    if (!s->opts || !s->src_ids || !s->fc)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        s->src_ids[i] = smt_vocab_find(m->pt->src_vocab, s->tokens[i], s->lens[i]);
+    for (size_t i = 0; i < n; i++) {
+        for (int len = 1; len <= s->max_len && i + len <= n; len++) {
+            if (s->src_ids[i + len - 1] == SMT_VOCAB_NONE)
+                break;
+            const dec_centry *ce;
+            int rc = dec_cands_get(m, s->src_ids + i, (size_t)len, &ce, err);
+            if (rc)
+                return rc;
+            if (ce && ce->n)
+                s->opts[i * s->max_len + len - 1] = (cand_list){ce->cands, ce->n};
+        }
+        if (s->opts[i * s->max_len].n)
+            continue;
+        /* an unknown word: passed through, Moses's UnknownWordPenalty (ln 0 floored = -100) */
+        dec_cand *c = arena_zalloc(&s->ar, sizeof *c);
+        uint32_t *w = arena_alloc(&s->ar, (1 + m->n_lms) * sizeof *w);
+        if (!c || !w)
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        w[0] = DEC_PASS_BIT | (uint32_t)i;
+        c->words = w;
+        c->lm_words = w + 1;
+        c->n_words = 1;
+        c->static_score = (m->has_wp ? -(float)m->weights[m->off_wp] : 0) +
+                          (m->has_pp ? (float)m->weights[m->off_pp] : 0) +
+                          m->w_uwp * DEC_LOWEST_SCORE;
+        c->future = c->static_score;
+        for (unsigned l = 0; l < m->n_lms; l++) {
+            w[1 + l] = m->lms[l]->index(m->lms[l], s->tokens[i], s->lens[i]);
+            dec_lm_state st;
+            memset(&st, 0, sizeof st);
+            c->future += m->w_lm[l] * DEC_LN10 * m->lms[l]->score(m->lms[l], &st, w[1 + l], &st);
+        }
+        s->opts[i * s->max_len] = (cand_list){c, 1};
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i; j < n; j++) {
+            size_t len = j - i + 1;
+            const cand_list *o = len <= (size_t)s->max_len ? &s->opts[i * s->max_len + len - 1]
+                                                           : NULL;
+            s->fc[i * n + j] = o && o->n ? o->c[0].future : -INFINITY;
+        }
+    for (size_t len = 2; len <= n; len++)
+        for (size_t i = 0; i + len <= n; i++) {
+            size_t j = i + len - 1;
+            double best = s->fc[i * n + j];
+            for (size_t k = i; k < j; k++) {
+                double v = s->fc[i * n + k] + s->fc[(k + 1) * n + j];
+                if (v > best)
+                    best = v;
+            }
+            s->fc[i * n + j] = best;
+        }
+    return 0;
+}
+
+static int process_stack(dec_search *s, uint32_t k)
+{
+    stack *st = &s->stacks[k];
+    queue *q = search_queue(s);
+    q->n = 0;
+    int complete = k == s->n, rc;
+    for (uint32_t i = 0; i < st->n_edges; i++)
+        if ((rc = push_cell(s, st->edges[i], 0, 0, complete)))
+            return rc;
+    for (int pops = 0; pops < s->m->pop_limit && q->n; pops++) {
+        qitem it = q_pop(q);
+        if ((rc = stack_add(s, st, it.h)) || (rc = push_cell(s, it.e, it.x + 1, it.y, complete)) ||
+            (rc = push_cell(s, it.e, it.x, it.y + 1, complete)))
+            return rc;
+    }
+    prune_to_size(s, st, (uint32_t)s->m->stack_size);
+    if ((rc = gather_covs(s, st)))
+        return rc;
+    return k < s->n ? forward_todos(s, k) : 0;
+}
+
+int dec_search_run(dec_search *s, char **tokens, const uint32_t *lens, size_t n, int want_nbest,
+                   smt_err *err)
+{
+    arena_reset(&s->ar);
+    s->best = NULL;
+    s->tokens = tokens;
+    s->lens = lens;
+    s->n = n;
+    s->nbest = want_nbest;
+    s->next_id = 0;
+    if (n == 0)
+        return 0;
+    if (n > DEC_MAX_SENTENCE)
+        return smt_err_set(err, SMT_ERR_LIMIT, "sentence of %zu tokens (the limit is %d)", n,
+                           DEC_MAX_SENTENCE);
+    s->nw = (uint32_t)((n + 63) / 64);
+    int rc = collect_options(s, err);
+    if (rc)
+        return rc;
+    s->stacks = arena_zalloc(&s->ar, (n + 1) * sizeof *s->stacks);
+    if (!s->stacks)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k <= n; k++)
+        if ((rc = stack_init(s, &s->stacks[k])))
+            return smt_err_set(err, rc, "out of memory");
+    uint64_t *zero = arena_zalloc(&s->ar, s->nw * 8);
+    cov *c0 = zero ? cov_get(s, &s->stacks[0], zero) : NULL;
+    hyp *h0 = arena_zalloc(&s->ar, s->hyp_size);
+    if (!c0 || !h0)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    h0->cov = c0;
+    h0->start = h0->end = -1;
+    for (unsigned l = 0; l < s->m->n_lms; l++)
+        dec_lm_begin_state(s->m->lms[l], &h0->lm[l]);
+    h0->total = c0->future;
+    h0->id = s->next_id++;
+    h0->hash = hyp_hash(s, h0);
+    if ((rc = stack_insert(s, &s->stacks[0], h0)) || (rc = gather_covs(s, &s->stacks[0])) ||
+        (rc = forward_todos(s, 0)))
+        return smt_err_set(err, rc, "out of memory");
+    for (uint32_t k = 1; k <= n; k++)
+        if ((rc = process_stack(s, k)))
+            return smt_err_set(err, rc, "out of memory");
+    stack *last = &s->stacks[n];
+    if (last->n)
+        s->best = last->hyps[0]; /* gather_covs sorted them */
+    return 0;
+}

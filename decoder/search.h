@@ -1,0 +1,103 @@
+/* search.h — the search's data structures, shared by search.c (cube pruning) and nbest.c. */
+#ifndef DEC_SEARCH_H
+#define DEC_SEARCH_H
+
+#include "dec_internal.h"
+
+/* A per-sentence bump allocator: everything a sentence allocates dies together. */
+typedef struct arena_chunk {
+    struct arena_chunk *next;
+    size_t size, used;
+    max_align_t data[];
+} arena_chunk;
+
+typedef struct arena {
+    arena_chunk *head;   /* current chunk */
+    arena_chunk *spare;  /* chunks kept for the next sentence */
+} arena;
+
+void *arena_alloc(arena *a, size_t size);
+void arena_reset(arena *a);
+void arena_free(arena *a);
+
+struct cov;
+
+/* A partial translation. */
+typedef struct hyp {
+    struct hyp *prev;
+    const dec_cand *cand;     /* the last phrase (NULL for the empty hypothesis) */
+    struct cov *cov;          /* its coverage (one object per coverage and stack) */
+    double score;             /* model score so far */
+    double total;             /* score + future cost estimate of what is not covered */
+    struct hyp *arcs;         /* hypotheses recombined into this one (n-best) */
+    struct hyp *next_arc;
+    struct hyp *hnext;        /* chain of the stack's recombination table */
+    uint64_t hash;
+    uint32_t id;              /* creation order: the deterministic tie-break */
+    int16_t start, end;       /* source range of the last phrase; -1 for the empty hypothesis */
+    uint8_t alive;            /* in its stack (not pruned, not recombined away) */
+    dec_lm_state lm[];        /* one state per LM */
+} hyp;
+
+/* The hypotheses of one stack that share a coverage (Moses's BitmapContainer). */
+typedef struct cov {
+    uint64_t *bits;
+    struct cov *hnext;
+    uint64_t hash;
+    double future;            /* future cost of the uncovered words */
+    hyp **hyps;               /* after pruning: the survivors, best first */
+    uint32_t n_hyps, first_gap;
+} cov;
+
+/* Expanding one coverage by one source range: a cube of (hypothesis, candidate) pairs. */
+typedef struct edge {
+    cov *to;
+    hyp **hyps;               /* the parent coverage's hypotheses within the distortion limit */
+    const dec_cand *cands;    /* best first */
+    uint32_t n_hyps, n_cands;
+    int16_t start, end;
+    uint8_t *seen;            /* n_hyps * n_cands bits */
+} edge;
+
+typedef struct stack {
+    hyp **hyps;               /* every hypothesis added (alive or not) */
+    uint32_t n, cap, n_alive;
+    hyp **table;              /* recombination buckets */
+    uint32_t table_mask;
+    cov **covs;               /* coverage objects of this stack */
+    uint32_t n_covs, cap_covs;
+    cov **cov_table;
+    uint32_t cov_mask;
+    edge **edges;
+    uint32_t n_edges, cap_edges;
+    double best, worst;
+} stack;
+
+typedef struct cand_list {
+    const dec_cand *c;
+    uint32_t n;
+} cand_list;
+
+struct dec_search {
+    dec_model *m;
+    arena ar;
+    /* the sentence */
+    char **tokens;
+    const uint32_t *lens;
+    size_t n;
+    uint32_t nw;              /* 64-bit words per coverage bitmap */
+    uint32_t *src_ids;
+    cand_list *opts;          /* n * max_len: options of span (i, i+len-1) at [i*max_len+len-1] */
+    int max_len;
+    double *fc;               /* n * n future costs, fc[i*n+j] for span i..j */
+    stack *stacks;            /* n + 1 */
+    uint32_t next_id;
+    int nbest;
+    size_t hyp_size;
+    hyp *best;
+};
+
+/* Re-scores a path (hypotheses first to last) into a dense feature vector scores[m->n_scores]. */
+void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double *scores);
+
+#endif

@@ -1,0 +1,407 @@
+#define _GNU_SOURCE
+/* The decoder on a tiny hand-built model (tests/data/decoder/tiny), whose best translations and
+ * scores are computed by hand below; n-best format; bad input; bad models; the README command. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder.h"
+#include "testutil.h"
+
+#define LN10 2.302585093
+/* tiny/moses.ini's weights */
+#define W_LR 0.1
+#define W_DIST 0.3
+#define W_LM 1.0
+#define W_WP 0.5
+#define W_PP 0.2
+#define W_TM 1.0
+#define W_UWP 1.0
+
+static dec_model *model;
+static dec_worker *worker;
+static char *tmp;
+
+static dec_model *load(const char *ini, const dec_options *opt)
+{
+    smt_err e;
+    dec_model *m = NULL;
+    int rc = dec_model_load(&m, ini, opt, &e);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    return m;
+}
+
+static void setup(void)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini");
+    model = load(ini, NULL);
+    smt_err e;
+    cr_assert_eq(dec_worker_create(&worker, model, &e), 0);
+    free(ini);
+    tmp = tu_tmpdir();
+}
+
+static void teardown(void)
+{
+    dec_worker_free(worker);
+    dec_model_free(model);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+
+TestSuite(decoder, .init = setup, .fini = teardown);
+
+typedef struct result {
+    dec_buf best, nbest;
+    double score;
+    int rc;
+} result;
+
+static result translate(const char *line, size_t n_best, int distinct)
+{
+    result r;
+    memset(&r, 0, sizeof r);
+    smt_err e;
+    r.rc = dec_translate(worker, line, strlen(line), 7, &r.best, &r.nbest, n_best, distinct,
+                         &r.score, &e);
+    return r;
+}
+
+static void result_free(result *r)
+{
+    dec_buf_free(&r->best);
+    dec_buf_free(&r->nbest);
+}
+
+/* One parsed n-best line. */
+typedef struct nline {
+    char words[256];
+    double total, features[16];
+    int n_features;
+} nline;
+
+/* Parses "id ||| words ||| Name= v ... ||| total"; checks the id, the feature names in Moses's
+ * order and that total = weights . features. */
+static int parse_nbest(const char *text, nline *out, int max)
+{
+    static const char *const names[] = {"LexicalReordering0=", "Distortion0=", "LM0=",
+                                        "WordPenalty0=", "PhrasePenalty0=", "TranslationModel0="};
+    static const int counts[] = {6, 1, 1, 1, 1, 1};
+    static const double w[] = {W_LR, W_LR, W_LR, W_LR, W_LR, W_LR, W_DIST, W_LM, W_WP, W_PP, W_TM};
+    int n = 0;
+    char *copy = strdup(text), *save = NULL;
+    for (char *line = strtok_r(copy, "\n", &save); line && n < max;
+         line = strtok_r(NULL, "\n", &save), n++) {
+        nline *l = &out[n];
+        memset(l, 0, sizeof *l);
+        char *f1 = strstr(line, " ||| ");
+        cr_assert_not_null(f1, "%s", line);
+        cr_assert_eq(strncmp(line, "7", (size_t)(f1 - line)), 0, "%s", line);
+        char *f2 = strstr(f1 + 5, " ||| ");
+        cr_assert_not_null(f2, "%s", line);
+        snprintf(l->words, sizeof l->words, "%.*s", (int)(f2 - f1 - 5), f1 + 5);
+        char *f3 = strstr(f2 + 5, " ||| ");
+        cr_assert_not_null(f3, "%s", line);
+        l->total = atof(f3 + 5);
+        *f3 = '\0';
+        char *fs = NULL, *tok = strtok_r(f2 + 5, " ", &fs);
+        double dot = 0;
+        int k = 0;
+        for (int i = 0; i < 6; i++) {
+            cr_assert_str_eq(tok, names[i]);
+            for (int j = 0; j < counts[i]; j++) {
+                tok = strtok_r(NULL, " ", &fs);
+                cr_assert_not_null(tok);
+                l->features[k] = atof(tok);
+                dot += w[k] * l->features[k];
+                k++;
+            }
+            tok = strtok_r(NULL, " ", &fs);
+        }
+        cr_assert_null(tok, "extra fields in %s", line);
+        l->n_features = k;
+        /* the unknown word penalty is in the total but, like in Moses, not printed */
+        double unknown = l->total - dot;
+        cr_assert(fabs(unknown) < 1e-3 || fabs(unknown + 100 * W_UWP) < 1e-3 ||
+                      fabs(unknown + 200 * W_UWP) < 1e-3,
+                  "total %f != weights . features %f in %s", l->total, dot, line);
+    }
+    free(copy);
+    return n;
+}
+
+Test(decoder, monotone)
+{
+    /* "a"+"b" -> A B beats "a b" -> A B:
+     * ln .5 + ln .25 + ln10 * (p(A|<s>) -.2 + p(B|A) -.1 + p(</s>|B) -.3) + .5 * -2 + .2 * 2
+     * + .1 * (ln .5 [a: M] + ln .4 [b: M] + ln .6 [a's next: M]) */
+    double expect = W_TM * (log(0.5) + log(0.25)) + W_LM * LN10 * (-0.6) + W_WP * -2 + W_PP * 2 +
+                    W_LR * (log(0.5) + log(0.4) + log(0.6));
+    double second = W_TM * log(0.1) + W_LM * LN10 * (-0.6) + W_WP * -2 + W_PP + W_LR * log(0.7);
+    result r = translate("a b", 10, 0);
+    cr_assert_eq(r.rc, 0);
+    cr_assert_str_eq(r.best.data, "A B \n");
+    cr_assert_float_eq(r.score, expect, 1e-4);
+    nline l[10];
+    int n = parse_nbest(r.nbest.data, l, 10);
+    cr_assert_eq(n, 3, "%s", r.nbest.data);
+    cr_assert_float_eq(l[0].total, expect, 1e-4);
+    cr_assert_float_eq(l[1].total, second, 1e-4);
+    cr_assert_str_eq(l[1].words, "A B ");
+    cr_assert_float_eq(l[0].features[0], log(0.5) + log(0.4), 1e-4); /* backward M */
+    cr_assert_float_eq(l[0].features[3], log(0.6), 1e-4);            /* forward M */
+    result_free(&r);
+    r = translate("a b", 10, 1); /* distinct: one line per output */
+    n = parse_nbest(r.nbest.data, l, 10);
+    cr_assert_eq(n, 2, "%s", r.nbest.data);
+    cr_assert_str_eq(l[1].words, "B A ");
+    result_free(&r);
+}
+
+Test(decoder, reordered)
+{
+    /* y first (start 1: distortion 1, orientation D), then x (jump back 2, swap):
+     * 2 ln .5 + ln10 * (p(Y|<s>) -.4 + p(X|Y) -.2 + p(</s>|X) -.3) + .5 * -2 + .2 * 2 + .3 * -3
+     * + .1 * (ln .2 [y: D] + ln .2 [x: S] + ln .25 [y's next: S]) */
+    double expect = W_TM * 2 * log(0.5) + W_LM * LN10 * (-0.9) + W_WP * -2 + W_PP * 2 +
+                    W_DIST * -3 + W_LR * (log(0.2) + log(0.2) + log(0.25));
+    result r = translate("x y", 10, 0);
+    cr_assert_str_eq(r.best.data, "Y X \n");
+    cr_assert_float_eq(r.score, expect, 1e-4);
+    nline l[10];
+    cr_assert_geq(parse_nbest(r.nbest.data, l, 10), 2);
+    cr_assert_float_eq(l[0].features[6], -3, 1e-9);           /* Distortion0 */
+    cr_assert_float_eq(l[0].features[1], log(0.2), 1e-4);     /* backward S */
+    cr_assert_float_eq(l[0].features[2], log(0.2), 1e-4);     /* backward D */
+    cr_assert_float_eq(l[0].features[4], log(0.25), 1e-4);    /* forward S */
+    cr_assert_str_eq(l[1].words, "X Y ");
+    result_free(&r);
+    /* a heavy distortion weight makes the monotone order win */
+    dec_options opt;
+    dec_options_default(&opt);
+    opt.weight_overwrite = "Distortion0= 10";
+    char *ini = tu_data_path("decoder/tiny/moses.ini");
+    dec_model *m = load(ini, &opt);
+    dec_worker *w;
+    smt_err e;
+    cr_assert_eq(dec_worker_create(&w, m, &e), 0);
+    dec_buf b = {0};
+    cr_assert_eq(dec_translate(w, "x y", 3, 0, &b, NULL, 0, 0, NULL, &e), 0);
+    cr_assert_str_eq(b.data, "X Y \n");
+    dec_buf_free(&b);
+    /* and a distortion limit of 0 forbids the jump */
+    dec_worker_free(w);
+    dec_model_free(m);
+    dec_options_default(&opt);
+    opt.distortion_limit = 0;
+    opt.distortion_limit_set = 1;
+    m = load(ini, &opt);
+    cr_assert_eq(dec_worker_create(&w, m, &e), 0);
+    cr_assert_eq(dec_translate(w, "x y", 3, 0, &b, NULL, 0, 0, NULL, &e), 0);
+    cr_assert_str_eq(b.data, "X Y \n");
+    dec_buf_free(&b);
+    dec_worker_free(w);
+    dec_model_free(m);
+    free(ini);
+}
+
+Test(decoder, recombination)
+{
+    /* "c" -> "Y X" and "c" -> "X" end in the same state (coverage, range, LM state X, equal
+     * reordering scores): "X" is recombined into "Y X" and only reachable as an arc. */
+    double yx = W_TM * log(0.4) + W_LM * LN10 * (-0.4 - 0.2 - 0.3) + W_WP * -2 + W_PP +
+                W_LR * log(0.5);
+    double x = W_TM * log(0.5) + W_LM * LN10 * (-1.5 - 0.3) + W_WP * -1 + W_PP + W_LR * log(0.5);
+    result r = translate("c", 10, 0);
+    cr_assert_str_eq(r.best.data, "Y X \n");
+    nline l[10];
+    cr_assert_eq(parse_nbest(r.nbest.data, l, 10), 2, "%s", r.nbest.data);
+    cr_assert_float_eq(l[0].total, yx, 1e-4);
+    cr_assert_str_eq(l[1].words, "X ");
+    cr_assert_float_eq(l[1].total, x, 1e-4);
+    result_free(&r);
+}
+
+Test(decoder, unknown_word)
+{
+    /* q passes through: UnknownWordPenalty -100, LM p(<unk>|A) = bo(A) -.3 + p(<unk>) -1,
+     * p(</s>) after <unk> (no context) -1; q has no reordering entry (no score) */
+    double expect = W_TM * log(0.5) + W_LM * LN10 * (-0.2 - 1.3 - 1.0) + W_WP * -2 + W_PP * 2 +
+                    W_UWP * -100 + W_LR * (log(0.5) + log(0.6));
+    result r = translate("a q", 5, 1);
+    cr_assert_str_eq(r.best.data, "A q \n");
+    cr_assert_float_eq(r.score, expect, 1e-4);
+    nline l[5];
+    cr_assert_geq(parse_nbest(r.nbest.data, l, 5), 1);
+    cr_assert_float_eq(l[0].total, expect, 1e-3);
+    result_free(&r);
+}
+
+Test(decoder, bad_input)
+{
+    result r = translate("", 5, 1);
+    cr_assert_eq(r.rc, 0);
+    cr_assert_str_eq(r.best.data, "\n");
+    cr_assert_eq(r.nbest.len, 0);
+    result_free(&r);
+    r = translate("  \t ", 5, 1);
+    cr_assert_str_eq(r.best.data, "\n");
+    result_free(&r);
+    r = translate("a \xff\xfe\x80 b", 5, 1);
+    cr_assert_eq(r.rc, 0);
+    cr_assert_str_eq(r.best.data, "A \xff\xfe\x80 B \n");
+    result_free(&r);
+    r = translate("a ||| b", 5, 0);
+    cr_assert_eq(r.rc, 0);
+    cr_assert_str_eq(r.best.data, "A ||| B \n");
+    result_free(&r);
+    /* 300 tokens complete; more than DEC_MAX_SENTENCE are refused with a message */
+    size_t n = 300;
+    char *line = malloc(4 * (DEC_MAX_SENTENCE + 2));
+    line[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        strcat(line, i % 3 == 2 ? "q " : i % 3 ? "b " : "a ");
+    r = translate(line, 0, 0);
+    cr_assert_eq(r.rc, 0);
+    int words = 0;
+    for (char *p = r.best.data; *p; p++)
+        words += *p == ' ';
+    cr_assert_eq(words, 300);
+    result_free(&r);
+    line[0] = '\0';
+    for (size_t i = 0; i < DEC_MAX_SENTENCE + 1; i++)
+        strcat(line, "a ");
+    smt_err e;
+    dec_buf b = {0};
+    cr_assert_eq(dec_translate(worker, line, strlen(line), 0, &b, NULL, 0, 0, NULL, &e),
+                 SMT_ERR_LIMIT);
+    cr_assert_str_eq(b.data, "\n");
+    cr_assert(strstr(e.msg, "limit"), "%s", e.msg);
+    dec_buf_free(&b);
+    free(line);
+}
+
+static char *write_ini(const char *name, const char *feature_lines)
+{
+    /* a table with two scores needs two weights, so that the table itself is what fails */
+    const char *tm_w = strstr(feature_lines, "num-features=2") ? "1 1" : "1";
+    char *tiny = tu_data_path("decoder/tiny");
+    char *p = tu_join(tmp, name), *text = NULL;
+    cr_assert(asprintf(&text,
+                       "[feature]\nUnknownWordPenalty\nWordPenalty\nPhrasePenalty\n%s\n"
+                       "Distortion\nKENLM name=LM0 factor=0 path=%s/lm.arpa order=2\n[weight]\n"
+                       "LexicalReordering0= 0.1 0.1 0.1 0.1 0.1 0.1\nDistortion0= 0.3\nLM0= 1\n"
+                       "WordPenalty0= 0.5\nPhrasePenalty0= 0.2\nTranslationModel0= %s\n"
+                       "UnknownWordPenalty0= 1\n",
+                       feature_lines, tiny, tm_w) > 0);
+    cr_assert_eq(tu_write_file(p, text, strlen(text)), 0);
+    free(text);
+    free(tiny);
+    return p;
+}
+
+static void expect_load_error(const char *features, int code, const char *needle)
+{
+    char *tiny = tu_data_path("decoder/tiny"), *lines = NULL;
+    cr_assert(asprintf(&lines, features, tiny, tiny, tiny) > 0);
+    char *ini = write_ini("bad.ini", lines);
+    dec_model *m = NULL;
+    smt_err e;
+    int rc = dec_model_load(&m, ini, NULL, &e);
+    cr_assert_eq(rc, code, "rc %d: %s", rc, e.msg);
+    cr_assert(strstr(e.msg, needle), "message '%s' lacks '%s'", e.msg, needle);
+    cr_assert_null(m);
+    free(lines);
+    free(ini);
+    free(tiny);
+}
+
+#define LR_OK "LexicalReordering name=LexicalReordering0 num-features=6 " \
+              "type=wbe-msd-bidirectional-fe-allff path=%s/reordering-table"
+
+Test(decoder, bad_models)
+{
+    expect_load_error("PhraseDictionaryMemory name=TranslationModel0 num-features=1 "
+                      "path=%s/no-such-table\n" LR_OK,
+                      SMT_ERR_IO, "no-such-table");
+    expect_load_error("PhraseDictionaryMemory name=TranslationModel0 num-features=2 "
+                      "path=%s/phrase-table\n" LR_OK,
+                      SMT_ERR_PARSE, "num-features=2");
+    expect_load_error("PhraseDictionaryMemory name=TranslationModel0 num-features=1 "
+                      "path=%s/phrase-table\nLexicalReordering name=LexicalReordering0 "
+                      "num-features=6 type=wbe-msd-bidirectional-fe-allff path=%s/lm.arpa",
+                      SMT_ERR_PARSE, "lm.arpa");
+    expect_load_error("PhraseDictionaryMemory name=TranslationModel0 num-features=1 "
+                      "path=%s/phrase-table\n" LR_OK "\nSRILM path=%s/lm.arpa",
+                      SMT_ERR_UNSUPPORTED, "SRILM");
+}
+
+Test(decoder, unknown_keys_warn)
+{
+    char *tiny = tu_data_path("decoder/tiny"), *lines = NULL;
+    cr_assert(asprintf(&lines,
+                       "PhraseDictionaryMemory name=TranslationModel0 num-features=1 "
+                       "path=%s/phrase-table frobnicate=1\n" LR_OK,
+                       tiny, tiny) > 0);
+    char *ini = write_ini("warn.ini", lines);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *w = open_memstream(&buf, &len);
+    dec_options opt;
+    dec_options_default(&opt);
+    opt.warn = w;
+    dec_model *m = load(ini, &opt);
+    fclose(w);
+    cr_assert(strstr(buf, "frobnicate"), "%s", buf);
+    dec_model_free(m);
+    free(buf);
+    free(lines);
+    free(ini);
+    free(tiny);
+}
+
+Test(decoder, run_keeps_order)
+{
+    const char *input = "a b\n\nx y\nc\na q\n\n";
+    FILE *in = fmemopen((void *)input, strlen(input), "r");
+    char *out = NULL, *nb = NULL;
+    size_t out_len = 0, nb_len = 0;
+    FILE *o = open_memstream(&out, &out_len), *n = open_memstream(&nb, &nb_len);
+    dec_run_stats st;
+    smt_err e;
+    cr_assert_eq(dec_run(model, in, o, n, 5, 1, 2, stderr, &st, &e), 0);
+    fclose(in);
+    fclose(o);
+    fclose(n);
+    cr_assert_str_eq(out, "A B \n\nY X \nY X \nA q \n\n");
+    cr_assert_eq(st.lines, 6);
+    cr_assert_eq(st.tokens, 7);
+    cr_assert(strstr(nb, "0 ||| A B  ||| ") == nb, "%s", nb);
+    cr_assert(strstr(nb, "\n2 ||| Y X  ||| "), "%s", nb);
+    cr_assert(strstr(nb, "\n4 ||| A q  ||| "), "%s", nb);
+    free(out);
+    free(nb);
+}
+
+Test(decoder, readme_command)
+{
+    char *bin = tu_bin_path("fastsmt"), *data = tu_data_path("../../examples/sample");
+    char *nb = tu_join(tmp, "nbest.txt"), *cmd = NULL, *out = NULL, *err = NULL;
+    cr_assert(asprintf(&cmd, "%s -f %s/moses.ini -threads 2 -n-best-list %s 10 distinct < %s/sample.es",
+                       bin, data, nb, data) > 0);
+    int rc = tu_run(cmd, &out, &err);
+    cr_assert_eq(rc, 0, "%s", err);
+    int lines = 0;
+    for (char *p = out; *p; p++)
+        lines += *p == '\n';
+    cr_assert_eq(lines, 10, "%s", out);
+    cr_assert(strncmp(out, "in the first talk , o teófilo", 30) == 0, "%s", out);
+    size_t len;
+    char *text = tu_read_file(nb, &len);
+    cr_assert_not_null(text);
+    cr_assert(strstr(text, "\n9 ||| "), "no n-best for the last sentence");
+    free(text);
+    free(cmd), free(out), free(err), free(bin), free(data), free(nb);
+}

@@ -1,0 +1,92 @@
+#define _GNU_SOURCE
+/* The shared tuned model on the first sentences of test-a, against Moses's 1-best. The sample
+ * tables of examples/sample hold every phrase-table and reordering line of the shared model whose
+ * source phrase occurs in those sentences, so with the shared 5-gram LM and weights the search
+ * sees exactly what Moses saw. Skips when ../shared is absent. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder.h"
+#include "testutil.h"
+
+#define N_SENT 10
+
+/* Moses's model score of its 1-best for sentence i: the first line of each id in the n-best
+ * file (xz-compressed; read through xz -dc). */
+static int moses_scores(const char *nbest_xz, double *score, int n)
+{
+    char *cmd = NULL, *out = NULL;
+    if (asprintf(&cmd, "xz -dc '%s' | awk -F' [|][|][|] ' '$1 < %d && !seen[$1]++ {print $4}'",
+                 nbest_xz, n) < 0)
+        return -1;
+    int rc = tu_run(cmd, &out, NULL);
+    free(cmd);
+    if (rc != 0 || !out) {
+        free(out);
+        return -1;
+    }
+    int k = 0;
+    for (char *p = strtok(out, "\n"); p && k < n; p = strtok(NULL, "\n"))
+        score[k++] = atof(p);
+    free(out);
+    return k;
+}
+
+Test(shared, first_sentences_match_moses, .timeout = 120)
+{
+    char *lm = tu_shared_path("models/bible-es-en/lm.5.arpa.gz");
+    char *ref = tu_shared_path("reference/moses/test-a.moses.1best");
+    char *nbest = tu_shared_path("reference/moses/test-a.moses.nbest100.xz");
+    char *ini_src = tu_shared_path("models/bible-es-en/moses.ini");
+    if (!lm || !ref || !nbest || !ini_src)
+        cr_skip_test("shared data absent");
+    char *sample = tu_data_path("../../examples/sample");
+    char *dir = tu_tmpdir();
+    /* the shared ini with absolute paths to the sample tables and the shared LM */
+    size_t len;
+    char *text = tu_read_file(ini_src, &len), *ini_text = NULL;
+    cr_assert_not_null(text);
+    char *pt = strstr(text, "path=phrase-table.gz"), *reo = strstr(text, "path=reordering-table");
+    char *lmp = strstr(text, "path=lm.5.arpa.gz");
+    cr_assert(pt && reo && lmp);
+    *pt = *reo = *lmp = '\0';
+    cr_assert(asprintf(&ini_text, "%spath=%s/phrase-table.gz%spath=%s/reordering-table%spath=%s%s",
+                       text, sample, pt + strlen("path=phrase-table.gz"), sample,
+                       reo + strlen("path=reordering-table"), lm,
+                       lmp + strlen("path=lm.5.arpa.gz")) > 0);
+    char *ini = tu_join(dir, "moses.ini");
+    cr_assert_eq(tu_write_file(ini, ini_text, strlen(ini_text)), 0);
+    dec_model *m;
+    smt_err e;
+    cr_assert_eq(dec_model_load(&m, ini, NULL, &e), 0, "%s", e.msg);
+    dec_worker *w;
+    cr_assert_eq(dec_worker_create(&w, m, &e), 0);
+    char *src_path = tu_join(sample, "sample.es");
+    char *src = tu_read_file(src_path, &len), *refs = tu_read_file(ref, &len);
+    double moses[N_SENT];
+    cr_assert_eq(moses_scores(nbest, moses, N_SENT), N_SENT);
+    char *ss = NULL, *rs = NULL, *line = strtok_r(src, "\n", &ss), *r = strtok_r(refs, "\n", &rs);
+    int same = 0;
+    for (int i = 0; i < N_SENT && line && r; i++) {
+        dec_buf b = {0};
+        double score;
+        cr_assert_eq(dec_translate(w, line, strlen(line), (uint64_t)i, &b, NULL, 0, 0, &score, &e),
+                     0, "%s", e.msg);
+        b.data[--b.len] = '\0'; /* the newline */
+        same += strcmp(b.data, r) == 0;
+        /* never a worse model score than Moses's 1-best (float printing: 1e-3) */
+        cr_assert_geq(score, moses[i] - 2e-3, "sentence %d: %f < Moses %f", i, score, moses[i]);
+        dec_buf_free(&b);
+        line = strtok_r(NULL, "\n", &ss);
+        r = strtok_r(NULL, "\n", &rs);
+    }
+    cr_assert_geq(same, N_SENT - 1, "only %d of %d 1-best lines equal Moses's", same, N_SENT);
+    dec_worker_free(w);
+    dec_model_free(m);
+    tu_rmtree(dir);
+    free(dir), free(ini), free(ini_text), free(text), free(src), free(refs), free(src_path);
+    free(sample), free(lm), free(ref), free(nbest), free(ini_src);
+}

@@ -1,0 +1,134 @@
+/* fastsmt — translate tokenized text with a Moses model (moses.ini), Moses's flags and formats.
+ *
+ *   fastsmt -f moses.ini [-threads N] [-n-best-list FILE N [distinct]] [-s STACK]
+ *           [-cube-pruning-pop-limit P] [-dl D] [-weight-overwrite "Name= v ..."]
+ *           [-input-file FILE] < input > output
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: fastsmt -f moses.ini [-threads N|all] [-n-best-list FILE N [distinct]]\n"
+            "               [-s STACK] [-cube-pruning-pop-limit P] [-dl D]\n"
+            "               [-weight-overwrite \"Name= v ...\"] [-input-file FILE]\n"
+            "Reads tokenized sentences (one per line) and writes one translation per line, in\n"
+            "input order. FILE '-' writes the n-best list to standard output.\n");
+}
+
+static int parse_int(const char *flag, const char *v, int *out)
+{
+    char *end;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || *end || end == v) {
+        fprintf(stderr, "fastsmt: %s needs an integer\n", flag);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *ini = NULL, *nbest_path = NULL, *input = NULL;
+    int threads = 1, n_best = 0, distinct = 0;
+    dec_options opt;
+    dec_options_default(&opt);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-f") || !strcmp(a, "-config")) {
+            ini = v, i++;
+        } else if (!strcmp(a, "-threads") || !strcmp(a, "-th")) {
+            if (v && !strcmp(v, "all"))
+                threads = 0;
+            else if (parse_int(a, v, &threads) || threads < 0)
+                return 2;
+            i++;
+        } else if (!strcmp(a, "-n-best-list")) {
+            if (i + 2 >= argc || parse_int(a, argv[i + 2], &n_best) || n_best < 0) {
+                fprintf(stderr, "fastsmt: -n-best-list needs FILE N [distinct]\n");
+                return 2;
+            }
+            nbest_path = argv[i + 1];
+            i += 2;
+            if (i + 1 < argc && !strcmp(argv[i + 1], "distinct"))
+                distinct = 1, i++;
+        } else if (!strcmp(a, "-s") || !strcmp(a, "-stack")) {
+            if (parse_int(a, v, &opt.stack_size))
+                return 2;
+            i++;
+        } else if (!strcmp(a, "-cube-pruning-pop-limit") || !strcmp(a, "-cbp")) {
+            if (parse_int(a, v, &opt.pop_limit))
+                return 2;
+            i++;
+        } else if (!strcmp(a, "-dl") || !strcmp(a, "-distortion-limit")) {
+            if (parse_int(a, v, &opt.distortion_limit))
+                return 2;
+            opt.distortion_limit_set = 1;
+            i++;
+        } else if (!strcmp(a, "-weight-overwrite")) {
+            if (!v) {
+                fprintf(stderr, "fastsmt: -weight-overwrite needs a string\n");
+                return 2;
+            }
+            opt.weight_overwrite = v, i++;
+        } else if (!strcmp(a, "-input-file") || !strcmp(a, "-i")) {
+            input = v, i++;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "fastsmt: unknown argument '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!ini) {
+        usage(stderr);
+        return 2;
+    }
+    FILE *in = stdin, *nb = NULL;
+    if (input && !(in = fopen(input, "r"))) {
+        perror(input);
+        return 1;
+    }
+    smt_err err;
+    smt_err_clear(&err);
+    dec_model *m;
+    int rc = dec_model_load(&m, ini, &opt, &err);
+    if (rc) {
+        fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
+        return 1;
+    }
+    if (nbest_path && n_best > 0) {
+        nb = strcmp(nbest_path, "-") ? fopen(nbest_path, "w") : stdout;
+        if (!nb) {
+            perror(nbest_path);
+            dec_model_free(m);
+            return 1;
+        }
+    }
+    dec_run_stats st;
+    rc = dec_run(m, in, stdout, nb, (size_t)n_best, distinct, (unsigned)threads, stderr, &st,
+                 &err);
+    if (rc)
+        fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
+    else
+        fprintf(stderr, "fastsmt: %llu lines, %llu words in %.2f s (load %.2f s)\n",
+                (unsigned long long)st.lines, (unsigned long long)st.tokens, st.seconds,
+                dec_model_load_seconds(m));
+    if (nb && nb != stdout && fclose(nb) != 0) {
+        perror(nbest_path);
+        rc = 1;
+    }
+    if (in != stdin)
+        fclose(in);
+    dec_model_free(m);
+    return rc ? 1 : 0;
+}
