@@ -1,1 +1,303 @@
-int main(void){return 0;}
+/* bench_glm — speed of glm: build time and size, the perplexity task end to end (reference vs fast
+ * path, 1 and 2 threads), n-gram queries/s against batch size and node size K, and the GPU with and
+ * without host<->device copies. One machine-readable line per measurement:
+ *   glm_bench <name> key=value ...
+ * usage: bench_glm [--arpa big.arpa | --model big.glm] [--text sample.txt] [--karpa small.arpa]
+ *                  [--out dir] [--reps N]
+ * The KenLM anchors (same files, same machine kind; ../shared/reference/anchors.md) are printed as
+ * ratios: probing 4.4 M tokens/s single thread and 183.5 MB, trie 2.3 M tokens/s and 98.5 MB. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#ifdef FASTSMT_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "glm.h"
+#include "smt_lines.h"
+#include "smt_progress.h"
+
+#define KENLM_PROBING_TPS 4.4e6
+#define KENLM_TRIE_TPS 2.3e6
+#define KENLM_TRIE_BYTES 98.5e6
+#define KENLM_PROBING_BYTES 183.5e6
+
+static long peak_rss_kb(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
+static double cpu_s(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 + (double)u.ru_stime.tv_sec +
+           u.ru_stime.tv_usec * 1e-6;
+}
+
+static glm_model *open_model(const char *path, unsigned flags)
+{
+    glm_model *m;
+    smt_err e;
+    int rc = glm_open(&m, path, flags, &e);
+    if (rc) {
+        fprintf(stderr, "bench_glm: %s\n", smt_err_text(&e, rc));
+        exit(1);
+    }
+    return m;
+}
+
+static void build(const char *arpa, const char *out, uint32_t K, const char *name)
+{
+    glm_build_options opt = {K, 0, stderr};
+    glm_build_stats st;
+    smt_err e;
+    double t0 = smt_now();
+    int rc = glm_build(arpa, out, &opt, &st, &e);
+    if (rc) {
+        fprintf(stderr, "bench_glm: %s\n", smt_err_text(&e, rc));
+        exit(1);
+    }
+    double t = smt_now() - t0;
+    uint64_t n = 0;
+    for (unsigned k = 1; k <= st.order; k++)
+        n += st.stored[k];
+    printf("glm_bench build model=%s K=%u ngrams=%llu seconds=%.3f bytes=%llu bytes_per_ngram=%.2f "
+           "size_vs_kenlm_trie=%.3f size_vs_kenlm_probing=%.3f peak_rss_kb=%ld\n",
+           name, K, (unsigned long long)n, t, (unsigned long long)st.file_size,
+           (double)st.file_size / (double)n, (double)st.file_size / KENLM_TRIE_BYTES,
+           (double)st.file_size / KENLM_PROBING_BYTES, peak_rss_kb());
+    fflush(stdout);
+}
+
+static void perplexity(const glm_model *m, const char *text, int path, unsigned threads, int reps)
+{
+    FILE *null = fopen("/dev/null", "w");
+    double best = 1e30, best_cpu = 1e30;
+    glm_query_stats st;
+    for (int r = 0; r < reps; r++) {
+        glm_query_options opt = {GLM_VERBOSE_SUMMARY, 0, threads, path};
+        smt_err e;
+        double t0 = smt_now(), c0 = cpu_s();
+        int rc = glm_query_text(m, text, null, &opt, &st, &e);
+        double t = smt_now() - t0, c = cpu_s() - c0;
+        if (rc) {
+            printf("glm_bench perplexity path=%s error=\"%s\"\n", path == GLM_PATH_GPU ? "gpu" : "cpu",
+                   smt_err_text(&e, rc));
+            fclose(null);
+            return;
+        }
+        if (t < best)
+            best = t, best_cpu = c;
+    }
+    fclose(null);
+    double tps = (double)st.tokens / best;
+    const char *pn = path == GLM_PATH_REF ? "reference" : path == GLM_PATH_GPU ? "gpu" : "fast";
+    printf("glm_bench perplexity path=%s threads=%u tokens=%llu oovs=%llu ppl_incl=%.16g "
+           "ppl_excl=%.16g seconds=%.3f cpu_seconds=%.3f tokens_per_s=%.0f "
+           "vs_kenlm_probing=%.2f vs_kenlm_trie=%.2f\n",
+           pn, threads, (unsigned long long)st.tokens, (unsigned long long)st.oovs, st.ppl_incl,
+           st.ppl_excl, best, best_cpu, tps, tps / KENLM_PROBING_TPS, tps / KENLM_TRIE_TPS);
+    fflush(stdout);
+}
+
+/* Rows (n, order) for every token of the text: its context inside its sentence, <s> first. */
+static glm_word *text_rows(const glm_model *m, const char *text, size_t max, size_t *n_out)
+{
+    unsigned N = glm_order(m);
+    glm_word *rows = malloc(max * N * sizeof *rows);
+    smt_lines *in;
+    smt_err e;
+    if (!rows || smt_lines_open(&in, text, 0, &e)) {
+        fprintf(stderr, "bench_glm: cannot read %s\n", text);
+        exit(1);
+    }
+    size_t n = 0;
+    char *line;
+    size_t len;
+    glm_word hist[64];
+    while (n < max && smt_lines_next(in, &line, &len, &e) > 0) {
+        unsigned nh = 0;
+        hist[nh++] = glm_bos(m);
+        for (char *tok = strtok(line, " \t"); n < max; tok = strtok(NULL, " \t")) {
+            glm_word w = tok ? glm_index(m, tok, strlen(tok)) : glm_eos(m);
+            glm_word *row = rows + n++ * N;
+            for (unsigned i = 0; i + 1 < N; i++) {
+                int src = (int)nh - (int)(N - 1) + (int)i;
+                row[i] = src >= 0 ? hist[src] : GLM_NONE;
+            }
+            row[N - 1] = w;
+            if (nh == 64) {
+                memmove(hist, hist + 32, 32 * sizeof *hist);
+                nh = 32;
+            }
+            hist[nh++] = w;
+            if (!tok)
+                break;
+        }
+    }
+    smt_lines_close(in);
+    *n_out = n;
+    return rows;
+}
+
+static void rows_speed(const glm_model *m, const glm_word *rows, size_t n, size_t batch, int ref,
+                       unsigned threads, const char *extra)
+{
+    unsigned N = glm_order(m);
+    float *prob = malloc(n * sizeof *prob);
+    uint8_t *len = malloc(n);
+    smt_err e;
+    double best = 1e30;
+    for (int rep = 0; rep < 2; rep++) {
+        double t0 = smt_now();
+        for (size_t r = 0; r < n; r += batch) {
+            size_t b = r + batch <= n ? batch : n - r;
+            if (ref)
+                glm_score_rows_ref(m, rows + r * N, b, prob + r, len + r, &e);
+            else
+                glm_score_rows(m, rows + r * N, b, prob + r, len + r, threads, &e);
+        }
+        double t = smt_now() - t0;
+        if (t < best)
+            best = t;
+    }
+    printf("glm_bench rows path=%s threads=%u batch=%zu queries=%zu seconds=%.3f "
+           "queries_per_s=%.0f%s\n",
+           ref ? "reference" : "fast", threads, batch, n, best, (double)n / best, extra);
+    fflush(stdout);
+    free(prob);
+    free(len);
+}
+
+#ifdef FASTSMT_HAVE_CUDA
+static void gpu_speed(const glm_model *m, const glm_word *rows, size_t n)
+{
+    glm_gpu *g;
+    smt_err e;
+    int rc = glm_gpu_create(&g, m, &e);
+    if (rc) {
+        printf("glm_bench gpu skipped=\"%s\"\n", smt_err_text(&e, rc));
+        return;
+    }
+    unsigned N = glm_order(m);
+    float *prob = malloc(n * sizeof *prob);
+    uint8_t *len = malloc(n);
+    glm_word *d_rows;
+    float *d_prob;
+    uint8_t *d_len;
+    cudaMalloc((void **)&d_rows, n * N * sizeof *d_rows);
+    cudaMalloc((void **)&d_prob, n * sizeof *d_prob);
+    cudaMalloc((void **)&d_len, n);
+    cudaMemcpy(d_rows, rows, n * N * sizeof *d_rows, cudaMemcpyHostToDevice);
+    const size_t batches[4] = {1024, 16384, 262144, n};
+    for (int bi = 0; bi < 4; bi++) {
+        size_t batch = batches[bi] < n ? batches[bi] : n;
+        for (int copies = 1; copies >= 0; copies--) {
+            double best = 1e30;
+            for (int rep = 0; rep < 3; rep++) {
+                double t0 = smt_now();
+                for (size_t r = 0; r + batch <= n; r += batch) {
+                    if (copies)
+                        rc = glm_gpu_score_rows(g, rows + r * N, batch, prob + r, len + r, &e);
+                    else
+                        rc = glm_gpu_score_rows_device(g, d_rows + r * N, batch, d_prob + r,
+                                                       d_len + r, &e);
+                }
+                double t = smt_now() - t0;
+                if (t < best)
+                    best = t;
+            }
+            size_t done = (n / batch) * batch;
+            printf("glm_bench gpu copies=%d batch=%zu queries=%zu seconds=%.4f queries_per_s=%.0f "
+                   "vs_target_1.5G=%.3f%s\n",
+                   copies, batch, done, best, (double)done / best, (double)done / best / 1.5e9,
+                   rc ? " error=1" : "");
+        }
+    }
+    cudaFree(d_rows), cudaFree(d_prob), cudaFree(d_len);
+    free(prob), free(len);
+    glm_gpu_free(g);
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    const char *arpa = NULL, *model = NULL, *text = NULL, *karpa = NULL, *outdir = "/tmp";
+    int reps = 3;
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 < argc && strcmp(argv[i], "--arpa") == 0)
+            arpa = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--model") == 0)
+            model = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--text") == 0)
+            text = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--karpa") == 0)
+            karpa = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--out") == 0)
+            outdir = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--reps") == 0)
+            reps = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_glm [--arpa big.arpa | --model big.glm] [--text sample] "
+                            "[--karpa small.arpa] [--out dir] [--reps N]\n");
+            return 2;
+        }
+    }
+    char path[4096];
+    if (arpa) {
+        snprintf(path, sizeof path, "%s/bench_glm.glm", outdir);
+        build(arpa, path, GLM_DEFAULT_K, arpa);
+        model = path;
+    }
+    if (model && text) {
+        double t0 = smt_now();
+        glm_model *m = open_model(model, GLM_OPEN_HUGE);
+        printf("glm_bench open model=%s seconds=%.3f\n", model, smt_now() - t0);
+        perplexity(m, text, GLM_PATH_REF, 1, 1);
+        perplexity(m, text, GLM_PATH_FAST, 1, reps);
+        perplexity(m, text, GLM_PATH_FAST, 2, reps);
+        glm_close(m);
+        m = open_model(model, 0);
+        printf("glm_bench note=\"mmap without 2 MB pages\"\n");
+        perplexity(m, text, GLM_PATH_FAST, 1, reps);
+        glm_close(m);
+        m = open_model(model, GLM_OPEN_HUGE);
+        size_t n;
+        glm_word *rows = text_rows(m, text, 1u << 20, &n);
+        rows_speed(m, rows, n, n, 1, 1, "");
+        for (size_t b = 1; b <= n; b *= 16)
+            rows_speed(m, rows, n, b, 0, 1, "");
+        rows_speed(m, rows, n, n, 0, 1, "");
+        rows_speed(m, rows, n, n, 0, 2, "");
+#ifdef FASTSMT_HAVE_CUDA
+        gpu_speed(m, rows, n);
+#else
+        printf("glm_bench gpu skipped=\"built without CUDA\"\n");
+#endif
+        free(rows);
+        glm_close(m);
+    }
+    if (karpa && text) { /* node size K: build size/time and query speed */
+        const uint32_t Ks[] = {3, 8, 16, 31, 64, 128};
+        for (size_t i = 0; i < sizeof Ks / sizeof *Ks; i++) {
+            snprintf(path, sizeof path, "%s/bench_glm_k%u.glm", outdir, Ks[i]);
+            build(karpa, path, Ks[i], karpa);
+            glm_model *m = open_model(path, GLM_OPEN_HUGE);
+            size_t n;
+            glm_word *rows = text_rows(m, text, 1u << 19, &n);
+            char extra[64];
+            snprintf(extra, sizeof extra, " K=%u", Ks[i]);
+            rows_speed(m, rows, n, 65536, 0, 1, extra);
+            free(rows);
+            glm_close(m);
+            remove(path);
+        }
+    }
+    return 0;
+}

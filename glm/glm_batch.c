@@ -8,7 +8,7 @@
 #include "glm_internal.h"
 #include "smt_threads.h"
 
-#define LANES 24
+#define LANES 16
 
 enum { PH_UNI, PH_SEARCH, PH_VALUE, PH_DONE };
 

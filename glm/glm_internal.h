@@ -31,6 +31,8 @@ struct glm_model {
     smt_vocab vocab;
     glm_layout lay;
     glm_params par;
+    void *huge; /* GLM_OPEN_HUGE: the copy in 2 MB pages (munmap'ed at close) */
+    size_t huge_len;
 };
 
 /* Fills the K-dependent tables and level offsets of a layout from order, K and counts. */

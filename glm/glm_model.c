@@ -1,7 +1,9 @@
 /* glm_model.c — opening a .glm file, vocabulary, decoder states, and the readable reference
  * scoring (one walk per query, no interleaving). */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "glm_internal.h"
 #include "smt_hash.h"
@@ -27,6 +29,47 @@ static int check_children(const glm_model *m, smt_err *err)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: level %u child pointers corrupted",
                            smt_mapped_path(m->map), k);
     }
+    return 0;
+}
+
+/* Copies the sections queries touch into anonymous memory backed by 2 MB pages: a query is a
+ * chain of random reads over the whole model, and with 4 KB pages nearly every one also misses
+ * the TLB (the page cache cannot give a file mapping huge pages). */
+static int load_huge(glm_model *m, smt_err *err)
+{
+    static const char *const names[6] = {"vocab.str", "vocab.off", "vocab.hash", "keys", "mid",
+                                         "top"};
+    const void *src[6];
+    uint64_t size[6], total = 0;
+    for (int i = 0; i < 6; i++) {
+        src[i] = smt_mapped_section(m->map, names[i], &size[i]);
+        total += (size[i] + 63) & ~63ull;
+    }
+    const uint64_t huge = 2u << 20;
+    size_t len = (size_t)((total + 2 * huge - 1) & ~(huge - 1));
+    char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED)
+        return smt_err_set(err, SMT_ERR_NOMEM, "%s: cannot allocate %zu bytes",
+                           smt_mapped_path(m->map), len);
+    char *base = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+#ifdef MADV_HUGEPAGE
+    madvise(base, (size_t)(raw + len - base), MADV_HUGEPAGE); /* a hint: failure is harmless */
+#endif
+    void *dst[6];
+    char *p = base;
+    for (int i = 0; i < 6; i++) {
+        dst[i] = p;
+        memcpy(p, src[i], size[i]);
+        p += (size[i] + 63) & ~63ull;
+    }
+    m->vocab.str = dst[0];
+    m->vocab.off = dst[1];
+    m->vocab.slots = dst[2];
+    m->lay.keys = dst[3];
+    m->lay.mid = dst[4];
+    m->lay.top = dst[5];
+    m->huge = raw;
+    m->huge_len = len;
     return 0;
 }
 
@@ -88,6 +131,8 @@ int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err)
     L->top = top;
     if ((rc = check_children(m, err)))
         goto fail;
+    if ((flags & GLM_OPEN_HUGE) && (rc = load_huge(m, err)))
+        goto fail;
     *out = m;
     return 0;
 fail:
@@ -99,6 +144,8 @@ void glm_close(glm_model *m)
 {
     if (!m)
         return;
+    if (m->huge)
+        munmap(m->huge, m->huge_len);
     smt_mapped_close(m->map);
     free(m);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "glm_internal.h"
+#include "smt_hash.h"
 #include "smt_lines.h"
 #include "smt_threads.h"
 
@@ -149,7 +150,26 @@ static inline int is_space(unsigned char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\0';
 }
 
-/* Tokenizes one line into the block. */
+/* smt_vocab_find with the hash already computed (its slot was prefetched). */
+static inline glm_word vocab_find_hashed(const smt_vocab *v, const char *word, size_t len,
+                                         uint64_t h)
+{
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (uint64_t i = h & v->mask;; i = (i + 1) & v->mask) {
+        const smt_vocab_slot *s = &v->slots[i];
+        if (s->id == SMT_VOCAB_NONE)
+            return GLM_UNK;
+        if (s->tag == tag) {
+            size_t wl;
+            const char *w = smt_vocab_word(v, s->id, &wl);
+            if (wl == len && memcmp(w, word, len) == 0)
+                return s->id;
+        }
+    }
+}
+
+/* Tokenizes one line into the block: first every token's hash, prefetching its slot, then the
+ * lookups, so the vocabulary's cache misses overlap. */
 static int add_line(block *b, const glm_model *m, char *line, size_t n, int keep_text, int eos)
 {
     if (b->nlines + 2 > b->caplines) {
@@ -168,23 +188,37 @@ static int add_line(block *b, const glm_model *m, char *line, size_t n, int keep
     b->sstart[b->nlines] = b->ntok;
     uint32_t words = 0;
     size_t i = 0;
+    const smt_vocab *v = &m->vocab;
+    enum { BATCH = 32 };
+    uint64_t hs[BATCH];
+    size_t st[BATCH], ln[BATCH];
     while (i < n) {
-        while (i < n && is_space((unsigned char)line[i]))
-            i++;
-        if (i >= n)
-            break;
-        size_t s = i;
-        while (i < n && !is_space((unsigned char)line[i]))
-            i++;
-        b->ids[b->ntok] = glm_index(m, line + s, i - s);
-        if (keep_text) {
-            b->woff[b->ntok] = (uint32_t)b->ntxt;
-            memcpy(b->txt + b->ntxt, line + s, i - s);
-            b->ntxt += i - s;
-            b->txt[b->ntxt++] = '\0';
+        unsigned nb = 0;
+        for (; nb < BATCH && i < n; nb++) {
+            while (i < n && is_space((unsigned char)line[i]))
+                i++;
+            if (i >= n)
+                break;
+            size_t s = i;
+            while (i < n && !is_space((unsigned char)line[i]))
+                i++;
+            st[nb] = s;
+            ln[nb] = i - s;
+            hs[nb] = smt_hash_bytes(line + s, i - s);
+            __builtin_prefetch(&v->slots[hs[nb] & v->mask]);
         }
-        b->ntok++;
-        words++;
+        for (unsigned k = 0; k < nb; k++) {
+            const char *w = line + st[k];
+            b->ids[b->ntok] = v->n ? vocab_find_hashed(v, w, ln[k], hs[k]) : GLM_UNK;
+            if (keep_text) {
+                b->woff[b->ntok] = (uint32_t)b->ntxt;
+                memcpy(b->txt + b->ntxt, w, ln[k]);
+                b->ntxt += ln[k];
+                b->txt[b->ntxt++] = '\0';
+            }
+            b->ntok++;
+            words++;
+        }
     }
     if (eos) {
         b->ids[b->ntok] = glm_eos(m);

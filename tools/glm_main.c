@@ -84,7 +84,7 @@ static int cmd_query(int argc, char **argv)
 {
     glm_query_options opt = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST};
     const char *model = NULL;
-    unsigned flags = 0;
+    unsigned flags = GLM_OPEN_HUGE;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-v") == 0 && i + 1 < argc) {
@@ -112,6 +112,8 @@ static int cmd_query(int argc, char **argv)
             opt.path = GLM_PATH_REF;
         } else if (strcmp(a, "--verify") == 0) {
             flags |= GLM_OPEN_VERIFY;
+        } else if (strcmp(a, "--mmap") == 0) {
+            flags &= ~(unsigned)GLM_OPEN_HUGE;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "glm query: unknown option %s\n", a);
             return 2;
