@@ -144,7 +144,7 @@ static int emit_group(ppt_builder *b, ppt_u32v *out, uint64_t *group_off, int tr
     }
     for (size_t i = 0; i < n; i++)
         b->order[i] = i;
-    if (b->opt->table_limit && n > b->opt->table_limit) {
+    if (b->opt->table_limit) { /* with a limit, always best first, so the order is input-independent */
         ppt_tmeta *m = b->meta;
         size_t *o = b->order;
         for (size_t i = 1; i < n; i++) { /* groups are small; a binary insertion sort is stable */
@@ -159,8 +159,10 @@ static int emit_group(ppt_builder *b, ppt_u32v *out, uint64_t *group_off, int tr
             memmove(o + lo + 1, o + lo, (i - lo) * sizeof *o);
             o[lo] = x;
         }
-        keep = b->opt->table_limit;
-        b->rep->pruned += n - keep;
+        if (n > b->opt->table_limit) {
+            keep = b->opt->table_limit;
+            b->rep->pruned += n - keep;
+        }
     }
     size_t words = PPT_GROUP_HEADER + b->cur_src_len;
     for (size_t i = 0; i < keep; i++)
@@ -449,15 +451,15 @@ static int merge_chunks(ppt_builder *b)
 
 static int write_file(ppt_builder *b)
 {
+    if (b->payload.n > PPT_MAX_PAYLOAD_WORDS)
+        return smt_err_set(b->err, SMT_ERR_LIMIT, "%s: more than 4 TiB of targets", b->pt_path);
     uint64_t n = b->n_heads;
     uint64_t n_slots = n + n * 3 / 7 + 1; /* load factor 0.7 */
     ppt_slot *slots = malloc(n_slots * sizeof *slots);
     if (!slots)
         return ppt_oom(b);
-    for (uint64_t i = 0; i < n_slots; i++) {
-        slots[i].key = 0;
-        slots[i].offset = PPT_EMPTY;
-    }
+    for (uint64_t i = 0; i < n_slots; i++)
+        slots[i] = PPT_EMPTY;
     uint64_t targets = 0;
     for (size_t i = 0; i < b->n_chunks; i++) {
         const ppt_chunk *c = &b->chunks[i];
@@ -465,10 +467,9 @@ static int write_file(ppt_builder *b)
             continue;
         targets += b->payload.v[c->off + 1];
         uint64_t j = ppt_home(c->key, n_slots);
-        while (slots[j].offset != PPT_EMPTY)
+        while (slots[j] != PPT_EMPTY)
             j = j + 1 == n_slots ? 0 : j + 1;
-        slots[j].key = c->key;
-        slots[j].offset = c->off;
+        slots[j] = ppt_slot_pack(c->key, c->off);
     }
     ppt_params p;
     memset(&p, 0, sizeof p);

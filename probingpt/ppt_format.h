@@ -11,6 +11,11 @@
 #define PPT_GROUP_HEADER 3u  /* src_len, n_targets, group_words */
 #define PPT_TARGET_HEADER 3u /* info, align_id, extra_id */
 #define PPT_EMPTY UINT64_MAX
+#define PPT_OFFSET_MASK ((1ull << PPT_SLOT_OFFSET_BITS) - 1)
+
+static inline uint64_t ppt_slot_pack(uint64_t key, uint64_t off) { return (key >> PPT_SLOT_OFFSET_BITS) << PPT_SLOT_OFFSET_BITS | off; }
+static inline uint64_t ppt_slot_offset(uint64_t slot) { return slot & PPT_OFFSET_MASK; }
+static inline int ppt_slot_tag_is(uint64_t slot, uint64_t key) { return (slot >> PPT_SLOT_OFFSET_BITS) == (key >> PPT_SLOT_OFFSET_BITS); }
 
 static inline uint32_t ppt_info_pack(uint32_t tgt_len, uint32_t n_counts, uint32_t n_fields)
 {

@@ -72,9 +72,9 @@ static int load_sections(ppt_table *t, smt_err *err)
     /* every occupied slot must point at a group header that lies inside the payload */
     uint64_t used = 0;
     for (uint64_t i = 0; i < p->num_slots; i++) {
-        uint64_t off = t->slots[i].offset;
-        if (off == PPT_EMPTY)
+        if (t->slots[i] == PPT_EMPTY)
             continue;
+        uint64_t off = ppt_slot_offset(t->slots[i]);
         used++;
         if (off >= p->payload_words || p->payload_words - off < PPT_GROUP_HEADER)
             return smt_err_set(err, SMT_ERR_CORRUPT, "%s: hash slot %llu points outside the payload",
@@ -189,16 +189,17 @@ int ppt_lookup_ids(const ppt_table *t, const uint32_t *src_ids, size_t n, ppt_ta
     uint64_t key = ppt_key(src_ids, n, p->hash_mask);
     uint64_t i = ppt_home(key, p->num_slots);
     for (uint64_t probes = 0; probes < p->num_slots; probes++) {
-        const ppt_slot *s = &t->slots[i];
-        if (s->offset == PPT_EMPTY)
+        ppt_slot s = t->slots[i];
+        if (s == PPT_EMPTY)
             return SMT_ERR_NOTFOUND;
-        if (s->key == key) {
+        if (ppt_slot_tag_is(s, key)) {
             /* the group's own source ids settle hash collisions */
-            const uint32_t *g = t->payload + s->offset;
-            if (g[0] == n && p->payload_words - s->offset >= PPT_GROUP_HEADER + n &&
+            uint64_t off = ppt_slot_offset(s);
+            const uint32_t *g = t->payload + off;
+            if (g[0] == n && p->payload_words - off >= PPT_GROUP_HEADER + n &&
                 memcmp(g + PPT_GROUP_HEADER, src_ids, n * sizeof *src_ids) == 0) {
                 uint64_t words;
-                if (check_header(t, s->offset, &words))
+                if (check_header(t, off, &words))
                     return SMT_ERR_CORRUPT;
                 make_view(t, g, out);
                 return 0;
@@ -305,14 +306,14 @@ int ppt_verify(const ppt_table *t, smt_err *err)
                            (unsigned long long)t->p.num_sources, (unsigned long long)t->p.num_targets);
     /* every slot must find its own group */
     for (uint64_t i = 0; i < t->p.num_slots; i++) {
-        const ppt_slot *s = &t->slots[i];
         uint64_t words;
-        if (s->offset == PPT_EMPTY)
+        if (t->slots[i] == PPT_EMPTY)
             continue;
-        if (check_group(t, s->offset, &words))
+        uint64_t off = ppt_slot_offset(t->slots[i]);
+        if (check_group(t, off, &words))
             return smt_err_set(err, SMT_ERR_CORRUPT, "%s: slot %llu points at a damaged group", path,
                                (unsigned long long)i);
-        const uint32_t *g = t->payload + s->offset;
+        const uint32_t *g = t->payload + off;
         ppt_targets v;
         if (ppt_lookup_ids(t, g + PPT_GROUP_HEADER, g[0], &v) || v.src_ids != g + PPT_GROUP_HEADER)
             return smt_err_set(err, SMT_ERR_CORRUPT, "%s: slot %llu is not reachable by its key", path,

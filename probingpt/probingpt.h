@@ -4,7 +4,7 @@
  * File (an smt_file container of kind "PPT1"):
  *   params        ppt_params (below): score counts, flags, table sizes, the hash mask
  *   src.* tgt.*   source and target vocabularies (smt_vocab)
- *   hash          ppt_slot[num_slots]: linear probing, keyed by xxh3-64 of the source id sequence
+ *   hash          ppt_slot[num_slots] (8 bytes): linear probing on xxh3-64 of the source ids
  *   payload       uint32 words: one group per source phrase, all its targets together
  *   align.off     uint32[num_align + 1]: offsets (in points) into align.pts
  *   align.pts     uint8 pairs (source position, target position): the deduplicated alignments
@@ -41,6 +41,7 @@ extern "C" {
 #define PPT_MAX_PHRASE_LEN 255u /* tokens per source or target phrase (alignment points are bytes) */
 #define PPT_MAX_SCORES 64u      /* phrase scores, and reordering scores, per entry */
 #define PPT_MAX_COUNTS 255u
+#define PPT_MAX_PAYLOAD_WORDS ((1ull << 40) - 2) /* 4 TiB of payload */
 
 enum {
     PPT_FLAG_REORDERING = 1u << 0, /* built with a reordering table */
@@ -67,10 +68,11 @@ typedef struct ppt_params {
     uint64_t reserved[2];
 } ppt_params;
 
-typedef struct ppt_slot {
-    uint64_t key;    /* (xxh3-64 of the source ids) & hash_mask */
-    uint64_t offset; /* of the group in payload, in uint32 words; UINT64_MAX when empty */
-} ppt_slot;
+/* A hash slot: (tag << 40) | offset. offset: of the group in payload, in uint32 words (< 2^40 - 1);
+ * tag: the top 24 bits of the key, (xxh3-64 of the source ids) & hash_mask, which skips almost every
+ * group of another source without reading it. UINT64_MAX when empty. */
+typedef uint64_t ppt_slot;
+#define PPT_SLOT_OFFSET_BITS 40
 
 typedef struct ppt_table ppt_table;
 
@@ -176,7 +178,7 @@ typedef struct ppt_build_options {
     const char *phrase_table;   /* text or gzip; "-" is standard input */
     const char *reordering;     /* NULL: none; text or gzip; must be a file when out of order */
     const char *out;            /* the .ppt file (written under a temporary name, then renamed) */
-    uint32_t table_limit;       /* 0: keep every target */
+    uint32_t table_limit;       /* 0: keep every target, in input order; N: the N best, best first */
     const float *weights;       /* num_scores weights for table_limit (NULL: all 1) */
     uint32_t num_weights;
     const float *reordering_default; /* NULL: see docs (1/3 for 3 or 6 scores, ...) */

@@ -191,7 +191,7 @@ static void synth(const char *pt, const char *rt, int n, unsigned shuffle_seed, 
         for (int j = 0; j < k; j++) {
             char a[256], b[256];
             snprintf(a, sizeof a, "w%d x%d%s ||| t%d u%d ||| %g 0.%03d 1 0.25 ||| 0-0 1-1 ||| %d 2 1 ||| |||",
-                     s % 97, s, s % 3 ? " y" : "", j, s % 13, 1.0 / (j + 1), (s * 7 + j) % 1000, j + 1);
+                     s % 97, s, s % 3 ? " y" : "", j, s % 13, 1.0 / (j + 1), (s * 7) % 999 + 1, j + 1);
             snprintf(b, sizeof b, "w%d x%d%s ||| t%d u%d ||| 0.%d 0.2 0.2 0.6 0.%d 0.2", s % 97, s,
                      s % 3 ? " y" : "", j, s % 13, 1 + s % 8, 1 + j % 8);
             pl[lines] = strdup(a);
@@ -255,6 +255,25 @@ Test(ppt, unsorted_input_gives_the_same_table)
     cr_assert_eq(build(pt2, rt2, o2, 0, NULL, 0, 0, &r2, &e), 0, "%s", e.msg);
     cr_assert_eq(r2.no_reordering, (r1.targets + 9) / 10);
     cr_assert_eq(r2.orphan_reordering, 0);
+    /* a table limit applies to the merged chunks exactly as to contiguous lines */
+    synth(pt2, rt2, 3000, 77, 0);
+    cr_assert_eq(build(pt1, rt1, o1, 2, NULL, 0, 0, &r1, &e), 0, "%s", e.msg);
+    cr_assert_eq(build(pt2, rt2, o2, 2, NULL, 0, 0, &r2, &e), 0, "%s", e.msg);
+    cr_assert_gt(r1.pruned, 0);
+    cr_assert_eq(r1.pruned, r2.pruned);
+    cr_assert_eq(ppt_open(&a, o1, SMT_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    cr_assert_eq(ppt_open(&b, o2, SMT_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    for (int s = 0; s < 3000; s++) { /* the same targets in the same (best-first) order */
+        char q[64];
+        snprintf(q, sizeof q, "w%d x%d%s", s % 97, s, s % 3 ? " y" : "");
+        char *x = lookup_text(a, q, 1), *y = lookup_text(b, q, 1);
+        cr_assert(x && y, "%s", q);
+        cr_assert_str_eq(x, y);
+        free(x);
+        free(y);
+    }
+    ppt_close(a);
+    ppt_close(b);
     free(pt1); free(rt1); free(pt2); free(rt2); free(o1); free(o2);
 }
 
@@ -391,6 +410,33 @@ Test(ppt, malformed_lines)
     expect_parse_error(OK1 OK1, "a ||| b ||| 1 1 1\na ||| b ||| 1 1\n", "rt", ":2: 2 reordering scores, expected 3");
     expect_parse_error(OK1, "", "rt", "empty reordering table");
     expect_parse_error(OK1, "a ||| b ||| 0.5 0.5 ||| 1\n", "rt", ":1: expected source ||| target ||| scores, found 4");
+}
+
+Test(ppt, crlf_duplicates_and_truncated_gzip)
+{
+    char *pt = tu_join(dir, "crlf.pt"), *out = tu_join(dir, "crlf.ppt");
+    const char *text = "a ||| b ||| 0.5 ||| 0-0\r\na ||| b ||| 0.5 ||| 0-0\r\nc ||| d ||| 1";
+    cr_assert_eq(tu_write_file(pt, text, strlen(text)), 0);
+    ppt_build_report r;
+    smt_err e;
+    cr_assert_eq(build(pt, NULL, out, 0, NULL, 0, 0, &r, &e), 0, "%s", e.msg);
+    cr_assert_eq(r.targets, 3, "duplicate pairs are kept as given");
+    ppt_table *t;
+    cr_assert_eq(ppt_open(&t, out, SMT_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    char *got = dump_text(t, 0);
+    cr_assert_str_eq(got, "a ||| b ||| 0.5 ||| 0-0\na ||| b ||| 0.5 ||| 0-0\nc ||| d ||| 1\n");
+    free(got);
+    ppt_close(t);
+    /* a .gz cut short: a read error naming the file, and no model */
+    char *src = tu_data_path("probingpt/small.pt"), *gz = tu_join(dir, "cut.pt.gz"), *cmd, *out2 = tu_join(dir, "cut.ppt");
+    cr_assert_geq(asprintf(&cmd, "for i in $(seq 1 400); do sed \"s/^/w$i /\" '%s'; done | gzip -c > '%s'", src, gz), 0);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    cr_assert_eq(tu_truncate(gz, (uint64_t)tu_file_size(gz) / 2), 0);
+    int rc = build(gz, NULL, out2, 0, NULL, 0, 0, &r, &e);
+    cr_assert_eq(rc, SMT_ERR_IO, "rc %d: %s", rc, e.msg);
+    cr_assert(strstr(e.msg, "cut.pt.gz"), "%s", e.msg);
+    cr_assert_eq(access(out2, F_OK), -1);
+    free(cmd); free(src); free(gz); free(out2); free(pt); free(out);
 }
 
 Test(ppt, missing_input_is_an_io_error)

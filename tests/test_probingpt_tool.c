@@ -79,6 +79,31 @@ Test(tool, build_query_dump_info)
     free(rt);
 }
 
+Test(tool, progress_and_single_thread_give_the_same_model)
+{
+    char *pt = tu_data_path("probingpt/small.pt"), *rt = tu_data_path("probingpt/small.rt");
+    char *out, *err, *out2, *err2;
+    cr_assert_eq(run(&out, &err, "build -p '%s' -r '%s' -o a.ppt --progress", pt, rt), 0, "%s", err);
+    cr_assert(strstr(err, "probingpt build"), "%s", err);
+    free(out); free(err);
+    cr_assert_eq(run(&out, &err, "build -p '%s' -r '%s' -o b.ppt --no-threads --reordering-default 0.5", pt, rt), 0, "%s", err);
+    free(out); free(err);
+    cr_assert_eq(run(&out, &err, "dump a.ppt"), 0);
+    cr_assert_eq(run(&out2, &err2, "dump b.ppt"), 0);
+    cr_assert_str_eq(out, out2);
+    free(out); free(err); free(out2); free(err2);
+    char *q = tu_join(dir, "q");
+    cr_assert_eq(tu_write_file(q, "la casa\n", 8), 0);
+    free(q);
+    cr_assert_eq(run(&out, &err, "query b.ppt --reordering < q"), 0, "%s", err);
+    cr_assert_str_eq(out, "la casa ||| the house ||| 0.5 0.5 0.5 0.5 0.5 0.5\n\n");
+    free(out); free(err);
+    cr_assert_eq(run(&out, &err, "build -p '%s' -r '%s' -o c.ppt --reordering-default 0.5,0.5", pt, rt), 2);
+    free(out); free(err);
+    free(pt);
+    free(rt);
+}
+
 Test(tool, errors_and_exit_codes)
 {
     char *out, *err;
