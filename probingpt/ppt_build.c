@@ -130,35 +130,24 @@ static int register_chunk(ppt_builder *b, uint64_t off, uint64_t key, const uint
     return 0;
 }
 
+/* Best first; ties keep the input order (a total order, so qsort's instability does not matter). */
+static int by_rank(const void *pa, const void *pb)
+{
+    const ppt_tmeta *a = pa, *b = pb;
+    if (a->rank != b->rank)
+        return a->rank > b->rank ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
 /* Ranks the assembled targets (table_limit) and appends the group to `out`. The kept targets are
  * in input order without a limit, best first with one (ties: input order). */
 static int emit_group(ppt_builder *b, ppt_u32v *out, uint64_t *group_off, int track_unmatched)
 {
     size_t n = b->n_meta, keep = n;
-    if (n > b->cap_order) {
-        size_t *o = realloc(b->order, n * sizeof *o);
-        if (!o)
-            return ppt_oom(b);
-        b->order = o;
-        b->cap_order = n;
-    }
-    for (size_t i = 0; i < n; i++)
-        b->order[i] = i;
     if (b->opt->table_limit) { /* with a limit, always best first, so the order is input-independent */
-        ppt_tmeta *m = b->meta;
-        size_t *o = b->order;
-        for (size_t i = 1; i < n; i++) { /* groups are small; a binary insertion sort is stable */
-            size_t x = o[i], lo = 0, hi = i;
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (m[o[mid]].rank >= m[x].rank)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            memmove(o + lo + 1, o + lo, (i - lo) * sizeof *o);
-            o[lo] = x;
-        }
+        for (size_t i = 0; i < n; i++)
+            b->meta[i].index = i;
+        qsort(b->meta, n, sizeof *b->meta, by_rank);
         if (n > b->opt->table_limit) {
             keep = b->opt->table_limit;
             b->rep->pruned += n - keep;
@@ -166,7 +155,7 @@ static int emit_group(ppt_builder *b, ppt_u32v *out, uint64_t *group_off, int tr
     }
     size_t words = PPT_GROUP_HEADER + b->cur_src_len;
     for (size_t i = 0; i < keep; i++)
-        words += b->meta[b->order[i]].words;
+        words += b->meta[i].words;
     if (words > UINT32_MAX)
         return smt_err_set(b->err, SMT_ERR_LIMIT, "%s: the targets of one source exceed 16 GB",
                            b->pt_path);
@@ -180,7 +169,7 @@ static int emit_group(ppt_builder *b, ppt_u32v *out, uint64_t *group_off, int tr
     memcpy(g + PPT_GROUP_HEADER, b->cur_src, b->cur_src_len * sizeof *b->cur_src);
     out->n += PPT_GROUP_HEADER + b->cur_src_len;
     for (size_t i = 0; i < keep; i++) {
-        ppt_tmeta *m = &b->meta[b->order[i]];
+        ppt_tmeta *m = &b->meta[i];
         if (track_unmatched && m->unmatched) {
             if (b->n_unmatched == b->cap_unmatched) {
                 size_t cap = b->cap_unmatched ? 2 * b->cap_unmatched : 1024;
@@ -611,7 +600,6 @@ static void builder_free(ppt_builder *b)
     free(b->cur_text);
     free(b->cur.v);
     free(b->meta);
-    free(b->order);
     free(b->left_text);
     free(b->left_off);
     free(b->left_scores);

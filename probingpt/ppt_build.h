@@ -38,6 +38,7 @@ typedef struct {
     uint32_t words;
     uint8_t unmatched; /* still has the default reordering scores */
     double rank;     /* weights . ln(scores), for table_limit */
+    size_t index;    /* input order, the tie-break */
 } ppt_tmeta;
 
 /* One chunk of a source group in the payload; input that is not grouped by source gives several
@@ -84,8 +85,6 @@ typedef struct ppt_builder {
     ppt_u32v cur;
     ppt_tmeta *meta;
     size_t n_meta, cap_meta;
-    size_t *order;
-    size_t cap_order;
 
     /* reordering: current line of the reordering table and what the lockstep merge left over */
     int rt_valid;
