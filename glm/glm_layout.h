@@ -68,15 +68,22 @@ typedef struct glm_bt_cursor {
 static inline GLM_HD void glm_bt_init(const glm_layout *L, glm_bt_cursor *c, const uint32_t *keys,
                                       uint64_t n)
 {
-    uint32_t d = 1;
+    c->keys = keys;
+    c->n = n;
+    c->l = 0;
+    c->j = 0;
+    if (n <= L->B) { /* one leaf: most groups; no division */
+        c->d = 1;
+        c->I = 0;
+        c->q = n;
+        c->r = 0;
+        return;
+    }
+    uint32_t d = 2;
     while (L->kpow[d] - 1 < n)
         d++;
     uint64_t leaves = L->kpow[d - 1];
-    c->keys = keys;
-    c->n = n;
     c->d = d;
-    c->l = 0;
-    c->j = 0;
     c->I = leaves - 1;
     c->q = (n - c->I) / leaves;
     c->r = (n - c->I) % leaves;
@@ -111,13 +118,25 @@ static inline GLM_HD int64_t glm_bt_advance(const glm_layout *L, glm_bt_cursor *
     return -2;
 }
 
-/* Number of keys < x among k[0..cnt) (sorted): a branch-free count the compiler vectorizes. */
+/* Number of keys < x among k[0..cnt) (sorted). Short runs: a branch-free linear count; full
+ * nodes: a branch-free binary search (conditional moves; the node is already in cache, and this
+ * compares log2(cnt) keys instead of cnt). */
 static inline GLM_HD uint32_t glm_count_less(const uint32_t *k, uint32_t cnt, uint32_t x)
 {
-    uint32_t less = 0;
-    for (uint32_t i = 0; i < cnt; i++)
-        less += k[i] < x;
-    return less;
+    if (cnt <= 8) {
+        uint32_t less = 0;
+        for (uint32_t i = 0; i < cnt; i++)
+            less += k[i] < x;
+        return less;
+    }
+    const uint32_t *base = k;
+    uint32_t n = cnt;
+    while (n > 1) {
+        uint32_t half = n / 2;
+        base = base[half] < x ? base + half : base;
+        n -= half;
+    }
+    return (uint32_t)(base - k) + (*base < x);
 }
 
 /* Finds x among the n keys of a group: its slot, or -1. The plain, scalar search. */
