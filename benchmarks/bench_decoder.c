@@ -1,7 +1,288 @@
-/* bench_decoder — placeholder until the benchmark lands (see docs/decoder.md). */
+/* bench_decoder — decoding speed, load time, peak memory, model score and BLEU.
+ *
+ *   bench_decoder -f moses.ini -i input [-r reference]... [-t 1,2] [-s S] [-cbp P] [-o out_prefix]
+ *
+ * For each thread count: loads the model afresh (load time is reported on its own line, so the
+ * phrase cache starts cold as in a real run), translates the whole input, and prints one line:
+ *   decoder threads=T sentences=N words=W seconds=S words_per_s=X sentences_per_s=Y
+ *           score_mean=M bleu=B peak_rss_mb=R
+ * words/s = source tokens / decoding wall time (load excluded), as the anchors define it.
+ * BLEU is corpus BLEU as multi-bleu.perl computes it: clipped 1- to 4-gram precisions, geometric
+ * mean, brevity penalty with the closest reference length; several -r give a multi-reference BLEU.
+ * With no -i, the shared test-a set ($FASTSMT_SHARED/data/bible/test-a.es, WEB reference) is used. */
+#define _GNU_SOURCE
+#include <math.h>
 #include <stdio.h>
-int main(void)
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "decoder.h"
+#include "smt_hash.h"
+#include "smt_progress.h"
+
+/* ---------------------------------------------------------------- BLEU */
+
+typedef struct lines {
+    char **v;
+    size_t n;
+} lines;
+
+static lines split_lines(char *text)
 {
-    fprintf(stderr, "bench_decoder: not yet implemented\n");
+    lines l = {0};
+    size_t cap = 1024;
+    l.v = malloc(cap * sizeof *l.v);
+    for (char *p = text; p && *p;) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        if (l.n == cap)
+            l.v = realloc(l.v, (cap *= 2) * sizeof *l.v);
+        l.v[l.n++] = p;
+        p = nl ? nl + 1 : NULL;
+    }
+    return l;
+}
+
+/* Token hashes of a line. */
+static size_t tokens(const char *s, uint64_t *out, size_t max)
+{
+    size_t n = 0;
+    while (*s && n < max) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (!*s)
+            break;
+        const char *b = s;
+        while (*s && *s != ' ' && *s != '\t')
+            s++;
+        out[n++] = smt_hash_bytes(b, (size_t)(s - b));
+    }
+    return n;
+}
+
+typedef struct ngram_count {
+    uint64_t key;
+    int count;
+} ngram_count;
+
+/* Counts of the n-grams of one order in a small open-addressing table (size: power of two). */
+static void count_ngrams(const uint64_t *t, size_t n, int order, ngram_count *tab, size_t size)
+{
+    memset(tab, 0, size * sizeof *tab);
+    for (size_t i = 0; i + (size_t)order <= n; i++) {
+        uint64_t k = (uint64_t)order;
+        for (int j = 0; j < order; j++)
+            k = smt_hash_u64(k ^ t[i + j]);
+        k |= 1;
+        size_t h = k & (size - 1);
+        while (tab[h].key && tab[h].key != k)
+            h = (h + 1) & (size - 1);
+        tab[h].key = k;
+        tab[h].count++;
+    }
+}
+
+static int lookup_count(const ngram_count *tab, size_t size, uint64_t k)
+{
+    size_t h = k & (size - 1);
+    while (tab[h].key && tab[h].key != k)
+        h = (h + 1) & (size - 1);
+    return tab[h].count;
+}
+
+#define MAXTOK 4096
+
+/* Corpus BLEU (percent) of hyp against n_refs reference sets. */
+static double bleu(const lines *hyp, const lines *refs, int n_refs)
+{
+    double match[5] = {0}, total[5] = {0}, hyp_len = 0, ref_len = 0;
+    static uint64_t th[MAXTOK], tr[MAXTOK];
+    size_t size = 2 * MAXTOK;
+    ngram_count *ht = malloc(size * sizeof *ht), *rt = malloc(size * sizeof *rt);
+    int *maxref = malloc(size * sizeof *maxref);
+    for (size_t i = 0; i < hyp->n; i++) {
+        size_t nh = tokens(hyp->v[i], th, MAXTOK);
+        hyp_len += (double)nh;
+        size_t best_len = 0, best_diff = SIZE_MAX;
+        for (int r = 0; r < n_refs; r++) {
+            size_t nr = i < refs[r].n ? tokens(refs[r].v[i], tr, MAXTOK) : 0;
+            size_t diff = nr > nh ? nr - nh : nh - nr;
+            if (diff < best_diff || (diff == best_diff && nr < best_len))
+                best_diff = diff, best_len = nr;
+        }
+        ref_len += (double)best_len;
+        for (int order = 1; order <= 4; order++) {
+            count_ngrams(th, nh, order, ht, size);
+            memset(maxref, 0, size * sizeof *maxref);
+            for (int r = 0; r < n_refs; r++) {
+                size_t nr = i < refs[r].n ? tokens(refs[r].v[i], tr, MAXTOK) : 0;
+                count_ngrams(tr, nr, order, rt, size);
+                for (size_t h = 0; h < size; h++)
+                    if (ht[h].key) {
+                        int c = lookup_count(rt, size, ht[h].key);
+                        if (c > maxref[h])
+                            maxref[h] = c;
+                    }
+            }
+            for (size_t h = 0; h < size; h++)
+                if (ht[h].key)
+                    match[order] += ht[h].count < maxref[h] ? ht[h].count : maxref[h];
+            total[order] += nh >= (size_t)order ? (double)(nh - (size_t)order + 1) : 0;
+        }
+    }
+    free(ht), free(rt), free(maxref);
+    double logp = 0;
+    for (int order = 1; order <= 4; order++) {
+        if (match[order] == 0 || total[order] == 0)
+            return 0;
+        logp += log(match[order] / total[order]) / 4;
+    }
+    double bp = hyp_len < ref_len ? 1 - ref_len / hyp_len : 0;
+    return 100 * exp(logp + bp);
+}
+
+/* ---------------------------------------------------------------- the benchmark */
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b) {
+        b[n] = '\0';
+        *len = (size_t)n;
+    }
+    return b;
+}
+
+static double peak_rss_mb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *ini = NULL, *input = NULL, *refs_path[4], *threads_arg = "1,2", *prefix = NULL;
+    int n_refs = 0;
+    dec_options opt;
+    dec_options_default(&opt);
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "-f"))
+            ini = argv[i + 1];
+        else if (!strcmp(argv[i], "-i"))
+            input = argv[i + 1];
+        else if (!strcmp(argv[i], "-r") && n_refs < 4)
+            refs_path[n_refs++] = argv[i + 1];
+        else if (!strcmp(argv[i], "-t"))
+            threads_arg = argv[i + 1];
+        else if (!strcmp(argv[i], "-s"))
+            opt.stack_size = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-cbp"))
+            opt.pop_limit = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-o"))
+            prefix = argv[i + 1];
+        else {
+            fprintf(stderr, "bench_decoder: unknown argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+    static char def_in[4096], def_ref[4096];
+    const char *shared = getenv("FASTSMT_SHARED");
+    if (!input && shared) {
+        snprintf(def_in, sizeof def_in, "%s/data/bible/test-a.es", shared);
+        snprintf(def_ref, sizeof def_ref, "%s/data/bible/test-a.en", shared);
+        input = def_in;
+        if (!n_refs)
+            refs_path[n_refs++] = def_ref;
+    }
+    if (!ini || !input) {
+        fprintf(stderr, "usage: bench_decoder -f moses.ini [-i input] [-r ref]... [-t 1,2] "
+                        "[-s S] [-cbp P] [-o out_prefix]\n");
+        return 2;
+    }
+    size_t in_len;
+    char *in_text = read_all(input, &in_len);
+    if (!in_text) {
+        perror(input);
+        return 1;
+    }
+    lines refs[4];
+    for (int r = 0; r < n_refs; r++) {
+        size_t len;
+        char *t = read_all(refs_path[r], &len);
+        if (!t) {
+            perror(refs_path[r]);
+            return 1;
+        }
+        refs[r] = split_lines(t);
+    }
+    char *targs = strdup(threads_arg), *save = NULL;
+    for (char *tk = strtok_r(targs, ",", &save); tk; tk = strtok_r(NULL, ",", &save)) {
+        unsigned threads = (unsigned)atoi(tk);
+        smt_err err;
+        dec_model *m;
+        double t0 = smt_now();
+        int rc = dec_model_load(&m, ini, &opt, &err);
+        if (rc) {
+            fprintf(stderr, "bench_decoder: %s\n", smt_err_text(&err, rc));
+            return 1;
+        }
+        printf("decoder_load threads=%u seconds=%.3f peak_rss_mb=%.1f\n", threads,
+               smt_now() - t0, peak_rss_mb());
+        FILE *in = fmemopen(in_text, in_len, "r");
+        char *out = NULL;
+        size_t out_len = 0;
+        FILE *o = open_memstream(&out, &out_len);
+        dec_run_stats st;
+        rc = dec_run(m, in, o, NULL, 0, 0, threads, stderr, &st, &err);
+        fclose(in);
+        fclose(o);
+        if (rc) {
+            fprintf(stderr, "bench_decoder: %s\n", smt_err_text(&err, rc));
+            return 1;
+        }
+        if (prefix) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s.%ut.out", prefix, threads);
+            FILE *f = fopen(path, "w");
+            if (f) {
+                fwrite(out, 1, out_len, f);
+                fclose(f);
+            }
+        }
+        lines hyp = split_lines(out);
+        double b = n_refs ? bleu(&hyp, refs, n_refs) : NAN;
+        printf("decoder threads=%u sentences=%llu words=%llu seconds=%.3f words_per_s=%.0f "
+               "sentences_per_s=%.1f score_mean=%.4f bleu=%.2f peak_rss_mb=%.1f\n",
+               threads, (unsigned long long)st.lines, (unsigned long long)st.tokens, st.seconds,
+               (double)st.tokens / st.seconds, (double)st.lines / st.seconds,
+               st.lines ? st.score_sum / (double)st.lines : 0, b, peak_rss_mb());
+        if (threads == 2)
+            printf("decoder_ratio threads=2 vs_moses1=%.2f vs_moses2=%.2f (anchors 1881 and 4707 "
+                   "words/s)\n",
+                   (double)st.tokens / st.seconds / 1881.0, (double)st.tokens / st.seconds / 4707.0);
+        fflush(stdout);
+        free(hyp.v);
+        free(out);
+        dec_model_free(m);
+    }
+    free(targs);
+    for (int r = 0; r < n_refs; r++) {
+        free(refs[r].v[0] ? refs[r].v : NULL);
+    }
+    free(in_text);
     return 0;
 }

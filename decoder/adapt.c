@@ -75,6 +75,7 @@ int dec_pt_ppt_open(dec_pt **out, const char *path, smt_err *err)
     pt->n_scores = ppt_num_scores(t);
     pt->n_reo = ppt_num_reordering_scores(t);
     pt->n_sources = ppt_get_params(t)->num_sources;
+    pt->max_src_len = ppt_get_params(t)->max_src_len;
     pt->src_vocab = ppt_src_vocab(t);
     pt->tgt_vocab = ppt_tgt_vocab(t);
     pt->lookup = ppt_lookup_fn;

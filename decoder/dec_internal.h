@@ -81,6 +81,7 @@ typedef struct dec_pt_iter {
 typedef struct dec_pt dec_pt;
 struct dec_pt {
     uint32_t n_scores, n_reo;
+    uint32_t max_src_len; /* longest source phrase in the table (lookups stop there) */
     uint64_t n_sources;
     const smt_vocab *src_vocab, *tgt_vocab;
     /* Finds the targets of the source phrase given as source-vocabulary ids. Returns 1 and sets *it

@@ -196,6 +196,8 @@ static int read_pt(text_pt *t, const char *path, unsigned n_scores, smt_err *err
             rc = ns < 0 ? ns : smt_err_set(err, SMT_ERR_PARSE, "%s:%lu: empty source", path, ln);
             break;
         }
+        if ((uint32_t)ns > t->base.max_src_len)
+            t->base.max_src_len = (uint32_t)ns;
         uint32_t g = find_group(t, ids, (size_t)ns);
         if (g == UINT32_MAX) {
             uint64_t c = t->cap_groups;

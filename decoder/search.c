@@ -78,10 +78,18 @@ void arena_free(arena *a)
 /* ---------------------------------------------------------------- candidate queue */
 
 typedef struct qitem {
+    double total; /* h->total and h->id, copied so that the heap stays within its array */
+    uint32_t id, x, y;
     hyp *h;
     edge *e;
-    uint32_t x, y;
 } qitem;
+
+static inline int q_better(const qitem *a, const qitem *b)
+{
+    if (a->total != b->total)
+        return a->total > b->total;
+    return a->id < b->id;
+}
 
 static inline int better(const hyp *a, const hyp *b)
 {
@@ -108,7 +116,7 @@ static int q_push(queue *q, qitem it)
     size_t i = q->n++;
     while (i > 0) {
         size_t parent = (i - 1) / 2;
-        if (!better(it.h, q->items[parent].h))
+        if (!q_better(&it, &q->items[parent]))
             break;
         q->items[i] = q->items[parent];
         i = parent;
@@ -123,10 +131,10 @@ static qitem q_pop(queue *q)
     size_t i = 0;
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, b = i;
-        const hyp *bh = last.h;
-        if (l < q->n && better(q->items[l].h, bh))
-            b = l, bh = q->items[l].h;
-        if (r < q->n && better(q->items[r].h, bh))
+        const qitem *bh = &last;
+        if (l < q->n && q_better(&q->items[l], bh))
+            b = l, bh = &q->items[l];
+        if (r < q->n && q_better(&q->items[r], bh))
             b = r;
         if (b == i)
             break;
@@ -212,9 +220,11 @@ static uint64_t hyp_hash(const dec_search *s, const hyp *h)
     const dec_model *m = s->m;
     uint64_t k = (uint64_t)(uintptr_t)h->cov * 0x9E3779B97F4A7C15ull;
     k ^= (uint64_t)(uint16_t)h->end << 16 | (uint64_t)(uint16_t)(m->has_reo ? h->start : 0);
-    for (unsigned l = 0; l < m->n_lms; l++)
-        k = smt_hash_u64(k ^ smt_hash_bytes(h->lm[l].words, h->lm[l].length * 4) ^
-                         h->lm[l].length);
+    for (unsigned l = 0; l < m->n_lms; l++) {
+        k = (k ^ h->lm[l].length) * 0xff51afd7ed558ccdull;
+        for (unsigned i = 0; i < h->lm[l].length; i++)
+            k = (k ^ h->lm[l].words[i]) * 0xc4ceb9fe1a85ec53ull;
+    }
     if (m->has_reo && (m->lr_dir & DEC_LR_FORWARD) && h->cand && h->cand->reo) {
         unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
         k ^= smt_hash_bytes(h->cand->reo + off, m->lr_types * sizeof(float));
@@ -265,14 +275,13 @@ static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end,
     h->alive = 0;
     double score = p->score + c->static_score;
     for (unsigned l = 0; l < m->n_lms; l++) {
-        const dec_lm *lm = m->lms[l];
         dec_lm_state st = p->lm[l];
         const uint32_t *w = c->lm_words + (size_t)l * c->n_words;
         float lp = 0;
         for (unsigned i = 0; i < c->n_words; i++)
-            lp += lm->score(lm, &st, w[i], &st);
+            lp += dec_lm_cached(s, l, &st, w[i], &st);
         if (complete)
-            lp += lm->score(lm, &st, lm->eos, &st);
+            lp += dec_lm_cached(s, l, &st, m->lms[l]->eos, &st);
         h->lm[l] = st;
         score += (double)m->w_lm[l] * (double)(lp * DEC_LN10);
     }
@@ -461,6 +470,28 @@ static int distortion_ok(const dec_search *s, const cov *c, int start, int end)
     return dec_distortion(end, (int)c->first_gap) <= dl;
 }
 
+/* Moses orders a cube's rows by score plus the weighted distortion cost of the jump to the
+ * cube's range (HypothesisScoreOrdererWithDistortion), not by score alone: the corner of the cube
+ * is then the most promising pair. Insertion sort: rows are few and nearly sorted. */
+static void sort_rows(const dec_search *s, hyp **h, uint32_t n, int start)
+{
+    double w = s->m->has_dist ? s->m->w_dist : 0;
+    for (uint32_t i = 1; i < n; i++) {
+        hyp *x = h[i];
+        double kx = x->score - w * dec_distortion(x->end, start);
+        uint32_t j = i;
+        while (j > 0) {
+            hyp *y = h[j - 1];
+            double ky = y->score - w * dec_distortion(y->end, start);
+            if (ky > kx || (ky == kx && y->id < x->id))
+                break;
+            h[j] = y;
+            j--;
+        }
+        h[j] = x;
+    }
+}
+
 /* Creates the cubes that expand every coverage of stack k (Moses's CreateForwardTodos). */
 static int forward_todos(dec_search *s, uint32_t k)
 {
@@ -491,6 +522,8 @@ static int forward_todos(dec_search *s, uint32_t k)
                         tmp[nh++] = c->hyps[i];
                 if (!nh)
                     continue;
+                if (nh > 1)
+                    sort_rows(s, tmp, nh, (int)start);
                 memcpy(bits, c->bits, s->nw * 8);
                 for (size_t i = start; i <= end; i++)
                     bits[i >> 6] |= 1ull << (i & 63);
@@ -534,7 +567,7 @@ static int push_cell(dec_search *s, edge *e, uint32_t x, uint32_t y, int complet
     hyp *h = expand(s, e->hyps[x], &e->cands[y], e->start, e->end, e->to, complete);
     if (!h)
         return SMT_ERR_NOMEM;
-    return q_push(search_queue(s), (qitem){h, e, x, y});
+    return q_push(search_queue(s), (qitem){h->total, h->id, x, y, h, e});
 }
 
 /* ---------------------------------------------------------------- the sentence */
@@ -553,6 +586,11 @@ int dec_search_create(dec_search **out, dec_model *m, smt_err *err)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     p->pub.m = m;
     p->pub.hyp_size = sizeof(hyp) + m->n_lms * sizeof(dec_lm_state);
+    for (unsigned l = 0; l < m->n_lms; l++)
+        if (!(p->pub.lmc[l] = calloc((size_t)1 << DEC_LM_CACHE_BITS, sizeof(lm_cache_entry)))) {
+            dec_search_free(&p->pub);
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        }
     *out = &p->pub;
     return 0;
 }
@@ -562,6 +600,8 @@ void dec_search_free(dec_search *s)
     if (!s)
         return;
     arena_free(&s->ar);
+    for (unsigned l = 0; l < DEC_MAX_LMS; l++)
+        free(s->lmc[l]);
     free(search_queue(s)->items);
     free(s);
 }
@@ -573,6 +613,8 @@ static int collect_options(dec_search *s, smt_err *err)
     dec_model *m = s->m;
     size_t n = s->n;
     s->max_len = m->max_phrase_len < (int)n ? m->max_phrase_len : (int)n;
+    if (m->pt->max_src_len && (int)m->pt->max_src_len < s->max_len)
+        s->max_len = (int)m->pt->max_src_len; /* longer spans cannot be in the table */
     s->opts = arena_zalloc(&s->ar, n * s->max_len * sizeof *s->opts);
     s->src_ids = arena_alloc(&s->ar, n * sizeof *s->src_ids);
     s->fc = arena_alloc(&s->ar, n * n * sizeof *s->fc);

@@ -2,6 +2,8 @@
 #ifndef DEC_SEARCH_H
 #define DEC_SEARCH_H
 
+#include <string.h>
+
 #include "dec_internal.h"
 
 /* A per-sentence bump allocator: everything a sentence allocates dies together. */
@@ -78,7 +80,21 @@ typedef struct cand_list {
     uint32_t n;
 } cand_list;
 
+/* A direct-mapped cache of LM queries, one per worker and LM: decoding asks the same (state, word)
+ * questions many times (every cube row with one LM state meets the same candidates). The key is
+ * compared exactly, so a hit returns what the LM would. */
+typedef struct lm_cache_entry {
+    uint32_t in_words[DEC_LM_MAX_ORDER - 1];
+    uint32_t w;
+    uint8_t in_len, valid;
+    float prob;
+    dec_lm_state out;
+} lm_cache_entry;
+
+#define DEC_LM_CACHE_BITS 13
+
 struct dec_search {
+    lm_cache_entry *lmc[DEC_MAX_LMS];
     dec_model *m;
     arena ar;
     /* the sentence */
@@ -96,6 +112,30 @@ struct dec_search {
     size_t hyp_size;
     hyp *best;
 };
+
+/* log10 p(w | *in) of LM l, through the worker's cache; the new state goes to *out. */
+static inline float dec_lm_cached(dec_search *s, unsigned l, const dec_lm_state *in, uint32_t w,
+                                  dec_lm_state *out)
+{
+    uint64_t h = (uint64_t)w * 0x9E3779B97F4A7C15ull ^ in->length;
+    for (unsigned i = 0; i < in->length; i++)
+        h = (h ^ in->words[i]) * 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+    lm_cache_entry *e = &s->lmc[l][h & ((1u << DEC_LM_CACHE_BITS) - 1)];
+    if (e->valid && e->w == w && e->in_len == in->length &&
+        memcmp(e->in_words, in->words, sizeof e->in_words) == 0) {
+        *out = e->out;
+        return e->prob;
+    }
+    const dec_lm *lm = s->m->lms[l];
+    memcpy(e->in_words, in->words, sizeof e->in_words);
+    e->in_len = in->length;
+    e->w = w;
+    e->prob = lm->score(lm, in, w, &e->out);
+    e->valid = 1;
+    *out = e->out;
+    return e->prob;
+}
 
 /* Re-scores a path (hypotheses first to last) into a dense feature vector scores[m->n_scores]. */
 void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double *scores);
