@@ -26,11 +26,19 @@ static uint64_t seq_hash(const uint32_t *ids, unsigned n)
     return h;
 }
 
+/* Any table size (not only powers of two) so the table can stay ~70% full: multiply-shift. */
+static inline uint64_t slot_of(const glm_ostore *s, uint64_t h)
+{
+    return ((h >> 32) * s->nslots) >> 32;
+}
+
+#define SLOTS_FOR(n) ((n) * 10 / 7 + 16)
+
 int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids)
 {
     if (!s->slots)
         return -1;
-    for (uint64_t i = seq_hash(ids, s->n) & s->mask;; i = (i + 1) & s->mask) {
+    for (uint64_t i = slot_of(s, seq_hash(ids, s->n));; i = i + 1 == s->nslots ? 0 : i + 1) {
         uint32_t r = s->slots[i];
         if (r == EMPTY)
             return -1;
@@ -41,9 +49,9 @@ int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids)
 
 static void place(glm_ostore *s, uint32_t r)
 {
-    uint64_t i = seq_hash(s->ids + (uint64_t)r * s->n, s->n) & s->mask;
+    uint64_t i = slot_of(s, seq_hash(s->ids + (uint64_t)r * s->n, s->n));
     while (s->slots[i] != EMPTY)
-        i = (i + 1) & s->mask;
+        i = i + 1 == s->nslots ? 0 : i + 1;
     s->slots[i] = r;
 }
 
@@ -59,14 +67,12 @@ static int ostore_init(glm_ostore *s, unsigned n, uint64_t cap, int middle)
     if (!s->ids || !s->prob || (middle && !s->bo))
         return -1;
     if (middle) {
-        uint64_t slots = 16;
-        while (slots < 2 * s->cap)
-            slots *= 2;
+        uint64_t slots = SLOTS_FOR(s->cap);
         s->slots = malloc(slots * sizeof *s->slots);
         if (!s->slots)
             return -1;
         memset(s->slots, 0xff, slots * sizeof *s->slots);
-        s->mask = slots - 1;
+        s->nslots = slots;
     }
     return 0;
 }
@@ -109,15 +115,15 @@ static int ostore_add(glm_ostore *s, const uint32_t *ids, float prob, float bo)
     if (s->bo)
         s->bo[r] = bo;
     if (s->slots) {
-        if (2 * s->count > s->mask + 1) {
-            uint64_t slots = (s->mask + 1) * 2;
+        if (s->count * 10 > s->nslots * 7) {
+            uint64_t slots = SLOTS_FOR(s->count * 2);
             uint32_t *sl = malloc(slots * sizeof *sl);
             if (!sl)
                 return -1;
             free(s->slots);
             s->slots = sl;
             memset(sl, 0xff, slots * sizeof *sl);
-            s->mask = slots - 1;
+            s->nslots = slots;
             for (uint32_t i = 0; i < s->count; i++)
                 place(s, i);
         } else {

@@ -80,90 +80,74 @@ void glm_bt_order(const glm_layout *L, uint64_t n, uint32_t *slot_to_rank)
     inorder(&c, 0, 0);
 }
 
-/* ------------------------------------------------------------------ radix sort of u64 */
+/* ------------------------------------------------------------------ sorting a level */
 
-static void radix_sort(uint64_t *a, uint64_t *tmp, uint64_t n, unsigned bits)
+static int cmp_u64(const void *a, const void *b)
 {
-    enum { D = 11, R = 1 << D };
-    uint64_t *src = a, *dst = tmp;
-    for (unsigned shift = 0; shift < bits; shift += D) {
-        uint64_t cnt[R] = {0};
-        for (uint64_t i = 0; i < n; i++)
-            cnt[(src[i] >> shift) & (R - 1)]++;
-        uint64_t sum = 0;
-        for (unsigned b = 0; b < R; b++) {
-            uint64_t c = cnt[b];
-            cnt[b] = sum;
-            sum += c;
-        }
-        for (uint64_t i = 0; i < n; i++)
-            dst[cnt[(src[i] >> shift) & (R - 1)]++] = src[i];
-        uint64_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, n * sizeof *a);
-}
-
-static unsigned bits_for(uint64_t x) /* bits needed to hold values < x */
-{
-    unsigned b = 0;
-    while (b < 64 && (x - 1) >> b)
-        b++;
-    return b ? b : 1;
-}
-
-typedef struct rec16 {
-    uint64_t key;
-    uint32_t idx, pad;
-} rec16;
-
-static int cmp_rec16(const void *a, const void *b)
-{
-    const rec16 *x = a, *y = b;
-    return x->key < y->key ? -1 : x->key > y->key;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 /* Sorts the records of level k by (parent final position, key): order[i] = record index;
- * ppos[rec] = the final position of the record's parent. */
-static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *parent_pos, uint32_t *order,
-                      uint32_t *ppos, smt_err *err)
+ * ppos[rec] = the final position of the record's parent. A counting sort by parent (no copy of
+ * the records: the build's peak memory is the parsed n-grams plus the output), then each group by
+ * key: insertion sort when small, else through a buffer of (key, record) pairs. */
+static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *parent_pos, uint64_t np,
+                      uint32_t *order, uint32_t *ppos, smt_err *err)
 {
     const glm_ostore *s = &a->o[k];
     const glm_ostore *ps = k > 2 ? &a->o[k - 1] : NULL;
-    uint64_t n = s->count, np = k > 2 ? ps->count : a->nvocab;
-    unsigned pb = bits_for(np), wb = bits_for(a->nvocab), ib = bits_for(n ? n : 1);
+    uint64_t n = s->count;
+    uint32_t *cnt = calloc(np + 1, sizeof *cnt);
+    if (!cnt)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory sorting %u-grams", k);
     for (uint64_t i = 0; i < n; i++) {
         const uint32_t *ids = s->ids + i * k;
         int64_t p = k > 2 ? glm_ostore_find(ps, ids) : (int64_t)ids[0];
-        if (p < 0) /* cannot happen: every suffix was stored (insert_suffixes) */
+        if (p < 0) { /* cannot happen: every suffix was stored (insert_suffixes) */
+            free(cnt);
             return smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram without its suffix", k);
+        }
         ppos[i] = parent_pos[p];
+        cnt[ppos[i] + 1]++;
     }
-    if (pb + wb + ib <= 64) {
-        uint64_t *packed = malloc(2 * n * sizeof *packed + 8);
-        if (!packed)
-            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory sorting %u-grams", k);
-        for (uint64_t i = 0; i < n; i++)
-            packed[i] = ((uint64_t)ppos[i] << (wb + ib)) |
-                        ((uint64_t)s->ids[i * k + k - 1] << ib) | i;
-        radix_sort(packed, packed + n, n, pb + wb + ib);
-        uint64_t im = (ib == 64) ? ~0ull : ((1ull << ib) - 1);
-        for (uint64_t i = 0; i < n; i++)
-            order[i] = (uint32_t)(packed[i] & im);
-        free(packed);
-    } else {
-        rec16 *r = malloc(n * sizeof *r + 1);
-        if (!r)
-            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory sorting %u-grams", k);
-        for (uint64_t i = 0; i < n; i++)
-            r[i] = (rec16){((uint64_t)ppos[i] << 32) | s->ids[i * k + k - 1], (uint32_t)i, 0};
-        qsort(r, n, sizeof *r, cmp_rec16);
-        for (uint64_t i = 0; i < n; i++)
-            order[i] = r[i].idx;
-        free(r);
+    for (uint64_t p = 0; p < np; p++)
+        cnt[p + 1] += cnt[p];
+    for (uint64_t i = 0; i < n; i++)
+        order[cnt[ppos[i]]++] = (uint32_t)i; /* now cnt[p] is the end of group p */
+    uint64_t *buf = NULL, bufcap = 0, start = 0;
+    const uint32_t *ids = s->ids;
+#define KEY(rec) ids[(uint64_t)(rec) * k + k - 1]
+    for (uint64_t p = 0; p < np; start = cnt[p++]) {
+        uint64_t g = cnt[p] - start;
+        uint32_t *o = order + start;
+        if (g <= 24) {
+            for (uint64_t i = 1; i < g; i++) {
+                uint32_t r = o[i], key = KEY(r);
+                uint64_t j = i;
+                for (; j > 0 && KEY(o[j - 1]) > key; j--)
+                    o[j] = o[j - 1];
+                o[j] = r;
+            }
+            continue;
+        }
+        if (g > bufcap) {
+            free(buf);
+            bufcap = g;
+            if (!(buf = malloc(g * sizeof *buf))) {
+                free(cnt);
+                return smt_err_set(err, SMT_ERR_NOMEM, "out of memory sorting %u-grams", k);
+            }
+        }
+        for (uint64_t i = 0; i < g; i++)
+            buf[i] = (uint64_t)KEY(o[i]) << 32 | o[i];
+        qsort(buf, g, sizeof *buf, cmp_u64);
+        for (uint64_t i = 0; i < g; i++)
+            o[i] = (uint32_t)buf[i];
     }
+#undef KEY
+    free(buf);
+    free(cnt);
     return 0;
 }
 
@@ -212,7 +196,7 @@ static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progr
             rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
             goto level_out;
         }
-        if ((rc = sort_level(a, k, pos, order, ppos, err)))
+        if ((rc = sort_level(a, k, pos, np, order, ppos, err)))
             goto level_out;
         if (k > 2) /* the parent level's lookups are done: free its inputs */
             glm_ostore_free(&a->o[k - 1]);

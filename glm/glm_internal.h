@@ -48,7 +48,7 @@ typedef struct glm_ostore {
     float *prob;
     float *bo;        /* NULL for the highest order */
     uint32_t *slots;  /* open addressing over record indexes (middle orders only) */
-    uint64_t mask;
+    uint64_t nslots; /* kept at most 70% full */
 } glm_ostore;
 
 typedef struct glm_arpa {
