@@ -230,7 +230,7 @@ static int add_meta(ppt_builder *b, size_t start, int unmatched)
     m->unmatched = (uint8_t)unmatched;
     uint32_t tl = ppt_info_tgt_len(b->cur.v[start]);
     m->rank = b->opt->table_limit
-                  ? rank_of(b, (const float *)(const void *)(b->cur.v + start + PPT_TARGET_HEADER + tl))
+                  ? rank_of(b, (const float *)(const void *)(b->cur.v + start + ppt_record_head(b->cur.v[start]) + tl))
                   : 0;
     return 0;
 }
@@ -323,15 +323,20 @@ static int parse_line(ppt_builder *b, char *line, size_t len)
     }
     /* the record: header, target ids, scores, reordering, counts */
     size_t start = b->cur.n;
-    if (ppt_u32v_reserve(&b->cur, PPT_TARGET_HEADER + PPT_MAX_PHRASE_LEN + 2 * PPT_MAX_SCORES + PPT_MAX_COUNTS))
+    if (ppt_u32v_reserve(&b->cur, PPT_TARGET_HEADER + 1 + PPT_MAX_PHRASE_LEN + 2 * PPT_MAX_SCORES + PPT_MAX_COUNTS))
         return ppt_oom(b);
+    uint32_t aid = 0, eid = SMT_VOCAB_NONE;
+    if (nf >= 6 && (rc = smt_vocab_builder_add(b->extra, rest.b, (size_t)(rest.e - rest.b), &eid, b->err)))
+        return rc;
     uint32_t *r = b->cur.v + start, tl;
-    rc = add_words(b, b->tgt, f[1], r + PPT_TARGET_HEADER, &tl);
+    r[0] = ppt_info_pack(0, 0, (uint32_t)nf, eid); /* the head size depends on the extra id */
+    uint32_t head = ppt_record_head(r[0]);
+    rc = add_words(b, b->tgt, f[1], r + head, &tl);
     if (rc == -1)
         return PERR(b, "target phrase longer than %u words", b->pt_path, ln, PPT_MAX_PHRASE_LEN);
     if (rc)
         return rc;
-    float *sc = (float *)(void *)(r + PPT_TARGET_HEADER + tl);
+    float *sc = (float *)(void *)(r + head + tl);
     int n = ppt_parse_floats(f[2], sc, PPT_MAX_SCORES, &bad);
     if (n == -1)
         return perr(b, "bad score '%.*s'", bad.b, (int)(bad.e - bad.b));
@@ -347,7 +352,6 @@ static int parse_line(ppt_builder *b, char *line, size_t len)
     } else if ((uint32_t)n != b->ns) {
         return PERR(b, "%d scores, expected %u as on the first line", b->pt_path, ln, n, b->ns);
     }
-    uint32_t aid = 0, eid = SMT_VOCAB_NONE;
     ppt_span empty = {f[0].e, f[0].e};
     if ((rc = alignment_id(b, nf >= 4 ? f[3] : empty, b->cur_src_len, tl, &aid)))
         return rc;
@@ -369,12 +373,11 @@ static int parse_line(ppt_builder *b, char *line, size_t len)
         if (nc == -2)
             return PERR(b, "more than %u counts", b->pt_path, ln, PPT_MAX_COUNTS);
     }
-    if (nf >= 6 && (rc = smt_vocab_builder_add(b->extra, rest.b, (size_t)(rest.e - rest.b), &eid, b->err)))
-        return rc;
-    r[0] = ppt_info_pack(tl, (uint32_t)nc, (uint32_t)nf);
+    r[0] = ppt_info_pack(tl, (uint32_t)nc, (uint32_t)nf, eid);
     r[1] = aid;
-    r[2] = eid;
-    b->cur.n = start + PPT_TARGET_HEADER + tl + b->ns + b->nr + (uint32_t)nc;
+    if (head > PPT_TARGET_HEADER)
+        r[2] = eid;
+    b->cur.n = start + head + tl + b->ns + b->nr + (uint32_t)nc;
     return add_meta(b, start, !matched);
 }
 

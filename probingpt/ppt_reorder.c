@@ -161,9 +161,9 @@ static int place(ppt_builder *b, pair_map *pm, ppt_span key, const float *scores
         uint32_t *r = b->payload.v + b->unmatched[2 * u + 1];
         uint32_t tl = ppt_info_tgt_len(r[0]);
         if (g[0] != sn || tl != tn || memcmp(g + PPT_GROUP_HEADER, s, sn * 4) ||
-            memcmp(r + PPT_TARGET_HEADER, t, tn * 4))
+            memcmp(r + ppt_record_head(r[0]), t, tn * 4))
             continue;
-        memcpy(r + PPT_TARGET_HEADER + tl + b->ns, scores, b->nr * sizeof *scores);
+        memcpy(r + ppt_record_head(r[0]) + tl + b->ns, scores, b->nr * sizeof *scores);
         pm->filled[u] = 1;
         return 1;
     }
@@ -189,7 +189,7 @@ int ppt_rt_finish(ppt_builder *b)
     for (size_t u = 0; u < n; u++) {
         const uint32_t *g = b->payload.v + b->unmatched[2 * u];
         const uint32_t *r = b->payload.v + b->unmatched[2 * u + 1];
-        pm.hash[u] = pair_hash(g + PPT_GROUP_HEADER, g[0], r + PPT_TARGET_HEADER, ppt_info_tgt_len(r[0]));
+        pm.hash[u] = pair_hash(g + PPT_GROUP_HEADER, g[0], r + ppt_record_head(r[0]), ppt_info_tgt_len(r[0]));
         uint64_t j = pm.hash[u] & pm.mask;
         while (pm.slots[j])
             j = (j + 1) & pm.mask;

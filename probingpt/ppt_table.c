@@ -142,14 +142,16 @@ static uint64_t check_record(const ppt_table *t, const uint32_t *r, const uint32
     uint64_t room = (uint64_t)(end - r);
     if (room < PPT_TARGET_HEADER)
         return 0;
-    uint32_t info = r[0], nf = ppt_info_fields(info);
+    uint32_t info = r[0], nf = ppt_info_fields(info), head = ppt_record_head(info);
     uint64_t rw = ppt_record_words(info, p->num_scores, p->num_reordering_scores);
-    if (rw > room || nf < 3 || nf > 6 || r[1] >= p->num_align ||
-        (nf == 6 ? r[2] >= p->num_extra : r[2] != SMT_VOCAB_NONE))
+    if (rw > room || nf < 3 || nf > 6 || r[1] >= p->num_align || (nf == 6) != (ppt_info_extra(info) != 0))
+        return 0;
+    uint32_t eid = ppt_record_extra_id(r);
+    if (nf == 6 && (eid >= p->num_extra || (head > PPT_TARGET_HEADER && eid + 1 < PPT_EXTRA_ESCAPE)))
         return 0;
     uint32_t tl = ppt_info_tgt_len(info);
     for (uint32_t i = 0; i < tl; i++)
-        if (r[PPT_TARGET_HEADER + i] >= t->tgt.n)
+        if (r[head + i] >= t->tgt.n)
             return 0;
     return rw;
 }
@@ -244,8 +246,8 @@ int ppt_targets_next(ppt_targets *it, ppt_target *o)
     o->n_counts = ppt_info_counts(info);
     o->n_fields = ppt_info_fields(info);
     o->align_id = r[1];
-    o->extra_id = r[2];
-    o->words = r + PPT_TARGET_HEADER;
+    o->extra_id = ppt_record_extra_id(r);
+    o->words = r + ppt_record_head(info);
     const float *f = (const float *)(const void *)(o->words + o->n_words);
     o->scores = f;
     o->reordering = nr ? f + ns : NULL;

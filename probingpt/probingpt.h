@@ -10,9 +10,9 @@
  *   align.pts     uint8 pairs (source position, target position): the deduplicated alignments
  *   extra.*       the deduplicated text after the fifth field (smt_vocab, e.g. " |||")
  * A group:  u32 src_len, u32 n_targets, u32 group_words, u32 src_ids[src_len], then n_targets
- * records: u32 info (tgt_len | n_counts << 8 | n_fields << 16), u32 align_id, u32 extra_id,
- * u32 tgt_ids[tgt_len], f32 scores[num_scores], f32 reordering[num_reordering_scores],
- * f32 counts[n_counts].
+ * records: u32 info (tgt_len | n_counts << 8 | n_fields << 16 | extra << 19), u32 align_id,
+ * [u32 extra_id when extra is 0x1fff], u32 tgt_ids[tgt_len], f32 scores[num_scores],
+ * f32 reordering[num_reordering_scores], f32 counts[n_counts]. extra: 0 none, else extra_id + 1.
  * A lookup reads one hash slot (plus the next on a probe) and the group: the source ids at the head
  * of the group are compared with the query, so a 64-bit hash collision between two source phrases
  * never returns the other phrase's targets.

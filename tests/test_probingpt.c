@@ -156,6 +156,24 @@ Test(ppt, optional_fields_round_trip)
     free(want);
     free(p);
     ppt_close(t);
+    /* more distinct extra strings than fit in a record's info word */
+    char *pt = tu_join(dir, "extras.pt"), *out = tu_join(dir, "extras.ppt");
+    FILE *f = fopen(pt, "w");
+    for (int i = 0; i < 9000; i++)
+        fprintf(f, "s%d ||| t%d ||| 0.5 ||| 0-0 ||| 1 |||  e%d |||\n", i / 3, i % 5, i);
+    fclose(f);
+    smt_err e;
+    cr_assert_eq(build(pt, NULL, out, 0, NULL, 0, 0, &r, &e), 0, "%s", e.msg);
+    cr_assert_eq(ppt_open(&t, out, SMT_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    cr_assert_eq(ppt_get_params(t)->num_extra, 9000);
+    want = tu_read_file(pt, &len);
+    got = dump_text(t, 0);
+    cr_assert_str_eq(got, want);
+    free(got);
+    free(want);
+    free(pt);
+    free(out);
+    ppt_close(t);
 }
 
 /* Lines of a text, sorted, for comparing tables whose order differs. */
