@@ -182,7 +182,7 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
                    glm_query_stats *stats, smt_err *err);
 
 /* Writes a float in its shortest round-trip form the way KenLM prints it ("-2.0209007", "-inf",
- * "1e-07" style exponents below 1e-6). buf must hold 32 bytes. Returns the length. */
+ * "-1.5e-7" style exponents below 1e-6). buf must hold 32 bytes. Returns the length. */
 int glm_format_float(char *buf, float x);
 /* The same for a double (perplexities). */
 int glm_format_double(char *buf, double x);
