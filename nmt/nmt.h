@@ -1,0 +1,168 @@
+/* nmt.h — neural machine translation inference for fastsmt: a small transformer encoder–decoder
+ * loaded from safetensors + a JSON config (written by tools/nmt-train.py), with scoring (forced
+ * decoding), greedy and beam search, a fused output layer (bias + online softmax + k-best in one pass)
+ * and Moses n-best rescoring.
+ *
+ * Model directory (see docs/nmt.md): config.json, model.safetensors (F32 or F16 tensors named as in
+ * the trainer), src.vocab and tgt.vocab (one token per line; the line number is the id).
+ *
+ * Conventions: functions return 0 or a negative SMT_ERR_* code and fill an smt_err (may be NULL).
+ * Thread-safety: an nmt_model is immutable after nmt_model_open, so many threads may share it; an
+ * nmt_ctx (workspaces, thread pool, CUDA stream and cuBLAS handle) is used by one thread at a time.
+ * This header compiles as C and as CUDA C++. */
+#ifndef NMT_H
+#define NMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "smt_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The hyper-parameters and special ids of a model (from config.json). */
+typedef struct nmt_config {
+    int d_model, n_heads, d_ff;
+    int enc_layers, dec_layers;
+    int src_vocab_size, tgt_vocab_size;
+    int shared_vocab;
+    int pad_id, unk_id, bos_id, eos_id;
+    float ln_eps;
+} nmt_config;
+
+typedef struct nmt_model nmt_model;
+
+/* Loads the model directory dir. Checks every tensor's presence, dtype and shape against the config.
+ * Returns 0, SMT_ERR_IO, SMT_ERR_PARSE (config or header; the message names the file and key),
+ * SMT_ERR_FORMAT (missing or misshapen tensor), SMT_ERR_CORRUPT (offsets beyond the file) or
+ * SMT_ERR_NOMEM. */
+int nmt_model_open(nmt_model **out, const char *dir, smt_err *err);
+
+/* Frees a model (accepts NULL). */
+void nmt_model_free(nmt_model *m);
+
+/* The model's configuration. */
+const nmt_config *nmt_model_config(const nmt_model *m);
+
+/* Splits text on blanks and maps each word to its id (unknown words → unk_id) on the source
+ * (target = 0) or target (target = 1) side. Writes at most cap ids; returns the number of words
+ * (which may exceed cap: the caller then retries with a larger buffer). No </s> is added. */
+size_t nmt_model_tokenize(const nmt_model *m, int target, const char *text, int32_t *ids, size_t cap);
+
+/* The target word with id (NULL when out of range). */
+const char *nmt_model_tgt_word(const nmt_model *m, int32_t id);
+
+/* ---- execution contexts ---- */
+
+typedef enum nmt_backend { NMT_BACKEND_CPU = 0, NMT_BACKEND_CUDA = 1 } nmt_backend;
+
+typedef struct nmt_ctx_options {
+    nmt_backend backend;
+    int device;             /* CUDA device ordinal */
+    unsigned threads;       /* CPU threads including the caller (0 = all CPUs) */
+    int max_batch_sentences; /* sentences per batch (0 = 64) */
+} nmt_ctx_options;
+
+typedef struct nmt_ctx nmt_ctx;
+
+/* Creates a context for model m (which must outlive it). opt may be NULL (CPU, all threads).
+ * Returns 0, SMT_ERR_NOMEM, SMT_ERR_UNSUPPORTED (CUDA requested in a build without it, or no
+ * device) or SMT_ERR_CUDA. */
+int nmt_ctx_create(nmt_ctx **out, const nmt_model *m, const nmt_ctx_options *opt, smt_err *err);
+
+/* Frees a context (accepts NULL). */
+void nmt_ctx_free(nmt_ctx *c);
+
+/* 1 when this build has the CUDA backend and a device is visible, else 0. */
+int nmt_cuda_available(void);
+
+/* ---- inference ---- */
+
+/* Teacher-forced logits of one sentence pair: src (S ids, including the final </s>), tgt_in (T ids
+ * starting with <s>). logits is (T, V) with V = tgt_vocab_size, bias included. enc_out, when not
+ * NULL, receives the encoder output (S, d_model). Used by the golden-value tests. */
+int nmt_forward(nmt_ctx *c, const int32_t *src, int S, const int32_t *tgt_in, int T, float *logits,
+                float *enc_out, smt_err *err);
+
+/* A sentence for scoring or translation: word ids without </s> (it is added internally). */
+typedef struct nmt_sentence {
+    const int32_t *ids;
+    int len;
+} nmt_sentence;
+
+/* Forced decoding: logprob[i] = Σ_t ln p(tgt[i]_t | src[i], tgt[i]_<t), including the final </s>.
+ * Pairs are sorted by length and batched; finished sentences leave the batch. */
+int nmt_score(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_sentence *tgt,
+              float *logprob, smt_err *err);
+
+typedef struct nmt_search_options {
+    int beam;            /* 1 = greedy (arg-max path, no softmax) */
+    float max_len_ratio; /* output at most ratio * source length + max_len_add words */
+    int max_len_add;
+    float length_penalty; /* final score = logprob / len^alpha (0 = raw log-probability) */
+} nmt_search_options;
+
+/* A translation: ids (without </s>), its log-probability and its final (normalized) score. */
+typedef struct nmt_hyp {
+    int32_t *ids;
+    int len;
+    float logprob, score;
+} nmt_hyp;
+
+/* Translates n sentences with beam search (opt NULL: beam 5, ratio 2, add 10, alpha 0.6).
+ * out[i] receives the best hypothesis of sentence i; free with nmt_hyps_free. */
+int nmt_translate(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_search_options *opt,
+                  nmt_hyp *out, smt_err *err);
+
+/* Frees the ids of n hypotheses. */
+void nmt_hyps_free(nmt_hyp *h, size_t n);
+
+/* ---- the output layer (CPU reference kernels; CUDA twins in nmt_cuda.h) ----
+ * All take logits x (B,V) without bias and the bias (V) (NULL = zero). Ties in the k-best are broken
+ * by the smaller id; -inf entries never win over finite ones; a row of -inf has lse = -inf. */
+
+/* Fused: for each row, one pass keeps the running max and the rescaled running sum and the k best
+ * (value, id), over n_shards shards of the row, then reduces the shards. Writes val (B,k) as log-
+ * probabilities x+b-lse, ids (B,k), lse (B) (each may be NULL except ids). k ≤ NMT_MAX_K. */
+#define NMT_MAX_K 32
+void nmt_out_topk(const float *x, const float *bias, int B, int V, int k, int n_shards, float *val,
+                  int32_t *ids, float *lse);
+
+/* Unfused reference of the same result: add bias (writes tmp (B,V)), log-softmax (in place), then
+ * a k-best pass. tmp must hold B*V floats. */
+void nmt_out_topk_unfused(const float *x, const float *bias, int B, int V, int k, float *tmp,
+                          float *val, int32_t *ids, float *lse);
+
+/* Arg-max of x+b per row (k = 1 without probabilities); ids (B), val (B) raw x+b (may be NULL). */
+void nmt_out_argmax(const float *x, const float *bias, int B, int V, int32_t *ids, float *val);
+
+/* Log-softmax and gather: logprob[b] = x[b,id[b]] + bias[id[b]] - lse(row b). */
+void nmt_out_gather(const float *x, const float *bias, int B, int V, const int32_t *ids,
+                    float *logprob);
+
+/* ---- n-best rescoring and BLEU ---- */
+
+typedef struct nmt_rescore_options {
+    float weight;            /* weight of the NMT0 feature */
+    const char *feature;     /* feature name (NULL = "NMT0") */
+} nmt_rescore_options;
+
+/* Rescores a Moses n-best list (`id ||| words ||| features ||| total`) against the source file
+ * (one sentence per line; line i is sentence id i): adds `NMT0= logprob`, sets total += weight *
+ * logprob, re-ranks each sentence's list (stable on ties: the earlier line wins) and writes it to
+ * nbest_out (NULL: not written) and one 1-best line per source sentence to best_out (an empty line for
+ * sentences missing from the list). Returns 0 or an error naming file:line. */
+int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_path,
+                      const nmt_rescore_options *opt, const char *nbest_out_path,
+                      const char *best_out_path, smt_err *err);
+
+/* Corpus BLEU (4-gram, brevity penalty, as multi-bleu.perl) of n hypotheses against one reference
+ * each, in percent. Both are blank-separated token strings. */
+double nmt_bleu(size_t n, const char *const *hyp, const char *const *ref);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

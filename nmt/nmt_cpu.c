@@ -1,0 +1,254 @@
+/* nmt_cpu.c — the CPU backend: the readable reference of every operation, spread over the context's
+ * thread pool where the work is large enough to pay for it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nmt_internal.h"
+
+/* ---- linear: y(N,out) = x(N,in) WT(in,out) + b ---- */
+
+enum { LIN_ROWS = 4, LIN_COLS = 256 };
+
+typedef struct lin_job {
+    const float *x;
+    const nmt_linear *l;
+    float *y;
+    int N, relu, col_tiles;
+} lin_job;
+
+/* One tile of LIN_ROWS rows and LIN_COLS columns: every weight read serves four rows, and the
+ * inner loop runs along contiguous outputs so the compiler vectorizes it. */
+static void lin_task(void *ctx, size_t task, unsigned worker)
+{
+    (void)worker;
+    const lin_job *j = ctx;
+    const nmt_linear *l = j->l;
+    int r0 = (int)(task / (size_t)j->col_tiles) * LIN_ROWS;
+    int c0 = (int)(task % (size_t)j->col_tiles) * LIN_COLS;
+    int nr = j->N - r0 < LIN_ROWS ? j->N - r0 : LIN_ROWS;
+    int nc = l->out - c0 < LIN_COLS ? l->out - c0 : LIN_COLS;
+    float acc[LIN_ROWS][LIN_COLS];
+    for (int r = 0; r < nr; r++) {
+        if (l->b)
+            memcpy(acc[r], l->b + c0, (size_t)nc * sizeof(float));
+        else
+            memset(acc[r], 0, (size_t)nc * sizeof(float));
+    }
+    for (int i = 0; i < l->in; i++) {
+        const float *w = l->wt + (size_t)i * l->out + c0;
+        for (int r = 0; r < nr; r++) {
+            float a = j->x[(size_t)(r0 + r) * l->in + i];
+            float *acc_r = acc[r];
+            for (int c = 0; c < nc; c++)
+                acc_r[c] += a * w[c];
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        float *y = j->y + (size_t)(r0 + r) * l->out + c0;
+        for (int c = 0; c < nc; c++)
+            y[c] = j->relu && acc[r][c] < 0.0f ? 0.0f : acc[r][c];
+    }
+}
+
+void nmt_cpu_linear(smt_pool *pool, const float *x, int N, const nmt_linear *l, float *y, int relu)
+{
+    lin_job j = {x, l, y, N, relu, (l->out + LIN_COLS - 1) / LIN_COLS};
+    size_t tasks = (size_t)((N + LIN_ROWS - 1) / LIN_ROWS) * (size_t)j.col_tiles;
+    smt_pool_run(pool, tasks, lin_task, &j);
+}
+
+static void *cpu_alloc(nmt_ctx *c, size_t bytes)
+{
+    (void)c;
+    return malloc(bytes ? bytes : 1);
+}
+
+static void cpu_release(nmt_ctx *c, void *p)
+{
+    (void)c;
+    free(p);
+}
+
+static void cpu_linear(nmt_ctx *c, const float *x, int N, const nmt_linear *l, float *y, int relu)
+{
+    nmt_cpu_linear(c->pool, x, N, l, y, relu);
+}
+
+static void cpu_layernorm(nmt_ctx *c, const float *x, int N, int d, const nmt_norm *n, float eps,
+                          float *y)
+{
+    (void)c;
+    for (int r = 0; r < N; r++) {
+        const float *xr = x + (size_t)r * d;
+        float *yr = y + (size_t)r * d;
+        float mean = 0.0f, var = 0.0f;
+        for (int i = 0; i < d; i++)
+            mean += xr[i];
+        mean /= (float)d;
+        for (int i = 0; i < d; i++)
+            var += (xr[i] - mean) * (xr[i] - mean);
+        float inv = 1.0f / sqrtf(var / (float)d + eps); /* biased variance, as PyTorch */
+        for (int i = 0; i < d; i++)
+            yr[i] = (xr[i] - mean) * inv * n->g[i] + n->b[i];
+    }
+}
+
+static void cpu_add(nmt_ctx *c, float *y, const float *x, size_t n)
+{
+    (void)c;
+    for (size_t i = 0; i < n; i++)
+        y[i] += x[i];
+}
+
+static void cpu_embed(nmt_ctx *c, const float *table, const int32_t *ids, const int *pos, int R,
+                      int d, float *out)
+{
+    (void)c;
+    float scale = sqrtf((float)d);
+    for (int r = 0; r < R; r++) {
+        const float *e = table + (size_t)ids[r] * d;
+        float *o = out + (size_t)r * d;
+        for (int i = 0; i < d; i += 2) {
+            /* the trainer's table: angle = pos / 10000^(i/d), sin on even and cos on odd columns */
+            float ang = (float)pos[r] / powf(10000.0f, (float)i / (float)d);
+            o[i] = e[i] * scale + sinf(ang);
+            o[i + 1] = e[i + 1] * scale + cosf(ang);
+        }
+    }
+}
+
+typedef struct att_job {
+    const float *q, *k, *v;
+    const int64_t *koff;
+    const int *klen;
+    float *out;
+    int d, H;
+    float *scratch; /* per worker: the longest key list */
+    int scratch_len;
+} att_job;
+
+static void att_task(void *ctx, size_t task, unsigned worker)
+{
+    const att_job *j = ctx;
+    int r = (int)task, d = j->d, dh = d / j->H, L = j->klen[r];
+    float *p = j->scratch + (size_t)worker * (size_t)j->scratch_len;
+    float scale = 1.0f / sqrtf((float)dh);
+    const float *K = j->k + j->koff[r], *Vv = j->v + j->koff[r];
+    for (int h = 0; h < j->H; h++) {
+        const float *q = j->q + (size_t)r * d + h * dh;
+        float m = -INFINITY;
+        for (int t = 0; t < L; t++) {
+            const float *kt = K + (size_t)t * d + h * dh;
+            float s = 0.0f;
+            for (int i = 0; i < dh; i++)
+                s += q[i] * kt[i];
+            p[t] = s * scale;
+            if (p[t] > m)
+                m = p[t];
+        }
+        float sum = 0.0f;
+        for (int t = 0; t < L; t++) {
+            p[t] = expf(p[t] - m);
+            sum += p[t];
+        }
+        float *o = j->out + (size_t)r * d + h * dh;
+        for (int i = 0; i < dh; i++)
+            o[i] = 0.0f;
+        for (int t = 0; t < L; t++) {
+            const float *vt = Vv + (size_t)t * d + h * dh;
+            float w = p[t] / sum;
+            for (int i = 0; i < dh; i++)
+                o[i] += w * vt[i];
+        }
+    }
+}
+
+static void cpu_attention(nmt_ctx *c, const float *q, int R, int d, int H, const float *k,
+                          const float *v, const int64_t *koff, const int *klen, float *out)
+{
+    int maxlen = 1;
+    for (int r = 0; r < R; r++)
+        if (klen[r] > maxlen)
+            maxlen = klen[r];
+    unsigned nw = smt_pool_size(c->pool);
+    float *scratch = malloc((size_t)nw * (size_t)maxlen * sizeof *scratch);
+    if (!scratch) {
+        c->failed = smt_err_set(c->err, SMT_ERR_NOMEM, "out of memory in attention");
+        return;
+    }
+    att_job j = {q, k, v, koff, klen, out, d, H, scratch, maxlen};
+    smt_pool_run(c->pool, (size_t)R, att_task, &j);
+    free(scratch);
+}
+
+static void cpu_scatter_rows(nmt_ctx *c, float *dst, const int64_t *off, const float *src, int R,
+                             int d)
+{
+    (void)c;
+    for (int r = 0; r < R; r++)
+        memcpy(dst + off[r], src + (size_t)r * d, (size_t)d * sizeof(float));
+}
+
+static void cpu_gather_rows(nmt_ctx *c, float *dst, const float *src, const int *idx, int R, size_t n,
+                            size_t stride)
+{
+    (void)c;
+    for (int r = 0; r < R; r++)
+        memmove(dst + (size_t)r * stride, src + (size_t)idx[r] * stride, n * sizeof(float));
+}
+
+typedef struct out_job {
+    const float *x, *bias;
+    int V, k, mode;
+    float *val, *lse;
+    int32_t *ids;
+    const int32_t *gather_ids;
+} out_job;
+
+/* The output layer spreads rows over the workers; each row is one fused pass. */
+static void out_task(void *ctx, size_t task, unsigned worker)
+{
+    (void)worker;
+    const out_job *j = ctx;
+    int b = (int)task;
+    const float *x = j->x + (size_t)b * j->V;
+    if (j->mode == 0)
+        nmt_out_topk(x, j->bias, 1, j->V, j->k, 1, j->val + (size_t)b * j->k,
+                     j->ids + (size_t)b * j->k, j->lse + b);
+    else if (j->mode == 1)
+        nmt_out_argmax(x, j->bias, 1, j->V, j->ids + b, NULL);
+    else
+        nmt_out_gather(x, j->bias, 1, j->V, j->gather_ids + b, j->val + b);
+}
+
+static void cpu_topk(nmt_ctx *c, const float *x, const float *bias, int R, int V, int k, float *val,
+                     int32_t *ids, float *lse)
+{
+    out_job j = {x, bias, V, k, 0, val, lse, ids, NULL};
+    smt_pool_run(c->pool, (size_t)R, out_task, &j);
+}
+
+static void cpu_argmax(nmt_ctx *c, const float *x, const float *bias, int R, int V, int32_t *ids)
+{
+    out_job j = {x, bias, V, 1, 1, NULL, NULL, ids, NULL};
+    smt_pool_run(c->pool, (size_t)R, out_task, &j);
+}
+
+static void cpu_gather_logprob(nmt_ctx *c, const float *x, const float *bias, int R, int V,
+                               const int32_t *ids, float *logprob)
+{
+    out_job j = {x, bias, V, 1, 2, logprob, NULL, NULL, ids};
+    smt_pool_run(c->pool, (size_t)R, out_task, &j);
+}
+
+static void cpu_download(nmt_ctx *c, float *dst, const float *src, size_t n)
+{
+    (void)c;
+    memcpy(dst, src, n * sizeof(float));
+}
+
+const nmt_ops nmt_cpu_ops = {cpu_alloc,     cpu_release,  cpu_linear, cpu_layernorm,
+                             cpu_add,       cpu_embed,    cpu_attention, cpu_scatter_rows,
+                             cpu_gather_rows, cpu_topk,   cpu_argmax, cpu_gather_logprob,
+                             cpu_download};

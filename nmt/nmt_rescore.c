@@ -1,0 +1,399 @@
+/* nmt_rescore.c — Moses n-best rescoring with the NMT model, corpus BLEU and the weight line search.
+ *
+ * An n-best line is `id ||| words ||| features ||| total [||| more fields]`. Rescoring keeps every
+ * field as written, appends ` NMT0= logprob` to the features, adds weight * logprob to the total and
+ * re-ranks each sentence's list. All hypotheses of a chunk of sentences are scored in one nmt_score
+ * call, and hypotheses of one sentence point at the same source array so its encoder runs once. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nmt_internal.h"
+#include "nmt_rescore.h"
+#include "smt_lines.h"
+
+/* ---- n-best lines ---- */
+
+int nmt_nbest_parse(char *line, nmt_nbest_line *out)
+{
+    char *f[4], *p = line;
+    for (int i = 0; i < 4; i++) {
+        f[i] = p;
+        char *sep = strstr(p, " ||| ");
+        if (!sep) {
+            if (i < 3)
+                return -1;
+            out->rest = NULL;
+            break;
+        }
+        *sep = 0;
+        p = sep + 5;
+        if (i == 3)
+            out->rest = p;
+    }
+    char *end;
+    long id = strtol(f[0], &end, 10);
+    if (end == f[0] || *end || id < 0)
+        return -1;
+    out->id = id;
+    out->words = f[1];
+    out->feats = f[2];
+    out->total = strtod(f[3], &end);
+    if (end == f[3])
+        return -1;
+    return 0;
+}
+
+double nmt_nbest_feature(const char *feats, const char *name, int *found)
+{
+    size_t n = strlen(name);
+    const char *p = feats;
+    while ((p = strstr(p, name)) != NULL) {
+        if ((p == feats || p[-1] == ' ') && p[n] == '=' && p[n + 1] == ' ') {
+            *found = 1;
+            return strtod(p + n + 2, NULL);
+        }
+        p += n;
+    }
+    *found = 0;
+    return 0;
+}
+
+/* ---- BLEU ---- */
+
+typedef struct tok {
+    const char *s;
+    int n;
+} tok;
+
+static int split(const char *s, tok **out)
+{
+    int n = 0, cap = 0;
+    *out = NULL;
+    for (;;) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (!*s || *s == '\n' || *s == '\r')
+            return n;
+        const char *b = s;
+        while (*s && *s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+            s++;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            tok *t = realloc(*out, (size_t)cap * sizeof *t);
+            if (!t)
+                return n; /* out of memory: a shorter sentence, never a crash */
+            *out = t;
+        }
+        (*out)[n++] = (tok){b, (int)(s - b)};
+    }
+}
+
+static int gram_eq(const tok *a, const tok *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i].n != b[i].n || memcmp(a[i].s, b[i].s, (size_t)a[i].n) != 0)
+            return 0;
+    return 1;
+}
+
+void nmt_bleu_stats(const char *hyp, const char *ref, nmt_bleu_stat *st)
+{
+    tok *h, *r;
+    int hn = split(hyp, &h), rn = split(ref, &r);
+    memset(st, 0, sizeof *st);
+    st->hyp_len = hn;
+    st->ref_len = rn;
+    for (int n = 1; n <= 4; n++) {
+        st->total[n - 1] = hn >= n ? hn - n + 1 : 0;
+        for (int i = 0; i + n <= hn; i++) {
+            int first = 1, ch = 0, cr = 0;
+            for (int j = 0; j < i && first; j++)
+                if (gram_eq(h + i, h + j, n))
+                    first = 0;
+            if (!first)
+                continue; /* count each distinct n-gram once, clipped */
+            for (int j = i; j + n <= hn; j++)
+                ch += gram_eq(h + i, h + j, n);
+            for (int j = 0; j + n <= rn; j++)
+                cr += gram_eq(h + i, r + j, n);
+            st->match[n - 1] += ch < cr ? ch : cr;
+        }
+    }
+    free(h);
+    free(r);
+}
+
+double nmt_bleu_from_stats(const nmt_bleu_stat *sum)
+{
+    double logp = 0;
+    for (int n = 0; n < 4; n++) {
+        if (sum->match[n] == 0 || sum->total[n] == 0)
+            return 0.0;
+        logp += log((double)sum->match[n] / (double)sum->total[n]);
+    }
+    double bp = sum->hyp_len < sum->ref_len
+                    ? exp(1.0 - (double)sum->ref_len / (double)(sum->hyp_len ? sum->hyp_len : 1))
+                    : 1.0;
+    return 100.0 * bp * exp(logp / 4.0);
+}
+
+void nmt_bleu_add(nmt_bleu_stat *sum, const nmt_bleu_stat *s)
+{
+    sum->hyp_len += s->hyp_len;
+    sum->ref_len += s->ref_len;
+    for (int n = 0; n < 4; n++) {
+        sum->match[n] += s->match[n];
+        sum->total[n] += s->total[n];
+    }
+}
+
+double nmt_bleu(size_t n, const char *const *hyp, const char *const *ref)
+{
+    nmt_bleu_stat sum, s;
+    memset(&sum, 0, sizeof sum);
+    for (size_t i = 0; i < n; i++) {
+        nmt_bleu_stats(hyp[i], ref[i], &s);
+        nmt_bleu_add(&sum, &s);
+    }
+    return nmt_bleu_from_stats(&sum);
+}
+
+/* ---- rescoring ---- */
+
+typedef struct group {
+    char **lines;        /* copies of the raw lines, parsed in place */
+    nmt_nbest_line *nb;  /* parsed */
+    size_t n, cap;
+} group;
+
+static int group_push(group *g, const char *line, size_t len)
+{
+    if (g->n == g->cap) {
+        size_t nc = g->cap ? 2 * g->cap : 1024;
+        char **l = realloc(g->lines, nc * sizeof *l);
+        if (!l)
+            return -1;
+        g->lines = l;
+        nmt_nbest_line *nb = realloc(g->nb, nc * sizeof *nb);
+        if (!nb)
+            return -1;
+        g->nb = nb;
+        g->cap = nc;
+    }
+    g->lines[g->n] = malloc(len + 1);
+    if (!g->lines[g->n])
+        return -1;
+    memcpy(g->lines[g->n], line, len + 1);
+    g->n++;
+    return 0;
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+    const nmt_nbest_line *x = *(nmt_nbest_line *const *)a, *y = *(nmt_nbest_line *const *)b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    if (x->new_total != y->new_total)
+        return x->new_total > y->new_total ? -1 : 1;
+    return x->order < y->order ? -1 : (x->order > y->order); /* stable: earlier line first */
+}
+
+typedef struct rescorer {
+    nmt_ctx *c;
+    const nmt_rescore_options *o;
+    nmt_sentence *src; /* every source sentence */
+    size_t n_src;
+    FILE *nbest_out, *best_out;
+    long next_best; /* next source id whose 1-best line is due */
+    smt_err *err;
+} rescorer;
+
+static void write_best_until(rescorer *R, long id, const char *words)
+{
+    for (; R->next_best < id; R->next_best++)
+        fputc('\n', R->best_out); /* sentences missing from the list */
+    if (words) {
+        /* Moses writes a trailing blank after the words; the 1-best has none */
+        size_t n = strlen(words);
+        while (n && words[n - 1] == ' ')
+            n--;
+        fwrite(words, 1, n, R->best_out);
+        fputc('\n', R->best_out);
+        R->next_best = id + 1;
+    }
+}
+
+/* Scores, re-ranks and writes a chunk of whole sentences. */
+static int flush_group(rescorer *R, group *g, const char *path)
+{
+    if (g->n == 0)
+        return 0;
+    const nmt_model *m = R->c->m;
+    nmt_sentence *tgt = calloc(g->n, sizeof *tgt), *src = calloc(g->n, sizeof *src);
+    float *lp = malloc(g->n * sizeof *lp);
+    nmt_nbest_line **order = malloc(g->n * sizeof *order);
+    int rc = 0;
+    if (!tgt || !src || !lp || !order)
+        rc = smt_err_set(R->err, SMT_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < g->n && !rc; i++) {
+        nmt_nbest_line *nb = &g->nb[i];
+        if ((size_t)nb->id >= R->n_src) {
+            rc = smt_err_set(R->err, SMT_ERR_PARSE, "%s: sentence id %ld but the source has %zu lines",
+                             path, nb->id, R->n_src);
+            break;
+        }
+        size_t n = nmt_model_tokenize(m, 1, nb->words, NULL, 0);
+        int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+        if (!ids) {
+            rc = smt_err_set(R->err, SMT_ERR_NOMEM, "out of memory");
+            break;
+        }
+        nmt_model_tokenize(m, 1, nb->words, ids, n);
+        tgt[i] = (nmt_sentence){ids, (int)n};
+        src[i] = R->src[nb->id]; /* same pointer for one sentence: one encoder pass */
+        order[i] = nb;
+    }
+    if (!rc)
+        rc = nmt_score(R->c, g->n, src, tgt, lp, R->err);
+    if (!rc) {
+        for (size_t i = 0; i < g->n; i++) {
+            g->nb[i].nmt = lp[i];
+            g->nb[i].new_total = g->nb[i].total + (double)R->o->weight * lp[i];
+        }
+        qsort(order, g->n, sizeof *order, cmp_rank);
+        const char *fname = R->o->feature ? R->o->feature : "NMT0";
+        for (size_t i = 0; i < g->n; i++) {
+            nmt_nbest_line *nb = order[i];
+            if (R->nbest_out) {
+                fprintf(R->nbest_out, "%ld ||| %s ||| %s %s= %.6g ||| %.6g", nb->id, nb->words,
+                        nb->feats, fname, nb->nmt, nb->new_total);
+                if (nb->rest)
+                    fprintf(R->nbest_out, " ||| %s", nb->rest);
+                fputc('\n', R->nbest_out);
+            }
+            if (i == 0 || order[i - 1]->id != nb->id)
+                write_best_until(R, nb->id, nb->words);
+        }
+    }
+    for (size_t i = 0; tgt && i < g->n; i++)
+        free((void *)tgt[i].ids);
+    for (size_t i = 0; i < g->n; i++)
+        free(g->lines[i]);
+    g->n = 0;
+    free(tgt);
+    free(src);
+    free(lp);
+    free(order);
+    return rc;
+}
+
+static int read_source(rescorer *R, const char *path)
+{
+    smt_lines *r;
+    int rc = smt_lines_open(&r, path, 0, R->err);
+    size_t cap = 0;
+    char *line;
+    size_t len;
+    while (!rc && (rc = smt_lines_next(r, &line, &len, R->err)) == 1) {
+        rc = 0;
+        if (R->n_src == cap) {
+            cap = cap ? 2 * cap : 1024;
+            nmt_sentence *s = realloc(R->src, cap * sizeof *s);
+            if (!s) {
+                rc = smt_err_set(R->err, SMT_ERR_NOMEM, "out of memory");
+                break;
+            }
+            R->src = s;
+        }
+        size_t n = nmt_model_tokenize(R->c->m, 0, line, NULL, 0);
+        int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+        if (!ids) {
+            rc = smt_err_set(R->err, SMT_ERR_NOMEM, "out of memory");
+            break;
+        }
+        nmt_model_tokenize(R->c->m, 0, line, ids, n);
+        R->src[R->n_src++] = (nmt_sentence){ids, (int)n};
+    }
+    smt_lines_close(r);
+    return rc < 0 ? rc : 0;
+}
+
+int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_path,
+                      const nmt_rescore_options *opt, const char *nbest_out_path,
+                      const char *best_out_path, smt_err *err)
+{
+    nmt_rescore_options o = {0.0f, NULL};
+    if (opt)
+        o = *opt;
+    rescorer R = {c, &o, NULL, 0, NULL, NULL, 0, err};
+    group g = {0};
+    smt_lines *in = NULL;
+    int rc = read_source(&R, source_path);
+    if (!rc && nbest_out_path && !(R.nbest_out = fopen(nbest_out_path, "w")))
+        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", nbest_out_path);
+    if (!rc && best_out_path &&
+        !(R.best_out = strcmp(best_out_path, "-") ? fopen(best_out_path, "w") : stdout))
+        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", best_out_path);
+    if (!rc)
+        rc = smt_lines_open(&in, nbest_path, SMT_LINES_THREADED, err);
+    char *line;
+    size_t len;
+    long last_id = -1, first_id = -1;
+    while (!rc && (rc = smt_lines_next(in, &line, &len, err)) == 1) {
+        rc = 0;
+        nmt_nbest_line nb;
+        char *copy = strdup(line);
+        if (!copy || nmt_nbest_parse(copy, &nb)) {
+            free(copy);
+            rc = smt_err_set(err, SMT_ERR_PARSE, "%s:%llu: not a Moses n-best line", nbest_path,
+                             (unsigned long long)smt_lines_lineno(in));
+            break;
+        }
+        free(copy);
+        if (nb.id < last_id) {
+            rc = smt_err_set(err, SMT_ERR_PARSE, "%s:%llu: sentence ids must not decrease",
+                             nbest_path, (unsigned long long)smt_lines_lineno(in));
+            break;
+        }
+        /* a chunk ends at a sentence boundary once it holds enough work for a few batches */
+        if (nb.id != last_id && g.n >= 2048 && first_id != nb.id) {
+            rc = flush_group(&R, &g, nbest_path);
+            if (rc)
+                break;
+        }
+        if (group_push(&g, line, len)) {
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+            break;
+        }
+        nmt_nbest_parse(g.lines[g.n - 1], &g.nb[g.n - 1]);
+        g.nb[g.n - 1].order = (long)smt_lines_lineno(in);
+        if (g.n == 1)
+            first_id = nb.id;
+        last_id = nb.id;
+    }
+    if (rc > 0)
+        rc = 0;
+    if (!rc)
+        rc = flush_group(&R, &g, nbest_path);
+    if (!rc && R.best_out)
+        write_best_until(&R, (long)R.n_src, NULL);
+    for (size_t i = 0; i < g.n; i++)
+        free(g.lines[i]);
+    free(g.lines);
+    free(g.nb);
+    smt_lines_close(in);
+    for (size_t i = 0; i < R.n_src; i++)
+        free((void *)R.src[i].ids);
+    free(R.src);
+    if (R.nbest_out && fclose(R.nbest_out) && !rc)
+        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", nbest_out_path);
+    if (R.best_out && R.best_out != stdout && fclose(R.best_out) && !rc)
+        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", best_out_path);
+    if (R.best_out == stdout)
+        fflush(stdout);
+    return rc;
+}

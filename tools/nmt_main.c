@@ -1,0 +1,350 @@
+/* nmt — NMT scoring, n-best rescoring, translation, BLEU and the rescoring weight search.
+ *
+ *   nmt score     --model DIR --source SRC --target TGT            log-probability per line
+ *   nmt rescore   --model DIR --source SRC --nbest IN [--weight W] [--nbest-out FILE] > 1BEST
+ *   nmt translate --model DIR [--source SRC] [--beam K] [--alpha A] > OUT
+ *   nmt tune      --nbest RESCORED --ref REF [--used-weight W0] [--range LO:HI:STEP] [--folds F]
+ *   nmt bleu      HYP REF
+ * Common options: --gpu (CUDA backend), --device N, --threads N, --batch N. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nmt.h"
+#include "nmt_rescore.h"
+#include "smt_lines.h"
+
+typedef struct args {
+    const char *cmd, *model, *source, *target, *nbest, *nbest_out, *ref, *feature, *range;
+    const char *pos[2];
+    int npos, gpu, device, threads, batch, beam, folds;
+    float weight, used_weight, alpha, ratio;
+} args;
+
+static int usage(void)
+{
+    fputs("usage: nmt score     --model DIR --source SRC --target TGT\n"
+          "       nmt rescore   --model DIR --source SRC --nbest IN [--weight W] [--nbest-out FILE]"
+          " [--feature NAME] > 1BEST\n"
+          "       nmt translate --model DIR [--source SRC] [--beam K] [--alpha A] [--max-ratio R]\n"
+          "       nmt tune      --nbest RESCORED --ref REF [--used-weight W0] [--feature NAME]"
+          " [--range LO:HI:STEP] [--folds F]\n"
+          "       nmt bleu      HYP REF\n"
+          "options: --gpu --device N --threads N --batch N\n",
+          stderr);
+    return 2;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Reads every line of path (NULL or "-" = stdin) into a malloc'ed array of strings. */
+static char **read_all(const char *path, size_t *n, smt_err *err)
+{
+    smt_lines *r;
+    *n = 0;
+    if (smt_lines_open(&r, path ? path : "-", 0, err))
+        return NULL;
+    char **v = NULL, *line;
+    size_t cap = 0, len;
+    int rc;
+    while ((rc = smt_lines_next(r, &line, &len, err)) == 1) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            char **nv = realloc(v, cap * sizeof *nv);
+            if (!nv)
+                break;
+            v = nv;
+        }
+        v[(*n)++] = strdup(line);
+    }
+    smt_lines_close(r);
+    return v;
+}
+
+static void free_all(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static nmt_sentence *tokenize_all(const nmt_model *m, int target, char **lines, size_t n)
+{
+    nmt_sentence *s = calloc(n ? n : 1, sizeof *s);
+    for (size_t i = 0; s && i < n; i++) {
+        size_t k = nmt_model_tokenize(m, target, lines[i], NULL, 0);
+        int32_t *ids = malloc((k ? k : 1) * sizeof *ids);
+        if (!ids)
+            exit(1);
+        nmt_model_tokenize(m, target, lines[i], ids, k);
+        s[i] = (nmt_sentence){ids, (int)k};
+    }
+    return s;
+}
+
+static void free_sents(nmt_sentence *s, size_t n)
+{
+    for (size_t i = 0; s && i < n; i++)
+        free((void *)s[i].ids);
+    free(s);
+}
+
+/* ---- tune: the NMT weight that maximizes BLEU of the re-ranked 1-best ---- */
+
+typedef struct hyp_row {
+    long id;
+    double base, nmt;
+    nmt_bleu_stat st;
+} hyp_row;
+
+/* BLEU of the 1-best picked with weight w among sentences whose id % folds != skip (skip < 0: all;
+ * only == 1 selects id % folds == skip instead). */
+static double pick_bleu(const hyp_row *h, size_t n, long n_ref, const nmt_bleu_stat *empty, double w,
+                        int folds, int fold, int only)
+{
+    nmt_bleu_stat sum;
+    memset(&sum, 0, sizeof sum);
+    size_t i = 0;
+    for (long id = 0; id < n_ref; id++) {
+        int in = folds <= 1 || fold < 0 || ((id % folds == fold) == only);
+        const hyp_row *best = NULL;
+        for (; i < n && h[i].id == id; i++)
+            if (!best || h[i].base + w * h[i].nmt > best->base + w * best->nmt)
+                best = &h[i];
+        if (in)
+            nmt_bleu_add(&sum, best ? &best->st : &empty[id]);
+    }
+    return nmt_bleu_from_stats(&sum);
+}
+
+static double search_weight(const hyp_row *h, size_t n, long n_ref, const nmt_bleu_stat *empty,
+                            double lo, double hi, double step, int folds, int fold, double *bleu)
+{
+    double best_w = 0, best_b = -1;
+    for (double w = lo; w <= hi + 1e-9; w += step) {
+        double b = pick_bleu(h, n, n_ref, empty, w, folds, fold, 0);
+        if (b > best_b + 1e-9)
+            best_b = b, best_w = w;
+    }
+    *bleu = best_b;
+    return best_w;
+}
+
+static int cmd_tune(const args *a)
+{
+    smt_err err;
+    size_t nr, nl;
+    char **ref = read_all(a->ref, &nr, &err), **lines = read_all(a->nbest, &nl, &err);
+    if (!ref || !lines) {
+        fprintf(stderr, "nmt tune: %s\n", err.msg);
+        return 1;
+    }
+    hyp_row *h = calloc(nl ? nl : 1, sizeof *h);
+    nmt_bleu_stat *empty = calloc(nr ? nr : 1, sizeof *empty);
+    const char *fname = a->feature ? a->feature : "NMT0";
+    size_t n = 0;
+    for (size_t i = 0; i < nl; i++) {
+        nmt_nbest_line nb;
+        int found;
+        if (nmt_nbest_parse(lines[i], &nb) || nb.id < 0 || (size_t)nb.id >= nr) {
+            fprintf(stderr, "nmt tune: %s:%zu: bad n-best line or id beyond the reference\n",
+                    a->nbest, i + 1);
+            return 1;
+        }
+        double f = nmt_nbest_feature(nb.feats, fname, &found);
+        if (!found) {
+            fprintf(stderr, "nmt tune: %s:%zu: no %s= feature (run nmt rescore first)\n", a->nbest,
+                    i + 1, fname);
+            return 1;
+        }
+        h[n] = (hyp_row){nb.id, nb.total - a->used_weight * f, f, {{0}, {0}, 0, 0}};
+        nmt_bleu_stats(nb.words, ref[nb.id], &h[n].st);
+        n++;
+    }
+    for (size_t i = 0; i < nr; i++)
+        nmt_bleu_stats("", ref[i], &empty[i]);
+    double lo = 0, hi = 2, step = 0.02;
+    if (a->range && sscanf(a->range, "%lf:%lf:%lf", &lo, &hi, &step) != 3) {
+        fprintf(stderr, "nmt tune: --range wants LO:HI:STEP\n");
+        return 2;
+    }
+    double base = pick_bleu(h, n, (long)nr, empty, 0.0, 1, -1, 0), bleu;
+    double w = search_weight(h, n, (long)nr, empty, lo, hi, step, 1, -1, &bleu);
+    printf("baseline BLEU %.2f\nbest weight %.4g BLEU %.2f (tuned on this set)\n", base, w, bleu);
+    if (a->folds > 1) {
+        /* cross-validation: each fold's weight is chosen on the other folds */
+        nmt_bleu_stat sum;
+        memset(&sum, 0, sizeof sum);
+        for (int f = 0; f < a->folds; f++) {
+            double fb;
+            double fw = search_weight(h, n, (long)nr, empty, lo, hi, step, a->folds, f, &fb);
+            printf("fold %d: weight %.4g (train BLEU %.2f), held-out BLEU %.2f -> %.2f\n", f, fw, fb,
+                   pick_bleu(h, n, (long)nr, empty, 0.0, a->folds, f, 1),
+                   pick_bleu(h, n, (long)nr, empty, fw, a->folds, f, 1));
+            size_t i = 0;
+            for (long id = 0; id < (long)nr; id++) {
+                const hyp_row *best = NULL;
+                for (; i < n && h[i].id == id; i++)
+                    if (!best || h[i].base + fw * h[i].nmt > best->base + fw * best->nmt)
+                        best = &h[i];
+                if (id % a->folds == f)
+                    nmt_bleu_add(&sum, best ? &best->st : &empty[id]);
+            }
+        }
+        printf("cross-validated BLEU %.2f (baseline %.2f)\n", nmt_bleu_from_stats(&sum), base);
+    }
+    free(h);
+    free(empty);
+    free_all(ref, nr);
+    free_all(lines, nl);
+    return 0;
+}
+
+static int cmd_bleu(const args *a)
+{
+    smt_err err;
+    size_t nh, nr;
+    char **hyp = read_all(a->pos[0], &nh, &err), **ref = read_all(a->pos[1], &nr, &err);
+    if (!hyp || !ref || nh != nr) {
+        fprintf(stderr, "nmt bleu: %s\n", !hyp || !ref ? err.msg : "line counts differ");
+        return 1;
+    }
+    printf("BLEU = %.2f\n", nmt_bleu(nh, (const char *const *)hyp, (const char *const *)ref));
+    free_all(hyp, nh);
+    free_all(ref, nr);
+    return 0;
+}
+
+/* ---- model commands ---- */
+
+static int run_model(const args *a)
+{
+    smt_err err;
+    smt_err_clear(&err);
+    nmt_model *m = NULL;
+    nmt_ctx *c = NULL;
+    int rc = nmt_model_open(&m, a->model, &err);
+    nmt_ctx_options o = {a->gpu ? NMT_BACKEND_CUDA : NMT_BACKEND_CPU, a->device,
+                         (unsigned)a->threads, a->batch};
+    if (!rc)
+        rc = nmt_ctx_create(&c, m, &o, &err);
+    double t0 = now();
+    if (!rc && strcmp(a->cmd, "rescore") == 0) {
+        nmt_rescore_options ro = {a->weight, a->feature};
+        rc = nmt_rescore_files(c, a->source, a->nbest, &ro, a->nbest_out, "-", &err);
+        if (!rc)
+            fprintf(stderr, "nmt rescore: %.1f s\n", now() - t0);
+    } else if (!rc) {
+        size_t ns, nt = 0;
+        char **src = read_all(a->source, &ns, &err), **tgt = NULL;
+        if (strcmp(a->cmd, "score") == 0)
+            tgt = read_all(a->target, &nt, &err);
+        if (!src || (strcmp(a->cmd, "score") == 0 && (!tgt || nt != ns))) {
+            rc = SMT_ERR_ARG;
+            fprintf(stderr, "nmt %s: %s\n", a->cmd, !src || !tgt ? err.msg : "line counts differ");
+        } else if (strcmp(a->cmd, "score") == 0) {
+            nmt_sentence *s = tokenize_all(m, 0, src, ns), *t = tokenize_all(m, 1, tgt, nt);
+            float *lp = malloc((ns ? ns : 1) * sizeof *lp);
+            long words = 0;
+            rc = nmt_score(c, ns, s, t, lp, &err);
+            for (size_t i = 0; !rc && i < ns; i++) {
+                printf("%.6f\n", lp[i]);
+                words += t[i].len + 1;
+            }
+            if (!rc)
+                fprintf(stderr, "nmt score: %zu sentences, %ld words, %.0f words/s\n", ns, words,
+                        (double)words / (now() - t0));
+            free(lp);
+            free_sents(s, ns);
+            free_sents(t, nt);
+        } else {
+            nmt_sentence *s = tokenize_all(m, 0, src, ns);
+            nmt_hyp *h = calloc(ns ? ns : 1, sizeof *h);
+            nmt_search_options so = {a->beam, a->ratio, 10, a->alpha};
+            long words = 0;
+            rc = nmt_translate(c, ns, s, &so, h, &err);
+            for (size_t i = 0; !rc && i < ns; i++) {
+                for (int j = 0; j < h[i].len; j++)
+                    printf(j ? " %s" : "%s", nmt_model_tgt_word(m, h[i].ids[j]));
+                putchar('\n');
+                words += h[i].len;
+            }
+            if (!rc)
+                fprintf(stderr, "nmt translate: %zu sentences, %ld words, %.0f words/s\n", ns,
+                        words, (double)words / (now() - t0));
+            nmt_hyps_free(h, ns);
+            free(h);
+            free_sents(s, ns);
+        }
+        free_all(src, ns);
+        if (tgt)
+            free_all(tgt, nt);
+    }
+    if (rc && rc != SMT_ERR_ARG)
+        fprintf(stderr, "nmt %s: %s\n", a->cmd, smt_err_text(&err, rc));
+    nmt_ctx_free(c);
+    nmt_model_free(m);
+    return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage();
+    args a = {0};
+    a.cmd = argv[1];
+    a.beam = 5;
+    a.alpha = 0.6f;
+    a.ratio = 2.0f;
+    a.batch = 64;
+    for (int i = 2; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define STR(name, field)                                                                           \
+    if (strcmp(o, name) == 0 && v) {                                                               \
+        a.field = v;                                                                               \
+        i++;                                                                                       \
+        continue;                                                                                  \
+    }
+#define NUM(name, field, conv)                                                                     \
+    if (strcmp(o, name) == 0 && v) {                                                               \
+        a.field = conv(v);                                                                         \
+        i++;                                                                                       \
+        continue;                                                                                  \
+    }
+        STR("--model", model) STR("--source", source) STR("--target", target)
+        STR("--nbest", nbest) STR("--nbest-out", nbest_out) STR("--ref", ref)
+        STR("--feature", feature) STR("--range", range)
+        NUM("--weight", weight, (float)atof) NUM("--used-weight", used_weight, (float)atof)
+        NUM("--alpha", alpha, (float)atof) NUM("--max-ratio", ratio, (float)atof)
+        NUM("--device", device, atoi) NUM("--threads", threads, atoi) NUM("--batch", batch, atoi)
+        NUM("--beam", beam, atoi) NUM("--folds", folds, atoi)
+#undef STR
+#undef NUM
+        if (strcmp(o, "--gpu") == 0) {
+            a.gpu = 1;
+            continue;
+        }
+        if (o[0] != '-' && a.npos < 2) {
+            a.pos[a.npos++] = o;
+            continue;
+        }
+        fprintf(stderr, "nmt: unknown or incomplete option '%s'\n", o);
+        return usage();
+    }
+    if (strcmp(a.cmd, "bleu") == 0)
+        return a.npos == 2 ? cmd_bleu(&a) : usage();
+    if (strcmp(a.cmd, "tune") == 0)
+        return a.nbest && a.ref ? cmd_tune(&a) : usage();
+    int known = !strcmp(a.cmd, "score") || !strcmp(a.cmd, "rescore") || !strcmp(a.cmd, "translate");
+    if (!known || !a.model || (strcmp(a.cmd, "translate") && !a.source) ||
+        (!strcmp(a.cmd, "score") && !a.target) || (!strcmp(a.cmd, "rescore") && !a.nbest))
+        return usage();
+    return run_model(&a);
+}
