@@ -119,7 +119,7 @@ int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
 
 /* ---------------------------------------------------------------- the driver */
 
-#define BATCH 512
+#define BATCH 4096
 
 typedef struct line_job {
     char *text;

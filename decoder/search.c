@@ -299,8 +299,7 @@ static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end,
     h->score = score;
     h->total = score + to->future;
     h->id = s->next_id++;
-    h->hash = hyp_hash(s, h);
-    return h;
+    return h; /* hash: computed by stack_add, as many hypotheses never leave the queue */
 }
 
 /* ---------------------------------------------------------------- stacks */
@@ -380,6 +379,7 @@ static int stack_add(dec_search *s, stack *st, hyp *h)
 {
     if (h->total < st->worst || isinf(h->total))
         return 0;
+    h->hash = hyp_hash(s, h);
     hyp *e = st->table[h->hash & st->table_mask];
     while (e && !hyp_equal(s, e, h))
         e = e->hnext;
@@ -472,24 +472,35 @@ static int distortion_ok(const dec_search *s, const cov *c, int start, int end)
 
 /* Moses orders a cube's rows by score plus the weighted distortion cost of the jump to the
  * cube's range (HypothesisScoreOrdererWithDistortion), not by score alone: the corner of the cube
- * is then the most promising pair. Insertion sort: rows are few and nearly sorted. */
-static void sort_rows(const dec_search *s, hyp **h, uint32_t n, int start)
+ * is then the most promising pair. Ties: creation order. */
+typedef struct row_key {
+    double key;
+    hyp *h;
+} row_key;
+
+static int cmp_row(const void *pa, const void *pb)
+{
+    const row_key *a = pa, *b = pb;
+    if (a->key != b->key)
+        return a->key > b->key ? -1 : 1;
+    return a->h->id < b->h->id ? -1 : a->h->id > b->h->id;
+}
+
+static void sort_rows(const dec_search *s, hyp **h, row_key *keys, uint32_t n, int start)
 {
     double w = s->m->has_dist ? s->m->w_dist : 0;
-    for (uint32_t i = 1; i < n; i++) {
-        hyp *x = h[i];
-        double kx = x->score - w * dec_distortion(x->end, start);
-        uint32_t j = i;
-        while (j > 0) {
-            hyp *y = h[j - 1];
-            double ky = y->score - w * dec_distortion(y->end, start);
-            if (ky > kx || (ky == kx && y->id < x->id))
-                break;
-            h[j] = y;
-            j--;
-        }
-        h[j] = x;
+    int sorted = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        keys[i].key = h[i]->score - w * dec_distortion(h[i]->end, start);
+        keys[i].h = h[i];
+        if (i && cmp_row(&keys[i - 1], &keys[i]) > 0)
+            sorted = 0;
     }
+    if (sorted)
+        return;
+    qsort(keys, n, sizeof *keys, cmp_row);
+    for (uint32_t i = 0; i < n; i++)
+        h[i] = keys[i].h;
 }
 
 /* Creates the cubes that expand every coverage of stack k (Moses's CreateForwardTodos). */
@@ -500,7 +511,8 @@ static int forward_todos(dec_search *s, uint32_t k)
     int dl = s->m->distortion_limit;
     uint64_t *bits = arena_alloc(&s->ar, s->nw * 8);
     hyp **tmp = arena_alloc(&s->ar, (st->n + 1) * sizeof *tmp);
-    if (!bits || !tmp)
+    row_key *keys = arena_alloc(&s->ar, (st->n + 1) * sizeof *keys);
+    if (!bits || !tmp || !keys)
         return SMT_ERR_NOMEM;
     for (uint32_t ci = 0; ci < st->n_covs; ci++) {
         cov *c = st->covs[ci];
@@ -523,7 +535,7 @@ static int forward_todos(dec_search *s, uint32_t k)
                 if (!nh)
                     continue;
                 if (nh > 1)
-                    sort_rows(s, tmp, nh, (int)start);
+                    sort_rows(s, tmp, keys, nh, (int)start);
                 memcpy(bits, c->bits, s->nw * 8);
                 for (size_t i = start; i <= end; i++)
                     bits[i >> 6] |= 1ull << (i & 63);

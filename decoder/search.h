@@ -93,6 +93,7 @@ typedef struct lm_cache_entry {
 
 #define DEC_LM_CACHE_BITS 13
 
+
 struct dec_search {
     lm_cache_entry *lmc[DEC_MAX_LMS];
     dec_model *m;
