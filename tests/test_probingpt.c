@@ -457,6 +457,50 @@ Test(ppt, crlf_duplicates_and_truncated_gzip)
     free(cmd); free(src); free(gz); free(out2); free(pt); free(out);
 }
 
+/* Random damage to a good table's text: the build either fails with a parse error naming a line,
+ * or gives a table that verifies and dumps. Never a crash (ASan runs this too). */
+Test(ppt, mutated_input_never_crashes)
+{
+    char *src = tu_data_path("probingpt/small.pt"), *srt = tu_data_path("probingpt/small.rt");
+    size_t len, rlen;
+    char *good = tu_read_file(src, &len), *rgood = tu_read_file(srt, &rlen);
+    char *pt = tu_join(dir, "m.pt"), *rt = tu_join(dir, "m.rt"), *out = tu_join(dir, "m.ppt");
+    static const char alphabet[] = "|||  -0123456789.e+xa\t";
+    srand(11);
+    int built = 0;
+    for (int k = 0; k < 300; k++) {
+        char *t = malloc(len + 1), *r = malloc(rlen + 1);
+        memcpy(t, good, len + 1);
+        memcpy(r, rgood, rlen + 1);
+        for (int m = 0; m < 1 + k % 4; m++) {
+            char *which = (k & 1) ? t : r;
+            size_t n = (k & 1) ? len : rlen;
+            which[(size_t)rand() % n] = alphabet[(size_t)rand() % (sizeof alphabet - 1)];
+        }
+        cr_assert_eq(tu_write_file(pt, t, len), 0);
+        cr_assert_eq(tu_write_file(rt, r, rlen), 0);
+        ppt_build_report rep;
+        smt_err e;
+        int rc = build(pt, rt, out, k % 3 ? 0 : 1, NULL, 0, k % 5 ? 0 : 1, &rep, &e);
+        if (rc) {
+            cr_assert(rc == SMT_ERR_PARSE || rc == SMT_ERR_LIMIT, "rc %d: %s", rc, e.msg);
+            cr_assert(strstr(e.msg, ".pt:") || strstr(e.msg, ".rt:"), "%s", e.msg);
+            cr_assert_eq(access(out, F_OK), -1);
+        } else {
+            ppt_table *tb;
+            cr_assert_eq(ppt_open(&tb, out, SMT_OPEN_VERIFY, &e), 0, "%s", e.msg);
+            free(dump_text(tb, 1));
+            ppt_close(tb);
+            remove(out);
+            built++;
+        }
+        free(t);
+        free(r);
+    }
+    cr_assert_gt(built, 10);
+    free(src); free(srt); free(good); free(rgood); free(pt); free(rt); free(out);
+}
+
 Test(ppt, missing_input_is_an_io_error)
 {
     char *out = tu_join(dir, "x.ppt"), *missing = tu_join(dir, "missing.pt");
