@@ -310,6 +310,8 @@ static int parse_line(ppt_builder *b, char *line, size_t len)
             return rc;
         if (rc == -1)
             return PERR(b, "source phrase longer than %u words", b->pt_path, ln, PPT_MAX_PHRASE_LEN);
+        if (b->cur_src_len > b->max_src_len)
+            b->max_src_len = b->cur_src_len;
         if (slen > b->cur_text_cap) {
             char *t = realloc(b->cur_text, slen * 2);
             if (!t)
@@ -479,7 +481,7 @@ static int write_file(ppt_builder *b)
     p.num_align = av.n;
     p.num_extra = ev.n;
     p.collisions = b->rep->collisions;
-    p.max_src_len = PPT_MAX_PHRASE_LEN;
+    p.max_src_len = b->max_src_len;
     for (uint32_t i = 0; i < 4 && i < b->nr; i++)
         p.reordering_default[i] = b->rdefault[i];
     b->rep->sources = n;

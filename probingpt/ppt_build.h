@@ -80,6 +80,7 @@ typedef struct ppt_builder {
     int have_cur;
     uint32_t cur_src[PPT_MAX_PHRASE_LEN];
     uint32_t cur_src_len;
+    uint32_t max_src_len;    /* the longest source so far */
     char *cur_text;
     size_t cur_text_len, cur_text_cap;
     ppt_u32v cur;

@@ -105,14 +105,13 @@ static int dump_group(void *ctx, ppt_targets *g)
 {
     dump_ctx *d = ctx;
     ppt_target x;
-    int rc;
-    while ((rc = ppt_targets_next(g, &x)) == 1) {
+    while (ppt_targets_next(g, &x)) {
         if (ppt_write_line(d->pt, d->t, g, &x))
             return SMT_ERR_IO;
         if (d->rt && ppt_write_reordering_line(d->rt, d->t, g, &x))
             return SMT_ERR_IO;
     }
-    return rc;
+    return g->error;
 }
 
 int ppt_dump(const ppt_table *t, FILE *pt_out, FILE *rt_out, smt_err *err)

@@ -181,6 +181,7 @@ static void make_view(const ppt_table *t, const uint32_t *g, ppt_targets *out)
     out->cursor = g + PPT_GROUP_HEADER + g[0];
     out->end = g + g[2];
     out->left = g[1];
+    out->error = 0;
 }
 
 int ppt_lookup_ids(const ppt_table *t, const uint32_t *src_ids, size_t n, ppt_targets *out)
@@ -238,7 +239,8 @@ int ppt_targets_next(ppt_targets *it, ppt_target *o)
     uint64_t rw = check_record(t, r, it->end);
     if (!rw) {
         it->left = 0;
-        return SMT_ERR_CORRUPT;
+        it->error = SMT_ERR_CORRUPT;
+        return 0;
     }
     uint32_t info = r[0];
     uint32_t ns = t->p.num_scores, nr = t->p.num_reordering_scores;
@@ -285,12 +287,11 @@ static int count_group(void *ctx, ppt_targets *g)
     c[0]++;
     c[1] += g->n;
     ppt_target x;
-    int rc;
-    while ((rc = ppt_targets_next(g, &x)) == 1)
+    while (ppt_targets_next(g, &x))
         for (uint32_t i = 0; i < x.n_align; i++)
             if (x.align[2 * i] >= g->src_len || x.align[2 * i + 1] >= x.n_words)
                 return SMT_ERR_CORRUPT;
-    return rc;
+    return g->error;
 }
 
 int ppt_verify(const ppt_table *t, smt_err *err)

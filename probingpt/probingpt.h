@@ -62,7 +62,7 @@ typedef struct ppt_params {
     uint64_t num_align;
     uint64_t num_extra;
     uint64_t collisions;   /* distinct sources whose 64-bit keys collided (resolved by the ids) */
-    uint32_t max_src_len;
+    uint32_t max_src_len;  /* the longest source phrase (words): longer lookups miss at once */
     uint32_t reserved0;
     float reordering_default[4]; /* informational: the first defaults used for unmatched pairs */
     uint64_t reserved[2];
@@ -85,6 +85,7 @@ typedef struct ppt_targets {
     const uint32_t *cursor;  /* internal */
     const uint32_t *end;     /* internal: the end of the group */
     uint32_t left;           /* internal */
+    int error;               /* 0, or SMT_ERR_CORRUPT once ppt_targets_next met a damaged record */
 } ppt_targets;
 
 /* One target phrase. Pointers point into the mapped file. */
@@ -122,7 +123,8 @@ int ppt_verify(const ppt_table *t, smt_err *err);
 
 /* Looks up the source phrase given as ids of the source vocabulary (ppt_src_vocab()).
  * Returns 0 and fills *out when found; SMT_ERR_NOTFOUND when the table has no such phrase (also
- * when n is 0, larger than PPT_MAX_PHRASE_LEN, or an id is SMT_VOCAB_NONE); SMT_ERR_CORRUPT when
+ * when n is 0, longer than the table's longest source (params max_src_len), or an id is
+ * SMT_VOCAB_NONE); SMT_ERR_CORRUPT when
  * the group header read is damaged (its records are checked by ppt_targets_next). Reads one hash
  * slot (more on a probe sequence) and the head of the group: O(1) in the number of targets. */
 int ppt_lookup_ids(const ppt_table *t, const uint32_t *src_ids, size_t n, ppt_targets *out);
@@ -132,9 +134,10 @@ int ppt_lookup_ids(const ppt_table *t, const uint32_t *src_ids, size_t n, ppt_ta
  * ppt_lookup_ids. */
 int ppt_lookup(const ppt_table *t, const char *phrase, size_t len, ppt_targets *out);
 
-/* Advances the iteration over targets: fills *t and returns 1, returns 0 when no target is left, or
- * SMT_ERR_CORRUPT when the record is damaged (it is bounds- and id-checked before it is handed out;
- * the iteration then ends). Loop with `while (ppt_targets_next(&it, &t) == 1)`. */
+/* Advances the iteration over targets: fills *t and returns 1, or returns 0 when no target is left.
+ * Each record is bounds- and id-checked before it is handed out; a damaged one ends the iteration
+ * (returns 0) and sets it->error to SMT_ERR_CORRUPT, so `while (ppt_targets_next(&it, &t))` never
+ * sees garbage. */
 int ppt_targets_next(ppt_targets *it, ppt_target *t);
 
 /* ---- properties ---- */

@@ -137,6 +137,8 @@ Test(ppt, small_round_trip_and_lookups)
     cr_assert_eq(ppt_lookup_ids(t, bad, 2, &g), SMT_ERR_NOTFOUND);
     cr_assert_eq(ppt_num_scores(t), 4);
     cr_assert_eq(ppt_num_reordering_scores(t), 6);
+    cr_assert_eq(ppt_get_params(t)->max_src_len, 3);
+    cr_assert_eq(ppt_lookup(t, "la casa blanca casa", 19, &g), SMT_ERR_NOTFOUND, "longer than any source");
     free(want);
     free(want_path);
     ppt_close(t);
@@ -576,6 +578,49 @@ Test(ppt, truncated_and_damaged_files)
         }
     }
     free(good); free(copy); free(pt); free(rt);
+}
+
+/* A record whose target id is out of range: the lookup succeeds, the iteration stops before it and
+ * says why; verify and dump report the damage. */
+Test(ppt, damaged_record_ends_the_iteration)
+{
+    char *good = tu_join(dir, "g.ppt"), *pt = tu_data_path("probingpt/small.pt");
+    smt_err e;
+    cr_assert_eq(build(pt, NULL, good, 0, NULL, 0, 0, NULL, &e), 0, "%s", e.msg);
+    ppt_table *t;
+    cr_assert_eq(ppt_open(&t, good, 0, &e), 0);
+    uint64_t payload = 0;
+    for (unsigned i = 0; i < smt_mapped_section_count(ppt_mapped(t)); i++) {
+        const char *name;
+        uint64_t off, size, sum;
+        smt_mapped_section_info(ppt_mapped(t), i, &name, &off, &size, &sum);
+        if (!strcmp(name, "payload"))
+            payload = off;
+    }
+    ppt_close(t);
+    /* the first group is "casa": src_len, n, words, src id, then info, align id, target id */
+    size_t len;
+    char *bytes = tu_read_file(good, &len);
+    uint32_t bad = 0xfffffff0u;
+    memcpy(bytes + payload + 6 * 4, &bad, 4);
+    cr_assert_eq(tu_write_file(good, bytes, len), 0);
+    free(bytes);
+    cr_assert_eq(ppt_open(&t, good, 0, &e), 0, "%s", e.msg);
+    ppt_targets g;
+    ppt_target x;
+    cr_assert_eq(ppt_lookup(t, "casa", 4, &g), 0);
+    cr_assert_eq(g.n, 2);
+    cr_assert_eq(ppt_targets_next(&g, &x), 0);
+    cr_assert_eq(g.error, SMT_ERR_CORRUPT);
+    cr_assert_eq(ppt_lookup(t, "perro", 5, &g), 0, "other groups still answer");
+    cr_assert_eq(ppt_targets_next(&g, &x), 1);
+    cr_assert_eq(ppt_verify(t, &e), SMT_ERR_CORRUPT);
+    FILE *f = fopen("/dev/null", "w");
+    cr_assert_eq(ppt_dump(t, f, NULL, &e), SMT_ERR_CORRUPT);
+    fclose(f);
+    ppt_close(t);
+    free(good);
+    free(pt);
 }
 
 /* The shared Bible tables: build, verify, and dump equal to the input line for line. */

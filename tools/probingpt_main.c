@@ -173,11 +173,9 @@ static int cmd_query(int argc, char **argv)
             break;
         }
         ppt_target x;
-        while (lr == 0 && (lr = ppt_targets_next(&g, &x)) == 1) {
+        while (lr == 0 && ppt_targets_next(&g, &x))
             (reord ? ppt_write_reordering_line : ppt_write_line)(stdout, t, &g, &x);
-            lr = 0;
-        }
-        if (lr == SMT_ERR_CORRUPT) {
+        if (lr == 0 && g.error) {
             fprintf(stderr, "probingpt: %s: damaged entry for '%s'\n", path, line);
             rc = 1;
             break;
