@@ -48,6 +48,9 @@ void dec_options_default(dec_options *opt);
 int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt, smt_err *err);
 void dec_model_free(dec_model *m);
 
+/* The first value of a single-value ini section ("threads", "distortion-limit", ...), or NULL. */
+const char *dec_model_param(const dec_model *m, const char *section);
+
 /* Seconds dec_model_load took. */
 double dec_model_load_seconds(const dec_model *m);
 

@@ -19,6 +19,11 @@ void dec_options_default(dec_options *opt)
 
 double dec_model_load_seconds(const dec_model *m) { return m->load_seconds; }
 
+const char *dec_model_param(const dec_model *m, const char *section)
+{
+    return dec_ini_param(m->ini, section);
+}
+
 /* 1 when the file is a fastsmt binary (magic "FSMT"), 0 when text, <0 when it cannot be read. */
 static int is_binary(const char *path, smt_err *err)
 {

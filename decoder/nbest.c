@@ -311,8 +311,26 @@ static int format_line(dec_search *s, uint64_t id, const tpath *p, dec_buf *buf,
     return rc;
 }
 
+/* An empty sentence: Moses's single empty hypothesis, every feature 0 (no </s> is scored), so
+ * that every sentence id appears in the list, as tuning scripts expect. */
+static int empty_line(const dec_search *s, uint64_t id, dec_buf *buf)
+{
+    const dec_model *m = s->m;
+    int rc = dec_buf_printf(buf, "%llu |||  |||", (unsigned long long)id);
+    for (unsigned f = 0; f < m->n_features && !rc; f++) {
+        if (!m->features[f].tuneable)
+            continue;
+        rc = dec_buf_printf(buf, " %s=", m->features[f].name);
+        for (unsigned k = 0; k < m->features[f].n && !rc; k++)
+            rc = dec_buf_append(buf, " 0", 2);
+    }
+    return rc ? rc : dec_buf_append(buf, " ||| 0\n", 7);
+}
+
 int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, dec_buf *buf)
 {
+    if (n && s->n == 0)
+        return empty_line(s, id, buf);
     if (!s->best || n == 0)
         return 0;
     stack *last = &s->stacks[s->n];

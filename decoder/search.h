@@ -91,7 +91,9 @@ typedef struct lm_cache_entry {
     dec_lm_state out;
 } lm_cache_entry;
 
+#ifndef DEC_LM_CACHE_BITS
 #define DEC_LM_CACHE_BITS 13
+#endif
 
 
 struct dec_search {

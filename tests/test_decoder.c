@@ -244,7 +244,10 @@ Test(decoder, bad_input)
     result r = translate("", 5, 1);
     cr_assert_eq(r.rc, 0);
     cr_assert_str_eq(r.best.data, "\n");
-    cr_assert_eq(r.nbest.len, 0);
+    nline l[5]; /* one line of zeros, so that every sentence id appears in the n-best list */
+    cr_assert_eq(parse_nbest(r.nbest.data, l, 5), 1, "%s", r.nbest.data);
+    cr_assert_str_eq(l[0].words, "");
+    cr_assert_float_eq(l[0].total, 0, 1e-12);
     result_free(&r);
     r = translate("  \t ", 5, 1);
     cr_assert_str_eq(r.best.data, "\n");
@@ -381,6 +384,7 @@ Test(decoder, run_keeps_order)
     cr_assert(strstr(nb, "0 ||| A B  ||| ") == nb, "%s", nb);
     cr_assert(strstr(nb, "\n2 ||| Y X  ||| "), "%s", nb);
     cr_assert(strstr(nb, "\n4 ||| A q  ||| "), "%s", nb);
+    cr_assert(strstr(nb, "\n1 |||  ||| LexicalReordering0= 0 0 0 0 0 0 Distortion0= 0 LM0= 0 "), "%s", nb);
     free(out);
     free(nb);
 }

@@ -36,7 +36,7 @@ static int parse_int(const char *flag, const char *v, int *out)
 int main(int argc, char **argv)
 {
     const char *ini = NULL, *nbest_path = NULL, *input = NULL;
-    int threads = 1, n_best = 0, distinct = 0;
+    int threads = -1, n_best = 0, distinct = 0;
     dec_options opt;
     dec_options_default(&opt);
     for (int i = 1; i < argc; i++) {
@@ -113,6 +113,12 @@ int main(int argc, char **argv)
             dec_model_free(m);
             return 1;
         }
+    }
+    if (threads < 0) { /* the ini's [threads], else 1 */
+        const char *t = dec_model_param(m, "threads");
+        threads = t ? (strcmp(t, "all") ? atoi(t) : 0) : 1;
+        if (threads < 0)
+            threads = 1;
     }
     dec_run_stats st;
     rc = dec_run(m, in, stdout, nb, (size_t)n_best, distinct, (unsigned)threads, stderr, &st,
