@@ -443,3 +443,49 @@ Test(decoder, binarized_model_same_output)
     dec_model_free(m);
     free(bin), free(ini), free(out_dir), free(cmd), free(err), free(bin_ini);
 }
+
+/* Other lexicalized reordering variants: msd-backward (3 scores) and monotonicity-bidirectional
+ * (4 scores: backward M NM, forward M NM), on the reordered "x y" -> "Y X". */
+static double reordered_with(const char *type, int n, const char *weights, const char *table)
+{
+    char *tiny = tu_data_path("decoder/tiny"), *text = NULL;
+    char *rt = tu_join(tmp, "rt"), *ini = tu_join(tmp, "lr.ini");
+    cr_assert_eq(tu_write_file(rt, table, strlen(table)), 0);
+    cr_assert(asprintf(&text,
+                       "[feature]\nUnknownWordPenalty\nWordPenalty\nPhrasePenalty\n"
+                       "PhraseDictionaryMemory name=TranslationModel0 num-features=1 "
+                       "path=%s/phrase-table\nLexicalReordering name=LexicalReordering0 "
+                       "num-features=%d type=%s path=%s\nDistortion\n"
+                       "KENLM name=LM0 factor=0 path=%s/lm.arpa order=2\n[distortion-limit]\n6\n"
+                       "[weight]\nLexicalReordering0= %s\nDistortion0= 0.3\nLM0= 1\n"
+                       "WordPenalty0= 0.5\nPhrasePenalty0= 0.2\nTranslationModel0= 1\n"
+                       "UnknownWordPenalty0= 1\n",
+                       tiny, n, type, rt, tiny, weights) > 0);
+    cr_assert_eq(tu_write_file(ini, text, strlen(text)), 0);
+    dec_model *m = load(ini, NULL);
+    dec_worker *w;
+    smt_err e;
+    cr_assert_eq(dec_worker_create(&w, m, &e), 0);
+    dec_buf b = {0};
+    double score;
+    cr_assert_eq(dec_translate(w, "x y", 3, 0, &b, NULL, 0, 0, &score, &e), 0);
+    cr_assert_str_eq(b.data, "Y X \n");
+    dec_buf_free(&b);
+    dec_worker_free(w);
+    dec_model_free(m);
+    free(tiny), free(text), free(rt), free(ini);
+    return score;
+}
+
+Test(decoder, reordering_variants)
+{
+    double base = W_TM * 2 * log(0.5) + W_LM * LN10 * (-0.9) + W_WP * -2 + W_PP * 2 + W_DIST * -3;
+    /* backward only: y first (D) uses y's 3rd score, x after y (S) x's 2nd */
+    double s = reordered_with("wbe-msd-backward-fe-allff", 3, "0.1 0.1 0.1",
+                              "x ||| X ||| 0.5 0.2 0.3\ny ||| Y ||| 0.4 0.4 0.2\n");
+    cr_assert_float_eq(s, base + 0.1 * (log(0.2) + log(0.2)), 1e-4);
+    /* monotonicity: both steps non-monotone; forward: y's NM score when x follows */
+    s = reordered_with("wbe-monotonicity-bidirectional-fe-allff", 4, "0.1 0.2 0.3 0.4",
+                       "x ||| X ||| 0.5 0.5 0.6 0.4\ny ||| Y ||| 0.7 0.3 0.8 0.25\n");
+    cr_assert_float_eq(s, base + 0.2 * (log(0.3) + log(0.5)) + 0.4 * log(0.25), 1e-4);
+}
