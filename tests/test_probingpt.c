@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "probingpt.h"
 #include "smt_lines.h"
@@ -448,15 +449,17 @@ Test(ppt, crlf_duplicates_and_truncated_gzip)
     free(got);
     ppt_close(t);
     /* a .gz cut short: a read error naming the file, and no model */
-    char *src = tu_data_path("probingpt/small.pt"), *gz = tu_join(dir, "cut.pt.gz"), *cmd, *out2 = tu_join(dir, "cut.ppt");
-    cr_assert_geq(asprintf(&cmd, "for i in $(seq 1 400); do sed \"s/^/w$i /\" '%s'; done | gzip -c > '%s'", src, gz), 0);
-    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    char *gz = tu_join(dir, "cut.pt.gz"), *out2 = tu_join(dir, "cut.ppt");
+    gzFile z = gzopen(gz, "wb");
+    for (int i = 0; i < 4000; i++)
+        gzprintf(z, "w%d x ||| y%d ||| 0.5 0.25 ||| 0-0 ||| 1 1 1\n", i / 3, i % 7);
+    gzclose(z);
     cr_assert_eq(tu_truncate(gz, (uint64_t)tu_file_size(gz) / 2), 0);
     int rc = build(gz, NULL, out2, 0, NULL, 0, 0, &r, &e);
     cr_assert_eq(rc, SMT_ERR_IO, "rc %d: %s", rc, e.msg);
     cr_assert(strstr(e.msg, "cut.pt.gz"), "%s", e.msg);
     cr_assert_eq(access(out2, F_OK), -1);
-    free(cmd); free(src); free(gz); free(out2); free(pt); free(out);
+    free(gz); free(out2); free(pt); free(out);
 }
 
 /* Random damage to a good table's text: the build either fails with a parse error naming a line,
@@ -470,7 +473,7 @@ Test(ppt, mutated_input_never_crashes)
     static const char alphabet[] = "|||  -0123456789.e+xa\t";
     srand(11);
     int built = 0;
-    for (int k = 0; k < 300; k++) {
+    for (int k = 0; k < 160; k++) {
         char *t = malloc(len + 1), *r = malloc(rlen + 1);
         memcpy(t, good, len + 1);
         memcpy(r, rgood, rlen + 1);
@@ -532,7 +535,7 @@ Test(ppt, truncated_and_damaged_files)
     smt_err e;
     cr_assert_eq(build(pt, rt, good, 0, NULL, 0, 0, NULL, &e), 0, "%s", e.msg);
     long long size = tu_file_size(good);
-    for (long long cut = 0; cut < size; cut += 61) {
+    for (long long cut = 0; cut < size; cut += cut < 4096 ? 61 : 1499) {
         cr_assert_eq(tu_copy_file(good, copy), 0);
         cr_assert_eq(tu_truncate(copy, (uint64_t)cut), 0);
         ppt_table *t;
@@ -553,7 +556,7 @@ Test(ppt, truncated_and_damaged_files)
     ppt_close(t);
     srand(3);
     int opened = 0;
-    for (int k = 0; k < 600; k++) {
+    for (int k = 0; k < 300; k++) {
         unsigned s = (unsigned)k % ns;
         if (!sizes[s])
             continue;
@@ -569,7 +572,7 @@ Test(ppt, truncated_and_damaged_files)
         }
     }
     cr_assert_gt(opened, 0);
-    for (uint64_t off = 0; off < 4096; off += 7) { /* header and section table */
+    for (uint64_t off = 0; off < 4096; off += 23) { /* header and section table */
         cr_assert_eq(tu_copy_file(good, copy), 0);
         cr_assert_eq(tu_flip_bit(copy, off, (int)(off % 8)), 0);
         if (ppt_open(&t, copy, 0, &e) == 0) {
