@@ -1,115 +1,277 @@
 /* glm_batch.c — the fast CPU paths: many independent walks advanced in lock-step, each lane
  * prefetching the next node it needs before the driver moves on to the other lanes, so that the
  * memory latency of one lane's B-tree step overlaps with the work of the others (AMAC-style).
- * Each lane does exactly what glm_walk does, in the same order, so the floats are identical. */
+ * Each lane does exactly what glm_walk does, in the same order, so the floats are identical; only
+ * the way a node is searched differs (SSE2 counts of keys < x, 4 at a time, instead of a binary
+ * search: same count, fewer dependent loads). */
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define GLM_SIMD 1
+#endif
 
 #include "glm_internal.h"
 #include "smt_threads.h"
 
 #define LANES 16
 
-enum { PH_UNI, PH_SEARCH, PH_VALUE, PH_DONE };
+/* ---------------------------------------------------------------- the fast view of a layout */
 
-typedef struct walk {
-    const glm_word *hist;
-    unsigned nh, len, phase;
-    glm_word w;
-    uint64_t e, first, start;
-    uint32_t cnt;
-    float prob;
-    float bo[GLM_MAX_ORDER];
-    glm_bt_cursor cur;
-} walk;
+/* Absolute level pointers and 32-bit shape tables (every count of a valid model is < 2^32 - 1). */
+typedef struct fast_layout {
+    const uint32_t *keys[GLM_MAX_ORDER + 1]; /* [k], k = 2..N */
+    const glm_mid *mid[GLM_MAX_ORDER + 1];   /* [k], k = 1..N-1 */
+    const float *top;
+    const glm_hslot *hs[GLM_MAX_ORDER + 1]; /* the big-group index (GLM_OPEN_INDEX) */
+    uint32_t hn[GLM_MAX_ORDER + 1];
+    uint32_t hmin; /* groups of at least hmin keys are indexed (UINT32_MAX: none) */
+    uint64_t kpow[GLM_BT_MAXD + 1];
+    uint64_t first[GLM_BT_MAXD + 1];
+    uint32_t order, K, B;
+} fast_layout;
 
-static inline void prefetch_range(const void *p, size_t bytes)
+static void fast_setup(const glm_model *m, fast_layout *F)
+{
+    const glm_layout *L = &m->lay;
+    memset(F, 0, sizeof *F);
+    F->hmin = m->bix.min_n ? m->bix.min_n : UINT32_MAX;
+    for (unsigned k = 2; k <= L->order; k++) {
+        F->hs[k] = m->bix.slots[k];
+        F->hn[k] = m->bix.nslots[k];
+    }
+    for (unsigned k = 2; k <= L->order; k++)
+        F->keys[k] = L->keys + L->key_off[k];
+    for (unsigned k = 1; k < L->order; k++)
+        F->mid[k] = L->mid + L->mid_off[k];
+    F->top = L->top;
+    memcpy(F->kpow, L->kpow, sizeof F->kpow);
+    memcpy(F->first, L->first, sizeof F->first);
+    F->order = L->order;
+    F->K = L->K;
+    F->B = L->B;
+}
+
+/* Number of keys < x among k[0..cnt), the keys being word ids < 2^31 (the caller checks the
+ * vocabulary size), so signed compares are exact. Reads only k[0..cnt): a short tail is counted
+ * from the last four keys, masked. */
+static inline __attribute__((always_inline)) uint32_t fast_count_less(const uint32_t *k, uint32_t cnt, uint32_t x)
+{
+#ifdef GLM_SIMD
+    if (cnt >= 4) {
+        __m128i vx = _mm_set1_epi32((int)x);
+        __m128i acc = _mm_setzero_si128();
+        uint32_t i = 0;
+#pragma GCC unroll 8
+        for (; i + 4 <= cnt; i += 4)
+            acc = _mm_sub_epi32(acc, _mm_cmplt_epi32(_mm_loadu_si128((const __m128i *)(k + i)), vx));
+        acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, _MM_SHUFFLE(1, 0, 3, 2)));
+        acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, _MM_SHUFFLE(2, 3, 0, 1)));
+        uint32_t less = (uint32_t)_mm_cvtsi128_si32(acc);
+        if (i < cnt) {
+            __m128i t = _mm_cmplt_epi32(_mm_loadu_si128((const __m128i *)(k + cnt - 4)), vx);
+            unsigned mask = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(t));
+            less += (uint32_t)(0x4332322132212110ull >> ((mask >> (4 - (cnt - i))) * 4)) & 15u;
+        }
+        return less;
+    }
+    uint32_t less = 0;
+    for (uint32_t i = 0; i < cnt; i++)
+        less += k[i] < x;
+    return less;
+#else
+    return glm_count_less(k, cnt, x);
+#endif
+}
+
+static inline void prefetch2(const void *p, size_t bytes)
 {
     const char *c = (const char *)p;
     __builtin_prefetch(c);
-    if (bytes > 64)
-        __builtin_prefetch(c + bytes - 1);
-    if (bytes > 128)
-        __builtin_prefetch(c + 64);
+    __builtin_prefetch(c + bytes - 1);
 }
 
-static inline void walk_start(const glm_layout *L, walk *k, glm_word w, const glm_word *hist,
+static inline void prefetch_keys(const uint32_t *k, uint32_t cnt)
+{
+    const char *c = (const char *)k;
+    __builtin_prefetch(c);
+    if (cnt > 16)
+        __builtin_prefetch(c + 64);
+    __builtin_prefetch(c + (size_t)cnt * 4 - 1);
+}
+
+/* ---------------------------------------------------------------- one walk */
+
+enum { PH_UNI, PH_SEARCH, PH_HASH, PH_VALUE, PH_DONE };
+
+typedef struct walk {
+    const glm_word *hist;
+    const uint32_t *gk;   /* the group's first key */
+    const uint32_t *node; /* the current node's first key */
+    uint32_t cnt;         /* keys in the current node */
+    uint32_t l, d;        /* B-tree level of the node, depth */
+    uint32_t j;           /* node index within its level */
+    uint32_t I, q, r;     /* leaves: first leaf key, keys per leaf, leaves with one more */
+    uint32_t first;       /* the group's first index in level len + 1 */
+    uint32_t e;           /* the matched entry of level len */
+    unsigned nh, len, phase;
+    glm_word w;
+    float prob;
+    float bo[GLM_MAX_ORDER];
+} walk;
+
+static inline void walk_node(const fast_layout *F, walk *k)
+{
+    if (k->l + 1 < k->d) {
+        k->node = k->gk + (F->first[k->l] + k->j) * F->B;
+        k->cnt = F->B;
+    } else {
+        uint32_t j = k->j;
+        k->node = k->gk + k->I + (uint64_t)j * k->q + (j < k->r ? j : k->r);
+        k->cnt = k->q + (j < k->r);
+    }
+}
+
+static inline void walk_start(const fast_layout *F, walk *k, glm_word w, const glm_word *hist,
                               unsigned nh)
 {
     k->w = w;
     k->hist = hist;
     k->nh = nh;
     k->phase = PH_UNI;
-    prefetch_range(L->mid + L->mid_off[1] + w, 2 * sizeof(glm_mid));
+    prefetch2(F->mid[1] + w, 2 * sizeof(glm_mid));
 }
 
-/* From entry e of level len: start the search among its children, or finish. */
-static inline void walk_descend(const glm_layout *L, walk *k)
+/* From entry e of level len (its value already read): start the search among its children, or
+ * finish. */
+static inline void walk_descend(const fast_layout *F, walk *k, const glm_mid *m)
 {
-    if (k->len > k->nh || k->len >= L->order) {
+    if (k->len > k->nh || k->len >= F->order) {
         k->phase = PH_DONE;
         return;
     }
-    uint64_t n;
-    glm_children(L, k->len, k->e, &k->first, &n);
+    uint32_t first = m[0].child, n = m[1].child - first;
     if (n == 0) {
         k->phase = PH_DONE;
         return;
     }
-    glm_bt_init(L, &k->cur, L->keys + L->key_off[k->len + 1] + k->first, n);
-    glm_bt_node(L, &k->cur, &k->start, &k->cnt);
-    prefetch_range(k->cur.keys + k->start, k->cnt * sizeof(uint32_t));
+    k->first = first;
+    if (n >= F->hmin && F->hs[k->len + 1]) { /* a big group: one probe of the index */
+        uint32_t i = glm_bigidx_slot(k->e, k->hist[k->len - 1], F->hn[k->len + 1]);
+        k->j = i;
+        k->cnt = n;
+        __builtin_prefetch(F->hs[k->len + 1] + i);
+        k->phase = PH_HASH;
+        return;
+    }
+    k->gk = F->keys[k->len + 1] + first;
+    k->l = 0;
+    k->j = 0;
+    if (n <= F->B) { /* one leaf: most groups */
+        k->d = 1;
+        k->node = k->gk;
+        k->cnt = n;
+    } else {
+        uint32_t d = 2;
+        while (F->kpow[d] - 1 < n)
+            d++;
+        uint32_t leaves = (uint32_t)F->kpow[d - 1];
+        k->d = d;
+        k->I = leaves - 1;
+        k->q = (n - k->I) / leaves;
+        k->r = (n - k->I) % leaves;
+        k->node = k->gk;
+        k->cnt = F->B;
+    }
+    prefetch_keys(k->node, k->cnt);
     k->phase = PH_SEARCH;
 }
 
 /* One memory step of a walk (its data was prefetched by the previous step). */
-static inline void walk_step(const glm_layout *L, walk *k)
+static inline __attribute__((always_inline)) void walk_step(const fast_layout *F, walk *k)
 {
     switch (k->phase) {
     case PH_UNI: {
-        const glm_mid *u = L->mid + L->mid_off[1] + k->w;
+        const glm_mid *u = F->mid[1] + k->w;
         k->prob = u->prob;
         k->bo[0] = u->backoff;
         k->len = 1;
         k->e = k->w;
-        walk_descend(L, k);
+        walk_descend(F, k, u);
         return;
     }
     case PH_SEARCH: {
-        const uint32_t *keys = k->cur.keys + k->start;
         glm_word x = k->hist[k->len - 1];
-        uint32_t less = glm_count_less(keys, k->cnt, x);
-        int hit = less < k->cnt && keys[less] == x;
-        int64_t got = glm_bt_advance(L, &k->cur, k->start, k->cnt, less, hit);
-        if (got == -1) {
-            k->phase = PH_DONE;
-        } else if (got == -2) {
-            glm_bt_node(L, &k->cur, &k->start, &k->cnt);
-            prefetch_range(k->cur.keys + k->start, k->cnt * sizeof(uint32_t));
-        } else {
-            k->e = k->first + (uint64_t)got;
+        const uint32_t *node = k->node;
+        uint32_t less = fast_count_less(node, k->cnt, x);
+        /* internal nodes above the last internal level belong to big groups, whose upper
+         * levels stay in cache: descend through them without yielding */
+        while (k->l + 2 < k->d && !(less < k->cnt && node[less] == x)) {
+            k->j = k->j * F->K + less;
+            k->l++;
+            walk_node(F, k);
+            node = k->node;
+            less = fast_count_less(node, k->cnt, x);
+        }
+        if (less < k->cnt && node[less] == x) {
+            uint32_t e = k->first + (uint32_t)(node - k->gk) + less;
+            k->e = e;
             k->len++;
-            if (k->len == L->order)
-                __builtin_prefetch(L->top + k->e);
+            if (k->len == F->order)
+                __builtin_prefetch(F->top + e);
             else
-                prefetch_range(L->mid + L->mid_off[k->len] + k->e, 2 * sizeof(glm_mid));
+                prefetch2(F->mid[k->len] + e, 2 * sizeof(glm_mid));
             k->phase = PH_VALUE;
+        } else if (k->l + 1 >= k->d) {
+            k->phase = PH_DONE;
+        } else {
+            k->j = k->j * F->K + less;
+            k->l++;
+            walk_node(F, k);
+            prefetch_keys(k->node, k->cnt);
         }
         return;
     }
+    case PH_HASH: {
+        const glm_hslot *t = F->hs[k->len + 1];
+        uint32_t ns = F->hn[k->len + 1], i = k->j, x = k->hist[k->len - 1];
+        for (;;) {
+            glm_hslot h = t[i];
+            if (h.idx == UINT32_MAX) {
+                k->phase = PH_DONE;
+                return;
+            }
+            if (h.key == x && h.idx - k->first < k->cnt)
+                break;
+            i = i + 1 == ns ? 0 : i + 1;
+        }
+        uint32_t e = t[i].idx;
+        k->e = e;
+        k->len++;
+        if (k->len == F->order)
+            __builtin_prefetch(F->top + e);
+        else
+            prefetch2(F->mid[k->len] + e, 2 * sizeof(glm_mid));
+        k->phase = PH_VALUE;
+        return;
+    }
     case PH_VALUE:
-        if (k->len == L->order) {
-            k->prob = L->top[k->e];
+        if (k->len == F->order) {
+            k->prob = F->top[k->e];
             k->phase = PH_DONE;
         } else {
-            const glm_mid *m = L->mid + L->mid_off[k->len] + k->e;
+            const glm_mid *m = F->mid[k->len] + k->e;
             k->prob = m->prob;
             k->bo[k->len - 1] = m->backoff;
-            walk_descend(L, k);
+            walk_descend(F, k, m);
         }
         return;
     }
 }
+
+/* The fast paths compare keys as signed 32-bit integers: exact while every word id is < 2^31. */
+static int fast_ok(const glm_model *m) { return m->vocab.n <= (uint32_t)INT32_MAX; }
 
 /* ---------------------------------------------------------------- rows */
 
@@ -125,8 +287,9 @@ typedef struct row_lane {
 static void rows_range(const glm_model *m, const glm_word *rows, size_t r0, size_t r1,
                        float *prob, uint8_t *len)
 {
-    const glm_layout *L = &m->lay;
-    unsigned N = L->order;
+    fast_layout F;
+    fast_setup(m, &F);
+    unsigned N = F.order;
     row_lane lanes[LANES];
     size_t next = r0;
     unsigned active = 0;
@@ -135,12 +298,12 @@ static void rows_range(const glm_model *m, const glm_word *rows, size_t r0, size
         l->row = next;
         l->second = 0;
         l->nh = (unsigned)glm_row_context(m, rows + next * N, l->hist);
-        walk_start(L, &l->k, rows[next * N + N - 1], l->hist, l->nh);
+        walk_start(&F, &l->k, rows[next * N + N - 1], l->hist, l->nh);
     }
     while (active) {
         for (unsigned i = 0; i < active; i++) {
             row_lane *l = &lanes[i];
-            walk_step(L, &l->k);
+            walk_step(&F, &l->k);
             if (l->k.phase != PH_DONE)
                 continue;
             if (!l->second) {
@@ -150,7 +313,7 @@ static void rows_range(const glm_model *m, const glm_word *rows, size_t r0, size
                     len[l->row] = (uint8_t)l->k.len;
                 if (l->nh > 0) {
                     l->second = 1;
-                    walk_start(L, &l->k, l->hist[0], l->hist + 1, l->nh - 1);
+                    walk_start(&F, &l->k, l->hist[0], l->hist + 1, l->nh - 1);
                     continue;
                 }
                 prob[l->row] = l->probA;
@@ -161,7 +324,7 @@ static void rows_range(const glm_model *m, const glm_word *rows, size_t r0, size
                 l->row = next;
                 l->second = 0;
                 l->nh = (unsigned)glm_row_context(m, rows + next * N, l->hist);
-                walk_start(L, &l->k, rows[next * N + N - 1], l->hist, l->nh);
+                walk_start(&F, &l->k, rows[next * N + N - 1], l->hist, l->nh);
                 next++;
             } else { /* retire: move the last active lane here (re-pointing its history) */
                 lanes[i] = lanes[--active];
@@ -197,6 +360,8 @@ int glm_score_rows(const glm_model *m, const glm_word *rows, size_t n_rows, floa
         if (glm_row_context(m, rows + r * N, hist) < 0)
             return smt_err_set(err, SMT_ERR_ARG, "row %zu: word id out of range", r);
     }
+    if (!fast_ok(m))
+        return glm_score_rows_ref(m, rows, n_rows, prob, len, err);
     if (threads == 1 || n_rows < 4096) {
         rows_range(m, rows, 0, n_rows, prob, len);
         return 0;
@@ -217,7 +382,6 @@ int glm_score_rows(const glm_model *m, const glm_word *rows, size_t n_rows, floa
 
 typedef struct sent_lane {
     uint64_t t, tend;
-    size_t s;
     glm_state st;
     walk k;
 } sent_lane;
@@ -239,15 +403,47 @@ static void sentences_ref(const glm_model *m, const glm_word *ids, const uint64_
     }
 }
 
+/* glm_finish in place for the lanes: the match's probability plus the state's backoffs of the
+ * contexts at least as long as the match (KenLM's order), then the new state. Entries past the
+ * state's length are left stale: only glm_state values handed out must be kept clean. */
+static inline float lane_finish(unsigned N, glm_state *st, glm_word w, const walk *k)
+{
+    unsigned len = k->len;
+    float p = k->prob;
+    for (unsigned j = len - 1; j < st->length; j++)
+        p += st->backoff[j];
+    unsigned top = len < N ? len : N - 1, nl = 0;
+    for (unsigned i = 0; i < top; i++)
+        if (glm_has_extension(k->bo[i]))
+            nl = i + 1;
+    glm_word *sw = st->words; /* shift in w (only the first nl words matter) */
+    _Static_assert(GLM_MAX_ORDER - 1 == 5, "state shift below is unrolled for 5 words");
+    sw[4] = sw[3];
+    sw[3] = sw[2];
+    sw[2] = sw[1];
+    sw[1] = sw[0];
+    sw[0] = w;
+    memcpy(st->backoff, k->bo, sizeof st->backoff);
+    st->length = (uint8_t)nl;
+    return p;
+}
+
 void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
                          size_t s0, size_t s1, int null_context, int fast, float *prob,
                          uint8_t *len)
 {
-    if (!fast) {
+    if (!fast || !fast_ok(m)) {
         sentences_ref(m, ids, sstart, s0, s1, null_context, prob, len);
         return;
     }
-    const glm_layout *L = &m->lay;
+    fast_layout F;
+    fast_setup(m, &F);
+    unsigned N = F.order;
+    glm_state begin;
+    if (null_context)
+        glm_state_null(&begin);
+    else
+        glm_state_begin(m, &begin);
     sent_lane lanes[LANES];
     unsigned active = 0;
     size_t next = s0;
@@ -258,27 +454,23 @@ void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t
             if (sstart[s] == sstart[s + 1])
                 continue;
             sent_lane *l = &lanes[active++];
-            l->s = s;
             l->t = sstart[s];
             l->tend = sstart[s + 1];
-            if (null_context)
-                glm_state_null(&l->st);
-            else
-                glm_state_begin(m, &l->st);
-            walk_start(L, &l->k, ids[l->t], l->st.words, l->st.length);
+            l->st = begin;
+            walk_start(&F, &l->k, ids[l->t], l->st.words, l->st.length);
         }
         if (!active)
             return;
         for (unsigned i = 0; i < active; i++) {
             sent_lane *l = &lanes[i];
-            walk_step(L, &l->k);
+            walk_step(&F, &l->k);
             if (l->k.phase != PH_DONE)
                 continue;
-            glm_state in = l->st; /* the walk read hist from l->st.words */
-            prob[l->t] = glm_finish(L, &in, ids[l->t], l->k.len, l->k.prob, l->k.bo, &l->st);
-            len[l->t] = (uint8_t)l->k.len;
+            uint64_t t = l->t;
+            prob[t] = lane_finish(N, &l->st, ids[t], &l->k);
+            len[t] = (uint8_t)l->k.len;
             if (++l->t < l->tend) {
-                walk_start(L, &l->k, ids[l->t], l->st.words, l->st.length);
+                walk_start(&F, &l->k, ids[l->t], l->st.words, l->st.length);
             } else {
                 lanes[i] = lanes[--active];
                 lanes[i].k.hist = lanes[i].st.words;

@@ -26,6 +26,31 @@ typedef struct glm_params {
     uint32_t unk_added, reserved;
 } glm_params;
 
+/* GLM_OPEN_INDEX: per level k (2..N) an open-addressing table over the children of every level
+ * k-1 entry that has at least min_n of them: (parent, key) -> index in level k. Linear probing,
+ * slot = fastrange(hash(parent, key)); an empty slot has idx UINT32_MAX. A slot matches when its
+ * key is the one sought and its idx lies inside the parent's child range (ranges of one level are
+ * disjoint), so no parent needs to be stored. */
+typedef struct glm_hslot {
+    uint32_t key, idx;
+} glm_hslot;
+
+typedef struct glm_bigidx {
+    const glm_hslot *slots[GLM_MAX_ORDER + 1]; /* [k], k = 2..N; NULL: no group indexed */
+    uint32_t nslots[GLM_MAX_ORDER + 1];
+    uint32_t min_n;                            /* 0: no index */
+    void *mem;                                 /* the mapping holding every table */
+    size_t mem_len;
+} glm_bigidx;
+
+static inline uint32_t glm_bigidx_slot(uint32_t parent, uint32_t key, uint32_t nslots)
+{
+    uint64_t h = (((uint64_t)parent << 32) | key) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 31;
+    h *= 0xD6E8FEB86659FD93ull;
+    return (uint32_t)(((h >> 32) * (uint64_t)nslots) >> 32);
+}
+
 struct glm_model {
     smt_mapped *map;
     smt_vocab vocab;
@@ -33,7 +58,12 @@ struct glm_model {
     glm_params par;
     void *huge; /* GLM_OPEN_HUGE: the copy in 2 MB pages (munmap'ed at close) */
     size_t huge_len;
+    glm_bigidx bix; /* GLM_OPEN_INDEX */
 };
+
+/* (Re)builds the GLM_OPEN_INDEX tables over every group of at least min_n keys (glm_open uses
+ * max(K^2, 64); tests use smaller ones). Returns 0 or SMT_ERR_NOMEM. Not thread-safe. */
+int glm_bigidx_build(glm_model *m, uint64_t min_n, smt_err *err);
 
 /* Fills the K-dependent tables and level offsets of a layout from order, K and counts. */
 void glm_layout_setup(glm_layout *L, uint32_t order, uint32_t K, const uint64_t *count);

@@ -73,6 +73,85 @@ static int load_huge(glm_model *m, smt_err *err)
     return 0;
 }
 
+/* Anonymous memory, 2 MB aligned and advised to huge pages; raw and len are for munmap. */
+static void *alloc_huge(size_t bytes, void **raw, size_t *len)
+{
+    const size_t huge = 2u << 20;
+    *len = (bytes + 2 * huge - 1) & ~(huge - 1);
+    char *r = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED)
+        return NULL;
+    char *base = (char *)(((uintptr_t)r + huge - 1) & ~(uintptr_t)(huge - 1));
+#ifdef MADV_HUGEPAGE
+    madvise(base, (size_t)(r + *len - base), MADV_HUGEPAGE); /* a hint: failure is harmless */
+#endif
+    *raw = r;
+    return base;
+}
+
+static void free_bigidx(glm_bigidx *X)
+{
+    if (X->mem)
+        munmap(X->mem, X->mem_len);
+    memset(X, 0, sizeof *X);
+}
+
+/* Hash tables over the children of every entry with at least min_n of them, ~70% full. */
+int glm_bigidx_build(glm_model *m, uint64_t min_n, smt_err *err)
+{
+    const glm_layout *L = &m->lay;
+    glm_bigidx *X = &m->bix;
+    free_bigidx(X);
+    if (min_n == 0)
+        min_n = 1;
+    uint64_t nk[GLM_MAX_ORDER + 1] = {0}, total = 0;
+    for (unsigned k = 2; k <= L->order; k++) {
+        const glm_mid *mid = L->mid + L->mid_off[k - 1];
+        for (uint64_t p = 0; p < L->count[k - 1]; p++) {
+            uint64_t n = (uint64_t)mid[p + 1].child - mid[p].child;
+            if (n >= min_n)
+                nk[k] += n;
+        }
+        if (nk[k]) {
+            uint64_t ns = nk[k] + nk[k] * 3 / 7 + 1;
+            if (ns >= UINT32_MAX)
+                return 0; /* cannot happen for counts < 2^32 - 1 at 70%; no index then */
+            X->nslots[k] = (uint32_t)ns;
+            total += (ns * sizeof(glm_hslot) + 63) & ~63ull;
+        }
+    }
+    if (!total)
+        return 0;
+    char *base = alloc_huge((size_t)total, &X->mem, &X->mem_len);
+    if (!base)
+        return smt_err_set(err, SMT_ERR_NOMEM, "%s: cannot allocate the index (%llu bytes)",
+                           smt_mapped_path(m->map), (unsigned long long)total);
+    for (unsigned k = 2; k <= L->order; k++) {
+        if (!X->nslots[k])
+            continue;
+        glm_hslot *t = (glm_hslot *)base;
+        base += ((uint64_t)X->nslots[k] * sizeof(glm_hslot) + 63) & ~63ull;
+        memset(t, 0xff, (size_t)X->nslots[k] * sizeof *t);
+        const glm_mid *mid = L->mid + L->mid_off[k - 1];
+        const uint32_t *keys = L->keys + L->key_off[k];
+        for (uint64_t p = 0; p < L->count[k - 1]; p++) {
+            uint32_t first = mid[p].child, n = mid[p + 1].child - first;
+            if (n < min_n)
+                continue;
+            for (uint32_t c = first; c < first + n; c++) {
+                uint32_t i = glm_bigidx_slot((uint32_t)p, keys[c], X->nslots[k]);
+                while (t[i].idx != UINT32_MAX)
+                    i = i + 1 == X->nslots[k] ? 0 : i + 1;
+                t[i].key = keys[c];
+                t[i].idx = c;
+            }
+        }
+        X->slots[k] = t;
+    }
+    X->min_n = (uint32_t)min_n;
+    return 0;
+}
+
 int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err)
 {
     *out = NULL;
@@ -133,6 +212,10 @@ int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err)
         goto fail;
     if ((flags & GLM_OPEN_HUGE) && (rc = load_huge(m, err)))
         goto fail;
+    /* the default index: the groups whose B-trees are 3 or more nodes deep (>= K^2 keys) */
+    if ((flags & GLM_OPEN_INDEX) &&
+        (rc = glm_bigidx_build(m, L->kpow[2] < 64 ? 64 : L->kpow[2], err)))
+        goto fail;
     *out = m;
     return 0;
 fail:
@@ -146,6 +229,7 @@ void glm_close(glm_model *m)
         return;
     if (m->huge)
         munmap(m->huge, m->huge_len);
+    free_bigidx(&m->bix);
     smt_mapped_close(m->map);
     free(m);
 }

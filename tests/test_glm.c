@@ -361,6 +361,19 @@ Test(glm, states_and_rows)
         cr_assert(memcmp(&p2[r], &want, 4) == 0 && l2[r] == l, "row %zu", r);
         cr_assert(memcmp(&p3[r], &want, 4) == 0 && l3[r] == l, "row %zu", r);
     }
+    /* the big-group index (GLM_OPEN_INDEX) over every group, then over groups of 2 or more */
+    for (uint64_t min_n = 1; min_n <= 2; min_n++) {
+        cr_assert_eq(glm_bigidx_build(m, min_n, &e), 0);
+        memset(p2, 0, nr * 4);
+        cr_assert_eq(glm_score_rows(m, rows, nr, p2, l2, 1, &e), 0);
+        cr_assert_eq(glm_score_rows(m, rows, nr, p3, l3, 2, &e), 0);
+        for (r = 0; r < nr; r++) {
+            cr_assert(memcmp(&p2[r], &p1[r], 4) == 0 && l2[r] == l1[r], "index row %zu", r);
+            cr_assert(memcmp(&p3[r], &p1[r], 4) == 0 && l3[r] == l1[r], "index row %zu", r);
+        }
+        free(query(m, "a b c\nc b a a b\n\nb b b c a\n", GLM_VERBOSE_WORD, 0));
+        free(query(m, "a b c\nc b a a b\n\nb b b c a\n", GLM_VERBOSE_WORD, 1));
+    }
     rows[2] = V; /* out of range */
     cr_assert_eq(glm_score_rows(m, rows, 1, p1, l1, 1, &e), SMT_ERR_ARG);
     free(rows), free(p1), free(p2), free(p3), free(l1), free(l2), free(l3);

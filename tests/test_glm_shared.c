@@ -30,7 +30,8 @@ static glm_model *build(const char *rel, uint32_t K)
     smt_err e;
     cr_assert_eq(glm_build(arpa, out, &opt, NULL, &e), 0, "%s", e.msg);
     glm_model *m;
-    cr_assert_eq(glm_open(&m, out, GLM_OPEN_VERIFY | GLM_OPEN_HUGE, &e), 0, "%s", e.msg);
+    cr_assert_eq(glm_open(&m, out, GLM_OPEN_VERIFY | GLM_OPEN_HUGE | GLM_OPEN_INDEX, &e), 0, "%s",
+                 e.msg);
     free(arpa);
     free(out);
     return m;

@@ -84,7 +84,7 @@ static int cmd_query(int argc, char **argv)
 {
     glm_query_options opt = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST};
     const char *model = NULL;
-    unsigned flags = GLM_OPEN_HUGE;
+    unsigned flags = GLM_OPEN_HUGE | GLM_OPEN_INDEX;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-v") == 0 && i + 1 < argc) {
