@@ -201,6 +201,8 @@ __global__ void k_log_softmax(float *x, int V, float *lse)
         lse[blockIdx.x] = l;
 }
 
+/* Partial results for B rows: every array gets B * MAX_SHARDS * max(k,1) entries, so one capacity
+ * check covers the (m,s) arrays and the k-best lists whatever mix of B and k came before. */
 static int ensure_part(nmt_gpu *g, int B, int k)
 {
     size_t need = (size_t)B * MAX_SHARDS * (k > 0 ? k : 1);
@@ -213,13 +215,11 @@ static int ensure_part(nmt_gpu *g, int B, int k)
     g->part_m = g->part_s = g->part_val = NULL;
     g->part_id = NULL;
     g->part_cap = 0;
-    CK(g, cudaMalloc(&g->part_m, (size_t)B * MAX_SHARDS * sizeof(float)));
-    CK(g, cudaMalloc(&g->part_s, (size_t)B * MAX_SHARDS * sizeof(float)));
+    CK(g, cudaMalloc(&g->part_m, need * sizeof(float)));
+    CK(g, cudaMalloc(&g->part_s, need * sizeof(float)));
     CK(g, cudaMalloc(&g->part_val, need * sizeof(float)));
     CK(g, cudaMalloc(&g->part_id, need * sizeof(int32_t)));
-    g->part_cap = (size_t)B * MAX_SHARDS * (k > 0 ? k : 1);
-    if (k <= 0)
-        g->part_cap = (size_t)B * MAX_SHARDS;
+    g->part_cap = need;
     return 0;
 }
 

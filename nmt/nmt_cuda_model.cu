@@ -212,6 +212,8 @@ static void g_linear(nmt_ctx *c, const float *x, int N, const nmt_linear *l, flo
 {
     nmt_gpu *g = ST(c)->g;
     const float one = 1.0f, zero = 0.0f;
+    if (N <= 0 || c->failed)
+        return;
     /* column-major view: Y(out,N) = WT-as-(out,in) * X(in,N) */
     if (cublasSgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, l->out, N, l->in, &one, l->wt, l->out, x,
                     l->in, &zero, y, l->out) != CUBLAS_STATUS_SUCCESS && !c->failed)
