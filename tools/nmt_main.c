@@ -3,10 +3,12 @@
  *   nmt score     --model DIR --source SRC --target TGT            log-probability per line
  *   nmt rescore   --model DIR --source SRC --nbest IN [--weight W] [--nbest-out FILE] > 1BEST
  *   nmt translate --model DIR [--source SRC] [--beam K] [--alpha A] > OUT
- *   nmt tune      --nbest RESCORED --ref REF [--used-weight W0] [--range LO:HI:STEP] [--folds F]
+ *   nmt tune      --nbest RESCORED --ref REF [--used-weight W0] [--range LO:HI:STEP]
+ *                 [--len-range LO:HI:STEP] [--folds F] [--best-out FILE]
  *   nmt bleu      HYP REF
  * Common options: --gpu (CUDA backend), --device N, --threads N, --batch N. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 
 typedef struct args {
     const char *cmd, *model, *source, *target, *nbest, *nbest_out, *ref, *feature, *range;
+    const char *len_range, *best_out;
     const char *pos[2];
     int npos, gpu, device, threads, batch, beam, folds;
     float weight, used_weight, alpha, ratio;
@@ -30,7 +33,7 @@ static int usage(void)
           " [--feature NAME] > 1BEST\n"
           "       nmt translate --model DIR [--source SRC] [--beam K] [--alpha A] [--max-ratio R]\n"
           "       nmt tune      --nbest RESCORED --ref REF [--used-weight W0] [--feature NAME]"
-          " [--range LO:HI:STEP] [--folds F]\n"
+          " [--range LO:HI:STEP] [--len-range LO:HI:STEP] [--folds F] [--best-out FILE]\n"
           "       nmt bleu      HYP REF\n"
           "options: --gpu --device N --threads N --batch N\n",
           stderr);
@@ -96,45 +99,68 @@ static void free_sents(nmt_sentence *s, size_t n)
     free(s);
 }
 
-/* ---- tune: the NMT weight that maximizes BLEU of the re-ranked 1-best ---- */
+/* ---- tune: the NMT weight that maximizes BLEU of the re-ranked 1-best ----
+ * score = base + w * NMT0 + u * words. u re-tunes the word penalty: adding a log-probability, which
+ * falls with every word, shifts the length balance Moses's weights were tuned for. */
 
 typedef struct hyp_row {
     long id;
     double base, nmt;
     nmt_bleu_stat st;
+    const char *words;
 } hyp_row;
 
-/* BLEU of the 1-best picked with weight w among sentences whose id % folds != skip (skip < 0: all;
- * only == 1 selects id % folds == skip instead). */
-static double pick_bleu(const hyp_row *h, size_t n, long n_ref, const nmt_bleu_stat *empty, double w,
-                        int folds, int fold, int only)
+typedef struct tune_set {
+    const hyp_row *h;
+    size_t n;
+    long n_ref;
+    const nmt_bleu_stat *empty; /* statistics of an empty output, for missing sentences */
+} tune_set;
+
+/* The 1-best of sentence id (h[*i..] holds its rows; *i advances past them), or NULL. */
+static const hyp_row *pick(const tune_set *T, size_t *i, long id, double w, double u)
+{
+    const hyp_row *best = NULL;
+    double bs = 0;
+    for (; *i < T->n && T->h[*i].id == id; (*i)++) {
+        const hyp_row *r = &T->h[*i];
+        double s = r->base + w * r->nmt + u * (double)r->st.hyp_len;
+        if (!best || s > bs) /* ties: the earlier line */
+            best = r, bs = s;
+    }
+    return best;
+}
+
+/* BLEU of the picks over sentences in fold (fold < 0: all; out: all but fold). */
+static double pick_bleu(const tune_set *T, double w, double u, int folds, int fold, int out)
 {
     nmt_bleu_stat sum;
     memset(&sum, 0, sizeof sum);
     size_t i = 0;
-    for (long id = 0; id < n_ref; id++) {
-        int in = folds <= 1 || fold < 0 || ((id % folds == fold) == only);
-        const hyp_row *best = NULL;
-        for (; i < n && h[i].id == id; i++)
-            if (!best || h[i].base + w * h[i].nmt > best->base + w * best->nmt)
-                best = &h[i];
+    for (long id = 0; id < T->n_ref; id++) {
+        const hyp_row *b = pick(T, &i, id, w, u);
+        int in = fold < 0 || ((id % folds == fold) != out);
         if (in)
-            nmt_bleu_add(&sum, best ? &best->st : &empty[id]);
+            nmt_bleu_add(&sum, b ? &b->st : &T->empty[id]);
     }
     return nmt_bleu_from_stats(&sum);
 }
 
-static double search_weight(const hyp_row *h, size_t n, long n_ref, const nmt_bleu_stat *empty,
-                            double lo, double hi, double step, int folds, int fold, double *bleu)
+typedef struct grid {
+    double lo, hi, step, ulo, uhi, ustep;
+} grid;
+
+static void search(const tune_set *T, const grid *g, int folds, int fold, double *bw, double *bu,
+                   double *bleu)
 {
-    double best_w = 0, best_b = -1;
-    for (double w = lo; w <= hi + 1e-9; w += step) {
-        double b = pick_bleu(h, n, n_ref, empty, w, folds, fold, 0);
-        if (b > best_b + 1e-9)
-            best_b = b, best_w = w;
-    }
-    *bleu = best_b;
-    return best_w;
+    *bw = 0, *bu = 0, *bleu = -1;
+    for (double u = g->ulo; u <= g->uhi + 1e-9; u += g->ustep)
+        for (double w = g->lo; w <= g->hi + 1e-9; w += g->step) {
+            double b = pick_bleu(T, w, u, folds, fold, 1);
+            /* prefer the smallest change on ties: start from w = u = 0 and require a gain */
+            if (b > *bleu + 1e-9 || (fabs(b - *bleu) <= 1e-9 && fabs(w) + fabs(u) < fabs(*bw) + fabs(*bu)))
+                *bleu = b, *bw = w, *bu = u;
+        }
 }
 
 static int cmd_tune(const args *a)
@@ -153,9 +179,10 @@ static int cmd_tune(const args *a)
     for (size_t i = 0; i < nl; i++) {
         nmt_nbest_line nb;
         int found;
-        if (nmt_nbest_parse(lines[i], &nb) || nb.id < 0 || (size_t)nb.id >= nr) {
-            fprintf(stderr, "nmt tune: %s:%zu: bad n-best line or id beyond the reference\n",
-                    a->nbest, i + 1);
+        if (nmt_nbest_parse(lines[i], &nb) || nb.id < 0 || (size_t)nb.id >= nr ||
+            (n && nb.id < h[n - 1].id)) {
+            fprintf(stderr, "nmt tune: %s:%zu: bad n-best line, id beyond the reference or out of "
+                            "order\n", a->nbest, i + 1);
             return 1;
         }
         double f = nmt_nbest_feature(nb.feats, fname, &found);
@@ -164,42 +191,67 @@ static int cmd_tune(const args *a)
                     i + 1, fname);
             return 1;
         }
-        h[n] = (hyp_row){nb.id, nb.total - a->used_weight * f, f, {{0}, {0}, 0, 0}};
+        h[n].id = nb.id;
+        h[n].base = nb.total - a->used_weight * f;
+        h[n].nmt = f;
+        h[n].words = nb.words;
         nmt_bleu_stats(nb.words, ref[nb.id], &h[n].st);
         n++;
     }
     for (size_t i = 0; i < nr; i++)
         nmt_bleu_stats("", ref[i], &empty[i]);
-    double lo = 0, hi = 2, step = 0.02;
-    if (a->range && sscanf(a->range, "%lf:%lf:%lf", &lo, &hi, &step) != 3) {
+    grid g = {0, 2, 0.02, 0, 0, 1};
+    if (a->range && sscanf(a->range, "%lf:%lf:%lf", &g.lo, &g.hi, &g.step) != 3) {
         fprintf(stderr, "nmt tune: --range wants LO:HI:STEP\n");
         return 2;
     }
-    double base = pick_bleu(h, n, (long)nr, empty, 0.0, 1, -1, 0), bleu;
-    double w = search_weight(h, n, (long)nr, empty, lo, hi, step, 1, -1, &bleu);
-    printf("baseline BLEU %.2f\nbest weight %.4g BLEU %.2f (tuned on this set)\n", base, w, bleu);
+    if (a->len_range && sscanf(a->len_range, "%lf:%lf:%lf", &g.ulo, &g.uhi, &g.ustep) != 3) {
+        fprintf(stderr, "nmt tune: --len-range wants LO:HI:STEP\n");
+        return 2;
+    }
+    if (g.step <= 0 || g.ustep <= 0) {
+        fprintf(stderr, "nmt tune: steps must be positive\n");
+        return 2;
+    }
+    tune_set T = {h, n, (long)nr, empty};
+    double base = pick_bleu(&T, 0, 0, 1, -1, 0), w, u, bleu;
+    search(&T, &g, 1, -1, &w, &u, &bleu);
+    printf("baseline BLEU %.2f\nbest weight %.4g length bonus %.4g BLEU %.2f (tuned on this set)\n",
+           base, w, u, bleu);
+    double *fw = calloc((size_t)(a->folds > 1 ? a->folds : 1), sizeof *fw),
+           *fu = calloc((size_t)(a->folds > 1 ? a->folds : 1), sizeof *fu);
+    fw[0] = w, fu[0] = u;
     if (a->folds > 1) {
-        /* cross-validation: each fold's weight is chosen on the other folds */
-        nmt_bleu_stat sum;
-        memset(&sum, 0, sizeof sum);
+        /* cross-validation: each fold's weights are chosen on the other folds */
         for (int f = 0; f < a->folds; f++) {
             double fb;
-            double fw = search_weight(h, n, (long)nr, empty, lo, hi, step, a->folds, f, &fb);
-            printf("fold %d: weight %.4g (train BLEU %.2f), held-out BLEU %.2f -> %.2f\n", f, fw, fb,
-                   pick_bleu(h, n, (long)nr, empty, 0.0, a->folds, f, 1),
-                   pick_bleu(h, n, (long)nr, empty, fw, a->folds, f, 1));
-            size_t i = 0;
-            for (long id = 0; id < (long)nr; id++) {
-                const hyp_row *best = NULL;
-                for (; i < n && h[i].id == id; i++)
-                    if (!best || h[i].base + fw * h[i].nmt > best->base + fw * best->nmt)
-                        best = &h[i];
-                if (id % a->folds == f)
-                    nmt_bleu_add(&sum, best ? &best->st : &empty[id]);
-            }
+            search(&T, &g, a->folds, f, &fw[f], &fu[f], &fb);
+            printf("fold %d: weight %.4g length bonus %.4g (train BLEU %.2f), held-out BLEU %.2f -> "
+                   "%.2f\n", f, fw[f], fu[f], fb, pick_bleu(&T, 0, 0, a->folds, f, 0),
+                   pick_bleu(&T, fw[f], fu[f], a->folds, f, 0));
         }
-        printf("cross-validated BLEU %.2f (baseline %.2f)\n", nmt_bleu_from_stats(&sum), base);
     }
+    nmt_bleu_stat sum;
+    memset(&sum, 0, sizeof sum);
+    FILE *best = a->best_out ? fopen(a->best_out, "w") : NULL;
+    size_t i = 0;
+    for (long id = 0; id < (long)nr; id++) {
+        int f = a->folds > 1 ? (int)(id % a->folds) : 0;
+        const hyp_row *b = pick(&T, &i, id, fw[f], fu[f]);
+        nmt_bleu_add(&sum, b ? &b->st : &empty[id]);
+        if (best) {
+            size_t len = b ? strlen(b->words) : 0;
+            while (len && b->words[len - 1] == ' ')
+                len--;
+            fprintf(best, "%.*s\n", (int)len, b ? b->words : "");
+        }
+    }
+    if (a->folds > 1)
+        printf("cross-validated BLEU %.2f (baseline %.2f)\n", nmt_bleu_from_stats(&sum), base);
+    if (best)
+        fclose(best);
+    free(fw);
+    free(fu);
     free(h);
     free(empty);
     free_all(ref, nr);
@@ -321,6 +373,7 @@ int main(int argc, char **argv)
         STR("--model", model) STR("--source", source) STR("--target", target)
         STR("--nbest", nbest) STR("--nbest-out", nbest_out) STR("--ref", ref)
         STR("--feature", feature) STR("--range", range)
+        STR("--len-range", len_range) STR("--best-out", best_out)
         NUM("--weight", weight, (float)atof) NUM("--used-weight", used_weight, (float)atof)
         NUM("--alpha", alpha, (float)atof) NUM("--max-ratio", ratio, (float)atof)
         NUM("--device", device, atoi) NUM("--threads", threads, atoi) NUM("--batch", batch, atoi)
