@@ -147,11 +147,12 @@ void nmt_out_gather(const float *x, const float *bias, int B, int V, const int32
 typedef struct nmt_rescore_options {
     float weight;            /* weight of the NMT0 feature */
     const char *feature;     /* feature name (NULL = "NMT0") */
+    float length_bonus;      /* added to the total per target word (a re-tuned word penalty) */
 } nmt_rescore_options;
 
 /* Rescores a Moses n-best list (`id ||| words ||| features ||| total`) against the source file
  * (one sentence per line; line i is sentence id i): adds `NMT0= logprob`, sets total += weight *
- * logprob, re-ranks each sentence's list (stable on ties: the earlier line wins) and writes it to
+ * logprob + length_bonus * words, re-ranks each sentence's list (stable on ties: the earlier line wins) and writes it to
  * nbest_out (NULL: not written) and one 1-best line per source sentence to best_out (an empty line for
  * sentences missing from the list). Returns 0 or an error naming file:line. */
 int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_path,

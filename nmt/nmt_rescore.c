@@ -262,7 +262,8 @@ static int flush_group(rescorer *R, group *g, const char *path)
     if (!rc) {
         for (size_t i = 0; i < g->n; i++) {
             g->nb[i].nmt = lp[i];
-            g->nb[i].new_total = g->nb[i].total + (double)R->o->weight * lp[i];
+            g->nb[i].new_total = g->nb[i].total + (double)R->o->weight * lp[i] +
+                                 (double)R->o->length_bonus * tgt[i].len;
         }
         qsort(order, g->n, sizeof *order, cmp_rank);
         const char *fname = R->o->feature ? R->o->feature : "NMT0";
@@ -326,7 +327,7 @@ int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_pat
                       const nmt_rescore_options *opt, const char *nbest_out_path,
                       const char *best_out_path, smt_err *err)
 {
-    nmt_rescore_options o = {0.0f, NULL};
+    nmt_rescore_options o = {0.0f, NULL, 0.0f};
     if (opt)
         o = *opt;
     rescorer R = {c, &o, NULL, 0, NULL, NULL, 0, err};

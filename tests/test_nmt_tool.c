@@ -85,9 +85,18 @@ Test(nmt_tool, rescore_fixture)
     cr_expect_str_eq(so, "and god said , let there be light .\n\nand noah lived after the ark .\n");
     free(so), free(se), free(cmd);
 
+    /* a large length bonus (a re-tuned word penalty) picks the longest hypotheses */
+    cmd = cmd_for("rescore --model %s --source %s --nbest %s --weight 0 --length-bonus 100%s", model,
+                  src, nbest, "");
+    cr_assert_eq(tu_run(cmd, &so, &se), 0, "%s", se);
+    cr_expect_str_eq(so, "god said , \" let there be light . \"\n\nand noah was after the ark of the "
+                         "years .\n");
+    free(so), free(se), free(cmd);
+
     /* the weight search reads the rescored list */
     char *ref = tu_data_path("nmt/fixture.ref");
-    cmd = cmd_for("tune --nbest %s --ref %s --range 0:1:0.25 --folds 2%s", out, ref, "", "");
+    cmd = cmd_for("tune --nbest %s --ref %s --range 0:1:0.25 --len-range -1:1:0.5 --folds 2%s", out,
+                  ref, "", "");
     cr_assert_eq(tu_run(cmd, &so, &se), 0, "%s", se);
     cr_expect(strstr(so, "best weight") && strstr(so, "cross-validated BLEU"), "%s", so);
     free(so), free(se), free(cmd), free(ref);

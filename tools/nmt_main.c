@@ -1,7 +1,8 @@
 /* nmt — NMT scoring, n-best rescoring, translation, BLEU and the rescoring weight search.
  *
  *   nmt score     --model DIR --source SRC --target TGT            log-probability per line
- *   nmt rescore   --model DIR --source SRC --nbest IN [--weight W] [--nbest-out FILE] > 1BEST
+ *   nmt rescore   --model DIR --source SRC --nbest IN [--weight W] [--length-bonus U]
+ *                 [--nbest-out FILE] > 1BEST
  *   nmt translate --model DIR [--source SRC] [--beam K] [--alpha A] > OUT
  *   nmt tune      --nbest RESCORED --ref REF [--used-weight W0] [--range LO:HI:STEP]
  *                 [--len-range LO:HI:STEP] [--folds F] [--best-out FILE]
@@ -23,14 +24,14 @@ typedef struct args {
     const char *len_range, *best_out;
     const char *pos[2];
     int npos, gpu, device, threads, batch, beam, folds;
-    float weight, used_weight, alpha, ratio;
+    float weight, used_weight, alpha, ratio, length_bonus;
 } args;
 
 static int usage(void)
 {
     fputs("usage: nmt score     --model DIR --source SRC --target TGT\n"
           "       nmt rescore   --model DIR --source SRC --nbest IN [--weight W] [--nbest-out FILE]"
-          " [--feature NAME] > 1BEST\n"
+          " [--length-bonus U] [--feature NAME] > 1BEST\n"
           "       nmt translate --model DIR [--source SRC] [--beam K] [--alpha A] [--max-ratio R]\n"
           "       nmt tune      --nbest RESCORED --ref REF [--used-weight W0] [--feature NAME]"
           " [--range LO:HI:STEP] [--len-range LO:HI:STEP] [--folds F] [--best-out FILE]\n"
@@ -289,7 +290,7 @@ static int run_model(const args *a)
         rc = nmt_ctx_create(&c, m, &o, &err);
     double t0 = now();
     if (!rc && strcmp(a->cmd, "rescore") == 0) {
-        nmt_rescore_options ro = {a->weight, a->feature};
+        nmt_rescore_options ro = {a->weight, a->feature, a->length_bonus};
         rc = nmt_rescore_files(c, a->source, a->nbest, &ro, a->nbest_out, "-", &err);
         if (!rc)
             fprintf(stderr, "nmt rescore: %.1f s\n", now() - t0);
@@ -375,6 +376,7 @@ int main(int argc, char **argv)
         STR("--feature", feature) STR("--range", range)
         STR("--len-range", len_range) STR("--best-out", best_out)
         NUM("--weight", weight, (float)atof) NUM("--used-weight", used_weight, (float)atof)
+        NUM("--length-bonus", length_bonus, (float)atof)
         NUM("--alpha", alpha, (float)atof) NUM("--max-ratio", ratio, (float)atof)
         NUM("--device", device, atoi) NUM("--threads", threads, atoi) NUM("--batch", batch, atoi)
         NUM("--beam", beam, atoi) NUM("--folds", folds, atoi)
