@@ -100,13 +100,22 @@ static int gram_eq(const tok *a, const tok *b, int n)
     return 1;
 }
 
-void nmt_bleu_stats(const char *hyp, const char *ref, nmt_bleu_stat *st)
+void nmt_bleu_stats_multi(const char *hyp, const char *const *refs, int nref, nmt_bleu_stat *st)
 {
-    tok *h, *r;
-    int hn = split(hyp, &h), rn = split(ref, &r);
+    enum { MAX_REFS = 8 };
+    tok *h, *r[MAX_REFS];
+    int hn = split(hyp, &h), rn[MAX_REFS];
+    if (nref > MAX_REFS)
+        nref = MAX_REFS;
     memset(st, 0, sizeof *st);
     st->hyp_len = hn;
-    st->ref_len = rn;
+    for (int k = 0; k < nref; k++) {
+        rn[k] = split(refs[k], &r[k]);
+        /* multi-bleu.perl: the reference length closest to the hypothesis, the shorter on ties */
+        int d = abs(rn[k] - hn), bd = abs((int)st->ref_len - hn);
+        if (k == 0 || d < bd || (d == bd && rn[k] < st->ref_len))
+            st->ref_len = rn[k];
+    }
     for (int n = 1; n <= 4; n++) {
         st->total[n - 1] = hn >= n ? hn - n + 1 : 0;
         for (int i = 0; i + n <= hn; i++) {
@@ -115,16 +124,26 @@ void nmt_bleu_stats(const char *hyp, const char *ref, nmt_bleu_stat *st)
                 if (gram_eq(h + i, h + j, n))
                     first = 0;
             if (!first)
-                continue; /* count each distinct n-gram once, clipped */
+                continue; /* count each distinct n-gram once, clipped by its most generous reference */
             for (int j = i; j + n <= hn; j++)
                 ch += gram_eq(h + i, h + j, n);
-            for (int j = 0; j + n <= rn; j++)
-                cr += gram_eq(h + i, r + j, n);
+            for (int k = 0; k < nref; k++) {
+                int c = 0;
+                for (int j = 0; j + n <= rn[k]; j++)
+                    c += gram_eq(h + i, r[k] + j, n);
+                cr = c > cr ? c : cr;
+            }
             st->match[n - 1] += ch < cr ? ch : cr;
         }
     }
     free(h);
-    free(r);
+    for (int k = 0; k < nref; k++)
+        free(r[k]);
+}
+
+void nmt_bleu_stats(const char *hyp, const char *ref, nmt_bleu_stat *st)
+{
+    nmt_bleu_stats_multi(hyp, &ref, 1, st);
 }
 
 double nmt_bleu_from_stats(const nmt_bleu_stat *sum)

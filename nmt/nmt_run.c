@@ -386,7 +386,10 @@ int nmt_score(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_sentence 
     qsort(order, n, sizeof *order, cmp_len);
     c->err = err;
     c->failed = 0;
-    size_t max_tokens = (size_t)c->max_batch * 40;
+    /* the logits of a batch are (tokens, V): keep them near 128 MB whatever the vocabulary */
+    size_t max_tokens = (size_t)c->max_batch * 40, cap = ((size_t)32 << 20) / (size_t)c->m->cfg.tgt_vocab_size;
+    if (max_tokens > cap)
+        max_tokens = cap > 64 ? cap : 64;
     for (size_t b = 0; b < n && !c->failed;) {
         size_t e = b, tokens = 0;
         while (e < n && (int)(e - b) < c->max_batch &&

@@ -128,6 +128,13 @@ Test(nmt_tool, bleu)
     cr_expect(fabs(nmt_bleu(3, r, r) - 100.0) < 1e-9);
     const char *e[] = {"", "", ""};
     cr_expect_eq(nmt_bleu(3, e, r), 0.0);
+    /* several references: clipped by the most generous one, the closest length */
+    const char *refs[2] = {"a b c d e f g h", "the cat sat on the mat today"};
+    nmt_bleu_stat st;
+    nmt_bleu_stats_multi(h[0], refs, 2, &st);
+    cr_expect_eq(st.match[3], 4);
+    cr_expect_eq(st.ref_len, 7);
+    cr_expect(fabs(nmt_bleu_from_stats(&st) - 100.0) < 1e-9);
 }
 
 Test(nmt_tool, trainer_end_to_end, .timeout = 300)

@@ -6,7 +6,7 @@
  *   nmt translate --model DIR [--source SRC] [--beam K] [--alpha A] > OUT
  *   nmt tune      --nbest RESCORED --ref REF [--used-weight W0] [--range LO:HI:STEP]
  *                 [--len-range LO:HI:STEP] [--folds F] [--best-out FILE]
- *   nmt bleu      HYP REF
+ *   nmt bleu      HYP REF[,REF2...]          (several references: comma-separated)
  * Common options: --gpu (CUDA backend), --device N, --threads N, --batch N. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -35,7 +35,7 @@ static int usage(void)
           "       nmt translate --model DIR [--source SRC] [--beam K] [--alpha A] [--max-ratio R]\n"
           "       nmt tune      --nbest RESCORED --ref REF [--used-weight W0] [--feature NAME]"
           " [--range LO:HI:STEP] [--len-range LO:HI:STEP] [--folds F] [--best-out FILE]\n"
-          "       nmt bleu      HYP REF\n"
+          "       nmt bleu      HYP REF[,REF2...]\n"
           "options: --gpu --device N --threads N --batch N\n",
           stderr);
     return 2;
@@ -98,6 +98,34 @@ static void free_sents(nmt_sentence *s, size_t n)
     for (size_t i = 0; s && i < n; i++)
         free((void *)s[i].ids);
     free(s);
+}
+
+/* Reads the reference files (a comma-separated list) into refs[k][line]; all must have n lines. */
+static int read_refs(const char *list, char ***refs, int *nref, size_t *n, smt_err *err)
+{
+    char *copy = strdup(list), *save = NULL;
+    *nref = 0;
+    for (char *p = strtok_r(copy, ",", &save); p && *nref < 8; p = strtok_r(NULL, ",", &save)) {
+        size_t k;
+        refs[*nref] = read_all(p, &k, err);
+        if (!refs[*nref] || (*nref > 0 && k != *n)) {
+            fprintf(stderr, "nmt: %s: %s\n", p, refs[*nref] ? "line count differs" : err->msg);
+            free(copy);
+            return -1;
+        }
+        *n = k;
+        (*nref)++;
+    }
+    free(copy);
+    return *nref ? 0 : -1;
+}
+
+static void stats_for(char ***refs, int nref, size_t line, const char *hyp, nmt_bleu_stat *st)
+{
+    const char *r[8];
+    for (int k = 0; k < nref; k++)
+        r[k] = refs[k][line];
+    nmt_bleu_stats_multi(hyp, r, nref, st);
 }
 
 /* ---- tune: the NMT weight that maximizes BLEU of the re-ranked 1-best ----
@@ -167,10 +195,11 @@ static void search(const tune_set *T, const grid *g, int folds, int fold, double
 static int cmd_tune(const args *a)
 {
     smt_err err;
-    size_t nr, nl;
-    char **ref = read_all(a->ref, &nr, &err), **lines = read_all(a->nbest, &nl, &err);
-    if (!ref || !lines) {
-        fprintf(stderr, "nmt tune: %s\n", err.msg);
+    size_t nr = 0, nl;
+    char **refs[8], **lines = read_all(a->nbest, &nl, &err);
+    int nref;
+    if (!lines || read_refs(a->ref, refs, &nref, &nr, &err)) {
+        fprintf(stderr, "nmt tune: cannot read %s or the references\n", a->nbest);
         return 1;
     }
     hyp_row *h = calloc(nl ? nl : 1, sizeof *h);
@@ -196,11 +225,11 @@ static int cmd_tune(const args *a)
         h[n].base = nb.total - a->used_weight * f;
         h[n].nmt = f;
         h[n].words = nb.words;
-        nmt_bleu_stats(nb.words, ref[nb.id], &h[n].st);
+        stats_for(refs, nref, (size_t)nb.id, nb.words, &h[n].st);
         n++;
     }
     for (size_t i = 0; i < nr; i++)
-        nmt_bleu_stats("", ref[i], &empty[i]);
+        stats_for(refs, nref, i, "", &empty[i]);
     grid g = {0, 2, 0.02, 0, 0, 1};
     if (a->range && sscanf(a->range, "%lf:%lf:%lf", &g.lo, &g.hi, &g.step) != 3) {
         fprintf(stderr, "nmt tune: --range wants LO:HI:STEP\n");
@@ -255,7 +284,8 @@ static int cmd_tune(const args *a)
     free(fu);
     free(h);
     free(empty);
-    free_all(ref, nr);
+    for (int k = 0; k < nref; k++)
+        free_all(refs[k], nr);
     free_all(lines, nl);
     return 0;
 }
@@ -263,15 +293,23 @@ static int cmd_tune(const args *a)
 static int cmd_bleu(const args *a)
 {
     smt_err err;
-    size_t nh, nr;
-    char **hyp = read_all(a->pos[0], &nh, &err), **ref = read_all(a->pos[1], &nr, &err);
-    if (!hyp || !ref || nh != nr) {
-        fprintf(stderr, "nmt bleu: %s\n", !hyp || !ref ? err.msg : "line counts differ");
+    size_t nh, nr = 0;
+    char **hyp = read_all(a->pos[0], &nh, &err), **refs[8];
+    int nref;
+    if (!hyp || read_refs(a->pos[1], refs, &nref, &nr, &err) || nh != nr) {
+        fprintf(stderr, "nmt bleu: %s\n", !hyp ? err.msg : "cannot read the references or line counts differ");
         return 1;
     }
-    printf("BLEU = %.2f\n", nmt_bleu(nh, (const char *const *)hyp, (const char *const *)ref));
+    nmt_bleu_stat sum, st;
+    memset(&sum, 0, sizeof sum);
+    for (size_t i = 0; i < nh; i++) {
+        stats_for(refs, nref, i, hyp[i], &st);
+        nmt_bleu_add(&sum, &st);
+    }
+    printf("BLEU = %.2f\n", nmt_bleu_from_stats(&sum));
     free_all(hyp, nh);
-    free_all(ref, nr);
+    for (int k = 0; k < nref; k++)
+        free_all(refs[k], nr);
     return 0;
 }
 
