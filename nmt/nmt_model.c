@@ -140,6 +140,9 @@ int nmt_st_find(const nmt_st *st, const char *name, nmt_st_tensor *t, smt_err *e
             return smt_err_set(err, SMT_ERR_PARSE, "%s: tensor '%s': bad shape", st->path, name);
         t->shape[i] = (int64_t)d;
         t->numel *= (size_t)d;
+        if (t->numel > st->data_size)
+            return smt_err_set(err, SMT_ERR_CORRUPT, "%s: tensor '%s' larger than the file",
+                               st->path, name);
     }
     double b = off->items[0].num, e = off->items[1].num;
     if (off->items[0].type != NJ_NUM || off->items[1].type != NJ_NUM || b < 0 || e < b ||
@@ -194,6 +197,11 @@ static float *take(loader *L, const char *name, int rows, int cols, int transpos
         return NULL;
     }
     size_t n = t.numel;
+    if (L->used + n > L->m->arena_floats) { /* cannot happen with shapes checked; never trust */
+        L->rc = smt_err_set(L->err, SMT_ERR_FORMAT, "%s: tensor '%s' does not fit the model",
+                            L->st.path, name);
+        return NULL;
+    }
     float *dst = L->m->arena + L->used;
     L->used += (n + 15) & ~(size_t)15; /* 64-byte alignment inside the arena */
     if (!transpose) {
