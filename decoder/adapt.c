@@ -95,6 +95,11 @@ int dec_ppt_build(const char *pt, const char *reo, const char *out, smt_err *err
     opt.out = out;
     opt.progress = 0;
     opt.threaded_input = 1;
+    /* A pair with no reordering entry gets no reordering score in Moses (without default-scores):
+     * probability 1 stores exactly that, ln 1 = 0. */
+    static const float one = 1.0f;
+    opt.reordering_default = &one;
+    opt.num_reordering_default = 1;
     return ppt_build(&opt, NULL, err);
 }
 

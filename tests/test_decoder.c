@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "decoder.h"
 #include "testutil.h"
@@ -442,6 +443,51 @@ Test(decoder, binarized_model_same_output)
     dec_worker_free(w);
     dec_model_free(m);
     free(bin), free(ini), free(out_dir), free(cmd), free(err), free(bin_ini);
+}
+
+/* Pairs missing from the reordering table get no reordering score, text or binarized. */
+Test(decoder, binarized_missing_reordering_entries)
+{
+    if (!dec_have_binary_models())
+        cr_skip_test("built without probingpt and glm");
+    static const char *const files[] = {"moses.ini", "phrase-table", "lm.arpa"};
+    char *src = tu_data_path("decoder/tiny"), *dir = tu_join(tmp, "partial");
+    cr_assert_eq(mkdir(dir, 0777), 0);
+    for (int i = 0; i < 3; i++) {
+        char *a = tu_join(src, files[i]), *b = tu_join(dir, files[i]);
+        cr_assert_eq(tu_copy_file(a, b), 0);
+        free(a), free(b);
+    }
+    const char *rt = "a ||| A ||| 0.5 0.2 0.3 0.6 0.1 0.3\n";
+    char *rtp = tu_join(dir, "reordering-table"), *ini = tu_join(dir, "moses.ini");
+    cr_assert_eq(tu_write_file(rtp, rt, strlen(rt)), 0);
+    char *bin = tu_bin_path("fastsmt-binarize"), *out_dir = tu_join(tmp, "pbin"), *cmd = NULL;
+    cr_assert(asprintf(&cmd, "%s %s %s", bin, ini, out_dir) > 0);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    char *bin_ini = tu_join(out_dir, "moses.ini");
+    dec_model *mt = load(ini, NULL), *mb = load(bin_ini, NULL);
+    dec_worker *wt, *wb;
+    smt_err e;
+    cr_assert_eq(dec_worker_create(&wt, mt, &e), 0);
+    cr_assert_eq(dec_worker_create(&wb, mb, &e), 0);
+    static const char *const inputs[] = {"a b", "x y", "c a", "b q a"};
+    for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
+        dec_buf t = {0}, b = {0};
+        cr_assert_eq(dec_translate(wt, inputs[i], strlen(inputs[i]), 0, &t, &t,
+                                   5, 0, NULL, &e), 0);
+        cr_assert_eq(dec_translate(wb, inputs[i], strlen(inputs[i]), 0, &b, &b, 5, 0, NULL, &e), 0);
+        cr_assert_str_eq(b.data, t.data);
+        dec_buf_free(&t);
+        dec_buf_free(&b);
+    }
+    /* "x y" -> "Y X": neither pair has a reordering entry, so every reordering score is 0 */
+    dec_buf b = {0};
+    cr_assert_eq(dec_translate(wb, "x y", 3, 0, &b, &b, 1, 0, NULL, &e), 0);
+    cr_assert(strstr(b.data, "LexicalReordering0= 0 0 0 0 0 0 "), "%s", b.data);
+    dec_buf_free(&b);
+    dec_worker_free(wt), dec_worker_free(wb);
+    dec_model_free(mt), dec_model_free(mb);
+    free(src), free(dir), free(rtp), free(ini), free(bin), free(out_dir), free(cmd), free(bin_ini);
 }
 
 /* Other lexicalized reordering variants: msd-backward (3 scores) and monotonicity-bidirectional
