@@ -188,6 +188,22 @@ static inline void walk_descend(const fast_layout *F, walk *k, const glm_mid *m)
     k->phase = PH_SEARCH;
 }
 
+/* Starts a walk whose unigram entry is already in cache (prefetched a token earlier): reads it
+ * and goes straight on to the first search. */
+static inline void walk_start_now(const fast_layout *F, walk *k, glm_word w, const glm_word *hist,
+                                  unsigned nh)
+{
+    k->w = w;
+    k->hist = hist;
+    k->nh = nh;
+    const glm_mid *u = F->mid[1] + w;
+    k->prob = u->prob;
+    k->bo[0] = u->backoff;
+    k->len = 1;
+    k->e = w;
+    walk_descend(F, k, u);
+}
+
 /* One memory step of a walk (its data was prefetched by the previous step). */
 static inline __attribute__((always_inline)) void walk_step(const fast_layout *F, walk *k)
 {
@@ -458,6 +474,8 @@ void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t
             l->tend = sstart[s + 1];
             l->st = begin;
             walk_start(&F, &l->k, ids[l->t], l->st.words, l->st.length);
+            if (l->t + 1 < l->tend)
+                prefetch2(F.mid[1] + ids[l->t + 1], 2 * sizeof(glm_mid));
         }
         if (!active)
             return;
@@ -470,7 +488,9 @@ void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t
             prob[t] = lane_finish(N, &l->st, ids[t], &l->k);
             len[t] = (uint8_t)l->k.len;
             if (++l->t < l->tend) {
-                walk_start(&F, &l->k, ids[l->t], l->st.words, l->st.length);
+                if (l->t + 1 < l->tend) /* the next token's unigram, read when it starts */
+                    prefetch2(F.mid[1] + ids[l->t + 1], 2 * sizeof(glm_mid));
+                walk_start_now(&F, &l->k, ids[l->t], l->st.words, l->st.length);
             } else {
                 lanes[i] = lanes[--active];
                 lanes[i].k.hist = lanes[i].st.words;

@@ -62,7 +62,8 @@ struct glm_model {
 };
 
 /* (Re)builds the GLM_OPEN_INDEX tables over every group of at least min_n keys (glm_open uses
- * max(K^2, 64); tests use smaller ones). Returns 0 or SMT_ERR_NOMEM. Not thread-safe. */
+ * GLM_INDEX_MIN; tests use smaller ones). Returns 0 or SMT_ERR_NOMEM. Not thread-safe. */
+#define GLM_INDEX_MIN 256
 int glm_bigidx_build(glm_model *m, uint64_t min_n, smt_err *err);
 
 /* Fills the K-dependent tables and level offsets of a layout from order, K and counts. */

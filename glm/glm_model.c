@@ -212,9 +212,9 @@ int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err)
         goto fail;
     if ((flags & GLM_OPEN_HUGE) && (rc = load_huge(m, err)))
         goto fail;
-    /* the default index: the groups whose B-trees are 3 or more nodes deep (>= K^2 keys) */
-    if ((flags & GLM_OPEN_INDEX) &&
-        (rc = glm_bigidx_build(m, L->kpow[2] < 64 ? 64 : L->kpow[2], err)))
+    /* the default index: groups of at least GLM_INDEX_MIN keys (with K = 31: every B-tree 3 or
+     * more nodes deep and the bigger 2-node ones) */
+    if ((flags & GLM_OPEN_INDEX) && (rc = glm_bigidx_build(m, GLM_INDEX_MIN, err)))
         goto fail;
     *out = m;
     return 0;

@@ -3,6 +3,9 @@
  * order, with KenLM's float/double arithmetic: the line total is a float sum of the word scores,
  * the corpus totals doubles. */
 #include <math.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,9 +148,59 @@ static void block_free(block *b)
     free(b->prob), free(b->len), free(b->txt);
 }
 
+/* KenLM's separators: space, tab, CR, FF, VT and NUL ('\n' never occurs inside a line). */
 static inline int is_space(unsigned char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\0';
+}
+
+/* Bit i of the result: line[i] (i < 64, i < n) is a separator; bits at and past n are set. */
+static inline uint64_t sep_mask64(const char *p, size_t n)
+{
+#ifdef __SSE2__
+    char tmp[64];
+    if (n < 64) { /* the tail: a NUL-padded copy (NUL is a separator) */
+        memset(tmp, 0, sizeof tmp);
+        memcpy(tmp, p, n);
+        p = tmp;
+    }
+    const __m128i sp = _mm_set1_epi8(' '), nine = _mm_set1_epi8(9), four = _mm_set1_epi8(4),
+                  nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+    uint64_t m = 0;
+    for (int c = 0; c < 4; c++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * c));
+        __m128i t = _mm_sub_epi8(v, nine); /* 9..13 -> 0..4 */
+        __m128i r = _mm_cmpeq_epi8(_mm_min_epu8(t, four), t);
+        r = _mm_andnot_si128(_mm_cmpeq_epi8(v, nl), r);
+        r = _mm_or_si128(r, _mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, zero)));
+        m |= (uint64_t)(uint16_t)_mm_movemask_epi8(r) << (16 * c);
+    }
+    return m;
+#else
+    uint64_t m = 0;
+    for (size_t i = 0; i < 64; i++)
+        if (i >= n || is_space((unsigned char)p[i]))
+            m |= 1ull << i;
+    return m;
+#endif
+}
+
+/* a[0..n) == b[0..n) with at most four loads for n <= 16 (never reading past either end) */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+    if (n >= 8) {
+        if (n > 16)
+            return memcmp(a, b, n) == 0;
+        uint64_t x, y, z, t;
+        memcpy(&x, a, 8), memcpy(&y, b, 8), memcpy(&z, a + n - 8, 8), memcpy(&t, b + n - 8, 8);
+        return ((x ^ y) | (z ^ t)) == 0;
+    }
+    if (n >= 4) {
+        uint32_t x, y, z, t;
+        memcpy(&x, a, 4), memcpy(&y, b, 4), memcpy(&z, a + n - 4, 4), memcpy(&t, b + n - 4, 4);
+        return ((x ^ y) | (z ^ t)) == 0;
+    }
+    return n == 0 || (a[0] == b[0] && a[n >> 1] == b[n >> 1] && a[n - 1] == b[n - 1]);
 }
 
 /* smt_vocab_find with the hash already computed (its slot was prefetched). */
@@ -160,16 +213,17 @@ static inline glm_word vocab_find_hashed(const smt_vocab *v, const char *word, s
         if (s->id == SMT_VOCAB_NONE)
             return GLM_UNK;
         if (s->tag == tag) {
-            size_t wl;
-            const char *w = smt_vocab_word(v, s->id, &wl);
-            if (wl == len && memcmp(w, word, len) == 0)
+            const uint64_t *o = v->off + s->id;
+            const char *w = v->str + o[0];
+            if (o[1] - o[0] - 1 == len && same_bytes(w, word, len))
                 return s->id;
         }
     }
 }
 
-/* Tokenizes one line into the block: first every token's hash, prefetching its slot, then the
- * lookups, so the vocabulary's cache misses overlap. */
+/* Tokenizes one line into the block: separators found 64 bytes at a time (SSE2), then for each
+ * batch of tokens first every hash, prefetching its slot, then the lookups, so that the
+ * vocabulary's cache misses overlap. */
 static int add_line(block *b, const glm_model *m, char *line, size_t n, int keep_text, int eos)
 {
     if (b->nlines + 2 > b->caplines) {
@@ -187,25 +241,60 @@ static int add_line(block *b, const glm_model *m, char *line, size_t n, int keep
         return -1;
     b->sstart[b->nlines] = b->ntok;
     uint32_t words = 0;
-    size_t i = 0;
     const smt_vocab *v = &m->vocab;
     enum { BATCH = 32 };
     uint64_t hs[BATCH];
-    size_t st[BATCH], ln[BATCH];
-    while (i < n) {
+    uint32_t st[BATCH], ln[BATCH];
+    /* the scan: base is the window's first byte, mask its separators (consumed bits cleared to
+     * separators: a set bit is a separator or an already-passed byte) */
+    size_t base = 0;
+    uint64_t mask = n ? sep_mask64(line, n) : ~0ull;
+    int done = n == 0;
+    while (!done) {
         unsigned nb = 0;
-        for (; nb < BATCH && i < n; nb++) {
-            while (i < n && is_space((unsigned char)line[i]))
-                i++;
-            if (i >= n)
+        while (nb < BATCH) {
+            /* next token start: the first clear bit */
+            while (mask == ~0ull) {
+                base += 64;
+                if (base >= n) {
+                    done = 1;
+                    break;
+                }
+                mask = sep_mask64(line + base, n - base);
+            }
+            if (done)
                 break;
-            size_t s = i;
-            while (i < n && !is_space((unsigned char)line[i]))
-                i++;
-            st[nb] = s;
-            ln[nb] = i - s;
-            hs[nb] = smt_hash_bytes(line + s, i - s);
+            unsigned s = (unsigned)__builtin_ctzll(~mask);
+            size_t start = base + s;
+            /* its end: the first set bit after s, possibly in a later window */
+            uint64_t rest = mask & (~0ull << s);
+            size_t end;
+            if (rest) {
+                unsigned e = (unsigned)__builtin_ctzll(rest);
+                end = base + e;
+                mask |= e == 64 ? ~0ull : ((1ull << e) - 1); /* consumed */
+            } else {
+                for (;;) {
+                    base += 64;
+                    if (base >= n) {
+                        end = n;
+                        mask = ~0ull;
+                        break;
+                    }
+                    mask = sep_mask64(line + base, n - base);
+                    if (mask) {
+                        unsigned e = (unsigned)__builtin_ctzll(mask);
+                        end = base + e;
+                        mask |= (1ull << e) - 1;
+                        break;
+                    }
+                }
+            }
+            st[nb] = (uint32_t)start;
+            ln[nb] = (uint32_t)(end - start);
+            hs[nb] = smt_hash_bytes(line + start, end - start);
             __builtin_prefetch(&v->slots[hs[nb] & v->mask]);
+            nb++;
         }
         for (unsigned k = 0; k < nb; k++) {
             const char *w = line + st[k];

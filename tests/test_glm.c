@@ -283,6 +283,58 @@ Test(glm, btree_every_shape)
 
 /* ---------------------------------------------------------------- printing */
 
+/* The tokenizer (64-byte SSE2 windows): every separator KenLM knows, tokens across window
+ * boundaries, lines of 63..65 bytes, leading/trailing separators; the words printed must be the
+ * tokens a plain scan finds. */
+Test(glm, tokenizer_windows)
+{
+    glm_model *m = build_open("chain.arpa", 31, NULL);
+    static char text[1 << 16];
+    char *t = text;
+    const char *seps[] = {" ", "\t", "\r", "\f", "\v", "  \t "};
+    for (int line = 0; line < 40; line++) {
+        size_t start = (size_t)(t - text);
+        if (line % 3 == 0)
+            *t++ = ' ';
+        for (int w = 0; w < 6 + line % 5; w++) {
+            int len = 1 + (line * 7 + w * 13) % 70;
+            for (int i = 0; i < len; i++)
+                *t++ = (char)("abcxyz"[(i + w) % 6]);
+            const char *s = seps[(line + w) % 6];
+            memcpy(t, s, strlen(s));
+            t += strlen(s);
+        }
+        if (line % 4 == 1)
+            t--; /* no separator before the newline */
+        while (line % 5 == 2 && (size_t)(t - text) - start < 64)
+            *t++ = 'a';
+        *t++ = '\n';
+    }
+    *t = '\0';
+    char *out = query(m, text, GLM_VERBOSE_WORD, 0);
+    /* expected: split every line at the separators */
+    const char *o = out;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        size_t n = strlen(line), i = 0;
+        while (i < n) {
+            while (i < n && strchr(" \t\r\f\v", line[i]))
+                i++;
+            if (i >= n)
+                break;
+            size_t s = i;
+            while (i < n && !strchr(" \t\r\f\v", line[i]))
+                i++;
+            cr_assert(strncmp(o, line + s, i - s) == 0 && o[i - s] == '=', "token %.*s, printed %.20s",
+                      (int)(i - s), line + s, o);
+            o = strchr(o, '\t') + 1;
+        }
+        cr_assert(strncmp(o, "</s>=", 5) == 0, "%.20s", o);
+        o = strchr(o, '\n') + 1;
+    }
+    free(out);
+    glm_close(m);
+}
+
 Test(glm, format_numbers)
 {
     char b[40];
