@@ -165,7 +165,7 @@ static void bench_words(const char *model, const char *src_path, const char *tgt
             printf("words backend=%s task=score sentences=%d words=%ld seconds=%.3f words_per_s=%.0f\n",
                    name, nt, words, t1 - t0, (double)words / (t1 - t0));
         nmt_hyp *h = calloc((size_t)ns, sizeof *h);
-        nmt_search_options so = {beam, 2.0f, 10, 0.6f};
+        nmt_search_options so = {beam, 2.0f, 10, 0.6f, NULL};
         t0 = now();
         rc = nmt_translate(c, (size_t)ns, src, &so, h, &err);
         t1 = now();

@@ -97,11 +97,25 @@ typedef struct nmt_sentence {
 int nmt_score(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_sentence *tgt,
               float *logprob, smt_err *err);
 
+/* A lexical shortlist (seed 001): the output layer of a batch is restricted to the target words
+ * listed for its source words plus the most frequent target words, and the softmax normalizes over
+ * that set only. */
+typedef struct nmt_shortlist nmt_shortlist;
+
+/* Loads `source_word target_word` lines (best first for each source word; e.g. the single-word
+ * pairs of a phrase table sorted by p(e|f)), keeping per_word targets per source word; every batch
+ * also gets the `frequent` first target ids (the trainer orders the vocabulary by frequency) and
+ * </s>. Unknown words are skipped. Returns 0, SMT_ERR_IO, SMT_ERR_PARSE (file:line) or NOMEM. */
+int nmt_shortlist_load(nmt_shortlist **out, const nmt_model *m, const char *path, int per_word,
+                       int frequent, smt_err *err);
+void nmt_shortlist_free(nmt_shortlist *s);
+
 typedef struct nmt_search_options {
     int beam;            /* 1 = greedy (arg-max path, no softmax) */
     float max_len_ratio; /* output at most ratio * source length + max_len_add words */
     int max_len_add;
     float length_penalty; /* final score = logprob / len^alpha (0 = raw log-probability) */
+    const nmt_shortlist *shortlist; /* NULL: the whole vocabulary */
 } nmt_search_options;
 
 /* A translation: ids (without </s>), its log-probability and its final (normalized) score. */
@@ -111,7 +125,8 @@ typedef struct nmt_hyp {
     float logprob, score;
 } nmt_hyp;
 
-/* Translates n sentences with beam search (opt NULL: beam 5, ratio 2, add 10, alpha 0.6).
+/* Translates n sentences with beam search (opt NULL: beam 5, ratio 2, add 10, alpha 0.6, no
+ * shortlist).
  * out[i] receives the best hypothesis of sentence i; free with nmt_hyps_free. */
 int nmt_translate(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_search_options *opt,
                   nmt_hyp *out, smt_err *err);

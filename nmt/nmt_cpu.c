@@ -289,7 +289,7 @@ static void cpu_download(nmt_ctx *c, float *dst, const float *src, size_t n)
     memcpy(dst, src, n * sizeof(float));
 }
 
-const nmt_ops nmt_cpu_ops = {cpu_alloc,     cpu_release,  cpu_linear, cpu_layernorm,
-                             cpu_add,       cpu_embed,    cpu_attention, cpu_scatter_rows,
-                             cpu_gather_rows, cpu_topk,   cpu_argmax, cpu_gather_logprob,
-                             cpu_download};
+const nmt_ops nmt_cpu_ops = {cpu_alloc,       cpu_release, cpu_linear,    cpu_layernorm,
+                             cpu_add,         cpu_embed,   cpu_attention, cpu_scatter_rows,
+                             cpu_gather_rows, cpu_topk,    cpu_argmax,    cpu_gather_logprob,
+                             cpu_download,    cpu_download};

@@ -343,10 +343,15 @@ static void g_download(nmt_ctx *c, float *dst, const float *src, size_t n)
     OK(c, cudaStreamSynchronize(ST(c)->g->stream));
 }
 
+static void g_upload(nmt_ctx *c, float *dst, const float *src, size_t n)
+{
+    OK(c, cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyHostToDevice, ST(c)->g->stream));
+}
+
 static const nmt_ops cuda_ops = {g_alloc,       g_release,     g_linear,         g_layernorm,
                                  g_add,         g_embed,       g_attention,      g_scatter_rows,
                                  g_gather_rows, g_topk,        g_argmax,         g_gather_logprob,
-                                 g_download};
+                                 g_download,    g_upload};
 
 /* Moves p from the host arena to the same offset in the device arena. */
 static float *rebase(const nmt_model *m, float *d_arena, float *p)

@@ -43,6 +43,13 @@ typedef struct nmt_weights {
     nmt_linear out; /* (d,Vt) transposed projection and bias (Vt) */
 } nmt_weights;
 
+/* A shortlist in CSR form by source id: targets of word w are tgt[off[w] .. off[w+1]). */
+struct nmt_shortlist {
+    int frequent;
+    int *off;
+    int32_t *tgt;
+};
+
 struct nmt_model {
     nmt_config cfg;
     nmt_weights w;
@@ -83,8 +90,9 @@ typedef struct nmt_ops {
     void (*argmax)(nmt_ctx *c, const float *x, const float *bias, int R, int V, int32_t *ids);
     void (*gather_logprob)(nmt_ctx *c, const float *x, const float *bias, int R, int V,
                            const int32_t *ids, float *logprob);
-    /* copies n floats from backend memory to the host */
+    /* copies n floats from backend memory to the host, and from the host to backend memory */
     void (*download)(nmt_ctx *c, float *dst, const float *src, size_t n);
+    void (*upload)(nmt_ctx *c, float *dst, const float *src, size_t n);
 } nmt_ops;
 
 struct nmt_ctx {

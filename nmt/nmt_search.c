@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "nmt_run.h"
+#include "nmt_shortlist.h"
 
 enum { NMT_MAX_OUT_LEN = 1024 };
 
@@ -104,11 +105,41 @@ static int translate_batch(nmt_ctx *c, const nmt_sentence *src, const size_t *wh
         for (int l = 0; l < 4 * L; l++)
             kc[l] = nmt_buf(c, (size_t)cap * Tmax * d);
         y = nmt_buf(c, (size_t)cap * d);
-        logits = nmt_buf(c, (size_t)cap * V);
         nmt_dec_scratch_init(c, &s, cap);
     }
     nmt_linear proj = c->w->out;
     proj.b = NULL; /* the output layer adds the bias in its fused pass */
+    const float *obias = c->w->out.b;
+    int Vo = V; /* output-layer width: V, or the shortlist's size */
+    int32_t *sl = NULL;
+    float *sub_w = NULL, *sub_b = NULL;
+    if (o->shortlist && !c->failed) {
+        /* a compact projection over the batch's shortlist, built from the host weights */
+        int S = nmt_shortlist_ids(o->shortlist, c->m, bs, nb, &sl);
+        const nmt_linear *hw = &c->m->w.out;
+        float *hsub = S >= K ? malloc((size_t)d * S * sizeof *hsub + (size_t)S * sizeof *hsub) : NULL;
+        if (S < 0)
+            c->failed = smt_err_set(c->err, SMT_ERR_NOMEM, "out of memory");
+        if (hsub && !c->failed) {
+            for (int i = 0; i < d; i++)
+                for (int j = 0; j < S; j++)
+                    hsub[(size_t)i * S + j] = hw->wt[(size_t)i * V + sl[j]];
+            for (int j = 0; j < S; j++)
+                hsub[(size_t)d * S + j] = hw->b[sl[j]];
+            sub_w = nmt_buf(c, (size_t)d * S);
+            sub_b = nmt_buf(c, (size_t)S);
+            if (sub_w && sub_b) {
+                op->upload(c, sub_w, hsub, (size_t)d * S);
+                op->upload(c, sub_b, hsub + (size_t)d * S, (size_t)S);
+                proj = (nmt_linear){sub_w, NULL, d, S};
+                obias = sub_b;
+                Vo = S;
+            }
+        }
+        free(hsub); /* fewer words than the beam: the whole vocabulary instead */
+    }
+    if (!c->failed)
+        logits = nmt_buf(c, (size_t)cap * Vo);
     int R = nb;
     for (int r = 0; r < R; r++) {
         row_sent[r] = r;
@@ -128,14 +159,18 @@ static int translate_batch(nmt_ctx *c, const nmt_sentence *src, const size_t *wh
         nmt_decode_rows(c, &e, y, R, &s, kc, vc, coff);
         op->linear(c, s.h, R, &proj, logits, 0);
         if (K == 1) {
-            op->argmax(c, logits, c->w->out.b, R, V, kid);
+            op->argmax(c, logits, obias, R, Vo, kid);
             for (int r = 0; r < R; r++)
                 val[r] = NAN;
         } else {
-            op->topk(c, logits, c->w->out.b, R, V, K, val, kid, lse);
+            op->topk(c, logits, obias, R, Vo, K, val, kid, lse);
         }
         if (c->failed)
             break;
+        if (Vo != V) /* back to vocabulary ids; sl is sorted, so ties keep their order */
+            for (int i = 0; i < R * K; i++)
+                if (kid[i] != INT32_MAX)
+                    kid[i] = sl[kid[i]];
         int R2 = 0;
         for (int r0 = 0; r0 < R;) {
             int sid = row_sent[r0], r1 = r0, nc = 0;
@@ -203,6 +238,9 @@ static int translate_batch(nmt_ctx *c, const nmt_sentence *src, const size_t *wh
         nmt_buf_free(c, kc[l]);
     nmt_buf_free(c, y);
     nmt_buf_free(c, logits);
+    nmt_buf_free(c, sub_w);
+    nmt_buf_free(c, sub_b);
+    free(sl);
     nmt_dec_scratch_free(c, &s);
     nmt_enc_free(c, &e);
     free(hist < hist2 ? hist : hist2);
@@ -224,7 +262,7 @@ static int translate_batch(nmt_ctx *c, const nmt_sentence *src, const size_t *wh
 int nmt_translate(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_search_options *opt,
                   nmt_hyp *out, smt_err *err)
 {
-    nmt_search_options o = {5, 2.0f, 10, 0.6f};
+    nmt_search_options o = {5, 2.0f, 10, 0.6f, NULL};
     if (opt)
         o = *opt;
     if (o.beam < 1 || o.beam > NMT_MAX_K)

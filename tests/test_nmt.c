@@ -172,7 +172,7 @@ static void check_scores_and_greedy(nmt_backend backend)
         cr_expect(CLOSE(lp[i], getf(&g.logprob, i), 1e-3f, 1e-4f), "logprob[%d] %g vs %g", i, lp[i],
                   getf(&g.logprob, i));
     nmt_hyp h[8];
-    nmt_search_options so = {1, 2.0f, 10, 0.0f};
+    nmt_search_options so = {1, 2.0f, 10, 0.0f, NULL};
     cr_assert_eq(nmt_translate(ctx, (size_t)n, src, &so, h, &err), 0, "%s", err.msg);
     int W = (int)g.greedy.shape[1];
     for (int i = 0; i < n; i++) {
@@ -210,7 +210,7 @@ Test(nmt_search, beam_consistent_with_scoring_and_batching)
     nmt_sentence src[8], tgt[8];
     int n = read_pairs(m, src, tgt, 8);
     for (int beam = 2; beam <= 6; beam += 4) {
-        nmt_search_options so = {beam, 1.5f, 5, 0.0f};
+        nmt_search_options so = {beam, 1.5f, 5, 0.0f, NULL};
         nmt_hyp all[8], one;
         cr_assert_eq(nmt_translate(ctx, (size_t)n, src, &so, all, &err), 0, "%s", err.msg);
         for (int i = 0; i < n; i++) {
@@ -288,5 +288,64 @@ Test(nmt_model, cuda_unavailable_is_an_error_not_a_crash)
     nmt_ctx_options o = {NMT_BACKEND_CUDA, 0, 1, 0};
     cr_expect_neq(nmt_ctx_create(&ctx, m, &o, &err), 0);
     cr_expect_null(ctx);
+    nmt_model_free(m);
+}
+
+/* A shortlist that holds the whole vocabulary changes nothing; a small one confines the output to
+ * its words (the listed translations of the batch's source words, the frequent ids and </s>). */
+Test(nmt_search, shortlist)
+{
+    nmt_model *m = open_tiny();
+    nmt_ctx *ctx;
+    smt_err err;
+    cr_assert_eq(nmt_ctx_create(&ctx, m, NULL, &err), 0, "%s", err.msg);
+    char *dir = tu_tmpdir(), *path = tu_join(dir, "shortlist.txt");
+    const char *text = "dios god\ndios yahweh\nluz light\ntierra earth\nxyzzy said\nluz\n";
+    cr_assert_eq(tu_write_file(path, text, strlen(text) - 4), 0); /* drop the bad last line */
+    nmt_shortlist *all, *few;
+    cr_assert_eq(nmt_shortlist_load(&all, m, path, 20, 64, &err), 0, "%s", err.msg);
+    cr_assert_eq(nmt_shortlist_load(&few, m, path, 1, 10, &err), 0, "%s", err.msg);
+    nmt_sentence src[8], tgt[8];
+    int n = read_pairs(m, src, tgt, 8);
+    nmt_search_options so = {3, 2.0f, 5, 0.6f, NULL};
+    nmt_hyp ref[8], h[8];
+    cr_assert_eq(nmt_translate(ctx, (size_t)n, src, &so, ref, &err), 0, "%s", err.msg);
+    so.shortlist = all;
+    cr_assert_eq(nmt_translate(ctx, (size_t)n, src, &so, h, &err), 0, "%s", err.msg);
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(h[i].len, ref[i].len);
+        cr_assert_arr_eq(h[i].ids, ref[i].ids, (size_t)h[i].len * 4);
+        /* <pad> and <s> are never outputs and never in a shortlist: renormalizing without them can
+         * only raise a probability, and only a little */
+        cr_expect(h[i].logprob >= ref[i].logprob - 1e-4f && h[i].logprob < ref[i].logprob + 0.5f,
+                  "%g vs %g", h[i].logprob, ref[i].logprob);
+    }
+    nmt_hyps_free(h, (size_t)n);
+    so.shortlist = few;
+    cr_assert_eq(nmt_translate(ctx, (size_t)n, src, &so, h, &err), 0, "%s", err.msg);
+    int32_t god, yahweh;
+    nmt_model_tokenize(m, 1, "god", &god, 1);
+    nmt_model_tokenize(m, 1, "yahweh", &yahweh, 1);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < h[i].len; j++) {
+            int32_t w = h[i].ids[j];
+            cr_assert(w < 10 || w == god || (w != yahweh && w >= 0 && nmt_model_tgt_word(m, w) &&
+                                             (!strcmp(nmt_model_tgt_word(m, w), "light") ||
+                                              !strcmp(nmt_model_tgt_word(m, w), "earth"))),
+                      "sentence %d word %d (%s) is not in the shortlist", i, j,
+                      nmt_model_tgt_word(m, w));
+        }
+    nmt_hyps_free(h, (size_t)n);
+    nmt_hyps_free(ref, (size_t)n);
+    cr_assert_eq(tu_write_file(path, text, strlen(text)), 0);
+    nmt_shortlist *bad = NULL;
+    cr_expect_eq(nmt_shortlist_load(&bad, m, path, 5, 5, &err), SMT_ERR_PARSE);
+    cr_expect(strstr(err.msg, ":6") != NULL, "%s", err.msg);
+    nmt_shortlist_free(all);
+    nmt_shortlist_free(few);
+    free_pairs(src, tgt, n);
+    tu_rmtree(dir);
+    free(dir), free(path);
+    nmt_ctx_free(ctx);
     nmt_model_free(m);
 }

@@ -35,7 +35,7 @@ static void *run(void *arg)
     if ((w->rc = nmt_ctx_create(&c, w->m, &o, &err)))
         return NULL;
     nmt_hyp h[N_SENT];
-    nmt_search_options so = {3, 2.0f, 5, 0.6f};
+    nmt_search_options so = {3, 2.0f, 5, 0.6f, NULL};
     for (int rep = 0; rep < 3 && !w->rc; rep++) {
         w->rc = nmt_score(c, N_SENT, w->src, w->tgt, w->lp, &err);
         if (!w->rc)

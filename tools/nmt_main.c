@@ -3,7 +3,8 @@
  *   nmt score     --model DIR --source SRC --target TGT            log-probability per line
  *   nmt rescore   --model DIR --source SRC --nbest IN [--weight W] [--length-bonus U]
  *                 [--nbest-out FILE] > 1BEST
- *   nmt translate --model DIR [--source SRC] [--beam K] [--alpha A] > OUT
+ *   nmt translate --model DIR [--source SRC] [--beam K] [--alpha A] [--shortlist FILE
+ *                 [--shortlist-words 20] [--shortlist-frequent 500]] > OUT
  *   nmt tune      --nbest RESCORED --ref REF [--used-weight W0] [--range LO:HI:STEP]
  *                 [--len-range LO:HI:STEP] [--folds F] [--best-out FILE]
  *   nmt bleu      HYP REF[,REF2...]          (several references: comma-separated)
@@ -21,7 +22,8 @@
 
 typedef struct args {
     const char *cmd, *model, *source, *target, *nbest, *nbest_out, *ref, *feature, *range;
-    const char *len_range, *best_out;
+    const char *len_range, *best_out, *shortlist;
+    int sl_words, sl_frequent;
     const char *pos[2];
     int npos, gpu, device, threads, batch, beam, folds;
     float weight, used_weight, alpha, ratio, length_bonus;
@@ -33,6 +35,7 @@ static int usage(void)
           "       nmt rescore   --model DIR --source SRC --nbest IN [--weight W] [--nbest-out FILE]"
           " [--length-bonus U] [--feature NAME] > 1BEST\n"
           "       nmt translate --model DIR [--source SRC] [--beam K] [--alpha A] [--max-ratio R]\n"
+          "                     [--shortlist FILE [--shortlist-words N] [--shortlist-frequent N]]\n"
           "       nmt tune      --nbest RESCORED --ref REF [--used-weight W0] [--feature NAME]"
           " [--range LO:HI:STEP] [--len-range LO:HI:STEP] [--folds F] [--best-out FILE]\n"
           "       nmt bleu      HYP REF[,REF2...]\n"
@@ -358,9 +361,13 @@ static int run_model(const args *a)
         } else {
             nmt_sentence *s = tokenize_all(m, 0, src, ns);
             nmt_hyp *h = calloc(ns ? ns : 1, sizeof *h);
-            nmt_search_options so = {a->beam, a->ratio, 10, a->alpha};
+            nmt_shortlist *sl = NULL;
+            if (a->shortlist)
+                rc = nmt_shortlist_load(&sl, m, a->shortlist, a->sl_words, a->sl_frequent, &err);
+            nmt_search_options so = {a->beam, a->ratio, 10, a->alpha, sl};
             long words = 0;
-            rc = nmt_translate(c, ns, s, &so, h, &err);
+            if (!rc)
+                rc = nmt_translate(c, ns, s, &so, h, &err);
             for (size_t i = 0; !rc && i < ns; i++) {
                 for (int j = 0; j < h[i].len; j++)
                     printf(j ? " %s" : "%s", nmt_model_tgt_word(m, h[i].ids[j]));
@@ -371,6 +378,7 @@ static int run_model(const args *a)
                 fprintf(stderr, "nmt translate: %zu sentences, %ld words, %.0f words/s\n", ns,
                         words, (double)words / (now() - t0));
             nmt_hyps_free(h, ns);
+            nmt_shortlist_free(sl);
             free(h);
             free_sents(s, ns);
         }
@@ -395,6 +403,8 @@ int main(int argc, char **argv)
     a.alpha = 0.6f;
     a.ratio = 2.0f;
     a.batch = 64;
+    a.sl_words = 20;
+    a.sl_frequent = 500;
     for (int i = 2; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define STR(name, field)                                                                           \
@@ -412,7 +422,8 @@ int main(int argc, char **argv)
         STR("--model", model) STR("--source", source) STR("--target", target)
         STR("--nbest", nbest) STR("--nbest-out", nbest_out) STR("--ref", ref)
         STR("--feature", feature) STR("--range", range)
-        STR("--len-range", len_range) STR("--best-out", best_out)
+        STR("--len-range", len_range) STR("--best-out", best_out) STR("--shortlist", shortlist)
+        NUM("--shortlist-words", sl_words, atoi) NUM("--shortlist-frequent", sl_frequent, atoi)
         NUM("--weight", weight, (float)atof) NUM("--used-weight", used_weight, (float)atof)
         NUM("--length-bonus", length_bonus, (float)atof)
         NUM("--alpha", alpha, (float)atof) NUM("--max-ratio", ratio, (float)atof)
