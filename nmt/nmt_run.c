@@ -386,8 +386,10 @@ int nmt_score(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_sentence 
     qsort(order, n, sizeof *order, cmp_len);
     c->err = err;
     c->failed = 0;
-    /* the logits of a batch are (tokens, V): keep them near 128 MB whatever the vocabulary */
-    size_t max_tokens = (size_t)c->max_batch * 40, cap = ((size_t)32 << 20) / (size_t)c->m->cfg.tgt_vocab_size;
+    /* the logits of a batch are (tokens, V): keep them near 32 MB whatever the vocabulary, which
+     * also keeps them under glibc's largest mmap threshold (reused, not faulted in every batch) */
+    size_t max_tokens = (size_t)c->max_batch * 40;
+    size_t cap = ((size_t)8 << 20) / (size_t)c->m->cfg.tgt_vocab_size;
     if (max_tokens > cap)
         max_tokens = cap > 64 ? cap : 64;
     for (size_t b = 0; b < n && !c->failed;) {
