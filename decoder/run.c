@@ -119,7 +119,10 @@ int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
 
 /* ---------------------------------------------------------------- the driver */
 
+/* Lines per batch: large, so that threads rarely wait for each other at a batch's end; smaller
+ * with n-best lists, whose per-line buffers are big. */
 #define BATCH 4096
+#define BATCH_NBEST 256
 
 typedef struct line_job {
     char *text;
@@ -190,9 +193,10 @@ int dec_run(dec_model *m, FILE *in, FILE *out, FILE *nbest, size_t n_best, int d
     char *line = NULL;
     size_t line_cap = 0;
     int eof = 0;
+    size_t batch = ctx.want_nbest ? BATCH_NBEST : BATCH;
     while (!rc && !eof) {
         size_t n = 0;
-        while (n < BATCH) {
+        while (n < batch) {
             ssize_t len = getline(&line, &line_cap, in);
             if (len < 0) {
                 eof = 1;
