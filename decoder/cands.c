@@ -164,8 +164,20 @@ int dec_cands_get(dec_model *m, const uint32_t *src, size_t n, const dec_centry 
                 int rc = compute(m, src, n, key, &mine, err);
                 if (rc < 0)
                     return rc;
-                if (!mine)
-                    return 0; /* not in the table; misses are cheap, so they are not cached */
+                if (!mine) {
+                    /* not in the table: remembered too (every sentence asks for its spans), but
+                     * at most half as many misses as the table has sources, so that the cache
+                     * stays at most 3/4 full */
+                    if (atomic_fetch_add_explicit(&m->n_misses, 1, memory_order_relaxed) >=
+                        m->pt->n_sources / 2)
+                        return 0;
+                    if (!(mine = calloc(1, sizeof *mine + n * 4)))
+                        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+                    mine->key = key;
+                    mine->n_src = (uint32_t)n;
+                    mine->src = (uint32_t *)(mine + 1);
+                    memcpy(mine->src, src, n * 4);
+                }
             }
             if (probes > m->cache_mask / 2) {
                 *out = mine; /* never happens with the table sized at twice the sources */

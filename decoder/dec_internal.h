@@ -135,7 +135,8 @@ typedef struct dec_cand {
     uint16_t n_words;
 } dec_cand;
 
-/* The pruned, ranked candidates of one source phrase (an immutable cache entry). */
+/* The pruned, ranked candidates of one source phrase (an immutable cache entry); n = 0 for a
+ * phrase the table does not have. */
 typedef struct dec_centry {
     uint64_t key;
     uint32_t n_src;
@@ -165,11 +166,12 @@ struct dec_model {
     /* the candidate cache: open addressing, lock-free insert (entries immutable once published) */
     _Atomic(dec_centry *) *cache;
     uint64_t cache_mask;
+    atomic_uint_fast64_t n_misses; /* source phrases remembered as absent from the table */
     double load_seconds;
 };
 
 /* Finds (computing and publishing it on a miss) the ranked candidates of the source phrase src
- * (n ids). *out is NULL when the table has no such phrase. Thread-safe, lock-free. */
+ * (n ids). *out is NULL or has n = 0 when the table has no such phrase. Thread-safe, lock-free. */
 int dec_cands_get(dec_model *m, const uint32_t *src, size_t n, const dec_centry **out, smt_err *err);
 void dec_cache_free(dec_model *m);
 

@@ -366,6 +366,7 @@ static int build_maps(dec_model *m, smt_err *err)
     if (!m->cache)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory for the phrase cache");
     m->cache_mask = size - 1;
+    atomic_init(&m->n_misses, 0);
     return 0;
 }
 

@@ -338,15 +338,40 @@ static void table_unlink(stack *st, hyp *h)
     *pp = h->hnext;
 }
 
-static int cmp_hyp(const void *pa, const void *pb)
+/* Sorts hypotheses best first (score + future, then creation order: a total order, so the result
+ * is unique): a bottom-up merge sort with the comparison inlined, as stacks are sorted often. */
+static int sort_hyps(dec_search *s, hyp **a, uint32_t n)
 {
-    const hyp *a = *(hyp *const *)pa, *b = *(hyp *const *)pb;
-    return better(a, b) ? -1 : better(b, a) ? 1 : 0;
+    if (n < 2)
+        return 0;
+    hyp **tmp = arena_alloc(&s->ar, n * sizeof *tmp);
+    if (!tmp)
+        return SMT_ERR_NOMEM;
+    hyp **src = a, **dst = tmp;
+    for (uint32_t width = 1; width < n; width *= 2) {
+        for (uint32_t lo = 0; lo < n; lo += 2 * width) {
+            uint32_t mid = lo + width < n ? lo + width : n;
+            uint32_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            uint32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = better(src[j], src[i]) ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        hyp **t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+    return 0;
 }
 
 /* Moses's PruneToSize: keeps hypotheses at least as good as the size-th best (among those within
  * the beam); raises the stack's worst score to that threshold. */
-static void prune_to_size(dec_search *s, stack *st, uint32_t size)
+static int prune_to_size(dec_search *s, stack *st, uint32_t size)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < st->n; i++)
@@ -354,8 +379,9 @@ static void prune_to_size(dec_search *s, stack *st, uint32_t size)
             st->hyps[n++] = st->hyps[i];
     st->n = n;
     if (n <= size)
-        return;
-    qsort(st->hyps, n, sizeof *st->hyps, cmp_hyp);
+        return 0;
+    if (sort_hyps(s, st->hyps, n))
+        return SMT_ERR_NOMEM;
     double floor_score = st->best + s->m->beam_width;
     uint32_t within = 0;
     while (within < n && st->hyps[within]->total > floor_score)
@@ -372,6 +398,7 @@ static void prune_to_size(dec_search *s, stack *st, uint32_t size)
     st->n = keep;
     st->n_alive = keep;
     st->worst = threshold;
+    return 0;
 }
 
 /* Moses's AddPrune: a hypothesis enters, recombines, or is dropped. */
@@ -386,7 +413,7 @@ static int stack_add(dec_search *s, stack *st, hyp *h)
     if (!e) {
         int rc = stack_insert(s, st, h);
         if (!rc && st->n_alive > 2 * (uint32_t)s->m->stack_size - 1)
-            prune_to_size(s, st, (uint32_t)s->m->stack_size);
+            rc = prune_to_size(s, st, (uint32_t)s->m->stack_size);
         return rc;
     }
     if (h->total > e->total) {
@@ -404,7 +431,7 @@ static int stack_add(dec_search *s, stack *st, hyp *h)
         }
         int rc = stack_insert(s, st, h);
         if (!rc && st->n_alive > 2 * (uint32_t)s->m->stack_size - 1)
-            prune_to_size(s, st, (uint32_t)s->m->stack_size);
+            rc = prune_to_size(s, st, (uint32_t)s->m->stack_size);
         return rc;
     }
     if (s->nbest) {
@@ -428,7 +455,8 @@ static int stack_init(dec_search *s, stack *st)
 /* Sorts each coverage's survivors best first, for the cubes of the next stacks. */
 static int gather_covs(dec_search *s, stack *st)
 {
-    qsort(st->hyps, st->n, sizeof *st->hyps, cmp_hyp);
+    if (sort_hyps(s, st->hyps, st->n))
+        return SMT_ERR_NOMEM;
     for (uint32_t i = 0; i < st->n; i++)
         st->hyps[i]->cov->n_hyps++;
     for (uint32_t i = 0; i < st->n_covs; i++) {
@@ -598,11 +626,16 @@ int dec_search_create(dec_search **out, dec_model *m, smt_err *err)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     p->pub.m = m;
     p->pub.hyp_size = sizeof(hyp) + m->n_lms * sizeof(dec_lm_state);
-    for (unsigned l = 0; l < m->n_lms; l++)
-        if (!(p->pub.lmc[l] = calloc((size_t)1 << DEC_LM_CACHE_BITS, sizeof(lm_cache_entry)))) {
+    size_t slots = (size_t)1 << DEC_LM_CACHE_BITS;
+    for (unsigned l = 0; l < m->n_lms; l++) {
+        p->pub.lmk[l] = aligned_alloc(64, slots * sizeof(lm_cache_key));
+        p->pub.lmv[l] = malloc(slots * sizeof(lm_cache_val));
+        if (!p->pub.lmk[l] || !p->pub.lmv[l]) {
             dec_search_free(&p->pub);
             return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
         }
+        memset(p->pub.lmk[l], 0, slots * sizeof(lm_cache_key));
+    }
     *out = &p->pub;
     return 0;
 }
@@ -612,8 +645,10 @@ void dec_search_free(dec_search *s)
     if (!s)
         return;
     arena_free(&s->ar);
-    for (unsigned l = 0; l < DEC_MAX_LMS; l++)
-        free(s->lmc[l]);
+    for (unsigned l = 0; l < DEC_MAX_LMS; l++) {
+        free(s->lmk[l]);
+        free(s->lmv[l]);
+    }
     free(search_queue(s)->items);
     free(s);
 }
@@ -704,8 +739,7 @@ static int process_stack(dec_search *s, uint32_t k)
             (rc = push_cell(s, it.e, it.x, it.y + 1, complete)))
             return rc;
     }
-    prune_to_size(s, st, (uint32_t)s->m->stack_size);
-    if ((rc = gather_covs(s, st)))
+    if ((rc = prune_to_size(s, st, (uint32_t)s->m->stack_size)) || (rc = gather_covs(s, st)))
         return rc;
     return k < s->n ? forward_todos(s, k) : 0;
 }

@@ -83,13 +83,16 @@ typedef struct cand_list {
 /* A direct-mapped cache of LM queries, one per worker and LM: decoding asks the same (state, word)
  * questions many times (every cube row with one LM state meets the same candidates). The key is
  * compared exactly, so a hit returns what the LM would. */
-typedef struct lm_cache_entry {
+typedef struct lm_cache_key {  /* 32 bytes: a probe reads half a cache line */
     uint32_t in_words[DEC_LM_MAX_ORDER - 1];
     uint32_t w;
-    uint8_t in_len, valid;
+    uint8_t in_len, valid, pad[6];
+} lm_cache_key;
+
+typedef struct lm_cache_val {  /* read only on a hit */
     float prob;
     dec_lm_state out;
-} lm_cache_entry;
+} lm_cache_val;
 
 #ifndef DEC_LM_CACHE_BITS
 #define DEC_LM_CACHE_BITS 13
@@ -97,7 +100,8 @@ typedef struct lm_cache_entry {
 
 
 struct dec_search {
-    lm_cache_entry *lmc[DEC_MAX_LMS];
+    lm_cache_key *lmk[DEC_MAX_LMS];
+    lm_cache_val *lmv[DEC_MAX_LMS];
     dec_model *m;
     arena ar;
     /* the sentence */
@@ -124,20 +128,22 @@ static inline float dec_lm_cached(dec_search *s, unsigned l, const dec_lm_state 
     for (unsigned i = 0; i < in->length; i++)
         h = (h ^ in->words[i]) * 0xff51afd7ed558ccdull;
     h ^= h >> 29;
-    lm_cache_entry *e = &s->lmc[l][h & ((1u << DEC_LM_CACHE_BITS) - 1)];
-    if (e->valid && e->w == w && e->in_len == in->length &&
-        memcmp(e->in_words, in->words, sizeof e->in_words) == 0) {
-        *out = e->out;
-        return e->prob;
+    size_t slot = h & ((1u << DEC_LM_CACHE_BITS) - 1);
+    lm_cache_key *k = &s->lmk[l][slot];
+    lm_cache_val *v = &s->lmv[l][slot];
+    if (k->valid && k->w == w && k->in_len == in->length &&
+        memcmp(k->in_words, in->words, sizeof k->in_words) == 0) {
+        *out = v->out;
+        return v->prob;
     }
     const dec_lm *lm = s->m->lms[l];
-    memcpy(e->in_words, in->words, sizeof e->in_words);
-    e->in_len = in->length;
-    e->w = w;
-    e->prob = lm->score(lm, in, w, &e->out);
-    e->valid = 1;
-    *out = e->out;
-    return e->prob;
+    memcpy(k->in_words, in->words, sizeof k->in_words);
+    k->in_len = in->length;
+    k->w = w;
+    v->prob = lm->score(lm, in, w, &v->out);
+    k->valid = 1;
+    *out = v->out;
+    return v->prob;
 }
 
 /* Re-scores a path (hypotheses first to last) into a dense feature vector scores[m->n_scores]. */
