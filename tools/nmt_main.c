@@ -329,6 +329,11 @@ static int run_model(const args *a)
                          (unsigned)a->threads, a->batch};
     if (!rc)
         rc = nmt_ctx_create(&c, m, &o, &err);
+    if (rc == SMT_ERR_UNSUPPORTED && a->gpu) { /* no CUDA here: say so and use the CPU */
+        fprintf(stderr, "nmt: %s; running on the CPU\n", err.msg);
+        o.backend = NMT_BACKEND_CPU;
+        rc = nmt_ctx_create(&c, m, &o, &err);
+    }
     double t0 = now();
     if (!rc && strcmp(a->cmd, "rescore") == 0) {
         nmt_rescore_options ro = {a->weight, a->feature, a->length_bonus};
