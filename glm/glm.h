@@ -85,6 +85,7 @@ uint32_t glm_node_size(const glm_model *m);                 /* K */
 uint64_t glm_count(const glm_model *m, unsigned n);         /* stored n-grams of order n */
 uint64_t glm_file_size(const glm_model *m);
 uint32_t glm_vocab_size(const glm_model *m);
+uint64_t glm_index_bytes(const glm_model *m); /* memory of the GLM_OPEN_INDEX tables (0: none) */
 
 /* The id of a word (ids follow the ARPA unigram order with <unk> at 0, as KenLM assigns them),
  * or GLM_UNK when unknown. */

@@ -15,7 +15,9 @@
 #include "glm_internal.h"
 #include "smt_threads.h"
 
+#ifndef LANES
 #define LANES 16
+#endif
 
 /* ---------------------------------------------------------------- the fast view of a layout */
 
@@ -188,22 +190,6 @@ static inline void walk_descend(const fast_layout *F, walk *k, const glm_mid *m)
     k->phase = PH_SEARCH;
 }
 
-/* Starts a walk whose unigram entry is already in cache (prefetched a token earlier): reads it
- * and goes straight on to the first search. */
-static inline void walk_start_now(const fast_layout *F, walk *k, glm_word w, const glm_word *hist,
-                                  unsigned nh)
-{
-    k->w = w;
-    k->hist = hist;
-    k->nh = nh;
-    const glm_mid *u = F->mid[1] + w;
-    k->prob = u->prob;
-    k->bo[0] = u->backoff;
-    k->len = 1;
-    k->e = w;
-    walk_descend(F, k, u);
-}
-
 /* One memory step of a walk (its data was prefetched by the previous step). */
 static inline __attribute__((always_inline)) void walk_step(const fast_layout *F, walk *k)
 {
@@ -284,6 +270,24 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
         }
         return;
     }
+}
+
+/* Starts a walk whose unigram entry is already in cache (prefetched a token earlier): reads it
+ * and goes straight on to the first search. */
+static inline void walk_start_now(const fast_layout *F, walk *k, glm_word w, const glm_word *hist,
+                                  unsigned nh)
+{
+    k->w = w;
+    k->hist = hist;
+    k->nh = nh;
+    const glm_mid *u = F->mid[1] + w;
+    k->prob = u->prob;
+    k->bo[0] = u->backoff;
+    k->len = 1;
+    k->e = w;
+    walk_descend(F, k, u);
+    if (k->phase == PH_HASH) /* its level-2 slot was prefetched with the unigram: probe now */
+        walk_step(F, k);
 }
 
 /* The fast paths compare keys as signed 32-bit integers: exact while every word id is < 2^31. */
@@ -488,8 +492,13 @@ void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t
             prob[t] = lane_finish(N, &l->st, ids[t], &l->k);
             len[t] = (uint8_t)l->k.len;
             if (++l->t < l->tend) {
-                if (l->t + 1 < l->tend) /* the next token's unigram, read when it starts */
+                if (l->t + 1 < l->tend) { /* the next token's unigram and (a guess: its group
+                                              * is big) its level-2 index slot */
                     prefetch2(F.mid[1] + ids[l->t + 1], 2 * sizeof(glm_mid));
+                    if (F.hs[2])
+                        __builtin_prefetch(F.hs[2] +
+                                           glm_bigidx_slot(ids[l->t + 1], ids[l->t], F.hn[2]));
+                }
                 walk_start_now(&F, &l->k, ids[l->t], l->st.words, l->st.length);
             } else {
                 lanes[i] = lanes[--active];

@@ -242,6 +242,13 @@ uint64_t glm_count(const glm_model *m, unsigned n)
 }
 uint64_t glm_file_size(const glm_model *m) { return smt_mapped_file_size(m->map); }
 uint32_t glm_vocab_size(const glm_model *m) { return m->vocab.n; }
+uint64_t glm_index_bytes(const glm_model *m)
+{
+    uint64_t b = 0;
+    for (unsigned k = 2; k <= m->par.order; k++)
+        b += (uint64_t)m->bix.nslots[k] * sizeof(glm_hslot);
+    return b;
+}
 glm_word glm_bos(const glm_model *m) { return m->par.bos; }
 glm_word glm_eos(const glm_model *m) { return m->par.eos; }
 
