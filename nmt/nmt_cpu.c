@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nmt_internal.h"
+#include "nmt_out_fast.h"
 
 /* ---- linear: y(N,out) = x(N,in) WT(in,out) + b ---- */
 
@@ -255,12 +256,12 @@ static void out_task(void *ctx, size_t task, unsigned worker)
     int b = (int)task;
     const float *x = j->x + (size_t)b * j->V;
     if (j->mode == 0)
-        nmt_out_topk(x, j->bias, 1, j->V, j->k, 1, j->val + (size_t)b * j->k,
-                     j->ids + (size_t)b * j->k, j->lse + b);
+        nmt_out_topk_fast(x, j->bias, j->V, j->k, j->val + (size_t)b * j->k,
+                          j->ids + (size_t)b * j->k, j->lse + b);
     else if (j->mode == 1)
         nmt_out_argmax(x, j->bias, 1, j->V, j->ids + b, NULL);
     else
-        nmt_out_gather(x, j->bias, 1, j->V, j->gather_ids + b, j->val + b);
+        j->val[b] = nmt_out_gather_fast(x, j->bias, j->V, j->gather_ids[b]);
 }
 
 static void cpu_topk(nmt_ctx *c, const float *x, const float *bias, int R, int V, int k, float *val,

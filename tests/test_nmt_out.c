@@ -9,6 +9,7 @@
 
 #include "nmt.h"
 #include "nmt_cuda.h"
+#include "nmt_out_fast.h"
 
 #define CLOSE(got, ref, a, r) (fabsf((got) - (ref)) <= (a) + (r)*fabsf(ref) || (got) == (ref))
 
@@ -106,6 +107,40 @@ Test(nmt_out, fused_matches_naive_and_unfused)
             }
         }
         free(x), free(bias), free(tmp), free(val), free(val2), free(ids), free(ids2);
+    }
+}
+
+/* The CPU backend's vectorized pass against the reference: identical ids, NaN skipped, -inf rows. */
+Test(nmt_out, fast_cpu_path_matches_reference)
+{
+    for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++) {
+        int B = sizes[c][0], V = sizes[c][1], k = sizes[c][2];
+        float *x = malloc((size_t)B * V * 4), *bias = malloc((size_t)V * 4), val[NMT_MAX_K],
+              fval[NMT_MAX_K], lse, flse;
+        int32_t ids[NMT_MAX_K], fids[NMT_MAX_K];
+        fill(x, bias, B, V, B > 2);
+        if (V > 20)
+            x[13] = NAN;
+        for (int b = 0; b < B; b++) {
+            const float *row = x + (size_t)b * V;
+            for (int withbias = 0; withbias < 2; withbias++) {
+                const float *bb = withbias ? bias : NULL;
+                nmt_out_topk(row, bb, 1, V, k, 1, val, ids, &lse);
+                nmt_out_topk_fast(row, bb, V, k, fval, fids, &flse);
+                cr_assert_arr_eq(fids, ids, (size_t)k * 4, "V=%d k=%d row %d bias %d", V, k, b,
+                                 withbias);
+                cr_assert(CLOSE(flse, lse, 1e-5f, 1e-6f), "lse %g vs %g", flse, lse);
+                for (int j = 0; j < k && !isinf(lse); j++)
+                    cr_assert(CLOSE(fval[j], val[j], 1e-5f, 1e-6f), "val %g vs %g", fval[j], val[j]);
+                int32_t g = (b * 31 + 7) % V;
+                float lp;
+                nmt_out_gather(row, bb, 1, V, &g, &lp);
+                float flp = nmt_out_gather_fast(row, bb, V, g);
+                cr_assert(CLOSE(flp, lp, 1e-5f, 1e-6f) || flp == lp || (isnan(lp) && isnan(flp)),
+                          "gather %g vs %g", flp, lp);
+            }
+        }
+        free(x), free(bias);
     }
 }
 
