@@ -1,6 +1,7 @@
 /* glm — build a gLM binary from an ARPA file, and score text with KenLM query's output.
  *   glm build model.arpa[.gz] model.glm [-K 31] [--progress]
- *   glm query [-v summary|sentence|word] [-n] [--threads N] [--gpu|--ref] [--verify] model.glm
+ *   glm query [-v summary|sentence|word] [-n] [--threads N] [--gpu|--ref] [--verify] [--mmap]
+ *             [--no-index] model.glm
  *   glm info model.glm [--verify]
  * Exit codes: 0 ok, 1 bad input or file, 2 usage. */
 #include <stdio.h>
@@ -17,7 +18,7 @@ static void usage(FILE *f)
             "  glm build model.arpa[.gz] model.glm [-K N] [--progress]\n"
             "      binarize an ARPA file (B-tree node size K >= 3, default %d)\n"
             "  glm query [-v summary|sentence|word] [-n] [--threads N] [--gpu | --ref] [--verify]\n"
-            "            model.glm [< text]\n"
+            "            [--mmap] [--no-index] model.glm [< text]\n"
             "      KenLM query's output: per word 'word=id length log10p', per line 'Total: x OOV: "
             "n',\n"
             "      then perplexities. -n: no <s> context and no </s>. One thread unless --threads.\n"
@@ -114,6 +115,8 @@ static int cmd_query(int argc, char **argv)
             flags |= GLM_OPEN_VERIFY;
         } else if (strcmp(a, "--mmap") == 0) {
             flags &= ~(unsigned)GLM_OPEN_HUGE;
+        } else if (strcmp(a, "--no-index") == 0) {
+            flags &= ~(unsigned)GLM_OPEN_INDEX;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "glm query: unknown option %s\n", a);
             return 2;
