@@ -6,7 +6,7 @@
  *   nmt translate --model DIR [--source SRC] [--beam K] [--alpha A] [--shortlist FILE
  *                 [--shortlist-words 20] [--shortlist-frequent 500]] > OUT
  *   nmt tune      --nbest RESCORED --ref REF [--used-weight W0] [--range LO:HI:STEP]
- *                 [--len-range LO:HI:STEP] [--folds F] [--best-out FILE]
+ *                 [--len-range LO:HI:STEP] [--per-word] [--folds F] [--best-out FILE]
  *   nmt bleu      HYP REF[,REF2...]          (several references: comma-separated)
  * Common options: --gpu (CUDA backend), --device N, --threads N, --batch N. */
 #define _POSIX_C_SOURCE 200809L
@@ -23,7 +23,7 @@
 typedef struct args {
     const char *cmd, *model, *source, *target, *nbest, *nbest_out, *ref, *feature, *range;
     const char *len_range, *best_out, *shortlist;
-    int sl_words, sl_frequent;
+    int sl_words, sl_frequent, per_word;
     const char *pos[2];
     int npos, gpu, device, threads, batch, beam, folds;
     float weight, used_weight, alpha, ratio, length_bonus;
@@ -37,7 +37,8 @@ static int usage(void)
           "       nmt translate --model DIR [--source SRC] [--beam K] [--alpha A] [--max-ratio R]\n"
           "                     [--shortlist FILE [--shortlist-words N] [--shortlist-frequent N]]\n"
           "       nmt tune      --nbest RESCORED --ref REF [--used-weight W0] [--feature NAME]"
-          " [--range LO:HI:STEP] [--len-range LO:HI:STEP] [--folds F] [--best-out FILE]\n"
+          " [--range LO:HI:STEP] [--len-range LO:HI:STEP] [--per-word] [--folds F]"
+          " [--best-out FILE]\n"
           "       nmt bleu      HYP REF[,REF2...]\n"
           "options: --gpu --device N --threads N --batch N\n",
           stderr);
@@ -186,8 +187,14 @@ static void search(const tune_set *T, const grid *g, int folds, int fold, double
                    double *bleu)
 {
     *bw = 0, *bu = 0, *bleu = -1;
-    for (double u = g->ulo; u <= g->uhi + 1e-9; u += g->ustep)
-        for (double w = g->lo; w <= g->hi + 1e-9; w += g->step) {
+    int nu = (int)floor((g->uhi - g->ulo) / g->ustep + 1e-6);
+    int nw = (int)floor((g->hi - g->lo) / g->step + 1e-6);
+    for (int iu = 0; iu <= nu; iu++)
+        for (int iw = 0; iw <= nw; iw++) {
+            /* grid points by index, not by accumulation: 0 stays 0 */
+            double u = g->ulo + iu * g->ustep, w = g->lo + iw * g->step;
+            u = fabs(u) < 1e-12 ? 0 : u;
+            w = fabs(w) < 1e-12 ? 0 : w;
             double b = pick_bleu(T, w, u, folds, fold, 1);
             /* prefer the smallest change on ties: start from w = u = 0 and require a gain */
             if (b > *bleu + 1e-9 || (fabs(b - *bleu) <= 1e-9 && fabs(w) + fabs(u) < fabs(*bw) + fabs(*bu)))
@@ -226,9 +233,10 @@ static int cmd_tune(const args *a)
         }
         h[n].id = nb.id;
         h[n].base = nb.total - a->used_weight * f;
-        h[n].nmt = f;
         h[n].words = nb.words;
         stats_for(refs, nref, (size_t)nb.id, nb.words, &h[n].st);
+        /* --per-word: the feature divided by the words + </s> it covers */
+        h[n].nmt = a->per_word ? f / (double)(h[n].st.hyp_len + 1) : f;
         n++;
     }
     for (size_t i = 0; i < nr; i++)
@@ -436,6 +444,10 @@ int main(int argc, char **argv)
         NUM("--beam", beam, atoi) NUM("--folds", folds, atoi)
 #undef STR
 #undef NUM
+        if (strcmp(o, "--per-word") == 0) {
+            a.per_word = 1;
+            continue;
+        }
         if (strcmp(o, "--gpu") == 0) {
             a.gpu = 1;
             continue;
