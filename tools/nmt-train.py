@@ -185,6 +185,34 @@ def tensor_dict(model):
     return sd
 
 
+def read_safetensors(path):
+    """The F32/I32 tensors of a safetensors file, by name (the reader twin of write_safetensors)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8: 8 + n])
+    out = {}
+    for name, h in header.items():
+        if name == "__metadata__":
+            continue
+        b, e = h["data_offsets"]
+        raw = bytearray(data[8 + n + b: 8 + n + e])
+        dt = {"F32": torch.float32, "I32": torch.int32}[h["dtype"]]
+        out[name] = torch.frombuffer(raw, dtype=dt).reshape(h["shape"]).clone()
+    return out
+
+
+def load_exported(model, path):
+    """Loads weights written by export() (inverse of tensor_dict's renaming)."""
+    tensors = read_safetensors(path)
+    sd = {}
+    for name in model.state_dict():
+        ext = name.replace("self_attn.", "self.").replace("enc_ln.", "enc.ln.").replace(
+            "dec_ln.", "dec.ln.")
+        sd[name] = tensors[ext]
+    model.load_state_dict(sd)
+
+
 def write_safetensors(path, tensors, metadata=None):
     header, blobs, off = {}, [], 0
     if metadata:
@@ -291,7 +319,20 @@ def train(args):
     keep = [i for i in range(len(src_s))
             if 0 < len(src_s[i]) <= args.max_len and 0 < len(tgt_s[i]) <= args.max_len]
     src_s, tgt_s = [src_s[i] for i in keep], [tgt_s[i] for i in keep]
-    if args.shared_vocab:
+    init_cfg = None
+    if args.init:
+        # continue from an exported model: its vocabularies and shape win over the options
+        with open(os.path.join(args.init, "config.json")) as f:
+            init_cfg = json.load(f)
+        with open(os.path.join(args.init, init_cfg.get("src_vocab", "src.vocab")), encoding="utf-8") as f:
+            src_words = f.read().split("\n")[:-1]
+        with open(os.path.join(args.init, init_cfg.get("tgt_vocab", "tgt.vocab")), encoding="utf-8") as f:
+            tgt_words = f.read().split("\n")[:-1]
+        args.shared_vocab = init_cfg["shared_vocab"]
+        for k in ("d_model", "d_ff", "enc_layers", "dec_layers", "tie_output"):
+            setattr(args, k, init_cfg[k])
+        args.heads = init_cfg["n_heads"]
+    elif args.shared_vocab:
         src_words = tgt_words = build_vocab(src_s + tgt_s, args.min_count, args.max_vocab)
     else:
         src_words = build_vocab(src_s, args.min_count, args.max_vocab)
@@ -307,7 +348,10 @@ def train(args):
            "enc_layers": args.enc_layers, "dec_layers": args.dec_layers,
            "src_vocab_size": len(src_words), "tgt_vocab_size": len(tgt_words),
            "shared_vocab": bool(args.shared_vocab), "tie_output": bool(args.tie_output)}
-    model = Transformer(cfg, args.dropout).to(device)
+    model = Transformer(cfg, args.dropout)
+    if init_cfg:
+        load_exported(model, os.path.join(args.init, init_cfg.get("weights", "model.safetensors")))
+    model = model.to(device)
     nparams = sum(p.numel() for p in model.parameters())
     print("pairs %d, vocab %d/%d, parameters %d, device %s" %
           (len(pairs), len(src_words), len(tgt_words), nparams, device), flush=True)
@@ -407,6 +451,7 @@ def main():
     p.add_argument("--out", required=True, help="model directory to write")
     p.add_argument("--dev-source")
     p.add_argument("--dev-target")
+    p.add_argument("--init", help="continue training an exported model directory")
     p.add_argument("--d-model", type=int, default=256)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--d-ff", type=int, default=1024)
