@@ -375,7 +375,7 @@ static int parse_line(ppt_builder *b, char *line, size_t len)
         if (nc == -2)
             return PERR(b, "more than %u counts", b->pt_path, ln, PPT_MAX_COUNTS);
     }
-    r[0] = ppt_info_pack(tl, (uint32_t)nc, (uint32_t)nf, eid);
+    r[0] = ppt_info_pack(tl, (uint32_t)nc, (uint32_t)nf, eid) | (b->nr && matched ? PPT_INFO_REORDERING : 0);
     r[1] = aid;
     if (head > PPT_TARGET_HEADER)
         r[2] = eid;

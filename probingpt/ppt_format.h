@@ -18,21 +18,26 @@ static inline uint64_t ppt_slot_pack(uint64_t key, uint64_t off) { return (key >
 static inline uint64_t ppt_slot_offset(uint64_t slot) { return slot & PPT_OFFSET_MASK; }
 static inline int ppt_slot_tag_is(uint64_t slot, uint64_t key) { return (slot >> PPT_SLOT_OFFSET_BITS) == (key >> PPT_SLOT_OFFSET_BITS); }
 
-/* info = tgt_len | n_counts << 8 | n_fields << 16 | extra code << 19. A few distinct extra strings
- * is the rule (Moses writes " |||" on every line), so the id usually costs no word of its own. */
+/* info = tgt_len | n_counts << 8 | (n_fields - 3) << 16 | reordering << 18 | extra code << 19
+ * (format version 2; version 1 had n_fields in 3 bits and no reordering bit). reordering: the pair
+ * had an entry in the reordering table (else its reordering scores are the defaults). A few distinct
+ * extra strings is the rule (Moses writes " |||" on every line), so the id usually costs no word. */
+#define PPT_INFO_REORDERING (1u << 18)
 static inline uint32_t ppt_extra_code(uint32_t n_fields, uint32_t extra_id)
 {
     if (n_fields < 6)
         return 0;
     return extra_id + 1 < PPT_EXTRA_ESCAPE ? extra_id + 1 : PPT_EXTRA_ESCAPE;
 }
+/* n_fields: 3..6 */
 static inline uint32_t ppt_info_pack(uint32_t tgt_len, uint32_t n_counts, uint32_t n_fields, uint32_t extra_id)
 {
-    return tgt_len | n_counts << 8 | n_fields << 16 | ppt_extra_code(n_fields, extra_id) << 19;
+    return tgt_len | n_counts << 8 | (n_fields - 3) << 16 | ppt_extra_code(n_fields, extra_id) << 19;
 }
 static inline uint32_t ppt_info_tgt_len(uint32_t info) { return info & 0xffu; }
 static inline uint32_t ppt_info_counts(uint32_t info) { return (info >> 8) & 0xffu; }
-static inline uint32_t ppt_info_fields(uint32_t info) { return (info >> 16) & 0x7u; }
+static inline uint32_t ppt_info_fields(uint32_t info) { return ((info >> 16) & 0x3u) + 3; }
+static inline int ppt_info_has_reordering(uint32_t info) { return (info & PPT_INFO_REORDERING) != 0; }
 static inline uint32_t ppt_info_extra(uint32_t info) { return info >> 19; }
 
 /* Words before the target ids: 2, or 3 with an escaped extra id. */

@@ -164,6 +164,7 @@ static int place(ppt_builder *b, pair_map *pm, ppt_span key, const float *scores
             memcmp(r + ppt_record_head(r[0]), t, tn * 4))
             continue;
         memcpy(r + ppt_record_head(r[0]) + tl + b->ns, scores, b->nr * sizeof *scores);
+        r[0] |= PPT_INFO_REORDERING;
         pm->filled[u] = 1;
         return 1;
     }

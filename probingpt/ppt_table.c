@@ -30,11 +30,31 @@ static int load_params(ppt_table *t, smt_err *err)
                            path, size, sizeof t->p);
     memcpy(&t->p, pp, sizeof t->p);
     const ppt_params *p = &t->p;
+    /* Every field a reader uses as a count, size or index is checked against the others here (the
+     * sections are checked against these in load_sections), so a damaged block is an error. */
     if (p->num_scores == 0 || p->num_scores > PPT_MAX_SCORES ||
         p->num_reordering_scores > PPT_MAX_SCORES || p->max_src_len > PPT_MAX_PHRASE_LEN ||
-        p->num_slots <= p->num_sources || p->num_targets < p->num_sources ||
+        (p->flags & ~(uint32_t)(PPT_FLAG_REORDERING | PPT_FLAG_LIMITED)) ||
+        !(p->flags & PPT_FLAG_REORDERING) != !p->num_reordering_scores ||
+        !(p->flags & PPT_FLAG_LIMITED) != !p->table_limit ||
+        p->payload_words > PPT_MAX_PAYLOAD_WORDS || p->num_targets > p->payload_words / PPT_TARGET_HEADER ||
+        p->num_targets < p->num_sources || p->collisions > p->num_sources ||
+        /* a group is at least src_len, n, words, one source id and one 2-word record per target */
+        p->payload_words < (PPT_GROUP_HEADER + 1) * p->num_sources + PPT_TARGET_HEADER * p->num_targets ||
+        !p->num_sources != !p->payload_words || !p->num_sources != !p->max_src_len ||
+        /* the builder's load factor 0.7: an exact function of num_sources */
+        p->num_slots != p->num_sources + p->num_sources * 3 / 7 + 1 ||
         p->num_align > UINT32_MAX || p->num_extra > UINT32_MAX)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: implausible parameters", path);
+    return 0;
+}
+
+/* smt_vocab_find probes until it meets an empty slot: a table without one would never end. */
+static int vocab_has_empty_slot(const smt_vocab *v)
+{
+    for (uint64_t i = 0; i <= v->mask; i++)
+        if (v->slots[i].id == SMT_VOCAB_NONE)
+            return 1;
     return 0;
 }
 
@@ -48,6 +68,8 @@ static int load_sections(ppt_table *t, smt_err *err)
     if ((rc = smt_vocab_load(&t->src, t->m, "src", err)) || (rc = smt_vocab_load(&t->tgt, t->m, "tgt", err)) ||
         (rc = smt_vocab_load(&t->extra, t->m, "extra", err)))
         return rc;
+    if (!vocab_has_empty_slot(&t->src) || !vocab_has_empty_slot(&t->tgt) || !vocab_has_empty_slot(&t->extra))
+        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a vocabulary hash table has no empty slot", path);
     if (t->extra.n != p->num_extra)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: %u extra strings, expected %llu", path,
                            t->extra.n, (unsigned long long)p->num_extra);
@@ -63,7 +85,7 @@ static int load_sections(ppt_table *t, smt_err *err)
     if ((rc = smt_mapped_require(t->m, "align.pts", 2, UINT64_MAX, &d, &t->n_align_pts, err)))
         return rc;
     t->align_pts = d;
-    if (t->align_off[0] != 0 || t->align_off[p->num_align] != t->n_align_pts)
+    if (t->n_align_pts > UINT32_MAX || t->align_off[0] != 0 || t->align_off[p->num_align] != t->n_align_pts)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: alignment offsets do not cover align.pts", path);
     for (uint64_t i = 0; i < p->num_align; i++)
         if (t->align_off[i] > t->align_off[i + 1])
@@ -125,7 +147,7 @@ static int check_header(const ppt_table *t, uint64_t off, uint64_t *words)
     const uint32_t *g = t->payload + off;
     uint32_t src_len = g[0], n = g[1];
     uint64_t gw = g[2];
-    if (src_len == 0 || src_len > p->max_src_len || n == 0 || gw > total - off ||
+    if (src_len == 0 || src_len > p->max_src_len || n == 0 || n > p->num_targets || gw > total - off ||
         gw < PPT_GROUP_HEADER + (uint64_t)src_len + (uint64_t)n * PPT_TARGET_HEADER)
         return SMT_ERR_CORRUPT;
     for (uint32_t i = 0; i < src_len; i++)
@@ -144,7 +166,9 @@ static uint64_t check_record(const ppt_table *t, const uint32_t *r, const uint32
         return 0;
     uint32_t info = r[0], nf = ppt_info_fields(info), head = ppt_record_head(info);
     uint64_t rw = ppt_record_words(info, p->num_scores, p->num_reordering_scores);
-    if (rw > room || nf < 3 || nf > 6 || r[1] >= p->num_align || (nf == 6) != (ppt_info_extra(info) != 0))
+    /* rw counts the escaped extra id's word: r[2] lies inside the record when it is read */
+    if (rw > room || r[1] >= p->num_align || (nf == 6) != (ppt_info_extra(info) != 0) ||
+        (ppt_info_has_reordering(info) && !p->num_reordering_scores))
         return 0;
     uint32_t eid = ppt_record_extra_id(r);
     if (nf == 6 && (eid >= p->num_extra || (head > PPT_TARGET_HEADER && eid + 1 < PPT_EXTRA_ESCAPE)))
@@ -249,6 +273,7 @@ int ppt_targets_next(ppt_targets *it, ppt_target *o)
     o->n_fields = ppt_info_fields(info);
     o->align_id = r[1];
     o->extra_id = ppt_record_extra_id(r);
+    o->has_reordering = ppt_info_has_reordering(info);
     o->words = r + ppt_record_head(info);
     const float *f = (const float *)(const void *)(o->words + o->n_words);
     o->scores = f;

@@ -10,9 +10,11 @@
  *   align.pts     uint8 pairs (source position, target position): the deduplicated alignments
  *   extra.*       the deduplicated text after the fifth field (smt_vocab, e.g. " |||")
  * A group:  u32 src_len, u32 n_targets, u32 group_words, u32 src_ids[src_len], then n_targets
- * records: u32 info (tgt_len | n_counts << 8 | n_fields << 16 | extra << 19), u32 align_id,
+ * records: u32 info (tgt_len | n_counts << 8 | (n_fields - 3) << 16 | reordering << 18 | extra << 19),
+ * u32 align_id,
  * [u32 extra_id when extra is 0x1fff], u32 tgt_ids[tgt_len], f32 scores[num_scores],
  * f32 reordering[num_reordering_scores], f32 counts[n_counts]. extra: 0 none, else extra_id + 1.
+ * reordering: 1 when the pair had a reordering-table entry (else it holds the defaults).
  * A lookup reads one hash slot (plus the next on a probe) and the group: the source ids at the head
  * of the group are compared with the query, so a 64-bit hash collision between two source phrases
  * never returns the other phrase's targets.
@@ -37,7 +39,7 @@ extern "C" {
 #endif
 
 #define PPT_KIND "PPT1"
-#define PPT_FORMAT_VERSION 1u
+#define PPT_FORMAT_VERSION 2u /* history: docs/probingpt.md */
 #define PPT_MAX_PHRASE_LEN 255u /* tokens per source or target phrase (alignment points are bytes) */
 #define PPT_MAX_SCORES 64u      /* phrase scores, and reordering scores, per entry */
 #define PPT_MAX_COUNTS 255u
@@ -101,6 +103,9 @@ typedef struct ppt_target {
     const uint8_t *align;      /* n_align pairs: align[2i] source position, align[2i+1] target */
     uint32_t n_align;
     uint32_t extra_id;         /* SMT_VOCAB_NONE when the line had at most five fields */
+    int has_reordering;        /* 1: the pair had a reordering-table entry; 0: `reordering` holds the
+                                * build's defaults (Moses would give such a pair no reordering score),
+                                * or the table has no reordering scores */
 } ppt_target;
 
 /* ---- opening ---- */
