@@ -20,11 +20,10 @@
 
 /* ---------------------------------------------------------------- arena */
 
-void *arena_alloc(arena *a, size_t size)
+void *arena_alloc_slow(arena *a, size_t size)
 {
-    size = (size + 15) & ~(size_t)15;
     arena_chunk *c = a->head;
-    if (!c || c->used + size > c->size) {
+    {
         size_t want = size > ((size_t)1 << 20) ? size : ((size_t)1 << 20);
         arena_chunk **pp = &a->spare;
         while (*pp && (*pp)->size < want)
@@ -227,7 +226,12 @@ static uint64_t hyp_hash(const dec_search *s, const hyp *h)
     }
     if (m->has_reo && (m->lr_dir & DEC_LR_FORWARD) && h->cand && h->cand->reo) {
         unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
-        k ^= smt_hash_bytes(h->cand->reo + off, m->lr_types * sizeof(float));
+        const float *r = h->cand->reo + off;
+        for (int i = 0; i < m->lr_types; i++) {
+            uint32_t b;
+            memcpy(&b, &r[i], 4);
+            k = (k ^ b) * 0x9E3779B97F4A7C15ull;
+        }
     }
     return smt_hash_u64(k);
 }
@@ -344,6 +348,11 @@ static int sort_hyps(dec_search *s, hyp **a, uint32_t n)
 {
     if (n < 2)
         return 0;
+    uint32_t run = 1;
+    while (run < n && better(a[run - 1], a[run]))
+        run++;
+    if (run == n)
+        return 0; /* already sorted (e.g. by prune_to_size just before gather_covs) */
     hyp **tmp = arena_alloc(&s->ar, n * sizeof *tmp);
     if (!tmp)
         return SMT_ERR_NOMEM;
@@ -506,14 +515,14 @@ typedef struct row_key {
     hyp *h;
 } row_key;
 
-static int cmp_row(const void *pa, const void *pb)
+static inline int row_before(const row_key *a, const row_key *b)
 {
-    const row_key *a = pa, *b = pb;
     if (a->key != b->key)
-        return a->key > b->key ? -1 : 1;
-    return a->h->id < b->h->id ? -1 : a->h->id > b->h->id;
+        return a->key > b->key;
+    return a->h->id < b->h->id;
 }
 
+/* keys has room for 2 * n: the second half is the merge sort's buffer. */
 static void sort_rows(const dec_search *s, hyp **h, row_key *keys, uint32_t n, int start)
 {
     double w = s->m->has_dist ? s->m->w_dist : 0;
@@ -521,14 +530,30 @@ static void sort_rows(const dec_search *s, hyp **h, row_key *keys, uint32_t n, i
     for (uint32_t i = 0; i < n; i++) {
         keys[i].key = h[i]->score - w * dec_distortion(h[i]->end, start);
         keys[i].h = h[i];
-        if (i && cmp_row(&keys[i - 1], &keys[i]) > 0)
+        if (i && row_before(&keys[i], &keys[i - 1]))
             sorted = 0;
     }
     if (sorted)
         return;
-    qsort(keys, n, sizeof *keys, cmp_row);
+    row_key *src = keys, *dst = keys + n;
+    for (uint32_t width = 1; width < n; width *= 2) {
+        for (uint32_t lo = 0; lo < n; lo += 2 * width) {
+            uint32_t mid = lo + width < n ? lo + width : n;
+            uint32_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            uint32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = row_before(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        row_key *t = src;
+        src = dst;
+        dst = t;
+    }
     for (uint32_t i = 0; i < n; i++)
-        h[i] = keys[i].h;
+        h[i] = src[i].h;
 }
 
 /* Creates the cubes that expand every coverage of stack k (Moses's CreateForwardTodos). */
@@ -539,7 +564,7 @@ static int forward_todos(dec_search *s, uint32_t k)
     int dl = s->m->distortion_limit;
     uint64_t *bits = arena_alloc(&s->ar, s->nw * 8);
     hyp **tmp = arena_alloc(&s->ar, (st->n + 1) * sizeof *tmp);
-    row_key *keys = arena_alloc(&s->ar, (st->n + 1) * sizeof *keys);
+    row_key *keys = arena_alloc(&s->ar, 2 * (st->n + 1) * sizeof *keys);
     if (!bits || !tmp || !keys)
         return SMT_ERR_NOMEM;
     for (uint32_t ci = 0; ci < st->n_covs; ci++) {
@@ -549,6 +574,10 @@ static int forward_todos(dec_search *s, uint32_t k)
         for (size_t start = 0; start < n; start++) {
             if (covered(c->bits, start))
                 continue;
+            /* the rows depend on the start only: selected and sorted once for every length */
+            hyp **rows = NULL;
+            uint32_t nh = 0;
+            int rows_done = 0;
             for (int len = 1; len <= s->max_len && start + len <= n; len++) {
                 size_t end = start + len - 1;
                 if (covered(c->bits, end))
@@ -556,14 +585,21 @@ static int forward_todos(dec_search *s, uint32_t k)
                 const cand_list *o = &s->opts[start * s->max_len + len - 1];
                 if (!o->n || !distortion_ok(s, c, (int)start, (int)end))
                     continue;
-                uint32_t nh = 0;
-                for (uint32_t i = 0; i < c->n_hyps; i++)
-                    if (dl < 0 || dec_distortion(c->hyps[i]->end, (int)start) <= dl)
-                        tmp[nh++] = c->hyps[i];
+                if (!rows_done) {
+                    rows_done = 1;
+                    for (uint32_t i = 0; i < c->n_hyps; i++)
+                        if (dl < 0 || dec_distortion(c->hyps[i]->end, (int)start) <= dl)
+                            tmp[nh++] = c->hyps[i];
+                    if (nh > 1)
+                        sort_rows(s, tmp, keys, nh, (int)start);
+                    if (nh) {
+                        if (!(rows = arena_alloc(&s->ar, nh * sizeof *rows)))
+                            return SMT_ERR_NOMEM;
+                        memcpy(rows, tmp, nh * sizeof *rows);
+                    }
+                }
                 if (!nh)
-                    continue;
-                if (nh > 1)
-                    sort_rows(s, tmp, keys, nh, (int)start);
+                    break;
                 memcpy(bits, c->bits, s->nw * 8);
                 for (size_t i = start; i <= end; i++)
                     bits[i >> 6] |= 1ull << (i & 63);
@@ -571,10 +607,9 @@ static int forward_todos(dec_search *s, uint32_t k)
                 cov *to = cov_get(s, to_st, bits);
                 edge *e = arena_alloc(&s->ar, sizeof *e);
                 size_t seen_bytes = ((size_t)nh * o->n + 7) / 8;
-                if (!to || !e || !(e->hyps = arena_alloc(&s->ar, nh * sizeof *tmp)) ||
-                    !(e->seen = arena_zalloc(&s->ar, seen_bytes)))
+                if (!to || !e || !(e->seen = arena_zalloc(&s->ar, seen_bytes)))
                     return SMT_ERR_NOMEM;
-                memcpy(e->hyps, tmp, nh * sizeof *tmp);
+                e->hyps = rows;
                 e->n_hyps = nh;
                 e->to = to;
                 e->cands = o->c;

@@ -18,7 +18,20 @@ typedef struct arena {
     arena_chunk *spare;  /* chunks kept for the next sentence */
 } arena;
 
-void *arena_alloc(arena *a, size_t size);
+void *arena_alloc_slow(arena *a, size_t size);
+
+/* Bump allocation, 16-byte aligned; a new chunk only when the current one is full. */
+static inline void *arena_alloc(arena *a, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    arena_chunk *c = a->head;
+    if (__builtin_expect(c != NULL && c->used + size <= c->size, 1)) {
+        void *p = (char *)c->data + c->used;
+        c->used += size;
+        return p;
+    }
+    return arena_alloc_slow(a, size);
+}
 void arena_reset(arena *a);
 void arena_free(arena *a);
 
