@@ -378,8 +378,40 @@ static int sort_hyps(dec_search *s, hyp **a, uint32_t n)
     return 0;
 }
 
+/* The k-th largest of v[0..n) (1 <= k <= n); reorders v. Quickselect with a three-way partition
+ * (larger | equal | smaller) around a median-of-three pivot, which always shrinks the range. */
+static double kth_largest(double *v, uint32_t n, uint32_t k)
+{
+    int64_t lo = 0, hi = (int64_t)n - 1, want = (int64_t)k - 1;
+    while (lo < hi) {
+        double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+        double pivot = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+        int64_t lt = lo, i = lo, gt = hi;
+        while (i <= gt) {
+            double x = v[i];
+            if (x > pivot) {
+                v[i++] = v[lt];
+                v[lt++] = x;
+            } else if (x < pivot) {
+                v[i] = v[gt];
+                v[gt--] = x;
+            } else {
+                i++;
+            }
+        }
+        if (want < lt)
+            hi = lt - 1;
+        else if (want > gt)
+            lo = gt + 1;
+        else
+            return pivot;
+    }
+    return v[want];
+}
+
 /* Moses's PruneToSize: keeps hypotheses at least as good as the size-th best (among those within
- * the beam); raises the stack's worst score to that threshold. */
+ * the beam); raises the stack's worst score to that threshold. The threshold is found by selection,
+ * not by sorting: the survivors' order does not matter (gather_covs sorts them). */
 static int prune_to_size(dec_search *s, stack *st, uint32_t size)
 {
     uint32_t n = 0;
@@ -389,20 +421,33 @@ static int prune_to_size(dec_search *s, stack *st, uint32_t size)
     st->n = n;
     if (n <= size)
         return 0;
-    if (sort_hyps(s, st->hyps, n))
-        return SMT_ERR_NOMEM;
+    double best = st->hyps[0]->total;
+    for (uint32_t i = 1; i < n; i++)
+        if (st->hyps[i]->total > best)
+            best = st->hyps[i]->total;
     double floor_score = st->best + s->m->beam_width;
     uint32_t within = 0;
-    while (within < n && st->hyps[within]->total > floor_score)
-        within++;
+    for (uint32_t i = 0; i < n; i++)
+        within += st->hyps[i]->total > floor_score;
     uint32_t k = within < size ? within : size;
-    double threshold = k ? st->hyps[k - 1]->total : st->hyps[0]->total;
+    double threshold = best;
+    if (k > 1) {
+        double *v = arena_alloc(&s->ar, n * sizeof *v);
+        if (!v)
+            return SMT_ERR_NOMEM;
+        for (uint32_t i = 0; i < n; i++)
+            v[i] = st->hyps[i]->total;
+        threshold = kth_largest(v, n, k);
+    }
     uint32_t keep = 0;
-    while (keep < n && st->hyps[keep]->total >= threshold)
-        keep++;
-    for (uint32_t i = keep; i < n; i++) {
-        st->hyps[i]->alive = 0;
-        table_unlink(st, st->hyps[i]);
+    for (uint32_t i = 0; i < n; i++) {
+        hyp *h = st->hyps[i];
+        if (h->total >= threshold) {
+            st->hyps[keep++] = h;
+        } else {
+            h->alive = 0;
+            table_unlink(st, h);
+        }
     }
     st->n = keep;
     st->n_alive = keep;
