@@ -1,4 +1,5 @@
-/* glm_batch.c — the fast CPU paths: many independent walks advanced in lock-step, each lane
+/* glm_batch.c — the fast CPU paths: many independent walks advanced in lock-step (rows: 16 lanes;
+ * sentences: level-synchronous chunks, see sentences_levelsync), each lane
  * prefetching the next node it needs before the driver moves on to the other lanes, so that the
  * memory latency of one lane's B-tree step overlaps with the work of the others (AMAC-style).
  * Each lane does exactly what glm_walk does, in the same order, so the floats are identical; only
@@ -160,7 +161,7 @@ static inline void walk_start(const fast_layout *F, walk *k, glm_word w, const g
  * finish. */
 static inline void walk_descend(const fast_layout *F, walk *k, const glm_mid *m)
 {
-    if (k->len > k->nh || k->len >= F->order) {
+    if (k->len > k->nh) { /* every caller has nh <= N - 1, so this also stops at level N */
         k->phase = PH_DONE;
         return;
     }
@@ -459,10 +460,152 @@ static inline float lane_finish(unsigned N, glm_state *st, glm_word w, const wal
     return p;
 }
 
+/* Level-synchronous scoring of the tokens of sentences [s0, s1): tokens are walked in chunks of
+ * LS_CHUNK, each with its full history inside its sentence (up to N - 1 words, <s> first unless
+ * null_context) instead of its state, so the walks are independent. The walks of a chunk advance
+ * one memory step per round, grouped by phase (unigram, value, index probe, node search: one
+ * loop each, no per-step dispatch); a step prefetches what the walk needs next, which arrives
+ * while the rest of the round runs. Then one pass in text order applies KenLM's state logic
+ * (lane_finish). Exact: the state after a word holds the most recent words up to the deepest
+ * n-gram that can be extended, so the walk from the state is a prefix of the full-history walk,
+ * and the two are equal unless the full walk matched deeper than the state allows (len > state
+ * length + 1, impossible for a model whose -0.0 backoffs are KenLM's); such a token is rescored
+ * from its state by the reference walk. */
+#ifndef GLM_SENTENCE_LANES /* 1: the older path below (16 lanes of sentences, one state each) */
+#define GLM_SENTENCE_LANES 0
+#endif
+#ifndef LS_CHUNK
+#define LS_CHUNK 256
+#endif
+
+static void sentences_levelsync(const glm_model *m, const fast_layout *F, const glm_word *ids,
+                                const uint64_t *sstart, size_t s0, size_t s1, int null_context,
+                                float *prob, uint8_t *len)
+{
+    unsigned N = F->order, H = N - 1;
+    glm_state begin, st;
+    if (null_context)
+        glm_state_null(&begin);
+    else
+        glm_state_begin(m, &begin);
+    st = begin;
+    walk *wk = malloc(LS_CHUNK * sizeof *wk);
+    enum { RB = 2 * LS_CHUNK + GLM_MAX_ORDER + 2 };
+    glm_word *rb = malloc(RB * sizeof *rb);
+    uint16_t *cur = malloc(4 * LS_CHUNK * sizeof *cur), *nxt = malloc(4 * LS_CHUNK * sizeof *nxt);
+    if (!wk || !rb || !cur || !nxt) { /* out of memory: the reference path needs none */
+        free(wk), free(rb), free(cur), free(nxt);
+        sentences_ref(m, ids, sstart, s0, s1, null_context, prob, len);
+        return;
+    }
+    size_t s = s0; /* sentence of the next token to set up */
+    while (s < s1 && sstart[s] == sstart[s + 1])
+        s++;
+    size_t fs = s; /* sentence of the next token to finish */
+    uint64_t T1 = sstart[s1];
+    uint64_t t0 = s < s1 ? sstart[s] : T1;
+    while (t0 < T1) {
+        uint64_t t1 = t0 + LS_CHUNK < T1 ? t0 + LS_CHUNK : T1;
+        unsigned nc[4] = {0, 0, 0, 0};
+        /* set up the walks. The histories live in rb, filled backwards in text order with <s>
+         * before every sentence (unless null_context): a token's history (most recent word
+         * first) starts just below the slot of its own word. Empty sentences hold no tokens, so
+         * only s moves over them. */
+        unsigned pos = RB;
+        {
+            while (t0 >= sstart[s + 1])
+                s++;
+            uint64_t p0 = t0 - sstart[s];
+            if (p0 > 0) { /* the chunk starts inside a sentence: its context first */
+                if (!null_context && p0 < H)
+                    rb[--pos] = m->par.bos;
+                for (unsigned u = p0 < H ? (unsigned)p0 : H; u > 0; u--)
+                    rb[--pos] = ids[t0 - u];
+            }
+        }
+        for (uint64_t t = t0; t < t1; t++) {
+            while (t >= sstart[s + 1])
+                s++;
+            unsigned i = (unsigned)(t - t0);
+            uint64_t p = t - sstart[s] + (null_context ? 0 : 1); /* history words available */
+            if (p == 1 && !null_context)
+                rb[--pos] = m->par.bos;
+            walk_start(F, &wk[i], ids[t], rb + pos, p < H ? (unsigned)p : H);
+            rb[--pos] = ids[t];
+        }
+        /* the first round: every walk reads its unigram */
+        for (unsigned i = 0; i < (unsigned)(t1 - t0); i++) {
+            walk *k = &wk[i];
+            walk_step(F, k);
+            if (k->phase != PH_DONE)
+                cur[k->phase * LS_CHUNK + nc[k->phase]++] = (uint16_t)i;
+        }
+        /* then rounds: each live walk makes one step, phase by phase */
+        while (nc[PH_VALUE] | nc[PH_HASH] | nc[PH_SEARCH]) {
+            unsigned nn[4] = {0, 0, 0, 0};
+#define LS_PASS(P)                                                                                \
+    for (unsigned x = 0; x < nc[P]; x++) {                                                       \
+        walk *k = &wk[cur[P * LS_CHUNK + x]];                                                     \
+        k->phase = P;                                                                             \
+        walk_step(F, k);                                                                          \
+        if (k->phase != PH_DONE)                                                                  \
+            nxt[k->phase * LS_CHUNK + nn[k->phase]++] = cur[P * LS_CHUNK + x];                    \
+    }
+            LS_PASS(PH_VALUE)
+            LS_PASS(PH_HASH)
+            LS_PASS(PH_SEARCH)
+#undef LS_PASS
+            uint16_t *tmp = cur;
+            cur = nxt;
+            nxt = tmp;
+            memcpy(nc, nn, sizeof nc);
+        }
+        /* KenLM's state logic in text order */
+        for (uint64_t t = t0; t < t1; t++) {
+            while (t >= sstart[fs + 1])
+                fs++;
+            if (t == sstart[fs])
+                st = begin;
+            const walk *k = &wk[t - t0];
+            unsigned kl = k->len;
+            if (kl > (unsigned)st.length + 1u) { /* see above: rescore from the state */
+                unsigned l;
+                glm_state o;
+                /* the state's words: the most recent ones, the start of this token's history */
+                memcpy(st.words, k->hist, st.length * sizeof st.words[0]);
+                prob[t] = glm_score_ref(m, &st, ids[t], &o, &l);
+                st = o;
+                len[t] = (uint8_t)l;
+                continue;
+            }
+            /* lane_finish without the words (the histories come from the text) */
+            float pr = k->prob;
+            for (unsigned j = kl - 1; j < st.length; j++)
+                pr += st.backoff[j];
+            unsigned top = kl < N ? kl : N - 1, nl = 0;
+            for (unsigned j = 0; j < top; j++)
+                if (glm_has_extension(k->bo[j]))
+                    nl = j + 1;
+            memcpy(st.backoff, k->bo, sizeof st.backoff);
+            st.length = (uint8_t)nl;
+            prob[t] = pr;
+            len[t] = (uint8_t)kl;
+        }
+        t0 = t1;
+    }
+    free(wk), free(rb), free(cur), free(nxt);
+}
+
 void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
                          size_t s0, size_t s1, int null_context, int fast, float *prob,
                          uint8_t *len)
 {
+    if (fast && fast_ok(m) && !GLM_SENTENCE_LANES) {
+        fast_layout F;
+        fast_setup(m, &F);
+        sentences_levelsync(m, &F, ids, sstart, s0, s1, null_context, prob, len);
+        return;
+    }
     if (!fast || !fast_ok(m)) {
         sentences_ref(m, ids, sstart, s0, s1, null_context, prob, len);
         return;
