@@ -76,12 +76,18 @@ void arena_free(arena *a)
 
 /* ---------------------------------------------------------------- candidate queue */
 
+/* A heap entry is small (16 bytes: the heap moves entries around); the rest of a queued cube cell
+ * lies in a side array, by slot. */
 typedef struct qitem {
     double total; /* h->total and h->id, copied so that the heap stays within its array */
-    uint32_t id, x, y;
+    uint32_t id, slot;
+} qitem;
+
+typedef struct qcell {
     hyp *h;
     edge *e;
-} qitem;
+    uint32_t x, y;
+} qcell;
 
 static inline int q_better(const qitem *a, const qitem *b)
 {
@@ -100,6 +106,8 @@ static inline int better(const hyp *a, const hyp *b)
 typedef struct queue {
     qitem *items;
     size_t n, cap;
+    qcell *cells;
+    size_t n_cells, cap_cells;
 } queue;
 
 static int q_push(queue *q, qitem it)
@@ -687,7 +695,18 @@ static int push_cell(dec_search *s, edge *e, uint32_t x, uint32_t y, int complet
     hyp *h = expand(s, e->hyps[x], &e->cands[y], e->start, e->end, e->to, complete);
     if (!h)
         return SMT_ERR_NOMEM;
-    return q_push(search_queue(s), (qitem){h->total, h->id, x, y, h, e});
+    queue *q = search_queue(s);
+    if (q->n_cells == q->cap_cells) {
+        size_t cap = q->cap_cells ? q->cap_cells * 2 : 1024;
+        qcell *p = realloc(q->cells, cap * sizeof *p);
+        if (!p)
+            return SMT_ERR_NOMEM;
+        q->cells = p;
+        q->cap_cells = cap;
+    }
+    uint32_t slot = (uint32_t)q->n_cells++;
+    q->cells[slot] = (qcell){h, e, x, y};
+    return q_push(q, (qitem){h->total, h->id, slot});
 }
 
 /* ---------------------------------------------------------------- the sentence */
@@ -730,6 +749,7 @@ void dec_search_free(dec_search *s)
         free(s->lmv[l]);
     }
     free(search_queue(s)->items);
+    free(search_queue(s)->cells);
     free(s);
 }
 
@@ -809,12 +829,13 @@ static int process_stack(dec_search *s, uint32_t k)
     stack *st = &s->stacks[k];
     queue *q = search_queue(s);
     q->n = 0;
+    q->n_cells = 0;
     int complete = k == s->n, rc;
     for (uint32_t i = 0; i < st->n_edges; i++)
         if ((rc = push_cell(s, st->edges[i], 0, 0, complete)))
             return rc;
     for (int pops = 0; pops < s->m->pop_limit && q->n; pops++) {
-        qitem it = q_pop(q);
+        qcell it = q->cells[q_pop(q).slot];
         if ((rc = stack_add(s, st, it.h)) || (rc = push_cell(s, it.e, it.x + 1, it.y, complete)) ||
             (rc = push_cell(s, it.e, it.x, it.y + 1, complete)))
             return rc;
