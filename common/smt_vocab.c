@@ -63,10 +63,21 @@ int smt_vocab_load(smt_vocab *v, const smt_mapped *m, const char *prefix, smt_er
     if (n_slots == 0 || (n_slots & (n_slots - 1)) || n_slots <= n)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: vocabulary '%s' hash table corrupted", path,
                            prefix);
-    for (uint64_t i = 0; i < n_slots; i++)
-        if (sl[i].id != SMT_VOCAB_NONE && sl[i].id >= n)
+    /* Every id in range, and at least one empty slot: a lookup probes until it meets one, so a
+     * damaged table without any would loop forever. */
+    uint64_t used = 0;
+    for (uint64_t i = 0; i < n_slots; i++) {
+        if (sl[i].id == SMT_VOCAB_NONE)
+            continue;
+        if (sl[i].id >= n)
             return smt_err_set(err, SMT_ERR_CORRUPT, "%s: vocabulary '%s' hash table corrupted",
                                path, prefix);
+        used++;
+    }
+    if (used != n)
+        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: vocabulary '%s' hash table holds %llu ids, "
+                           "expected %llu", path, prefix, (unsigned long long)used,
+                           (unsigned long long)n);
     v->str = s;
     v->off = o;
     v->slots = sl;

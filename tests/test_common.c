@@ -371,3 +371,37 @@ Test(vocab, build_write_map_lookup)
     smt_vocab_builder_free(b);
     free(path);
 }
+
+/* A damaged hash table with no empty slot would make lookups probe forever: loading must refuse it,
+ * even when the file's checksums match (they are only checked on request). */
+Test(vocab, full_hash_table_is_refused)
+{
+    smt_vocab_builder *b;
+    smt_err e;
+    cr_assert_eq(smt_vocab_builder_create(&b, &e), 0);
+    uint32_t id;
+    cr_assert_eq(smt_vocab_builder_add(b, "a", 1, &id, &e), 0);
+    cr_assert_eq(smt_vocab_builder_add(b, "b", 1, &id, &e), 0);
+    smt_vocab v = smt_vocab_builder_view(b);
+    size_t n_slots = (size_t)v.mask + 1;
+    smt_vocab_slot *full = malloc(n_slots * sizeof *full);
+    for (size_t i = 0; i < n_slots; i++)
+        full[i] = (smt_vocab_slot){(uint32_t)(i % 2), 0};
+    char *path = tu_join(dir, "full.bin");
+    smt_writer *w;
+    cr_assert_eq(smt_writer_open(&w, path, "VOC1", 1, &e), 0);
+    cr_assert_eq(smt_writer_section(w, "v.str", v.str, (size_t)v.str_size, &e), 0);
+    cr_assert_eq(smt_writer_section(w, "v.off", v.off, ((size_t)v.n + 1) * 8, &e), 0);
+    cr_assert_eq(smt_writer_section(w, "v.hash", full, n_slots * sizeof *full, &e), 0);
+    cr_assert_eq(smt_writer_finish(w, &e), 0);
+    smt_mapped *m;
+    cr_assert_eq(smt_mapped_open(&m, path, "VOC1", 1, SMT_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    smt_vocab loaded;
+    cr_assert_eq(smt_vocab_load(&loaded, m, "v", &e), SMT_ERR_CORRUPT);
+    cr_assert(strstr(e.msg, "hash table") != NULL, "%s", e.msg);
+    smt_mapped_close(m);
+    free(full);
+    free(path);
+    smt_vocab_builder_free(b);
+}
+
