@@ -477,6 +477,7 @@ static inline float lane_finish(unsigned N, glm_state *st, glm_word w, const wal
 #ifndef LS_CHUNK
 #define LS_CHUNK 256
 #endif
+_Static_assert(LS_CHUNK >= 1 && LS_CHUNK <= 65536, "walk indexes are 16-bit");
 
 static void sentences_levelsync(const glm_model *m, const fast_layout *F, const glm_word *ids,
                                 const uint64_t *sstart, size_t s0, size_t s1, int null_context,
