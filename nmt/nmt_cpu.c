@@ -26,11 +26,8 @@ typedef struct lin_job {
  * without AVX. */
 typedef float v8f __attribute__((vector_size(32)));
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-/* AVX2 where the CPU has it, chosen at load time; the same arithmetic (no FMA contraction in ISO C),
- * so the result does not depend on the machine. */
-__attribute__((target_clones("avx2", "default")))
-#endif
+/* AVX2 where the CPU has it (see NMT_CLONES in nmt_out_fast.h). */
+NMT_CLONES
 static void lin_tile(const float *restrict x, int in, const float *restrict wt, int out, int nr,
                      float out_acc[TILE_R][TILE_C])
 {

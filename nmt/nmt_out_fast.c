@@ -12,11 +12,6 @@
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define NMT_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define NMT_CLONES
-#endif
 
 /* Lane-wise select: m ? a : b (m lanes are all ones or all zeros). */
 #define VSEL(m, a, b) ((v8f)(((v8i)(a) & (m)) | ((v8i)(b) & ~(m))))
