@@ -143,7 +143,8 @@ __global__ void k_out_reduce(const float *pm, const float *ps, const float *pval
     if (k == 0) {
         if (lane == 0) {
             int32_t id = gather_ids[b];
-            val[b] = id >= 0 && id < V ? ld_biased(x + (size_t)b * V, bias, id) - l : -INFINITY;
+            val[b] = id >= 0 && id < V ? nmt_logprob(ld_biased(x + (size_t)b * V, bias, id), l)
+                                        : -INFINITY;
         }
         return;
     }
@@ -165,7 +166,7 @@ __global__ void k_out_reduce(const float *pm, const float *ps, const float *pval
             ptr++;
         if (lane == 0) {
             if (val)
-                val[(size_t)b * k + j] = SOFTMAX ? bv - l : bv;
+                val[(size_t)b * k + j] = SOFTMAX ? nmt_logprob(bv, l) : bv;
             ids[(size_t)b * k + j] = bi;
         }
     }

@@ -53,7 +53,7 @@ void nmt_out_topk(const float *x, const float *bias, int B, int V, int k, int n_
             lse[b] = l;
         if (val)
             for (int j = 0; j < k; j++)
-                val[(size_t)b * k + j] = kv[j] - l;
+                val[(size_t)b * k + j] = nmt_logprob(kv[j], l);
     }
 }
 
@@ -114,6 +114,7 @@ void nmt_out_gather(const float *x, const float *bias, int B, int V, const int32
         for (int i = 0; i < V; i++)
             nmt_ms_add(&m, &s, biased(row, bias, i));
         int32_t id = ids[b];
-        logprob[b] = id >= 0 && id < V ? biased(row, bias, id) - nmt_ms_lse(m, s) : -INFINITY;
+        logprob[b] = id >= 0 && id < V ? nmt_logprob(biased(row, bias, id), nmt_ms_lse(m, s))
+                                        : -INFINITY;
     }
 }

@@ -110,7 +110,7 @@ void nmt_out_topk_fast(const float *x, const float *bias, int V, int k, float *v
     float l = nmt_ms_lse(m, s);
     *lse = l;
     for (int j = 0; j < k; j++)
-        val[j] = kv[j] - l;
+        val[j] = nmt_logprob(kv[j], l);
 }
 
 float nmt_out_gather_fast(const float *x, const float *bias, int V, int32_t id)
@@ -119,5 +119,5 @@ float nmt_out_gather_fast(const float *x, const float *bias, int V, int32_t id)
     row_pass(x, bias, V, 0, 1, &m, &s, NULL, NULL);
     if (id < 0 || id >= V)
         return -INFINITY;
-    return (bias ? x[id] + bias[id] : x[id]) - nmt_ms_lse(m, s);
+    return nmt_logprob(bias ? x[id] + bias[id] : x[id], nmt_ms_lse(m, s));
 }

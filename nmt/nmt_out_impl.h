@@ -56,6 +56,11 @@ NMT_HD void nmt_ms_merge(float *m, float *s, float m2, float s2)
 /* log-sum-exp from (m,s); -inf for an empty row. */
 NMT_HD float nmt_ms_lse(float m, float s) { return m > -INFINITY ? m + logf(s) : -INFINITY; }
 
+/* The log-probability of a logit v in a row with log-sum-exp lse. A row whose logits are all -inf
+ * has no distribution: its words get -inf, never the NaN of -inf - -inf, which would poison every
+ * score it is added to. */
+NMT_HD float nmt_logprob(float v, float lse) { return lse > -INFINITY ? v - lse : -INFINITY; }
+
 /* Resets a k-best list (sorted best first) to k empty slots. */
 NMT_HD void nmt_kb_init(float *val, int32_t *id, int k)
 {

@@ -95,8 +95,11 @@ Test(nmt_out, fused_matches_naive_and_unfused)
                     else
                         cr_assert_eq(id, ref[j], "B=%d V=%d k=%d shards=%d row %d rank %d: %d vs %d",
                                      B, V, k, shards, b, j, id, ref[j]);
-                    if (isinf(l))
-                        continue; /* an empty row: no probabilities to compare */
+                    if (isinf(l)) { /* an empty row: no distribution, every word gets -inf */
+                        cr_assert(isinf(val[b * k + j]) && val[b * k + j] < 0, "empty row: %g",
+                                  val[b * k + j]);
+                        continue;
+                    }
                     float want = x[(size_t)b * V + id] + bias[id] - lse[b];
                     cr_assert(CLOSE(val[b * k + j], want, 1e-5f, 1e-6f) ||
                               (isinf(want) && val[b * k + j] == want));
@@ -195,9 +198,13 @@ Test(nmt_out_gpu, topk_fused_and_unfused_match_cpu)
                 cr_assert_arr_eq(gids, ids, (size_t)B * k * 4, "mode %d B=%d V=%d k=%d", mode, B,
                                  V, k);
                 for (int i = 0; i < B * k; i++)
-                    cr_assert(CLOSE(gval[i], val[i], 1e-4f, 1e-5f) || (isinf(val[i]) && isinf(gval[i])));
+                    cr_assert(CLOSE(gval[i], val[i], 1e-4f, 1e-5f) || (isinf(val[i]) && isinf(gval[i])),
+                              "mode %d shards %d B=%d V=%d k=%d i=%d: gpu %.9g cpu %.9g", mode,
+                              shards, B, V, k, i, gval[i], val[i]);
                 for (int b = 0; b < B; b++)
-                    cr_assert(CLOSE(glse[b], lse[b], 1e-4f, 1e-5f) || glse[b] == lse[b]);
+                    cr_assert(CLOSE(glse[b], lse[b], 1e-4f, 1e-5f) || glse[b] == lse[b],
+                              "mode %d shards %d B=%d V=%d k=%d row %d: lse gpu %.9g cpu %.9g", mode,
+                              shards, B, V, k, b, glse[b], lse[b]);
             }
         free(x), free(bias), free(val), free(gval), free(ids), free(gids);
     }
