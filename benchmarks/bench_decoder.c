@@ -18,7 +18,7 @@
 #include <sys/resource.h>
 
 #include "decoder.h"
-#include "smt_hash.h"
+#include "smt_bleu.h"
 #include "smt_progress.h"
 
 /* ---------------------------------------------------------------- BLEU */
@@ -45,102 +45,22 @@ static lines split_lines(char *text)
     return l;
 }
 
-/* Token hashes of a line. */
-static size_t tokens(const char *s, uint64_t *out, size_t max)
-{
-    size_t n = 0;
-    while (*s && n < max) {
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (!*s)
-            break;
-        const char *b = s;
-        while (*s && *s != ' ' && *s != '\t')
-            s++;
-        out[n++] = smt_hash_bytes(b, (size_t)(s - b));
-    }
-    return n;
-}
-
-typedef struct ngram_count {
-    uint64_t key;
-    int count;
-} ngram_count;
-
-/* Counts of the n-grams of one order in a small open-addressing table (size: power of two). */
-static void count_ngrams(const uint64_t *t, size_t n, int order, ngram_count *tab, size_t size)
-{
-    memset(tab, 0, size * sizeof *tab);
-    for (size_t i = 0; i + (size_t)order <= n; i++) {
-        uint64_t k = (uint64_t)order;
-        for (int j = 0; j < order; j++)
-            k = smt_hash_u64(k ^ t[i + j]);
-        k |= 1;
-        size_t h = k & (size - 1);
-        while (tab[h].key && tab[h].key != k)
-            h = (h + 1) & (size - 1);
-        tab[h].key = k;
-        tab[h].count++;
-    }
-}
-
-static int lookup_count(const ngram_count *tab, size_t size, uint64_t k)
-{
-    size_t h = k & (size - 1);
-    while (tab[h].key && tab[h].key != k)
-        h = (h + 1) & (size - 1);
-    return tab[h].count;
-}
-
-#define MAXTOK 4096
-
-/* Corpus BLEU (percent) of hyp against n_refs reference sets. */
+/* Corpus BLEU (percent) of hyp against n_refs reference sets (smt_bleu: multi-bleu.perl's formula);
+ * a reference set shorter than the hypotheses counts its missing lines as empty. */
 static double bleu(const lines *hyp, const lines *refs, int n_refs)
 {
-    double match[5] = {0}, total[5] = {0}, hyp_len = 0, ref_len = 0;
-    static uint64_t th[MAXTOK], tr[MAXTOK];
-    size_t size = 2 * MAXTOK;
-    ngram_count *ht = malloc(size * sizeof *ht), *rt = malloc(size * sizeof *rt);
-    int *maxref = malloc(size * sizeof *maxref);
+    smt_bleu_stat sum, st;
+    memset(&sum, 0, sizeof sum);
+    if (n_refs > SMT_BLEU_MAX_REFS)
+        n_refs = SMT_BLEU_MAX_REFS;
     for (size_t i = 0; i < hyp->n; i++) {
-        size_t nh = tokens(hyp->v[i], th, MAXTOK);
-        hyp_len += (double)nh;
-        size_t best_len = 0, best_diff = SIZE_MAX;
-        for (int r = 0; r < n_refs; r++) {
-            size_t nr = i < refs[r].n ? tokens(refs[r].v[i], tr, MAXTOK) : 0;
-            size_t diff = nr > nh ? nr - nh : nh - nr;
-            if (diff < best_diff || (diff == best_diff && nr < best_len))
-                best_diff = diff, best_len = nr;
-        }
-        ref_len += (double)best_len;
-        for (int order = 1; order <= 4; order++) {
-            count_ngrams(th, nh, order, ht, size);
-            memset(maxref, 0, size * sizeof *maxref);
-            for (int r = 0; r < n_refs; r++) {
-                size_t nr = i < refs[r].n ? tokens(refs[r].v[i], tr, MAXTOK) : 0;
-                count_ngrams(tr, nr, order, rt, size);
-                for (size_t h = 0; h < size; h++)
-                    if (ht[h].key) {
-                        int c = lookup_count(rt, size, ht[h].key);
-                        if (c > maxref[h])
-                            maxref[h] = c;
-                    }
-            }
-            for (size_t h = 0; h < size; h++)
-                if (ht[h].key)
-                    match[order] += ht[h].count < maxref[h] ? ht[h].count : maxref[h];
-            total[order] += nh >= (size_t)order ? (double)(nh - (size_t)order + 1) : 0;
-        }
+        const char *r[SMT_BLEU_MAX_REFS];
+        for (int k = 0; k < n_refs; k++)
+            r[k] = i < refs[k].n ? refs[k].v[i] : "";
+        smt_bleu_stats(hyp->v[i], r, n_refs, &st);
+        smt_bleu_add(&sum, &st);
     }
-    free(ht), free(rt), free(maxref);
-    double logp = 0;
-    for (int order = 1; order <= 4; order++) {
-        if (match[order] == 0 || total[order] == 0)
-            return 0;
-        logp += log(match[order] / total[order]) / 4;
-    }
-    double bp = hyp_len < ref_len ? 1 - ref_len / hyp_len : 0;
-    return 100 * exp(logp + bp);
+    return smt_bleu_score(&sum);
 }
 
 /* ---------------------------------------------------------------- the benchmark */

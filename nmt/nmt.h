@@ -174,9 +174,6 @@ int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_pat
                       const nmt_rescore_options *opt, const char *nbest_out_path,
                       const char *best_out_path, smt_err *err);
 
-/* Corpus BLEU (4-gram, brevity penalty, as multi-bleu.perl) of n hypotheses against one reference
- * each, in percent. Both are blank-separated token strings. */
-double nmt_bleu(size_t n, const char *const *hyp, const char *const *ref);
 
 #ifdef __cplusplus
 }

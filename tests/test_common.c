@@ -2,11 +2,13 @@
  * reader (plain, gzip, CRLF, long and unterminated lines, truncated gzip) and the vocabulary.
  * The thread pool and the reader's helper thread are tested in threaded_common.c (run under TSan). */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
+#include "smt_bleu.h"
 #include "smt_file.h"
 #include "smt_lines.h"
 #include "smt_vocab.h"
@@ -403,5 +405,38 @@ Test(vocab, full_hash_table_is_refused)
     free(full);
     free(path);
     smt_vocab_builder_free(b);
+}
+
+/* ------------------------------------------------------------ BLEU */
+
+Test(bleu, multi_bleu_formula)
+{
+    const char *h[] = {"the cat sat on the mat today", "a b c d e f", "there is a dog in the house"};
+    const char *r[] = {"the cat sat on a mat", "a b c d e f g h", "there is a cat in the house ."};
+    const char *const *one[] = {r};
+    /* 53.77 from an independent implementation of multi-bleu.perl's formula */
+    double b = smt_bleu_corpus(3, h, one, 1);
+    cr_expect(fabs(b - 53.77) < 0.01, "BLEU %.4f", b);
+    const char *const *self[] = {h};
+    cr_expect(fabs(smt_bleu_corpus(3, h, self, 1) - 100.0) < 1e-9);
+    const char *e[] = {"", "", ""};
+    cr_expect_eq(smt_bleu_corpus(3, e, one, 1), 0.0);
+    /* several references: clipped by the most generous one, the closest length */
+    const char *refs[2] = {"a b c d e f g h", "the cat sat on the mat today"};
+    smt_bleu_stat st;
+    smt_bleu_stats(h[0], refs, 2, &st);
+    cr_expect_eq(st.match[3], 4);
+    cr_expect_eq(st.ref_len, 7);
+    cr_expect(fabs(smt_bleu_score(&st) - 100.0) < 1e-9);
+    /* two reference sets through the corpus call give the same as per-sentence statistics */
+    const char *r2[] = {"the cat sat on the mat today", "a b c d e f", "there is a cat in the house"};
+    const char *const *two[] = {r, r2};
+    smt_bleu_stat sum = {0}, s;
+    for (int i = 0; i < 3; i++) {
+        const char *rr[2] = {r[i], r2[i]};
+        smt_bleu_stats(h[i], rr, 2, &s);
+        smt_bleu_add(&sum, &s);
+    }
+    cr_expect_eq(smt_bleu_corpus(3, h, two, 2), smt_bleu_score(&sum));
 }
 

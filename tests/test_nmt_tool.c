@@ -119,24 +119,6 @@ Test(nmt_tool, bad_nbest_line_names_file_and_line)
     free(model), free(src), free(dir), free(bad);
 }
 
-Test(nmt_tool, bleu)
-{
-    const char *h[] = {"the cat sat on the mat today", "a b c d e f", "there is a dog in the house"};
-    const char *r[] = {"the cat sat on a mat", "a b c d e f g h", "there is a cat in the house ."};
-    /* 53.77 from an independent implementation of multi-bleu.perl's formula */
-    cr_expect(fabs(nmt_bleu(3, h, r) - 53.77) < 0.01, "BLEU %.4f", nmt_bleu(3, h, r));
-    cr_expect(fabs(nmt_bleu(3, r, r) - 100.0) < 1e-9);
-    const char *e[] = {"", "", ""};
-    cr_expect_eq(nmt_bleu(3, e, r), 0.0);
-    /* several references: clipped by the most generous one, the closest length */
-    const char *refs[2] = {"a b c d e f g h", "the cat sat on the mat today"};
-    nmt_bleu_stat st;
-    nmt_bleu_stats_multi(h[0], refs, 2, &st);
-    cr_expect_eq(st.match[3], 4);
-    cr_expect_eq(st.ref_len, 7);
-    cr_expect(fabs(nmt_bleu_from_stats(&st) - 100.0) < 1e-9);
-}
-
 Test(nmt_tool, trainer_end_to_end, .timeout = 300)
 {
     if (tu_run("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1", NULL, NULL) != 0)

@@ -18,6 +18,7 @@
 
 #include "nmt.h"
 #include "nmt_rescore.h"
+#include "smt_bleu.h"
 #include "smt_lines.h"
 
 typedef struct args {
@@ -124,12 +125,12 @@ static int read_refs(const char *list, char ***refs, int *nref, size_t *n, smt_e
     return *nref ? 0 : -1;
 }
 
-static void stats_for(char ***refs, int nref, size_t line, const char *hyp, nmt_bleu_stat *st)
+static void stats_for(char ***refs, int nref, size_t line, const char *hyp, smt_bleu_stat *st)
 {
     const char *r[8];
     for (int k = 0; k < nref; k++)
         r[k] = refs[k][line];
-    nmt_bleu_stats_multi(hyp, r, nref, st);
+    smt_bleu_stats(hyp, r, nref, st);
 }
 
 /* ---- tune: the NMT weight that maximizes BLEU of the re-ranked 1-best ----
@@ -139,7 +140,7 @@ static void stats_for(char ***refs, int nref, size_t line, const char *hyp, nmt_
 typedef struct hyp_row {
     long id;
     double base, nmt;
-    nmt_bleu_stat st;
+    smt_bleu_stat st;
     const char *words;
 } hyp_row;
 
@@ -147,7 +148,7 @@ typedef struct tune_set {
     const hyp_row *h;
     size_t n;
     long n_ref;
-    const nmt_bleu_stat *empty; /* statistics of an empty output, for missing sentences */
+    const smt_bleu_stat *empty; /* statistics of an empty output, for missing sentences */
 } tune_set;
 
 /* The 1-best of sentence id (h[*i..] holds its rows; *i advances past them), or NULL. */
@@ -167,16 +168,16 @@ static const hyp_row *pick(const tune_set *T, size_t *i, long id, double w, doub
 /* BLEU of the picks over sentences in fold (fold < 0: all; out: all but fold). */
 static double pick_bleu(const tune_set *T, double w, double u, int folds, int fold, int out)
 {
-    nmt_bleu_stat sum;
+    smt_bleu_stat sum;
     memset(&sum, 0, sizeof sum);
     size_t i = 0;
     for (long id = 0; id < T->n_ref; id++) {
         const hyp_row *b = pick(T, &i, id, w, u);
         int in = fold < 0 || ((id % folds == fold) != out);
         if (in)
-            nmt_bleu_add(&sum, b ? &b->st : &T->empty[id]);
+            smt_bleu_add(&sum, b ? &b->st : &T->empty[id]);
     }
-    return nmt_bleu_from_stats(&sum);
+    return smt_bleu_score(&sum);
 }
 
 typedef struct grid {
@@ -213,7 +214,7 @@ static int cmd_tune(const args *a)
         return 1;
     }
     hyp_row *h = calloc(nl ? nl : 1, sizeof *h);
-    nmt_bleu_stat *empty = calloc(nr ? nr : 1, sizeof *empty);
+    smt_bleu_stat *empty = calloc(nr ? nr : 1, sizeof *empty);
     const char *fname = a->feature ? a->feature : "NMT0";
     size_t n = 0;
     for (size_t i = 0; i < nl; i++) {
@@ -272,14 +273,14 @@ static int cmd_tune(const args *a)
                    pick_bleu(&T, fw[f], fu[f], a->folds, f, 0));
         }
     }
-    nmt_bleu_stat sum;
+    smt_bleu_stat sum;
     memset(&sum, 0, sizeof sum);
     FILE *best = a->best_out ? fopen(a->best_out, "w") : NULL;
     size_t i = 0;
     for (long id = 0; id < (long)nr; id++) {
         int f = a->folds > 1 ? (int)(id % a->folds) : 0;
         const hyp_row *b = pick(&T, &i, id, fw[f], fu[f]);
-        nmt_bleu_add(&sum, b ? &b->st : &empty[id]);
+        smt_bleu_add(&sum, b ? &b->st : &empty[id]);
         if (best) {
             size_t len = b ? strlen(b->words) : 0;
             while (len && b->words[len - 1] == ' ')
@@ -288,7 +289,7 @@ static int cmd_tune(const args *a)
         }
     }
     if (a->folds > 1)
-        printf("cross-validated BLEU %.2f (baseline %.2f)\n", nmt_bleu_from_stats(&sum), base);
+        printf("cross-validated BLEU %.2f (baseline %.2f)\n", smt_bleu_score(&sum), base);
     if (best)
         fclose(best);
     free(fw);
@@ -311,13 +312,13 @@ static int cmd_bleu(const args *a)
         fprintf(stderr, "nmt bleu: %s\n", !hyp ? err.msg : "cannot read the references or line counts differ");
         return 1;
     }
-    nmt_bleu_stat sum, st;
+    smt_bleu_stat sum, st;
     memset(&sum, 0, sizeof sum);
     for (size_t i = 0; i < nh; i++) {
         stats_for(refs, nref, i, hyp[i], &st);
-        nmt_bleu_add(&sum, &st);
+        smt_bleu_add(&sum, &st);
     }
-    printf("BLEU = %.2f\n", nmt_bleu_from_stats(&sum));
+    printf("BLEU = %.2f\n", smt_bleu_score(&sum));
     free_all(hyp, nh);
     for (int k = 0; k < nref; k++)
         free_all(refs[k], nr);
