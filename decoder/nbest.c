@@ -190,7 +190,8 @@ typedef struct plist {
     size_t n, cap;
 } plist;
 
-static int plist_add(plist *l, tpath *p)
+/* Room for one more path. Returns 0 or SMT_ERR_NOMEM. */
+static int plist_reserve(plist *l)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 256;
@@ -200,6 +201,13 @@ static int plist_add(plist *l, tpath *p)
         l->p = q;
         l->cap = cap;
     }
+    return 0;
+}
+
+static int plist_add(plist *l, tpath *p)
+{
+    if (plist_reserve(l))
+        return SMT_ERR_NOMEM;
     size_t i = l->n++;
     while (i > 0 && path_better(p, l->p[(i - 1) / 2])) {
         l->p[i] = l->p[(i - 1) / 2];
@@ -243,14 +251,8 @@ static void plist_prune(plist *l, size_t limit)
 
 static int done_add(plist *l, tpath *p)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        tpath **q = realloc(l->p, cap * sizeof *q);
-        if (!q)
-            return SMT_ERR_NOMEM;
-        l->p = q;
-        l->cap = cap;
-    }
+    if (plist_reserve(l))
+        return SMT_ERR_NOMEM;
     l->p[l->n++] = p;
     return 0;
 }

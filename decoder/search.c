@@ -205,14 +205,10 @@ static cov *cov_get(dec_search *s, stack *st, const uint64_t *bits)
         g++;
     c->first_gap = g;
     if (st->n_covs == st->cap_covs) {
-        uint32_t cap = st->cap_covs ? st->cap_covs * 2 : 16;
-        cov **p = arena_alloc(&s->ar, cap * sizeof *p);
+        cov **p = arena_grow(&s->ar, st->covs, st->n_covs, &st->cap_covs, 16, sizeof *p);
         if (!p)
             return NULL;
-        if (st->n_covs)
-            memcpy(p, st->covs, st->n_covs * sizeof *p);
         st->covs = p;
-        st->cap_covs = cap;
     }
     st->covs[st->n_covs++] = c;
     c->hnext = st->cov_table[h & st->cov_mask];
@@ -319,14 +315,10 @@ static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end,
 static int stack_insert(dec_search *s, stack *st, hyp *h)
 {
     if (st->n == st->cap) {
-        uint32_t cap = st->cap ? st->cap * 2 : 256;
-        hyp **p = arena_alloc(&s->ar, cap * sizeof *p);
+        hyp **p = arena_grow(&s->ar, st->hyps, st->n, &st->cap, 256, sizeof *p);
         if (!p)
             return SMT_ERR_NOMEM;
-        if (st->n)
-            memcpy(p, st->hyps, st->n * sizeof *p);
         st->hyps = p;
-        st->cap = cap;
     }
     st->hyps[st->n++] = h;
     hyp **b = &st->table[h->hash & st->table_mask];
@@ -537,14 +529,10 @@ static int gather_covs(dec_search *s, stack *st)
 static int add_edge(dec_search *s, stack *st, edge *e)
 {
     if (st->n_edges == st->cap_edges) {
-        uint32_t cap = st->cap_edges ? st->cap_edges * 2 : 64;
-        edge **p = arena_alloc(&s->ar, cap * sizeof *p);
+        edge **p = arena_grow(&s->ar, st->edges, st->n_edges, &st->cap_edges, 64, sizeof *p);
         if (!p)
             return SMT_ERR_NOMEM;
-        if (st->n_edges)
-            memcpy(p, st->edges, st->n_edges * sizeof *p);
         st->edges = p;
-        st->cap_edges = cap;
     }
     st->edges[st->n_edges++] = e;
     return 0;

@@ -35,6 +35,22 @@ static inline void *arena_alloc(arena *a, size_t size)
 void arena_reset(arena *a);
 void arena_free(arena *a);
 
+/* Grows an arena-backed array that holds n elements of elem bytes in *cap slots (n == *cap): a copy
+ * with twice the slots (initial slots when *cap is 0). Returns the new array and updates *cap, or
+ * returns NULL (out of memory) leaving both as they were. */
+static inline void *arena_grow(arena *a, const void *old, uint32_t n, uint32_t *cap, uint32_t initial,
+                               size_t elem)
+{
+    uint32_t c = *cap ? *cap * 2 : initial;
+    void *p = arena_alloc(a, (size_t)c * elem);
+    if (!p)
+        return NULL;
+    if (n)
+        memcpy(p, old, (size_t)n * elem);
+    *cap = c;
+    return p;
+}
+
 struct cov;
 
 /* A partial translation. */

@@ -202,6 +202,19 @@ static inline void walk_descend(const fast_layout *F, walk *k, const glm_mid *m)
     k->phase = PH_SEARCH;
 }
 
+/* The walk matched entry e of the next level: it is one word longer, and its value is fetched next
+ * (the highest order holds probabilities only, the others prob/backoff/child). */
+static inline __attribute__((always_inline)) void walk_found(const fast_layout *F, walk *k, uint32_t e)
+{
+    k->e = e;
+    k->len++;
+    if (k->len == F->order)
+        __builtin_prefetch(F->top + e);
+    else
+        prefetch2(F->mid[k->len] + e, 2 * sizeof(glm_mid));
+    k->phase = PH_VALUE;
+}
+
 /* One memory step of a walk (its data was prefetched by the previous step). */
 static inline __attribute__((always_inline)) void walk_step(const fast_layout *F, walk *k)
 {
@@ -229,14 +242,7 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
             less = fast_count_less(node, k->cnt, x, F->bs_over);
         }
         if (less < k->cnt && node[less] == x) {
-            uint32_t e = k->first + (uint32_t)(node - k->gk) + less;
-            k->e = e;
-            k->len++;
-            if (k->len == F->order)
-                __builtin_prefetch(F->top + e);
-            else
-                prefetch2(F->mid[k->len] + e, 2 * sizeof(glm_mid));
-            k->phase = PH_VALUE;
+            walk_found(F, k, k->first + (uint32_t)(node - k->gk) + less);
         } else if (k->l + 1 >= k->d) {
             k->phase = PH_DONE;
         } else {
@@ -260,14 +266,7 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
                 break;
             i = i + 1 == ns ? 0 : i + 1;
         }
-        uint32_t e = t[i].idx;
-        k->e = e;
-        k->len++;
-        if (k->len == F->order)
-            __builtin_prefetch(F->top + e);
-        else
-            prefetch2(F->mid[k->len] + e, 2 * sizeof(glm_mid));
-        k->phase = PH_VALUE;
+        walk_found(F, k, t[i].idx);
         return;
     }
     case PH_VALUE:
