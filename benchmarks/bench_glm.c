@@ -228,16 +228,39 @@ static void gpu_speed(const glm_model *m, const glm_word *rows, size_t n)
                    rc ? " error=1" : "");
         }
     }
+    /* lanes per row (the kernel's tile size; 1 = a thread per row), whole batch, no copies */
+    const unsigned lanes[] = {1, 4, 8, 16, 32};
+    for (int li = 0; li < 5; li++) {
+        rc = glm_gpu_set_lanes(g, lanes[li], &e);
+        double best = 1e30;
+        for (int rep = 0; rep < 5 && !rc; rep++) {
+            double t0 = smt_now();
+            rc = glm_gpu_score_rows_device(g, d_rows, n, d_prob, d_len, &e);
+            double t = smt_now() - t0;
+            if (t < best)
+                best = t;
+        }
+        printf("glm_bench gpu copies=0 lanes=%u batch=%zu queries=%zu seconds=%.5f "
+               "queries_per_s=%.0f vs_target_1.5G=%.3f%s\n",
+               lanes[li], n, n, best, (double)n / best, (double)n / best / 1.5e9,
+               rc ? " error=1" : "");
+    }
     cudaFree(d_rows), cudaFree(d_prob), cudaFree(d_len);
     free(prob), free(len);
     glm_gpu_free(g);
+}
+#else
+static void gpu_speed(const glm_model *m, const glm_word *rows, size_t n)
+{
+    (void)m, (void)rows, (void)n;
+    printf("glm_bench gpu skipped=\"built without CUDA\"\n");
 }
 #endif
 
 int main(int argc, char **argv)
 {
     const char *arpa = NULL, *model = NULL, *text = NULL, *karpa = NULL, *outdir = "/tmp";
-    int reps = 3, quick = 0;
+    int reps = 3, quick = 0, gpu_only = 0;
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--arpa") == 0)
             arpa = argv[++i];
@@ -251,11 +274,13 @@ int main(int argc, char **argv)
             outdir = argv[++i];
         else if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "--gpu-only") == 0)
+            gpu_only = 1;
         else if (i + 1 < argc && strcmp(argv[i], "--reps") == 0)
             reps = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_glm [--arpa big.arpa | --model big.glm] [--text sample] "
-                            "[--karpa small.arpa] [--out dir] [--reps N] [--quick]\n");
+                            "[--karpa small.arpa] [--out dir] [--reps N] [--quick | --gpu-only]\n");
             return 2;
         }
     }
@@ -273,6 +298,15 @@ int main(int argc, char **argv)
                model, smt_now() - t0, (unsigned long long)glm_file_size(m),
                (unsigned long long)glm_index_bytes(m),
                (double)glm_file_size(m) / KENLM_TRIE_BYTES);
+        if (gpu_only) { /* --gpu-only: the GPU lines (and the CPU rows line to compare with) */
+            size_t n;
+            glm_word *rows = text_rows(m, text, 1u << 20, &n);
+            rows_speed(m, rows, n, n, 0, 1, "");
+            gpu_speed(m, rows, n);
+            free(rows);
+            glm_close(m);
+            return 0;
+        }
         if (quick) { /* --quick: only the single-thread fast path, the issue-3 measurement */
             perplexity(m, text, GLM_PATH_FAST, 1, reps, " index=1");
             glm_close(m);
@@ -297,11 +331,7 @@ int main(int argc, char **argv)
             rows_speed(m, rows, n, b, 0, 1, "");
         rows_speed(m, rows, n, n, 0, 1, "");
         rows_speed(m, rows, n, n, 0, 2, "");
-#ifdef FASTSMT_HAVE_CUDA
         gpu_speed(m, rows, n);
-#else
-        printf("glm_bench gpu skipped=\"built without CUDA\"\n");
-#endif
         free(rows);
         glm_close(m);
     }

@@ -152,6 +152,12 @@ int glm_gpu_available(void);
 int glm_gpu_create(glm_gpu **out, const glm_model *m, smt_err *err);
 void glm_gpu_free(glm_gpu *g);
 
+/* Lanes per row in the kernel: 32 (a warp per row, the default), 4, 8 or 16 (a tile reads each
+ * B-tree node's keys together), or 1 (a thread per row, binary search). Every setting gives the
+ * same results (bench_glm measures each). Returns 0 or SMT_ERR_ARG. */
+#define GLM_GPU_LANES_DEFAULT 32
+int glm_gpu_set_lanes(glm_gpu *g, unsigned lanes, smt_err *err);
+
 /* Like glm_score_rows, on the device: rows/prob/len in host memory (copied both ways). */
 int glm_gpu_score_rows(glm_gpu *g, const glm_word *rows, size_t n_rows, float *prob, uint8_t *len,
                        smt_err *err);

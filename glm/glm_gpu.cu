@@ -1,13 +1,19 @@
-/* glm_gpu.cu — the GPU path: the same trie arrays copied to the device, one warp per n-gram row.
- * A B-tree node's keys are read by the warp's lanes at once (K-1 = 30 consecutive uint32: one
- * coalesced 128-byte read) and compared with a ballot; everything else (shape, cursor, value reads,
- * the float additions) is the shared GLM_HD code of glm_layout.h, so results equal the CPU's.
+/* glm_gpu.cu — the GPU path: the same trie arrays copied to the device, one warp per n-gram row
+ * (the default; its 32 lanes read a B-tree node's keys at once, one coalesced 128-byte read, and
+ * compare with ballots), or with glm_gpu_set_lanes a tile of 4, 8 or 16 lanes per row (each lane
+ * counts its share of the node, the tile adds the counts) or one thread per row (the CPU
+ * reference's walk as device code). Everything else (shape, cursor, value reads, the float
+ * additions) is the shared GLM_HD code of glm_layout.h, so results equal the CPU's.
  * No CUDA globals: the device arrays, workspace and stream live in glm_gpu. */
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "glm_internal.h"
+
+namespace cg = cooperative_groups;
 
 #define CK(call)                                                                                   \
     do {                                                                                           \
@@ -16,8 +22,6 @@
             return smt_err_set(err, SMT_ERR_CUDA, "%s:%d: %s: %s", __FILE__, __LINE__, #call,      \
                                cudaGetErrorString(e_));                                            \
     } while (0)
-
-#define WARPS_PER_BLOCK 8
 
 struct glm_gpu {
     glm_layout lay; /* with device pointers */
@@ -30,11 +34,14 @@ struct glm_gpu {
     float *d_prob;
     uint8_t *d_len;
     size_t cap;
+    unsigned lanes; /* per row: 32 (a warp), a tile of 4, 8 or 16, or 1 (a thread) */
 };
 
-/* glm_walk with the node comparisons spread over the warp's lanes. */
-static __device__ unsigned warp_walk(const glm_layout &L, glm_word w, const glm_word *hist,
-                                     unsigned nh, float *prob, float *bo, unsigned lane)
+/* glm_walk on the device, the node search done by count(keys, cnt, x, &less, &hit) with all the
+ * row's lanes (every lane gets the same less and hit); the rest is the shared GLM_HD code. */
+template <typename Count>
+static __device__ unsigned dev_walk(const glm_layout &L, glm_word w, const glm_word *hist,
+                                    unsigned nh, float *prob, float *bo, Count count)
 {
     const glm_mid *u = L.mid + L.mid_off[1] + w;
     *prob = u->prob;
@@ -53,18 +60,10 @@ static __device__ unsigned warp_walk(const glm_layout &L, glm_word w, const glm_
         int64_t got;
         for (;;) {
             uint64_t start;
-            uint32_t cnt;
+            uint32_t cnt, less;
+            int hit;
             glm_bt_node(&L, &c, &start, &cnt);
-            uint32_t less = 0;
-            int hit = 0;
-            for (uint32_t base = 0; base < cnt; base += 32) { /* K > 33: several rounds */
-                uint32_t i = base + lane;
-                uint32_t k = i < cnt ? keys[start + i] : 0xffffffffu;
-                unsigned lt = __ballot_sync(0xffffffffu, i < cnt && k < x);
-                unsigned eq = __ballot_sync(0xffffffffu, i < cnt && k == x);
-                less += (uint32_t)__popc(lt);
-                hit |= eq != 0;
-            }
+            count(keys + start, cnt, x, &less, &hit);
             got = glm_bt_advance(&L, &c, start, cnt, less, hit);
             if (got != -2)
                 break;
@@ -84,43 +83,133 @@ static __device__ unsigned warp_walk(const glm_layout &L, glm_word w, const glm_
     return len;
 }
 
-/* rows (n_rows, order) → prob (n_rows), len (n_rows, optional). One warp per row. */
-static __global__ void score_rows_kernel(glm_layout L, const glm_word *rows, size_t n_rows,
-                                         float *prob, uint8_t *len)
+/* A node searched by a warp's 32 lanes at once (ballots; K > 33 takes several rounds): the kernel
+ * that was run and checked on an H100 (lanes = 32, the default). */
+static __device__ void warp_count(const uint32_t *k, uint32_t cnt, uint32_t x, unsigned lane,
+                                  uint32_t *less, int *hit)
 {
-    size_t row = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    unsigned lane = threadIdx.x & 31;
-    if (row >= n_rows) /* uniform per warp */
-        return;
+    *less = 0;
+    *hit = 0;
+    for (uint32_t base = 0; base < cnt; base += 32) {
+        uint32_t i = base + lane;
+        uint32_t v = i < cnt ? k[i] : 0xffffffffu;
+        unsigned lt = __ballot_sync(0xffffffffu, i < cnt && v < x);
+        unsigned eq = __ballot_sync(0xffffffffu, i < cnt && v == x);
+        *less += (uint32_t)__popc(lt);
+        *hit |= eq != 0;
+    }
+}
+
+/* A node searched by a tile of G lanes (G = 4, 8 or 16; consecutive lanes read consecutive keys, so
+ * a node is read in coalesced sectors): each lane counts its share, the tile adds the counts. Fewer
+ * lanes per row leave more rows in flight and repeat the scalar shape arithmetic on fewer lanes. */
+template <int G>
+static __device__ void tile_count(const uint32_t *k, uint32_t cnt, uint32_t x,
+                                  const cg::thread_block_tile<G> &t, uint32_t *less, int *hit)
+{
+    uint32_t lt = 0, eq = 0;
+    for (uint32_t i = t.thread_rank(); i < cnt; i += G) {
+        uint32_t v = __ldg(k + i);
+        lt += v < x;
+        eq |= v == x;
+    }
+    *less = cg::reduce(t, lt, cg::plus<uint32_t>());
+    *hit = t.any(eq);
+}
+
+/* A row's context (most recent word first) and the two walks combined as glm_row_combine does. */
+template <typename Walk>
+static __device__ float score_row(const glm_layout &L, const glm_word *r, unsigned *len_out,
+                                  Walk walk)
+{
     unsigned N = L.order;
-    const glm_word *r = rows + row * N;
     glm_word hist[GLM_MAX_ORDER];
     unsigned nh = 0;
     for (int i = (int)N - 2; i >= 0 && r[i] != GLM_NONE; i--)
         hist[nh++] = r[i];
     float pa, pb, boA[GLM_MAX_ORDER], boB[GLM_MAX_ORDER];
-    unsigned la = warp_walk(L, r[N - 1], hist, nh, &pa, boA, lane), lb = 0;
+    unsigned la = walk(r[N - 1], hist, nh, &pa, boA), lb = 0;
     if (nh > 0)
-        lb = warp_walk(L, hist[0], hist + 1, nh - 1, &pb, boB, lane);
+        lb = walk(hist[0], hist + 1, nh - 1, &pb, boB);
     for (unsigned j = la - 1; j < lb; j++) /* glm_row_combine */
         pa += boB[j];
-    if (lane == 0) {
-        prob[row] = pa;
+    *len_out = la;
+    return pa;
+}
+
+/* rows (n_rows, order) → prob (n_rows), len (n_rows, optional), G lanes per row: 32 a warp
+ * (ballots), 4/8/16 a tile (counts added), 1 a thread running the CPU reference's own walk
+ * (glm_walk of glm_layout.h, a binary search in full nodes). */
+template <int G>
+static __global__ void score_rows_kernel(glm_layout L, const glm_word *rows, size_t n_rows,
+                                         float *prob, uint8_t *len)
+{
+    cg::thread_block_tile<G> t = cg::tiled_partition<G>(cg::this_thread_block());
+    size_t row = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / G;
+    if (row >= n_rows) /* uniform per tile */
+        return;
+    unsigned la;
+    float p = score_row(L, rows + row * L.order, &la,
+                        [&](glm_word w, const glm_word *h, unsigned nh, float *pr, float *bo) {
+                            if constexpr (G == 1)
+                                return glm_walk(&L, w, h, nh, pr, bo);
+                            else
+                                return dev_walk(L, w, h, nh, pr, bo,
+                                                [&](const uint32_t *k, uint32_t cnt, uint32_t x,
+                                                    uint32_t *less, int *hit) {
+                                                    if constexpr (G == 32)
+                                                        warp_count(k, cnt, x, t.thread_rank(),
+                                                                   less, hit);
+                                                    else
+                                                        tile_count<G>(k, cnt, x, t, less, hit);
+                                                });
+                        });
+    if (t.thread_rank() == 0) {
+        prob[row] = p;
         if (len)
             len[row] = (uint8_t)la;
     }
 }
+
+#define BLOCK_THREADS 256
 
 static int launch(glm_gpu *g, const glm_word *d_rows, size_t n_rows, float *d_prob,
                   uint8_t *d_len, smt_err *err)
 {
     if (n_rows == 0)
         return 0;
-    size_t threads = WARPS_PER_BLOCK * 32;
-    size_t blocks = (n_rows + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
-    score_rows_kernel<<<(unsigned)blocks, (unsigned)threads, 0, g->stream>>>(g->lay, d_rows,
-                                                                              n_rows, d_prob, d_len);
+    unsigned G = g->lanes;
+    size_t blocks = (n_rows * G + BLOCK_THREADS - 1) / BLOCK_THREADS;
+    if (blocks > 0x7fffffffu)
+        return smt_err_set(err, SMT_ERR_ARG, "batch of %zu rows is too large", n_rows);
+    dim3 grid((unsigned)blocks), block(BLOCK_THREADS);
+    switch (G) {
+    case 1:
+        score_rows_kernel<1><<<grid, block, 0, g->stream>>>(g->lay, d_rows, n_rows, d_prob, d_len);
+        break;
+    case 4:
+        score_rows_kernel<4><<<grid, block, 0, g->stream>>>(g->lay, d_rows, n_rows, d_prob, d_len);
+        break;
+    case 8:
+        score_rows_kernel<8><<<grid, block, 0, g->stream>>>(g->lay, d_rows, n_rows, d_prob, d_len);
+        break;
+    case 16:
+        score_rows_kernel<16><<<grid, block, 0, g->stream>>>(g->lay, d_rows, n_rows, d_prob, d_len);
+        break;
+    default:
+        score_rows_kernel<32><<<grid, block, 0, g->stream>>>(g->lay, d_rows, n_rows, d_prob, d_len);
+        break;
+    }
     CK(cudaGetLastError());
+    return 0;
+}
+
+extern "C" int glm_gpu_set_lanes(glm_gpu *g, unsigned lanes, smt_err *err)
+{
+    if (lanes != 1 && lanes != 4 && lanes != 8 && lanes != 16 && lanes != 32)
+        return smt_err_set(err, SMT_ERR_ARG, "lanes per row must be 1, 4, 8, 16 or 32, not %u",
+                           lanes);
+    g->lanes = lanes;
     return 0;
 }
 
@@ -155,6 +244,7 @@ static int gpu_init(glm_gpu *g, const glm_model *m, smt_err *err)
     g->lay.mid = g->d_mid;
     g->lay.top = g->d_top;
     g->vocab = glm_vocab_size(m);
+    g->lanes = GLM_GPU_LANES_DEFAULT;
     return 0;
 }
 

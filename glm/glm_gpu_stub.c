@@ -13,6 +13,12 @@ int glm_gpu_create(glm_gpu **out, const glm_model *m, smt_err *err)
 
 void glm_gpu_free(glm_gpu *g) { (void)g; }
 
+int glm_gpu_set_lanes(glm_gpu *g, unsigned lanes, smt_err *err)
+{
+    (void)g, (void)lanes;
+    return smt_err_set(err, SMT_ERR_UNSUPPORTED, "this build of glm has no CUDA support");
+}
+
 int glm_gpu_score_rows(glm_gpu *g, const glm_word *rows, size_t n_rows, float *prob, uint8_t *len,
                        smt_err *err)
 {

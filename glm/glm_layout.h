@@ -57,11 +57,14 @@ static inline GLM_HD int glm_has_extension(float backoff)
     return v.u != 0x80000000u;
 }
 
-/* ---- B-tree shape and one step of a search (the cursor form lets callers interleave) */
+/* ---- B-tree shape and one step of a search (the cursor form lets callers interleave)
+ * A group holds fewer than 2^32 keys (every count of a valid model is < 2^32 - 1), so the shape
+ * arithmetic is 32-bit: K^(d-1) <= n, and every node index and key offset is below n (a 32-bit
+ * division is several times cheaper than a 64-bit one, on a GPU much more). */
 
 typedef struct glm_bt_cursor {
     const uint32_t *keys; /* the group's first key */
-    uint64_t n, I, q, r, j;
+    uint32_t n, I, q, r, j;
     uint32_t d, l;
 } glm_bt_cursor;
 
@@ -69,24 +72,24 @@ static inline GLM_HD void glm_bt_init(const glm_layout *L, glm_bt_cursor *c, con
                                       uint64_t n)
 {
     c->keys = keys;
-    c->n = n;
+    c->n = (uint32_t)n;
     c->l = 0;
     c->j = 0;
     if (n <= L->B) { /* one leaf: most groups; no division */
         c->d = 1;
         c->I = 0;
-        c->q = n;
+        c->q = (uint32_t)n;
         c->r = 0;
         return;
     }
     uint32_t d = 2;
     while (L->kpow[d] - 1 < n)
         d++;
-    uint64_t leaves = L->kpow[d - 1];
+    uint32_t leaves = (uint32_t)L->kpow[d - 1], m = (uint32_t)n - (leaves - 1);
     c->d = d;
     c->I = leaves - 1;
-    c->q = (n - c->I) / leaves;
-    c->r = (n - c->I) % leaves;
+    c->q = m / leaves;
+    c->r = m - c->q * leaves;
 }
 
 /* The current node's key range [*start, *start + *cnt) within the group. */
@@ -94,12 +97,12 @@ static inline GLM_HD void glm_bt_node(const glm_layout *L, const glm_bt_cursor *
                                       uint32_t *cnt)
 {
     if (c->l + 1 < c->d) {
-        *start = (L->first[c->l] + c->j) * L->B;
+        *start = ((uint32_t)L->first[c->l] + c->j) * L->B;
         *cnt = L->B;
     } else {
-        uint64_t j = c->j;
+        uint32_t j = c->j;
         *start = c->I + j * c->q + (j < c->r ? j : c->r);
-        *cnt = (uint32_t)(c->q + (j < c->r));
+        *cnt = c->q + (j < c->r);
     }
 }
 

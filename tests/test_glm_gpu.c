@@ -30,7 +30,7 @@ static glm_model *build(char *arpa, uint32_t K)
     return m;
 }
 
-/* GPU rows == CPU reference rows, bitwise. */
+/* GPU rows == CPU reference rows, bitwise, with every lane setting of the kernel. */
 static void compare(glm_model *m, const glm_word *rows, size_t n)
 {
     glm_gpu *g;
@@ -39,10 +39,18 @@ static void compare(glm_model *m, const glm_word *rows, size_t n)
     float *pc = malloc(n * 4 + 4), *pg = malloc(n * 4 + 4);
     uint8_t *lc = malloc(n + 1), *lg = malloc(n + 1);
     cr_assert_eq(glm_score_rows_ref(m, rows, n, pc, lc, &e), 0);
-    cr_assert_eq(glm_gpu_score_rows(g, rows, n, pg, lg, &e), 0, "%s", e.msg);
-    for (size_t r = 0; r < n; r++)
-        cr_assert(memcmp(&pc[r], &pg[r], 4) == 0 && lc[r] == lg[r], "row %zu: cpu %.9g/%u gpu %.9g/%u",
-                  r, pc[r], lc[r], pg[r], lg[r]);
+    const unsigned lanes[] = {GLM_GPU_LANES_DEFAULT, 1, 4, 8, 16, 32};
+    for (int li = 0; li < 6; li++) {
+        cr_assert_eq(glm_gpu_set_lanes(g, lanes[li], &e), 0, "%s", e.msg);
+        memset(pg, 0xff, n * 4);
+        memset(lg, 0xff, n);
+        cr_assert_eq(glm_gpu_score_rows(g, rows, n, pg, lg, &e), 0, "%s", e.msg);
+        for (size_t r = 0; r < n; r++)
+            cr_assert(memcmp(&pc[r], &pg[r], 4) == 0 && lc[r] == lg[r],
+                      "lanes %u row %zu: cpu %.9g/%u gpu %.9g/%u", lanes[li], r, pc[r], lc[r],
+                      pg[r], lg[r]);
+    }
+    cr_assert_eq(glm_gpu_set_lanes(g, 2, &e), SMT_ERR_ARG);
     glm_gpu_free(g);
     free(pc), free(pg), free(lc), free(lg);
 }
