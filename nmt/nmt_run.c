@@ -198,10 +198,12 @@ void nmt_dec_scratch_free(nmt_ctx *c, nmt_dec_scratch *s)
 /* The decoder stack over R rows whose embeddings are in y (R,d); leaves the final-norm output in
  * s->h. Self-attention keys and values: when kcache is NULL they are this call's rows themselves
  * (teacher forcing); otherwise each layer's new k,v rows are written at cache_off[r] of
- * kcache[l]/vcache[l] and attention reads the cache. Keys of row r: s->koff[r], s->klen[r]; cross
- * keys: s->ckoff[r], s->cklen[r] into the encoder's ck/cv. */
+ * kcache[l]/vcache[l] (then the rows of cp, if any, are copied inside the caches) and attention
+ * reads the cache. Keys of row r: s->koff[r], s->klen[r]; cross keys: s->ckoff[r], s->cklen[r]
+ * into the encoder's ck/cv. */
 void nmt_decode_rows(nmt_ctx *c, const nmt_enc *e, float *y, int R, nmt_dec_scratch *s,
-                     float **kcache, float **vcache, const int64_t *cache_off)
+                     float **kcache, float **vcache, const int64_t *cache_off,
+                     const nmt_row_copy *cp)
 {
     const nmt_config *cfg = &c->m->cfg;
     const nmt_ops *op = c->ops;
@@ -217,6 +219,12 @@ void nmt_decode_rows(nmt_ctx *c, const nmt_enc *e, float *y, int R, nmt_dec_scra
         if (kcache) {
             op->scatter_rows(c, kcache[l], cache_off, s->k, R, d);
             op->scatter_rows(c, vcache[l], cache_off, s->v, R, d);
+            if (cp && cp->n > 0) /* shared prefixes: the rows just computed, copied */
+                for (int kv = 0; kv < 2; kv++) {
+                    float *cache = kv ? vcache[l] : kcache[l];
+                    op->gather_rows(c, cp->tmp, cache, cp->src_row, cp->n, (size_t)d, (size_t)d);
+                    op->scatter_rows(c, cache, cp->dst_off, cp->tmp, cp->n, d);
+                }
             K = kcache[l];
             V = vcache[l];
         }
@@ -258,7 +266,7 @@ static int teacher_forced(nmt_ctx *c, const nmt_enc *e, int n, const int32_t *ti
                 s.cklen[r] = e->start[i + 1] - e->start[i];
             }
         c->ops->embed(c, c->w->tgt_embed, tin, pos, Nt, d, y);
-        nmt_decode_rows(c, e, y, Nt, &s, NULL, NULL, NULL);
+        nmt_decode_rows(c, e, y, Nt, &s, NULL, NULL, NULL, NULL);
         nmt_linear proj = c->w->out;
         proj.b = NULL;
         c->ops->linear(c, s.h, Nt, &proj, logits, 0);
@@ -300,104 +308,236 @@ int nmt_forward(nmt_ctx *c, const int32_t *src, int S, const int32_t *tgt_in, in
 
 /* ---- scoring ---- */
 
-typedef struct by_len {
+/* Pairs are scored in an order that puts the pairs of one source together (the n-best list of a
+ * sentence) with their targets sorted: then every target shares with the one before it the longest
+ * prefix it shares with any earlier one (a trie in preorder), and those positions are not computed
+ * again (see score_batch). */
+typedef struct pair_ref {
     size_t i;
-    int len;
-} by_len;
+    const nmt_sentence *s, *t;
+} pair_ref;
 
-static int cmp_len(const void *a, const void *b)
+static int cmp_pair(const void *a, const void *b)
 {
-    const by_len *x = a, *y = b;
-    if (x->len != y->len)
-        return x->len < y->len ? -1 : 1;
+    const pair_ref *x = a, *y = b;
+    uintptr_t px = (uintptr_t)x->s->ids, py = (uintptr_t)y->s->ids;
+    if (px != py)
+        return px < py ? -1 : 1;
+    if (x->s->len != y->s->len)
+        return x->s->len < y->s->len ? -1 : 1;
+    int n = x->t->len < y->t->len ? x->t->len : y->t->len;
+    for (int j = 0; j < n; j++)
+        if (x->t->ids[j] != y->t->ids[j])
+            return x->t->ids[j] < y->t->ids[j] ? -1 : 1;
+    if (x->t->len != y->t->len)
+        return x->t->len < y->t->len ? -1 : 1;
     return x->i < y->i ? -1 : (x->i > y->i);
 }
 
-/* Scores one batch (n pairs, given by index) with one teacher-forced pass. */
-static int score_batch(nmt_ctx *c, const nmt_sentence *src, const nmt_sentence *tgt,
-                       const by_len *idx, int n, float *logprob)
+static int same_source(const nmt_sentence *a, const nmt_sentence *b)
+{
+    return a->ids == b->ids && a->len == b->len;
+}
+
+/* Target word j of t as the decoder sees it (</s> at j == len; out-of-range ids are <unk>). */
+static int32_t tgt_word(const nmt_config *cfg, const nmt_sentence *t, int j)
+{
+    int32_t w = j < t->len ? t->ids[j] : cfg->eos_id;
+    return w < 0 || w >= cfg->tgt_vocab_size ? cfg->unk_id : w;
+}
+
+/* How many decoder inputs (<s> y1 .. yn) pair b shares with pair a: 0 for another source, else
+ * the common prefix (at least <s>). */
+static int shared_inputs(const nmt_config *cfg, const pair_ref *a, const pair_ref *b)
+{
+    if (!same_source(a->s, b->s))
+        return 0;
+    int n = a->t->len < b->t->len ? a->t->len : b->t->len, p = 1;
+    while (p <= n && tgt_word(cfg, a->t, p - 1) == tgt_word(cfg, b->t, p - 1))
+        p++;
+    return p;
+}
+
+/* Scores one batch of n pairs (in cmp_pair order) with one teacher-forced pass.
+ * - A source shared by several pairs is encoded once.
+ * - Pair i shares its first p[i] decoder inputs with pair i-1 (shared_inputs); the decoder state of
+ *   a position depends only on the inputs up to it, so those states are pair i-1's: only positions
+ *   >= p[i] are computed ("rows"), after each layer the shared positions' keys and values are copied
+ *   into pair i's part of the self-attention caches, and the output layer runs on the rows only.
+ *   Position p[i]-1 has pair i-1's logits but its own next word (one extra gather per pair);
+ *   earlier positions have pair i-1's log-probabilities. Each row is computed exactly as in a pass
+ *   without sharing (the operations are row by row), so the scores are the same. */
+static int score_batch(nmt_ctx *c, const pair_ref *pr, int n, float *logprob)
 {
     const nmt_config *cfg = &c->m->cfg;
-    int V = cfg->tgt_vocab_size;
-    nmt_sentence *bs = malloc((size_t)n * sizeof *bs);
-    int *tstart = malloc((size_t)(n + 1) * sizeof *tstart);
-    if (!bs || !tstart) {
-        free(bs);
-        free(tstart);
+    const nmt_ops *op = c->ops;
+    int V = cfg->tgt_vocab_size, d = cfg->d_model, L = cfg->dec_layers;
+    nmt_sentence *us = malloc((size_t)n * sizeof *us);
+    int *su = malloc((size_t)n * sizeof *su), *p = malloc((size_t)n * sizeof *p),
+        *tstart = malloc((size_t)(n + 1) * sizeof *tstart);
+    if (!us || !su || !p || !tstart) {
+        free(us), free(su), free(p), free(tstart);
         return c->failed = smt_err_set(c->err, SMT_ERR_NOMEM, "out of memory");
     }
-    int Nt = 0;
+    int nu = 0, Nt = 0, R = 0, C = 0, E = 0;
     for (int i = 0; i < n; i++) {
-        bs[i] = src[idx[i].i];
+        if (i == 0 || !same_source(pr[i].s, pr[i - 1].s))
+            us[nu++] = *pr[i].s;
+        su[i] = nu - 1;
+        p[i] = i > 0 ? shared_inputs(cfg, &pr[i - 1], &pr[i]) : 0;
         tstart[i] = Nt;
-        Nt += tgt[idx[i].i].len + 1;
+        Nt += pr[i].t->len + 1;
+        R += pr[i].t->len + 1 - p[i];
+        if (p[i] > 0) {
+            E++;
+            if (p[i] <= pr[i].t->len) /* pair i computes rows that attend to the shared ones */
+                C += p[i];
+        }
     }
     tstart[n] = Nt;
-    int32_t *tin = malloc((size_t)Nt * sizeof *tin), *tout = malloc((size_t)Nt * sizeof *tout);
-    float *lp = malloc((size_t)Nt * sizeof *lp);
+    int32_t *tout = malloc((size_t)Nt * sizeof *tout), *rin = malloc((size_t)R * sizeof *rin),
+            *rout = malloc((size_t)R * sizeof *rout), *eout = malloc((size_t)(E + 1) * sizeof *eout);
+    int *rowof = malloc((size_t)Nt * sizeof *rowof), *home = malloc((size_t)Nt * sizeof *home),
+        *rpos = malloc((size_t)R * sizeof *rpos), *csrc = malloc((size_t)(C + 1) * sizeof *csrc),
+        *erow = malloc((size_t)(E + 1) * sizeof *erow);
+    int64_t *coff = malloc((size_t)R * sizeof *coff), *cdst = malloc((size_t)(C + 1) * sizeof *cdst);
+    float *lp = malloc((size_t)Nt * sizeof *lp), *lpr = malloc((size_t)R * sizeof *lpr),
+          *lpe = malloc((size_t)(E + 1) * sizeof *lpe);
+    float **kc = calloc((size_t)2 * L, sizeof *kc), **vc = kc ? kc + L : NULL;
     nmt_enc e;
+    nmt_dec_scratch s;
     memset(&e, 0, sizeof e);
-    float *logits = NULL;
-    if (!tin || !tout || !lp)
+    memset(&s, 0, sizeof s);
+    float *y = NULL, *logits = NULL, *tmp = NULL, *xe = NULL;
+    if (!tout || !rin || !rout || !eout || !rowof || !home || !rpos || !csrc || !erow || !coff ||
+        !cdst || !lp || !lpr || !lpe || !kc)
         c->failed = smt_err_set(c->err, SMT_ERR_NOMEM, "out of memory");
-    if (!c->failed && !nmt_encode(c, n, bs, &e)) {
+    if (!c->failed && !nmt_encode(c, nu, us, &e) && !nmt_dec_scratch_init(c, &s, R)) {
+        int r = 0, ci = 0;
         for (int i = 0; i < n; i++) {
-            const nmt_sentence *t = &tgt[idx[i].i];
+            const nmt_sentence *t = pr[i].t;
             for (int j = 0; j <= t->len; j++) {
-                int32_t w = j < t->len ? t->ids[j] : cfg->eos_id;
-                if (w < 0 || w >= V)
-                    w = cfg->unk_id;
-                tout[tstart[i] + j] = w;
-                tin[tstart[i] + j] = j == 0 ? cfg->bos_id : tout[tstart[i] + j - 1];
+                int at = tstart[i] + j;
+                tout[at] = tgt_word(cfg, t, j);
+                if (j < p[i]) { /* shared with pair i-1 */
+                    rowof[at] = rowof[tstart[i - 1] + j];
+                    home[at] = home[tstart[i - 1] + j];
+                    if (p[i] <= t->len) {
+                        csrc[ci] = home[at];
+                        cdst[ci++] = (int64_t)at * d;
+                    }
+                    continue;
+                }
+                rowof[at] = r;
+                home[at] = at;
+                rin[r] = j == 0 ? cfg->bos_id : tgt_word(cfg, t, j - 1);
+                rout[r] = tout[at];
+                rpos[r] = j;
+                coff[r] = (int64_t)at * d;
+                s.koff[r] = (int64_t)tstart[i] * d;
+                s.klen[r] = j + 1; /* causal */
+                s.ckoff[r] = (int64_t)e.start[su[i]] * d;
+                s.cklen[r] = e.start[su[i] + 1] - e.start[su[i]];
+                r++;
             }
         }
-        logits = nmt_buf(c, (size_t)Nt * V);
-        if (logits && !teacher_forced(c, &e, n, tin, tstart, logits)) {
-            c->ops->gather_logprob(c, logits, c->w->out.b, Nt, V, tout, lp);
-            for (int i = 0; i < n; i++) {
-                double sum = 0; /* double: a long sentence adds many small terms */
-                for (int r = tstart[i]; r < tstart[i + 1]; r++)
-                    sum += lp[r];
-                logprob[idx[i].i] = (float)sum;
+        for (int l = 0; l < L; l++) {
+            kc[l] = nmt_buf(c, (size_t)Nt * d);
+            vc[l] = nmt_buf(c, (size_t)Nt * d);
+        }
+        y = nmt_buf(c, (size_t)R * d);
+        tmp = nmt_buf(c, (size_t)(C + 1) * d);
+        logits = nmt_buf(c, (size_t)R * V);
+        xe = nmt_buf(c, (size_t)(E + 1) * V);
+    }
+    if (!c->failed) {
+        nmt_row_copy cp = {C, csrc, cdst, tmp};
+        op->embed(c, c->w->tgt_embed, rin, rpos, R, d, y);
+        nmt_decode_rows(c, &e, y, R, &s, kc, vc, coff, &cp);
+        nmt_linear proj = c->w->out;
+        proj.b = NULL;
+        op->linear(c, s.h, R, &proj, logits, 0);
+        op->gather_logprob(c, logits, c->w->out.b, R, V, rout, lpr);
+        int q = 0; /* the extra gathers: position p[i]-1 of every sharing pair */
+        for (int i = 0; i < n; i++)
+            if (p[i] > 0) {
+                erow[q] = rowof[tstart[i] + p[i] - 1];
+                eout[q++] = tout[tstart[i] + p[i] - 1];
             }
+        if (E > 0) {
+            op->gather_rows(c, xe, logits, erow, E, (size_t)V, (size_t)V);
+            op->gather_logprob(c, xe, c->w->out.b, E, V, eout, lpe);
         }
     }
+    if (!c->failed) {
+        int q = 0;
+        for (int i = 0; i < n; i++) {
+            double sum = 0; /* double: a long sentence adds many small terms */
+            for (int j = 0; j <= pr[i].t->len; j++) {
+                int at = tstart[i] + j;
+                if (j >= p[i])
+                    lp[at] = lpr[rowof[at]];
+                else if (j == p[i] - 1)
+                    lp[at] = lpe[q];
+                else
+                    lp[at] = lp[tstart[i - 1] + j];
+                sum += lp[at];
+            }
+            q += p[i] > 0;
+            logprob[pr[i].i] = (float)sum;
+        }
+    }
+    for (int l = 0; kc && l < L; l++) {
+        nmt_buf_free(c, kc[l]);
+        nmt_buf_free(c, vc[l]);
+    }
+    nmt_buf_free(c, y);
+    nmt_buf_free(c, tmp);
     nmt_buf_free(c, logits);
+    nmt_buf_free(c, xe);
+    nmt_dec_scratch_free(c, &s);
     nmt_enc_free(c, &e);
-    free(bs);
-    free(tstart);
-    free(tin);
-    free(tout);
-    free(lp);
+    free(kc), free(us), free(su), free(p), free(tstart), free(tout), free(rin), free(rout);
+    free(eout), free(rowof), free(home), free(rpos), free(csrc), free(erow), free(coff), free(cdst);
+    free(lp), free(lpr), free(lpe);
     return c->failed;
 }
 
 int nmt_score(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_sentence *tgt,
               float *logprob, smt_err *err)
 {
-    by_len *order = malloc((n ? n : 1) * sizeof *order);
+    pair_ref *order = malloc((n ? n : 1) * sizeof *order);
     if (!order)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        order[i].i = i;
-        order[i].len = tgt[i].len > src[i].len ? tgt[i].len : src[i].len;
-    }
-    /* similar lengths together keep every batch's work even; packing means no padding anyway */
-    qsort(order, n, sizeof *order, cmp_len);
+    for (size_t i = 0; i < n; i++)
+        order[i] = (pair_ref){i, &src[i], &tgt[i]};
+    qsort(order, n, sizeof *order, cmp_pair);
     c->err = err;
     c->failed = 0;
-    /* the logits of a batch are (tokens, V): keep them near 32 MB whatever the vocabulary, which
-     * also keeps them under glibc's largest mmap threshold (reused, not faulted in every batch) */
-    size_t max_tokens = (size_t)c->max_batch * 40;
-    size_t cap = ((size_t)8 << 20) / (size_t)c->m->cfg.tgt_vocab_size;
-    if (max_tokens > cap)
-        max_tokens = cap > 64 ? cap : 64;
+    const nmt_config *cfg = &c->m->cfg;
+    /* the logits of a batch are (computed rows, V): keep them near 32 MB whatever the vocabulary,
+     * which also keeps them under glibc's largest mmap threshold (reused, not faulted in every
+     * batch); a batch holds at most max_batch sources, and its caches at most 16x the rows */
+    size_t max_rows = (size_t)c->max_batch * 40;
+    size_t cap = ((size_t)8 << 20) / (size_t)cfg->tgt_vocab_size;
+    if (max_rows > cap)
+        max_rows = cap > 64 ? cap : 64;
     for (size_t b = 0; b < n && !c->failed;) {
-        size_t e = b, tokens = 0;
-        while (e < n && (int)(e - b) < c->max_batch &&
-               (e == b || tokens + (size_t)tgt[order[e].i].len + 1 <= max_tokens))
-            tokens += (size_t)tgt[order[e++].i].len + 1;
-        score_batch(c, src, tgt, order + b, (int)(e - b), logprob);
+        size_t e = b + 1, rows = (size_t)order[b].t->len + 1, pos = rows;
+        int sources = 1;
+        while (e < n) {
+            int sh = shared_inputs(cfg, &order[e - 1], &order[e]);
+            size_t len = (size_t)order[e].t->len + 1;
+            if (!sh && sources == c->max_batch)
+                break;
+            if (rows + len - (size_t)sh > max_rows || pos + len > 16 * max_rows)
+                break;
+            rows += len - (size_t)sh;
+            pos += len;
+            sources += !sh;
+            e++;
+        }
+        score_batch(c, order + b, (int)(e - b), logprob);
         b = e;
     }
     free(order);

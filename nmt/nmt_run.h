@@ -32,8 +32,19 @@ void nmt_enc_free(nmt_ctx *c, nmt_enc *e);
 int nmt_dec_scratch_init(nmt_ctx *c, nmt_dec_scratch *s, int R);
 void nmt_dec_scratch_free(nmt_ctx *c, nmt_dec_scratch *s);
 
-/* The decoder stack over R rows of embeddings y (R,d); see nmt_run.c. */
+/* Rows of the self-attention caches copied after each layer's new rows are written (prefix
+ * sharing in scoring): cache row at dst_off[i] (a float offset) = cache row src_row[i], through
+ * tmp (n rows of d floats, backend memory). */
+typedef struct nmt_row_copy {
+    int n;
+    const int *src_row;
+    const int64_t *dst_off;
+    float *tmp;
+} nmt_row_copy;
+
+/* The decoder stack over R rows of embeddings y (R,d); see nmt_run.c. cp may be NULL. */
 void nmt_decode_rows(nmt_ctx *c, const nmt_enc *e, float *y, int R, nmt_dec_scratch *s,
-                     float **kcache, float **vcache, const int64_t *cache_off);
+                     float **kcache, float **vcache, const int64_t *cache_off,
+                     const nmt_row_copy *cp);
 
 #endif

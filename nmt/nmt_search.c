@@ -156,7 +156,7 @@ static int translate_batch(nmt_ctx *c, const nmt_sentence *src, const size_t *wh
             s.cklen[r] = e.start[row_sent[r] + 1] - e.start[row_sent[r]];
         }
         op->embed(c, c->w->tgt_embed, cur, pos, R, d, y);
-        nmt_decode_rows(c, &e, y, R, &s, kc, vc, coff);
+        nmt_decode_rows(c, &e, y, R, &s, kc, vc, coff, NULL);
         op->linear(c, s.h, R, &proj, logits, 0);
         if (K == 1) {
             op->argmax(c, logits, obias, R, Vo, kid);

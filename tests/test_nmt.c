@@ -232,6 +232,66 @@ Test(nmt_search, beam_consistent_with_scoring_and_batching)
     nmt_model_free(m);
 }
 
+/* Scoring an n-best-like list (many targets of one source array, sharing prefixes, one a prefix of
+ * another, duplicates, an empty one, an out-of-vocabulary id; in shuffled order, over batch sizes
+ * that split the list) gives bit for bit the scores of each pair scored alone: the shared
+ * positions are computed once (nmt_score's prefix sharing) and each source encoded once. */
+static void check_prefix_sharing(nmt_backend backend)
+{
+    nmt_model *m = open_tiny();
+    nmt_sentence src[8], tgt[8];
+    int n = read_pairs(m, src, tgt, 8);
+    enum { T = 40 };
+    nmt_sentence ps[T], pt[T];
+    int32_t ids[T][24];
+    uint64_t r = 12345;
+    for (int i = 0; i < T; i++) {
+        const nmt_sentence *base = &tgt[i % 3];
+        int len = (int)(r % 10);
+        for (int j = 0; j < len && j < 24; j++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            /* mostly the base target's words, so that prefixes are shared at every depth */
+            ids[i][j] = j < base->len && r % 4 ? base->ids[j] : (int32_t)(r % 40);
+        }
+        if (i == 7)
+            ids[i][0] = 1 << 30; /* out of the vocabulary: scored as <unk> */
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        ps[i] = src[i % 2]; /* two sources, each shared by many targets (the same arrays) */
+        pt[i] = (nmt_sentence){ids[i], len};
+    }
+    pt[5] = pt[4]; /* a duplicate */
+    ps[5] = ps[4];
+    pt[6] = (nmt_sentence){ids[4], pt[4].len > 0 ? pt[4].len - 1 : 0}; /* a prefix of another */
+    ps[6] = ps[4];
+    pt[9].len = 0; /* empty: only </s> */
+    for (int batch = 1; batch <= 64; batch *= 4) {
+        nmt_ctx *ctx;
+        smt_err err;
+        nmt_ctx_options o = {backend, 0, 2, batch};
+        cr_assert_eq(nmt_ctx_create(&ctx, m, &o, &err), 0, "%s", err.msg);
+        float all[T], one;
+        cr_assert_eq(nmt_score(ctx, T, ps, pt, all, &err), 0, "%s", err.msg);
+        for (int i = 0; i < T; i++) {
+            cr_assert_eq(nmt_score(ctx, 1, &ps[i], &pt[i], &one, &err), 0, "%s", err.msg);
+            cr_assert(memcmp(&one, &all[i], sizeof one) == 0,
+                      "batch %d pair %d: shared %.9g alone %.9g", batch, i, all[i], one);
+        }
+        cr_assert(all[5] == all[4]);
+        nmt_ctx_free(ctx);
+    }
+    free_pairs(src, tgt, n);
+    nmt_model_free(m);
+}
+
+Test(nmt_score, prefix_sharing_is_exact) { check_prefix_sharing(NMT_BACKEND_CPU); }
+
+Test(nmt_score, prefix_sharing_is_exact_cuda)
+{
+    if (!nmt_cuda_available())
+        cr_skip_test("no CUDA device (or a build without CUDA)");
+    check_prefix_sharing(NMT_BACKEND_CUDA);
+}
+
 /* A damaged model is an error with a message, never a crash. */
 Test(nmt_model, damaged_files)
 {
