@@ -63,6 +63,8 @@ typedef struct nmt_ctx_options {
     int device;             /* CUDA device ordinal */
     unsigned threads;       /* CPU threads including the caller (0 = all CPUs) */
     int max_batch_sentences; /* sentences per batch (0 = 64) */
+    int no_sharing; /* 1: nmt_score computes every pair in full (no shared sources or prefixes;
+                     * the same scores, slower: for comparisons) */
 } nmt_ctx_options;
 
 typedef struct nmt_ctx nmt_ctx;

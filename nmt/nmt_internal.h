@@ -102,6 +102,7 @@ struct nmt_ctx {
     nmt_backend backend;
     smt_pool *pool;
     int max_batch;
+    int no_sharing; /* nmt_ctx_options.no_sharing */
     void *cuda; /* nmt_cuda_state (CUDA backend) */
     smt_err *err; /* sticky error of the current call (CUDA failures) */
     int failed;

@@ -15,7 +15,7 @@
 int nmt_ctx_create(nmt_ctx **out, const nmt_model *m, const nmt_ctx_options *opt, smt_err *err)
 {
     *out = NULL;
-    nmt_ctx_options o = {NMT_BACKEND_CPU, 0, 0, 0};
+    nmt_ctx_options o = {NMT_BACKEND_CPU, 0, 0, 0, 0};
     if (opt)
         o = *opt;
     nmt_ctx *c = calloc(1, sizeof *c);
@@ -26,6 +26,7 @@ int nmt_ctx_create(nmt_ctx **out, const nmt_model *m, const nmt_ctx_options *opt
     c->w = &m->w;
     c->backend = NMT_BACKEND_CPU;
     c->max_batch = o.max_batch_sentences > 0 ? o.max_batch_sentences : 64;
+    c->no_sharing = o.no_sharing;
     int rc = smt_pool_create(&c->pool, o.backend == NMT_BACKEND_CUDA ? 1 : o.threads, err);
     if (!rc && o.backend == NMT_BACKEND_CUDA)
         rc = nmt_cuda_ctx_init(c, o.device, err);
@@ -334,9 +335,9 @@ static int cmp_pair(const void *a, const void *b)
     return x->i < y->i ? -1 : (x->i > y->i);
 }
 
-static int same_source(const nmt_sentence *a, const nmt_sentence *b)
+static int same_source(const nmt_ctx *c, const nmt_sentence *a, const nmt_sentence *b)
 {
-    return a->ids == b->ids && a->len == b->len;
+    return !c->no_sharing && a->ids == b->ids && a->len == b->len;
 }
 
 /* Target word j of t as the decoder sees it (</s> at j == len; out-of-range ids are <unk>). */
@@ -348,9 +349,10 @@ static int32_t tgt_word(const nmt_config *cfg, const nmt_sentence *t, int j)
 
 /* How many decoder inputs (<s> y1 .. yn) pair b shares with pair a: 0 for another source, else
  * the common prefix (at least <s>). */
-static int shared_inputs(const nmt_config *cfg, const pair_ref *a, const pair_ref *b)
+static int shared_inputs(const nmt_ctx *c, const pair_ref *a, const pair_ref *b)
 {
-    if (!same_source(a->s, b->s))
+    const nmt_config *cfg = &c->m->cfg;
+    if (!same_source(c, a->s, b->s))
         return 0;
     int n = a->t->len < b->t->len ? a->t->len : b->t->len, p = 1;
     while (p <= n && tgt_word(cfg, a->t, p - 1) == tgt_word(cfg, b->t, p - 1))
@@ -381,10 +383,10 @@ static int score_batch(nmt_ctx *c, const pair_ref *pr, int n, float *logprob)
     }
     int nu = 0, Nt = 0, R = 0, C = 0, E = 0;
     for (int i = 0; i < n; i++) {
-        if (i == 0 || !same_source(pr[i].s, pr[i - 1].s))
+        if (i == 0 || !same_source(c, pr[i].s, pr[i - 1].s))
             us[nu++] = *pr[i].s;
         su[i] = nu - 1;
-        p[i] = i > 0 ? shared_inputs(cfg, &pr[i - 1], &pr[i]) : 0;
+        p[i] = i > 0 ? shared_inputs(c, &pr[i - 1], &pr[i]) : 0;
         tstart[i] = Nt;
         Nt += pr[i].t->len + 1;
         R += pr[i].t->len + 1 - p[i];
@@ -526,7 +528,7 @@ int nmt_score(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_sentence 
         size_t e = b + 1, rows = (size_t)order[b].t->len + 1, pos = rows;
         int sources = 1;
         while (e < n) {
-            int sh = shared_inputs(cfg, &order[e - 1], &order[e]);
+            int sh = shared_inputs(c, &order[e - 1], &order[e]);
             size_t len = (size_t)order[e].t->len + 1;
             if (!sh && sources == c->max_batch)
                 break;

@@ -120,7 +120,7 @@ Test(nmt_model, logits_match_pytorch)
     golden_open(&g);
     nmt_ctx *ctx;
     smt_err err;
-    nmt_ctx_options o = {NMT_BACKEND_CPU, 0, 2, 0};
+    nmt_ctx_options o = {NMT_BACKEND_CPU, 0, 2, 0, 0};
     cr_assert_eq(nmt_ctx_create(&ctx, m, &o, &err), 0, "%s", err.msg);
     int B = (int)g.src.shape[0], S = (int)g.src.shape[1], T = (int)g.tin.shape[1], V = c->tgt_vocab_size;
     cr_assert_eq(g.logits.shape[2], V);
@@ -157,7 +157,7 @@ static void check_scores_and_greedy(nmt_backend backend)
     golden_open(&g);
     nmt_ctx *ctx;
     smt_err err;
-    nmt_ctx_options o = {backend, 0, 2, 3}; /* batches of 3: forces two batches */
+    nmt_ctx_options o = {backend, 0, 2, 3, 0}; /* batches of 3: forces two batches */
     cr_assert_eq(nmt_ctx_create(&ctx, m, &o, &err), 0, "%s", err.msg);
     nmt_sentence src[8], tgt[8];
     int n = read_pairs(m, src, tgt, 8);
@@ -265,19 +265,24 @@ static void check_prefix_sharing(nmt_backend backend)
     ps[6] = ps[4];
     pt[9].len = 0; /* empty: only </s> */
     for (int batch = 1; batch <= 64; batch *= 4) {
-        nmt_ctx *ctx;
+        nmt_ctx *ctx, *plain;
         smt_err err;
-        nmt_ctx_options o = {backend, 0, 2, batch};
+        nmt_ctx_options o = {backend, 0, 2, batch, 0}, po = {backend, 0, 2, batch, 1};
         cr_assert_eq(nmt_ctx_create(&ctx, m, &o, &err), 0, "%s", err.msg);
-        float all[T], one;
+        cr_assert_eq(nmt_ctx_create(&plain, m, &po, &err), 0, "%s", err.msg);
+        float all[T], full[T], one;
         cr_assert_eq(nmt_score(ctx, T, ps, pt, all, &err), 0, "%s", err.msg);
+        cr_assert_eq(nmt_score(plain, T, ps, pt, full, &err), 0, "%s", err.msg);
         for (int i = 0; i < T; i++) {
             cr_assert_eq(nmt_score(ctx, 1, &ps[i], &pt[i], &one, &err), 0, "%s", err.msg);
-            cr_assert(memcmp(&one, &all[i], sizeof one) == 0,
-                      "batch %d pair %d: shared %.9g alone %.9g", batch, i, all[i], one);
+            cr_assert(memcmp(&one, &all[i], sizeof one) == 0 &&
+                          memcmp(&one, &full[i], sizeof one) == 0,
+                      "batch %d pair %d: shared %.9g unshared %.9g alone %.9g", batch, i, all[i],
+                      full[i], one);
         }
         cr_assert(all[5] == all[4]);
         nmt_ctx_free(ctx);
+        nmt_ctx_free(plain);
     }
     free_pairs(src, tgt, n);
     nmt_model_free(m);
@@ -345,7 +350,7 @@ Test(nmt_model, cuda_unavailable_is_an_error_not_a_crash)
     nmt_model *m = open_tiny();
     nmt_ctx *ctx = NULL;
     smt_err err;
-    nmt_ctx_options o = {NMT_BACKEND_CUDA, 0, 1, 0};
+    nmt_ctx_options o = {NMT_BACKEND_CUDA, 0, 1, 0, 0};
     cr_expect_neq(nmt_ctx_create(&ctx, m, &o, &err), 0);
     cr_expect_null(ctx);
     nmt_model_free(m);

@@ -31,7 +31,7 @@ static void *run(void *arg)
     work *w = arg;
     nmt_ctx *c;
     smt_err err;
-    nmt_ctx_options o = {NMT_BACKEND_CPU, 0, w->threads, 2};
+    nmt_ctx_options o = {NMT_BACKEND_CPU, 0, w->threads, 2, 0};
     if ((w->rc = nmt_ctx_create(&c, w->m, &o, &err)))
         return NULL;
     nmt_hyp h[N_SENT];

@@ -335,7 +335,7 @@ static int run_model(const args *a)
     nmt_ctx *c = NULL;
     int rc = nmt_model_open(&m, a->model, &err);
     nmt_ctx_options o = {a->gpu ? NMT_BACKEND_CUDA : NMT_BACKEND_CPU, a->device,
-                         (unsigned)a->threads, a->batch};
+                         (unsigned)a->threads, a->batch, 0};
     if (!rc)
         rc = nmt_ctx_create(&c, m, &o, &err);
     if (rc == SMT_ERR_UNSUPPORTED && a->gpu) { /* no CUDA here: say so and use the CPU */
