@@ -1,9 +1,12 @@
 /* glm_model.c — opening a .glm file, vocabulary, decoder states, and the readable reference
  * scoring (one walk per query, no interleaving). */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise, mkstemp */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "glm_internal.h"
 #include "smt_hash.h"
@@ -370,4 +373,31 @@ int glm_score_rows_ref(const glm_model *m, const glm_word *rows, size_t n_rows, 
             len[r] = (uint8_t)la;
     }
     return 0;
+}
+
+int glm_load(glm_model **out, const char *path, unsigned flags, const glm_build_options *bopt,
+             smt_err *err)
+{
+    *out = NULL;
+    char magic[4] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return smt_err_set(err, SMT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    size_t got = fread(magic, 1, sizeof magic, f);
+    fclose(f);
+    if (got == sizeof magic && memcmp(magic, "FSMT", 4) == 0) /* the container's magic */
+        return glm_open(out, path, flags, err);
+    const char *dir = getenv("TMPDIR");
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/glm-arpa-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return smt_err_set(err, SMT_ERR_IO, "%s: cannot create a temporary file: %s", tmp,
+                           strerror(errno));
+    close(fd);
+    int rc = glm_build(path, tmp, bopt, NULL, err);
+    if (!rc)
+        rc = glm_open(out, tmp, flags, err);
+    unlink(tmp); /* an open model keeps its mapping (or its copy) */
+    return rc;
 }

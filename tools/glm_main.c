@@ -1,7 +1,7 @@
 /* glm — build a gLM binary from an ARPA file, and score text with KenLM query's output.
  *   glm build model.arpa[.gz] model.glm [-K 31] [--progress]
  *   glm query [-v summary|sentence|word] [-n] [--threads N] [--gpu|--ref] [--verify] [--mmap]
- *             [--no-index] model.glm
+ *             [--no-index] model.glm|model.arpa[.gz]
  *   glm info model.glm [--verify]
  * Exit codes: 0 ok, 1 bad input or file, 2 usage. */
 #include <stdio.h>
@@ -18,10 +18,11 @@ static void usage(FILE *f)
             "  glm build model.arpa[.gz] model.glm [-K N] [--progress]\n"
             "      binarize an ARPA file (B-tree node size K >= 3, default %d)\n"
             "  glm query [-v summary|sentence|word] [-n] [--threads N] [--gpu | --ref] [--verify]\n"
-            "            [--mmap] [--no-index] model.glm [< text]\n"
+            "            [--mmap] [--no-index] model.glm|model.arpa[.gz] [< text]\n"
             "      KenLM query's output: per word 'word=id length log10p', per line 'Total: x OOV: "
             "n',\n"
             "      then perplexities. -n: no <s> context and no </s>. One thread unless --threads.\n"
+            "      An ARPA model is binarized first (into $TMPDIR, removed after loading).\n"
             "  glm info model.glm [--verify]\n"
             "exit codes: 0 ok, 1 bad input or file, 2 usage\n",
             GLM_DEFAULT_K);
@@ -133,7 +134,8 @@ static int cmd_query(int argc, char **argv)
     }
     smt_err e;
     glm_model *m;
-    int rc = glm_open(&m, model, flags, &e);
+    glm_build_options bopt = {GLM_DEFAULT_K, 0, stderr}; /* an ARPA file: binarized first */
+    int rc = glm_load(&m, model, flags, &bopt, &e);
     if (rc) {
         fprintf(stderr, "glm query: %s\n", smt_err_text(&e, rc));
         return 1;
