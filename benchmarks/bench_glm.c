@@ -85,7 +85,7 @@ static void perplexity(const glm_model *m, const char *text, int path, unsigned 
     double best = 1e30, best_cpu = 1e30;
     glm_query_stats st;
     for (int r = 0; r < reps; r++) {
-        glm_query_options opt = {GLM_VERBOSE_SUMMARY, 0, threads, path};
+        glm_query_options opt = {GLM_VERBOSE_SUMMARY, 0, threads, path, 0};
         smt_err e;
         double t0 = smt_now(), c0 = cpu_s();
         int rc = glm_query_text(m, text, null, &opt, &st, &e);

@@ -184,6 +184,8 @@ typedef struct glm_query_options {
     int null_context; /* KenLM's -n: no <s> context and no </s> */
     unsigned threads; /* scoring threads (1 default; 0 = all CPUs) */
     int path;         /* GLM_PATH_*: fast CPU (default), reference CPU, GPU */
+    int flush_lines;  /* KenLM's -b: each line scored and printed (flushed) as soon as it is read,
+                       * for interactive use; "-" is then read line by line */
 } glm_query_options;
 
 typedef struct glm_query_stats {

@@ -2,7 +2,9 @@
  * (fast lanes, reference, or GPU rows; optionally over threads), then printed and summed in input
  * order, with KenLM's float/double arithmetic: the line total is a float sum of the word scores,
  * the corpus totals doubles. */
+#define _POSIX_C_SOURCE 200809L /* getline */
 #include <math.h>
+#include <stdio.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -424,7 +426,7 @@ static void emit(const glm_model *m, const block *b, int verbosity, outbuf *o, g
 int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm_query_options *opt,
                    glm_query_stats *stats, smt_err *err)
 {
-    glm_query_options def = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST};
+    glm_query_options def = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST, 0};
     if (!opt)
         opt = &def;
     glm_query_stats st;
@@ -443,15 +445,39 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
         rc = glm_gpu_create(&gpu, m, err);
     if (!rc && opt->threads != 1 && opt->path != GLM_PATH_GPU)
         rc = smt_pool_create(&pool, opt->threads, err);
-    if (!rc)
+    /* -b on standard input: getline returns each line as soon as it is there (smt_lines fills
+     * whole chunks, which an interactive writer would wait on) */
+    int interactive = opt->flush_lines && strcmp(in_path, "-") == 0;
+    char *iline = NULL;
+    size_t icap = 0;
+    uint64_t ilineno = 0;
+    if (!rc && !interactive)
         rc = smt_lines_open(&in, in_path, 0, err);
     int eof = 0;
     while (!rc && !eof) {
         b.ntok = b.nlines = b.ntxt = 0;
-        while (b.ntok < BLOCK_TOKENS) {
+        while (b.ntok < BLOCK_TOKENS && !(opt->flush_lines && b.nlines > 0)) {
             char *line;
             size_t n;
-            int got = smt_lines_next(in, &line, &n, err);
+            int got;
+            if (interactive) {
+                ssize_t k = getline(&iline, &icap, stdin);
+                if (k < 0 && ferror(stdin)) {
+                    got = smt_err_set(err, SMT_ERR_IO, "<stdin>:%llu: read error",
+                                      (unsigned long long)ilineno + 1);
+                } else if (k < 0) {
+                    got = 0;
+                } else {
+                    ilineno++;
+                    n = (size_t)k;
+                    if (n > 0 && iline[n - 1] == '\n')
+                        iline[--n] = 0;
+                    line = iline;
+                    got = 1;
+                }
+            } else {
+                got = smt_lines_next(in, &line, &n, err);
+            }
             if (got < 0) {
                 rc = got;
                 break;
@@ -480,7 +506,13 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
         }
         if (!rc)
             emit(m, &b, opt->verbosity, &o, &st);
+        if (!rc && opt->flush_lines) {
+            ob_flush(&o);
+            if (out)
+                fflush(out);
+        }
     }
+    free(iline);
     if (!rc) {
         st.ppl_incl = pow(10.0, -(st.total / (double)st.tokens));
         st.ppl_excl = pow(10.0, -((st.total - st.total_oov) / (double)(st.tokens - st.oovs)));

@@ -52,7 +52,7 @@ static char *query(glm_model *m, const char *text, int verbosity, int null_conte
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
-        glm_query_options opt = {verbosity, null_context, (unsigned)paths[p][1], paths[p][0]};
+        glm_query_options opt = {verbosity, null_context, (unsigned)paths[p][1], paths[p][0], 0};
         smt_err e;
         cr_assert_eq(glm_query_text(m, in, f, &opt, NULL, &e), 0, "%s", e.msg);
         fclose(f);
@@ -503,6 +503,24 @@ Test(glm, tool)
     cr_assert_eq(tu_run(cmd, NULL, &err), 1);
     cr_assert(strstr(err, "t.txt:1:") != NULL, "%s", err);
     free(err);
+    /* KenLM's -b (line by line, flushed) and -l load methods print the same */
+    const char *variants[] = {"-b", "-l lazy", "-l populate", "-l read", "-l parallel", "-b -n"};
+    char *plain = NULL, *plain_n = NULL;
+    snprintf(cmd, sizeof cmd, "printf 'a b c\\nb\\n\\nc a' | %s query %s", bin, model);
+    cr_assert_eq(tu_run(cmd, &plain, NULL), 0);
+    snprintf(cmd, sizeof cmd, "printf 'a b c\\nb\\n\\nc a' | %s query -n %s", bin, model);
+    cr_assert_eq(tu_run(cmd, &plain_n, NULL), 0);
+    for (int v = 0; v < 6; v++) {
+        snprintf(cmd, sizeof cmd, "printf 'a b c\\nb\\n\\nc a' | %s query %s %s", bin,
+                 variants[v], model);
+        cr_assert_eq(tu_run(cmd, &out, &err), 0, "%s: %s", variants[v], err);
+        cr_assert_str_eq(out, v == 5 ? plain_n : plain, "%s", variants[v]);
+        free(out), free(err);
+    }
+    cr_assert(strstr(plain, "Tokens:\t10\n") != NULL, "%s", plain);
+    free(plain), free(plain_n);
+    snprintf(cmd, sizeof cmd, "%s query -l eager %s < %s", bin, model, in);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 2);
     snprintf(cmd, sizeof cmd, "ls %s | grep -c glm-arpa", dir);
     cr_assert_eq(tu_run(cmd, &out, NULL), 1, "temporary files left: %s", out); /* grep: none */
     free(out);

@@ -107,7 +107,7 @@ Test(glm_gpu, lm5_dev_rows_and_query, .timeout = 600)
     for (int p = 0; p < 2; p++) {
         size_t len = 0;
         FILE *f = open_memstream(&bufs[p], &len);
-        glm_query_options opt = {GLM_VERBOSE_WORD, 0, 1, p ? GLM_PATH_GPU : GLM_PATH_FAST};
+        glm_query_options opt = {GLM_VERBOSE_WORD, 0, 1, p ? GLM_PATH_GPU : GLM_PATH_FAST, 0};
         smt_err e;
         cr_assert_eq(glm_query_text(m, text, f, &opt, NULL, &e), 0, "%s", e.msg);
         fclose(f);

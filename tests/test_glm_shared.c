@@ -55,7 +55,7 @@ Test(glm_shared, kenlm_reference_lm5, .timeout = 600)
             char *buf = NULL;
             size_t len = 0;
             FILE *f = open_memstream(&buf, &len);
-            glm_query_options opt = {GLM_VERBOSE_WORD, 0, (unsigned)paths[p][1], paths[p][0]};
+            glm_query_options opt = {GLM_VERBOSE_WORD, 0, (unsigned)paths[p][1], paths[p][0], 0};
             smt_err e;
             glm_query_stats st;
             cr_assert_eq(glm_query_text(m, text, f, &opt, &st, &e), 0, "%s", e.msg);

@@ -81,7 +81,7 @@ int main(void)
     for (int p = 0; p < 2; p++) {
         size_t len;
         FILE *o = open_memstream(&outs[p], &len);
-        glm_query_options q = {GLM_VERBOSE_WORD, 0, p ? 2u : 1u, GLM_PATH_FAST};
+        glm_query_options q = {GLM_VERBOSE_WORD, 0, p ? 2u : 1u, GLM_PATH_FAST, 0};
         TH_CHECK(glm_query_text(m, text, o, &q, NULL, &e) == 0, "%s", e.msg);
         fclose(o);
     }

@@ -1,6 +1,7 @@
 /* glm — build a gLM binary from an ARPA file, and score text with KenLM query's output.
  *   glm build model.arpa[.gz] model.glm [-K 31] [--progress]
- *   glm query [-v summary|sentence|word] [-n] [--threads N] [--gpu|--ref] [--verify] [--mmap]
+ *   glm query [-v summary|sentence|word] [-n] [-b] [-l lazy|populate|read|parallel]
+ *             [--threads N] [--gpu|--ref] [--verify] [--mmap]
  *             [--no-index] model.glm|model.arpa[.gz]
  *   glm info model.glm [--verify]
  * Exit codes: 0 ok, 1 bad input or file, 2 usage. */
@@ -17,12 +18,16 @@ static void usage(FILE *f)
             "usage:\n"
             "  glm build model.arpa[.gz] model.glm [-K N] [--progress]\n"
             "      binarize an ARPA file (B-tree node size K >= 3, default %d)\n"
-            "  glm query [-v summary|sentence|word] [-n] [--threads N] [--gpu | --ref] [--verify]\n"
-            "            [--mmap] [--no-index] model.glm|model.arpa[.gz] [< text]\n"
+            "  glm query [-v summary|sentence|word] [-n] [-b] [-l lazy|populate|read|parallel]\n"
+            "            [--threads N] [--gpu | --ref] [--verify] [--mmap] [--no-index]\n"
+            "            model.glm|model.arpa[.gz] [< text]\n"
             "      KenLM query's output: per word 'word=id length log10p', per line 'Total: x OOV: "
             "n',\n"
             "      then perplexities. -n: no <s> context and no </s>. One thread unless --threads.\n"
             "      An ARPA model is binarized first (into $TMPDIR, removed after loading).\n"
+            "      -b: print (and flush) each line's scores as soon as it is read.\n"
+            "      -l: KenLM's load methods: lazy/populate map the file, read/parallel copy it\n"
+            "      (the default; --mmap is -l lazy).\n"
             "  glm info model.glm [--verify]\n"
             "exit codes: 0 ok, 1 bad input or file, 2 usage\n",
             GLM_DEFAULT_K);
@@ -84,7 +89,7 @@ static int cmd_build(int argc, char **argv)
 
 static int cmd_query(int argc, char **argv)
 {
-    glm_query_options opt = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST};
+    glm_query_options opt = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST, 0};
     const char *model = NULL;
     unsigned flags = GLM_OPEN_HUGE | GLM_OPEN_INDEX;
     for (int i = 0; i < argc; i++) {
@@ -103,6 +108,19 @@ static int cmd_query(int argc, char **argv)
             }
         } else if (strcmp(a, "-n") == 0) {
             opt.null_context = 1;
+        } else if (strcmp(a, "-b") == 0) {
+            opt.flush_lines = 1;
+        } else if (strcmp(a, "-l") == 0 && i + 1 < argc) { /* KenLM's load methods */
+            const char *l = argv[++i];
+            flags &= ~(unsigned)(GLM_OPEN_HUGE | GLM_OPEN_POPULATE);
+            if (strcmp(l, "read") == 0 || strcmp(l, "parallel") == 0)
+                flags |= GLM_OPEN_HUGE; /* a copy in memory (2 MB pages): the default */
+            else if (strcmp(l, "populate") == 0)
+                flags |= GLM_OPEN_POPULATE; /* the mapped file, read in at once */
+            else if (strcmp(l, "lazy") != 0) { /* lazy: the mapped file, paged in on use */
+                fprintf(stderr, "glm query: -l wants lazy, populate, read or parallel\n");
+                return 2;
+            }
         } else if (strcmp(a, "--threads") == 0 && i + 1 < argc) {
             if (parse_uint(argv[++i], &opt.threads)) {
                 fprintf(stderr, "glm query: --threads wants a number\n");
