@@ -162,6 +162,7 @@ struct dec_model {
     float w_reo[DEC_MAX_REO_SCORES];
     /* search settings */
     int stack_size, pop_limit, distortion_limit, table_limit, max_phrase_len;
+    int seg_best, seg_nbest;       /* report the source span of each phrase (Moses's -t) */
     float beam_width;              /* ln of Moses's beam-threshold (0 keeps every hypothesis) */
     /* the candidate cache: open addressing, lock-free insert (entries immutable once published) */
     _Atomic(dec_centry *) *cache;

@@ -35,6 +35,8 @@ typedef struct dec_options {
     int distortion_limit_set;
     const char *weight_overwrite; /* -weight-overwrite "Name= v ... Name= v ..." or NULL */
     FILE *warn;                   /* where warnings go (unknown ini keys); NULL: stderr */
+    int report_segmentation;      /* -t: "|start-end| " after each phrase of the 1-best */
+    int nbest_segmentation;       /* -include-segmentation-in-n-best: the same in n-best words */
 } dec_options;
 
 /* Fills opt with "use the ini" for every setting. */

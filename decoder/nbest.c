@@ -113,7 +113,9 @@ void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double
         out[k] = sc[k];
 }
 
-static int append_words(const dec_search *s, dec_buf *b, hyp *const *path, size_t len)
+/* The words of a path, each followed by a space; with seg, Moses's -t: after each phrase the
+ * source range it translates, "|start-end| " (inclusive, 0-based). */
+static int append_words(const dec_search *s, dec_buf *b, hyp *const *path, size_t len, int seg)
 {
     for (size_t i = 0; i < len; i++) {
         const dec_cand *c = path[i]->cand;
@@ -124,6 +126,8 @@ static int append_words(const dec_search *s, dec_buf *b, hyp *const *path, size_
             if (dec_buf_append(b, w, wl) || dec_buf_append(b, " ", 1))
                 return SMT_ERR_NOMEM;
         }
+        if (seg && dec_buf_printf(b, "|%d-%d| ", path[i]->start, path[i]->end))
+            return SMT_ERR_NOMEM;
     }
     return 0;
 }
@@ -151,7 +155,7 @@ int dec_search_best(dec_search *s, dec_buf *buf, double *score)
         if (!path)
             return SMT_ERR_NOMEM;
         size_t len = chain(s->best, path, s->n + 1);
-        if (append_words(s, buf, path, len))
+        if (append_words(s, buf, path, len, s->m->seg_best))
             return SMT_ERR_NOMEM;
     }
     return dec_buf_append(buf, "\n", 1);
@@ -294,7 +298,7 @@ static int format_line(dec_search *s, uint64_t id, const tpath *p, dec_buf *buf,
     dec_path_features(s, fwd, p->len, sc);
     int rc = dec_buf_printf(buf, "%llu ||| ", (unsigned long long)id);
     if (!rc)
-        rc = append_words(s, buf, fwd, p->len);
+        rc = append_words(s, buf, fwd, p->len, s->m->seg_nbest);
     if (!rc)
         rc = dec_buf_append(buf, " |||", 4);
     float total = 0;

@@ -411,6 +411,105 @@ Test(decoder, readme_command)
     free(cmd), free(out), free(err), free(bin), free(data), free(nb);
 }
 
+/* Strips Moses's "|s-e| " markers from text, checking that the spans of each line (1-best) or of
+ * each n-best words field cover the source positions 0..n-1 exactly once; returns the text without
+ * them. */
+static char *strip_segmentation(const char *text, int nbest, const char *src_text)
+{
+    char *out = malloc(strlen(text) + 1), *o = out;
+    const char *p = text, *src = src_text;
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        /* the source line this output line translates */
+        const char *se = strchr(src, '\n');
+        int ntok = 0, intok = 0;
+        for (const char *q = src; q < se; q++) {
+            if (*q != ' ' && !intok)
+                ntok++;
+            intok = *q != ' ';
+        }
+        const char *w0 = p, *w1 = p + n;
+        if (nbest) { /* the words field only */
+            w0 = strstr(p, " ||| ") + 5;
+            w1 = strstr(w0, " ||| ");
+        }
+        memcpy(o, p, (size_t)(w0 - p));
+        o += w0 - p;
+        char seen[1024] = {0};
+        int covered = 0;
+        for (const char *q = w0; q < w1;) {
+            int a, b, used;
+            if (*q == '|' && sscanf(q, "|%d-%d|%n", &a, &b, &used) == 2) {
+                cr_assert(a >= 0 && a <= b && b < ntok, "span |%d-%d| of %d tokens", a, b, ntok);
+                for (int k = a; k <= b; k++) {
+                    cr_assert(!seen[k], "source position %d covered twice", k);
+                    seen[k] = 1, covered++;
+                }
+                q += used;
+                if (*q == ' ')
+                    q++;
+                continue;
+            }
+            *o++ = *q++;
+        }
+        cr_assert_eq(covered, ntok, "%d of %d source positions covered: %.*s", covered, ntok,
+                     (int)n, p);
+        memcpy(o, w1, (size_t)(p + n - w1));
+        o += p + n - w1;
+        if (!eol)
+            break;
+        *o++ = '\n';
+        p = eol + 1;
+        if (!nbest) /* an n-best list here holds the hypotheses of one sentence */
+            src = se + 1;
+    }
+    *o = 0;
+    return out;
+}
+
+/* Moses's -t and -include-segmentation-in-n-best: "|start-end| " after each phrase; without the
+ * markers the output is the plain one, and each line's spans cover its source exactly once. */
+Test(decoder, report_segmentation)
+{
+    char *bin = tu_bin_path("fastsmt"), *data = tu_data_path("../../examples/sample");
+    char *cmd = NULL, *plain = NULL, *seg = NULL, *nplain = NULL, *nseg = NULL, *err = NULL;
+    char *src_path = tu_join(data, "sample.es");
+    size_t sl;
+    char *src = tu_read_file(src_path, &sl);
+    cr_assert_not_null(src);
+    cr_assert(asprintf(&cmd, "%s -f %s/moses.ini -threads 2 < %s", bin, data, src_path) > 0);
+    cr_assert_eq(tu_run(cmd, &plain, NULL), 0);
+    free(cmd);
+    cr_assert(asprintf(&cmd, "%s -f %s/moses.ini -threads 2 -t < %s", bin, data, src_path) > 0);
+    cr_assert_eq(tu_run(cmd, &seg, &err), 0, "%s", err);
+    free(cmd), free(err);
+    cr_assert(strstr(seg, "in the first |0-2| talk |3-3| ") == seg, "%s", seg);
+    char *stripped = strip_segmentation(seg, 0, src);
+    cr_assert_str_eq(stripped, plain);
+    free(stripped);
+    /* n-best: one sentence, so that every line of the list has the same source */
+    const char *one = "cuando llegó el día de pentecostés , estaban todos unánimes juntos .\n";
+    char *one_path = tu_join(tmp, "one.es"), *nb_path = tu_join(tmp, "seg.nbest");
+    cr_assert_eq(tu_write_file(one_path, one, strlen(one)), 0);
+    size_t nl;
+    for (int with = 0; with < 2; with++) {
+        cr_assert(asprintf(&cmd, "%s -f %s/moses.ini %s -n-best-list %s 20 distinct < %s", bin,
+                           data, with ? "-include-segmentation-in-n-best" : "", nb_path,
+                           one_path) > 0);
+        cr_assert_eq(tu_run(cmd, NULL, &err), 0, "%s", err);
+        free(cmd), free(err);
+        *(with ? &nseg : &nplain) = tu_read_file(nb_path, &nl);
+    }
+    cr_assert(nplain && nseg);
+    cr_assert(strstr(nseg, "|11-11|  ||| ") != NULL, "%s", nseg);
+    char *sst = strip_segmentation(nseg, 1, one);
+    cr_assert_str_eq(sst, nplain);
+    free(sst), free(nb_path);
+    free(plain), free(seg), free(nplain), free(nseg), free(src), free(src_path), free(one_path);
+    free(bin), free(data);
+}
+
 int dec_have_binary_models(void); /* decoder/dec_internal.h */
 
 /* fastsmt-binarize writes probingpt and glm files and an ini naming them; decoding with it gives

@@ -2,7 +2,7 @@
  *
  *   fastsmt -f moses.ini [-threads N] [-n-best-list FILE N [distinct]] [-s STACK]
  *           [-cube-pruning-pop-limit P] [-dl D] [-weight-overwrite "Name= v ..."]
- *           [-input-file FILE] < input > output
+ *           [-t] [-include-segmentation-in-n-best] [-input-file FILE] < input > output
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -17,8 +17,10 @@ static void usage(FILE *f)
             "usage: fastsmt -f moses.ini [-threads N|all] [-n-best-list FILE N [distinct]]\n"
             "               [-s STACK] [-cube-pruning-pop-limit P] [-dl D]\n"
             "               [-weight-overwrite \"Name= v ...\"] [-input-file FILE]\n"
+            "               [-t | -report-segmentation] [-include-segmentation-in-n-best]\n"
             "Reads tokenized sentences (one per line) and writes one translation per line, in\n"
-            "input order. FILE '-' writes the n-best list to standard output.\n");
+            "input order. FILE '-' writes the n-best list to standard output. -t reports the\n"
+            "source span of each phrase, \"|start-end| \", after its words (Moses's format).\n");
 }
 
 static int parse_int(const char *flag, const char *v, int *out)
@@ -78,6 +80,10 @@ int main(int argc, char **argv)
                 return 2;
             }
             opt.weight_overwrite = v, i++;
+        } else if (!strcmp(a, "-t") || !strcmp(a, "-report-segmentation")) {
+            opt.report_segmentation = 1;
+        } else if (!strcmp(a, "-include-segmentation-in-n-best")) {
+            opt.nbest_segmentation = 1;
         } else if (!strcmp(a, "-input-file") || !strcmp(a, "-i")) {
             input = v, i++;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
