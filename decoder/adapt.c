@@ -48,6 +48,8 @@ static int ppt_next_fn(dec_pt_iter *it, dec_pt_entry *e)
     e->n_words = t.n_words;
     e->scores = t.scores;
     e->reo = t.reordering;
+    e->align = t.align;
+    e->n_align = t.n_align;
     return 1;
 }
 

@@ -126,6 +126,8 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
         const dec_pt_entry *pe = &t[i].e;
         c->words = pe->words;
         c->n_words = (uint16_t)pe->n_words;
+        c->align = pe->align;
+        c->n_align = (uint16_t)pe->n_align;
         c->static_score = t[i].static_score;
         c->future = t[i].future;
         c->lm_words = u;

@@ -67,6 +67,9 @@ typedef struct dec_pt_entry {
     uint32_t n_words;
     const float *scores;   /* n_scores */
     const float *reo;      /* n_reo, or NULL when the pair has no reordering entry */
+    const uint8_t *align;  /* n_align (source, target) position pairs inside the phrase pair, as
+                            * the table lists them (none when the table has no alignments) */
+    uint32_t n_align;
 } dec_pt_entry;
 
 /* An iteration over the targets of one source phrase; the fields are the table's own. */
@@ -132,7 +135,8 @@ typedef struct dec_cand {
     const float *reo;             /* ln, floored: n_reo, or NULL (no entry: scores 0) */
     float static_score;           /* weighted TM + word penalty + phrase penalty */
     float future;                 /* static_score + weighted LM estimate (Moses's future score) */
-    uint16_t n_words;
+    const uint8_t *align;         /* the table's word alignment: n_align (source, target) pairs */
+    uint16_t n_words, n_align;
 } dec_cand;
 
 /* The pruned, ranked candidates of one source phrase (an immutable cache entry); n = 0 for a
@@ -163,6 +167,7 @@ struct dec_model {
     /* search settings */
     int stack_size, pop_limit, distortion_limit, table_limit, max_phrase_len;
     int seg_best, seg_nbest;       /* report the source span of each phrase (Moses's -t) */
+    int align_best, align_nbest;   /* report the word alignment (-print-alignment-info...) */
     float beam_width;              /* ln of Moses's beam-threshold (0 keeps every hypothesis) */
     /* the candidate cache: open addressing, lock-free insert (entries immutable once published) */
     _Atomic(dec_centry *) *cache;

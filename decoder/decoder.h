@@ -37,6 +37,8 @@ typedef struct dec_options {
     FILE *warn;                   /* where warnings go (unknown ini keys); NULL: stderr */
     int report_segmentation;      /* -t: "|start-end| " after each phrase of the 1-best */
     int nbest_segmentation;       /* -include-segmentation-in-n-best: the same in n-best words */
+    int print_alignment;          /* -print-alignment-info: "words ||| s-t s-t ..." in the 1-best */
+    int nbest_alignment;          /* -print-alignment-info-in-n-best: " ||| s-t ..." after the total */
 } dec_options;
 
 /* Fills opt with "use the ini" for every setting. */

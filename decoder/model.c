@@ -383,6 +383,8 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     m->seg_best = opt->report_segmentation;
     m->seg_nbest = opt->nbest_segmentation;
+    m->align_best = opt->print_alignment;
+    m->align_nbest = opt->nbest_alignment;
     int rc = dec_ini_load(&m->ini, ini_path, err);
     if (!rc && opt->weight_overwrite)
         rc = dec_ini_overwrite_weights(m->ini, opt->weight_overwrite, err);

@@ -132,6 +132,38 @@ static int append_words(const dec_search *s, dec_buf *b, hyp *const *path, size_
     return 0;
 }
 
+/* The word alignment of a path, "s-t" pairs of sentence positions separated by spaces: phrase by
+ * phrase in target order, within a phrase sorted by (source, target) without repeats (Moses keeps
+ * a phrase's points in an ordered set). */
+static int append_alignment(dec_buf *b, hyp *const *path, size_t len)
+{
+    unsigned toff = 0;
+    int first = 1;
+    for (size_t i = 0; i < len; i++) {
+        const dec_cand *c = path[i]->cand;
+        uint16_t pts[1024];
+        unsigned n = 0;
+        for (unsigned k = 0; k < c->n_align && n < 1024; k++)
+            pts[n++] = (uint16_t)(c->align[2 * k] << 8 | c->align[2 * k + 1]);
+        for (unsigned a = 1; a < n; a++) /* insertion sort: phrases hold few points */
+            for (unsigned j = a; j > 0 && pts[j - 1] > pts[j]; j--) {
+                uint16_t x = pts[j];
+                pts[j] = pts[j - 1];
+                pts[j - 1] = x;
+            }
+        for (unsigned k = 0; k < n; k++) {
+            if (k > 0 && pts[k] == pts[k - 1])
+                continue;
+            if (dec_buf_printf(b, "%s%d-%u", first ? "" : " ", path[i]->start + (pts[k] >> 8),
+                               toff + (pts[k] & 255u)))
+                return SMT_ERR_NOMEM;
+            first = 0;
+        }
+        toff += c->n_words;
+    }
+    return 0;
+}
+
 /* The path ending in h, first hypothesis first (the empty hypothesis left out). */
 static size_t chain(hyp *h, hyp **out, size_t cap)
 {
@@ -156,6 +188,9 @@ int dec_search_best(dec_search *s, dec_buf *buf, double *score)
             return SMT_ERR_NOMEM;
         size_t len = chain(s->best, path, s->n + 1);
         if (append_words(s, buf, path, len, s->m->seg_best))
+            return SMT_ERR_NOMEM;
+        if (s->m->align_best &&
+            (dec_buf_append(buf, "||| ", 4) || append_alignment(buf, path, len)))
             return SMT_ERR_NOMEM;
     }
     return dec_buf_append(buf, "\n", 1);
@@ -313,7 +348,14 @@ static int format_line(dec_search *s, uint64_t id, const tpath *p, dec_buf *buf,
             rc = dec_buf_printf(buf, " %g", (double)(float)sc[ft->offset + k]);
     }
     if (!rc)
-        rc = dec_buf_printf(buf, " ||| %g\n", (double)(float)total);
+        rc = dec_buf_printf(buf, " ||| %g", (double)(float)total);
+    if (!rc && m->align_nbest) {
+        rc = dec_buf_append(buf, " ||| ", 5);
+        if (!rc)
+            rc = append_alignment(buf, fwd, p->len);
+    }
+    if (!rc)
+        rc = dec_buf_append(buf, "\n", 1);
     return rc;
 }
 

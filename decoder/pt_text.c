@@ -36,6 +36,10 @@ typedef struct text_pt {
     uint64_t *e_off;
     float *e_scores, *e_reo;
     uint8_t *e_has_reo;
+    uint64_t *e_aoff; /* the entry's alignment: e_an[e] pairs at align + e_aoff[e] * 2 */
+    uint32_t *e_an;
+    uint8_t *align;
+    uint64_t n_align, cap_align;
     uint32_t n_entries, cap_entries;
     slot *gslots; /* source key -> group */
     uint64_t gmask;
@@ -156,20 +160,47 @@ static int parse_scores(char *s, float *out, unsigned want, const char *path, un
     return 0;
 }
 
+/* The alignment field "s-t s-t ..." of a pair of ns source and nt target words, appended to
+ * t->align (pairs of bytes); returns the number of points or an error naming file:line. */
+static int parse_align(text_pt *t, char *s, int ns, int nt, const char *path, unsigned long ln,
+                       smt_err *err)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(s, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        char *dash, *end;
+        long a = strtol(w, &dash, 10), b = *dash == '-' ? strtol(dash + 1, &end, 10) : -1;
+        if (*dash != '-' || dash == w || *end || end == dash + 1 || a < 0 || b < 0)
+            return smt_err_set(err, SMT_ERR_PARSE, "%s:%lu: bad alignment point '%s'", path, ln, w);
+        if (a >= ns || b >= nt)
+            return smt_err_set(err, SMT_ERR_PARSE,
+                               "%s:%lu: alignment point %ld-%ld outside the %d x %d phrase pair",
+                               path, ln, a, b, ns, nt);
+        if (grow((void **)&t->align, 2, t->n_align + 1, &t->cap_align))
+            return SMT_ERR_NOMEM;
+        t->align[2 * t->n_align] = (uint8_t)a;
+        t->align[2 * t->n_align + 1] = (uint8_t)b;
+        t->n_align++;
+        n++;
+    }
+    return n;
+}
+
 static int read_pt(text_pt *t, const char *path, unsigned n_scores, smt_err *err)
 {
     smt_lines *r;
     int rc = smt_lines_open(&r, path, SMT_LINES_THREADED, err);
     if (rc)
         return rc;
-    char *line, *f[6];
+    char *line, *f[6] = {0};
     size_t len;
     uint32_t ids[MAXW];
     while ((rc = smt_lines_next(r, &line, &len, err)) == 1) {
         unsigned long ln = (unsigned long)smt_lines_lineno(r);
         if (len == 0)
             continue;
-        if (split_fields(line, f, 5) < 3) {
+        int nf = split_fields(line, f, 5);
+        if (nf < 3) {
             rc = smt_err_set(err, SMT_ERR_PARSE, "%s:%lu: fewer than 3 fields", path, ln);
             break;
         }
@@ -239,7 +270,23 @@ static int read_pt(text_pt *t, const char *path, unsigned n_scores, smt_err *err
         c2 = c;
         if ((rc = grow((void **)&t->e_scores, 4 * t->base.n_scores, e + 1, &c2)))
             break;
+        c2 = c;
+        if ((rc = grow((void **)&t->e_aoff, 8, e + 1, &c2)))
+            break;
+        c2 = c;
+        if ((rc = grow((void **)&t->e_an, 4, e + 1, &c2)))
+            break;
         t->cap_entries = (uint32_t)c2;
+        t->e_aoff[e] = t->n_align;
+        t->e_an[e] = 0;
+        if (nf >= 4) {
+            int na = parse_align(t, f[3], ns, nt, path, ln, err);
+            if (na < 0) {
+                rc = na == SMT_ERR_NOMEM ? smt_err_set(err, na, "%s: out of memory", path) : na;
+                break;
+            }
+            t->e_an[e] = (uint32_t)na;
+        }
         t->e_group[e] = g;
         t->e_nwords[e] = (uint32_t)nt;
         t->e_off[e] = t->n_tgt_ids;
@@ -264,10 +311,11 @@ static int finish(text_pt *t)
     uint32_t *pos = calloc(t->n_groups + 1, sizeof(uint32_t));
     uint32_t *perm = malloc((n + 1) * sizeof(uint32_t));
     uint32_t *ng = malloc((n + 1) * 4), *nw = malloc((n + 1) * 4);
-    uint64_t *no = malloc((n + 1) * 8);
+    uint64_t *no = malloc((n + 1) * 8), *nao = malloc((n + 1) * 8);
+    uint32_t *nan = malloc((n + 1) * 4);
     float *nsc = malloc(((size_t)n * ns + 1) * 4);
-    if (!pos || !perm || !ng || !nw || !no || !nsc) {
-        free(pos), free(perm), free(ng), free(nw), free(no), free(nsc);
+    if (!pos || !perm || !ng || !nw || !no || !nsc || !nao || !nan) {
+        free(pos), free(perm), free(ng), free(nw), free(no), free(nsc), free(nao), free(nan);
         return SMT_ERR_NOMEM;
     }
     for (uint32_t e = 0; e < n; e++)
@@ -283,10 +331,14 @@ static int finish(text_pt *t)
         ng[d] = t->e_group[e];
         nw[d] = t->e_nwords[e];
         no[d] = t->e_off[e];
+        nao[d] = t->e_aoff[e];
+        nan[d] = t->e_an[e];
         memcpy(nsc + (size_t)d * ns, t->e_scores + (size_t)e * ns, ns * 4);
     }
     free(t->e_group), free(t->e_nwords), free(t->e_off), free(t->e_scores);
+    free(t->e_aoff), free(t->e_an);
     t->e_group = ng, t->e_nwords = nw, t->e_off = no, t->e_scores = nsc;
+    t->e_aoff = nao, t->e_an = nan;
     free(pos);
     free(perm);
     return 0;
@@ -372,6 +424,8 @@ static int text_next(dec_pt_iter *it, dec_pt_entry *e)
     e->n_words = t->e_nwords[i];
     e->scores = t->e_scores + i * t->base.n_scores;
     e->reo = t->e_has_reo && t->e_has_reo[i] ? t->e_reo + i * t->base.n_reo : NULL;
+    e->align = t->align ? t->align + 2 * t->e_aoff[i] : NULL;
+    e->n_align = t->e_an[i];
     return 1;
 }
 
@@ -384,6 +438,7 @@ static void text_free(dec_pt *pt)
     smt_vocab_builder_free(t->tgt_vb);
     free(t->src_ids), free(t->tgt_ids), free(t->groups), free(t->e_group), free(t->e_nwords);
     free(t->e_off), free(t->e_scores), free(t->e_reo), free(t->e_has_reo), free(t->gslots);
+    free(t->e_aoff), free(t->e_an), free(t->align);
     free(t);
 }
 

@@ -776,9 +776,12 @@ static int collect_options(dec_search *s, smt_err *err)
         if (!c || !w)
             return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
         w[0] = DEC_PASS_BIT | (uint32_t)i;
+        static const uint8_t self[2] = {0, 0}; /* a passed-through word is aligned to itself */
         c->words = w;
         c->lm_words = w + 1;
         c->n_words = 1;
+        c->align = self;
+        c->n_align = 1;
         c->static_score = (m->has_wp ? -(float)m->weights[m->off_wp] : 0) +
                           (m->has_pp ? (float)m->weights[m->off_pp] : 0) +
                           m->w_uwp * DEC_LOWEST_SCORE;

@@ -544,6 +544,121 @@ Test(decoder, binarized_model_same_output)
     free(bin), free(ini), free(out_dir), free(cmd), free(err), free(bin_ini);
 }
 
+/* Translates line with a model loaded with the alignment flags, text or binarized. */
+static void translate_aligned(const char *ini, const char *line, dec_buf *b, dec_buf *nb)
+{
+    dec_options o;
+    dec_options_default(&o);
+    o.print_alignment = o.nbest_alignment = 1;
+    dec_model *m = load(ini, &o);
+    dec_worker *w;
+    smt_err e;
+    cr_assert_eq(dec_worker_create(&w, m, &e), 0);
+    cr_assert_eq(dec_translate(w, line, strlen(line), 7, b, nb, 10, 0, NULL, &e), 0);
+    dec_worker_free(w);
+    dec_model_free(m);
+}
+
+/* -print-alignment-info / -in-n-best: the table's phrase-internal points moved to sentence
+ * positions ("c ||| Y X ||| 0.4 ||| 0-1": c aligned to X only), unknown words aligned to
+ * themselves; the words are those of the plain output; text and binarized tables agree. */
+Test(decoder, alignment_output)
+{
+    static const char *const inputs[] = {"a b", "c", "a q", "b a c x y q a b", "x y"};
+    char *ini = tu_data_path("decoder/tiny/moses.ini");
+    char *bin_ini = NULL;
+    if (dec_have_binary_models()) {
+        char *bin = tu_bin_path("fastsmt-binarize"), *out_dir = tu_join(tmp, "abin"), *cmd = NULL;
+        cr_assert(asprintf(&cmd, "%s %s %s", bin, ini, out_dir) > 0);
+        cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+        bin_ini = tu_join(out_dir, "moses.ini");
+        free(bin), free(out_dir), free(cmd);
+    }
+    for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
+        result r = translate(inputs[i], 10, 0);
+        dec_buf b = {0}, nb = {0};
+        translate_aligned(ini, inputs[i], &b, &nb);
+        /* 1-best: the plain line (its words and their trailing space), then "||| " and points */
+        size_t wl = strlen(r.best.data) - 1; /* without the newline */
+        cr_assert(strncmp(b.data, r.best.data, wl) == 0 && strncmp(b.data + wl, "||| ", 4) == 0,
+                  "%s vs %s", b.data, r.best.data);
+        int ns = 1, nt = 0;
+        for (const char *p = inputs[i]; *p; p++)
+            ns += *p == ' ';
+        for (size_t k = 0; k < wl; k++)
+            nt += r.best.data[k] == ' ';
+        for (const char *p = b.data + wl + 4; *p && *p != '\n';) {
+            int a, t, used;
+            cr_assert_eq(sscanf(p, "%d-%d%n", &a, &t, &used), 2, "%s", b.data);
+            cr_assert(a >= 0 && a < ns && t >= 0 && t < nt, "%d-%d in %s", a, t, b.data);
+            p += used;
+            while (*p == ' ')
+                p++;
+        }
+        /* n-best: the plain lines with " ||| points" after the total */
+        const char *pn = r.nbest.data, *an = nb.data;
+        while (*pn) {
+            const char *e1 = strchr(pn, '\n'), *e2 = strchr(an, '\n');
+            cr_assert(e1 && e2);
+            cr_assert(strncmp(an, pn, (size_t)(e1 - pn)) == 0 && strncmp(an + (e1 - pn), " ||| ", 5) == 0,
+                      "%.*s vs %.*s", (int)(e2 - an), an, (int)(e1 - pn), pn);
+            pn = e1 + 1, an = e2 + 1;
+        }
+        cr_assert_eq(*an, 0);
+        if (bin_ini) {
+            dec_buf bb = {0}, bnb = {0};
+            translate_aligned(bin_ini, inputs[i], &bb, &bnb);
+            cr_assert_str_eq(bb.data, b.data);
+            cr_assert_str_eq(bnb.data, nb.data);
+            dec_buf_free(&bb), dec_buf_free(&bnb);
+        }
+        dec_buf_free(&b), dec_buf_free(&nb);
+        result_free(&r);
+    }
+    /* hand-checked: "c" is translated by one of its two phrases; "a q": q passes through */
+    dec_buf b = {0}, nb = {0};
+    translate_aligned(ini, "a q", &b, &nb);
+    cr_assert_str_eq(b.data, "A q ||| 0-0 1-1\n");
+    dec_buf_free(&b), dec_buf_free(&nb);
+    translate_aligned(ini, "c", &b, &nb);
+    cr_assert(!strcmp(b.data, "X ||| 0-0\n") || !strcmp(b.data, "Y X ||| 0-1\n"), "%s", b.data);
+    cr_assert(strstr(nb.data, "Y X  ||| ") && strstr(nb.data, " ||| 0-1\n"), "%s", nb.data);
+    dec_buf_free(&b), dec_buf_free(&nb);
+    free(ini), free(bin_ini);
+}
+
+/* A text phrase table's alignment points must lie inside the phrase pair. */
+Test(decoder, bad_alignment_is_an_error)
+{
+    char *dir = tu_data_path("decoder/tiny"), *ini = tu_join(tmp, "moses.ini");
+    char *pt = tu_join(tmp, "phrase-table");
+    static const char *const bad[] = {"a ||| A ||| 0.5 ||| 0-1 ||| 1 1 1\n",
+                                      "a ||| A ||| 0.5 ||| 1-0\n", "a ||| A ||| 0.5 ||| 0=0\n",
+                                      "a ||| A ||| 0.5 ||| 0-\n"};
+    size_t il;
+    char *src_ini = tu_join(dir, "moses.ini"), *text = tu_read_file(src_ini, &il);
+    cr_assert_not_null(text);
+    free(src_ini);
+    /* the tiny ini names its files relative to itself: copy it next to the bad table */
+    cr_assert_eq(tu_write_file(ini, text, il), 0);
+    static const char *const others[] = {"lm.arpa", "reordering-table"};
+    for (int k = 0; k < 2; k++) {
+        char *a = tu_join(dir, others[k]), *b = tu_join(tmp, others[k]);
+        cr_assert_eq(tu_copy_file(a, b), 0);
+        free(a), free(b);
+    }
+    for (int k = 0; k < 4; k++) {
+        cr_assert_eq(tu_write_file(pt, bad[k], strlen(bad[k])), 0);
+        dec_model *m = NULL;
+        smt_err e;
+        int rc = dec_model_load(&m, ini, NULL, &e);
+        cr_assert_eq(rc, SMT_ERR_PARSE, "%s", bad[k]);
+        cr_assert(strstr(e.msg, "phrase-table:1:") != NULL, "%s", e.msg);
+        cr_assert_null(m);
+    }
+    free(text), free(dir), free(ini), free(pt);
+}
+
 /* Pairs missing from the reordering table get no reordering score, text or binarized. */
 Test(decoder, binarized_missing_reordering_entries)
 {

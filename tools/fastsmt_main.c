@@ -2,7 +2,8 @@
  *
  *   fastsmt -f moses.ini [-threads N] [-n-best-list FILE N [distinct]] [-s STACK]
  *           [-cube-pruning-pop-limit P] [-dl D] [-weight-overwrite "Name= v ..."]
- *           [-t] [-include-segmentation-in-n-best] [-input-file FILE] < input > output
+ *           [-t] [-include-segmentation-in-n-best] [-print-alignment-info]
+ *           [-print-alignment-info-in-n-best] [-input-file FILE] < input > output
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -18,6 +19,7 @@ static void usage(FILE *f)
             "               [-s STACK] [-cube-pruning-pop-limit P] [-dl D]\n"
             "               [-weight-overwrite \"Name= v ...\"] [-input-file FILE]\n"
             "               [-t | -report-segmentation] [-include-segmentation-in-n-best]\n"
+            "               [-print-alignment-info] [-print-alignment-info-in-n-best]\n"
             "Reads tokenized sentences (one per line) and writes one translation per line, in\n"
             "input order. FILE '-' writes the n-best list to standard output. -t reports the\n"
             "source span of each phrase, \"|start-end| \", after its words (Moses's format).\n");
@@ -84,6 +86,10 @@ int main(int argc, char **argv)
             opt.report_segmentation = 1;
         } else if (!strcmp(a, "-include-segmentation-in-n-best")) {
             opt.nbest_segmentation = 1;
+        } else if (!strcmp(a, "-print-alignment-info")) {
+            opt.print_alignment = 1;
+        } else if (!strcmp(a, "-print-alignment-info-in-n-best")) {
+            opt.nbest_alignment = 1;
         } else if (!strcmp(a, "-input-file") || !strcmp(a, "-i")) {
             input = v, i++;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
