@@ -39,6 +39,12 @@ typedef struct dec_options {
     int nbest_segmentation;       /* -include-segmentation-in-n-best: the same in n-best words */
     int print_alignment;          /* -print-alignment-info: "words ||| s-t s-t ..." in the 1-best */
     int nbest_alignment;          /* -print-alignment-info-in-n-best: " ||| s-t ..." after the total */
+    int max_phrase_len;           /* -max-phrase-length (-1: the ini's, default 20) */
+    int table_limit;              /* -ttable-limit (-1: the phrase table's table-limit, default 20) */
+    double beam_threshold;        /* -b / -beam-threshold (< 0: the ini's, default 1e-5) */
+    int mark_unknown;             /* -mark-unknown: unknown words printed as prefix word suffix */
+    const char *unknown_prefix;   /* -unknown-word-prefix (NULL: "UNK") */
+    const char *unknown_suffix;   /* -unknown-word-suffix (NULL: "") */
 } dec_options;
 
 /* Fills opt with "use the ini" for every setting. */

@@ -15,6 +15,9 @@ void dec_options_default(dec_options *opt)
     opt->stack_size = -1;
     opt->pop_limit = -1;
     opt->distortion_limit = -1;
+    opt->max_phrase_len = -1;
+    opt->table_limit = -1;
+    opt->beam_threshold = -1;
 }
 
 double dec_model_load_seconds(const dec_model *m) { return m->load_seconds; }
@@ -385,6 +388,9 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
     m->seg_nbest = opt->nbest_segmentation;
     m->align_best = opt->print_alignment;
     m->align_nbest = opt->nbest_alignment;
+    m->mark_unknown = opt->mark_unknown;
+    m->unk_prefix = opt->unknown_prefix ? opt->unknown_prefix : "UNK";
+    m->unk_suffix = opt->unknown_suffix ? opt->unknown_suffix : "";
     int rc = dec_ini_load(&m->ini, ini_path, err);
     if (!rc && opt->weight_overwrite)
         rc = dec_ini_overwrite_weights(m->ini, opt->weight_overwrite, err);
@@ -402,11 +408,12 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
             opt->pop_limit >= 0 ? opt->pop_limit : int_param(ini, "cube-pruning-pop-limit", 1000);
         m->distortion_limit = opt->distortion_limit_set ? opt->distortion_limit
                                                         : int_param(ini, "distortion-limit", -1);
-        m->max_phrase_len = int_param(ini, "max-phrase-length", 20);
+        m->max_phrase_len = opt->max_phrase_len >= 0 ? opt->max_phrase_len
+                                                      : int_param(ini, "max-phrase-length", 20);
         const char *tl = dec_ini_feature_arg(pt_f, "table-limit");
-        m->table_limit = tl ? atoi(tl) : 20;
+        m->table_limit = opt->table_limit >= 0 ? opt->table_limit : tl ? atoi(tl) : 20;
         const char *bt = dec_ini_param(ini, "beam-threshold");
-        double b = bt ? atof(bt) : 0.00001;
+        double b = opt->beam_threshold >= 0 ? opt->beam_threshold : bt ? atof(bt) : 0.00001;
         m->beam_width = b > 0 ? (float)log(b) : -INFINITY;
         if (m->stack_size < 1 || m->pop_limit < 1 || m->max_phrase_len < 1)
             rc = smt_err_set(err, SMT_ERR_ARG, "stack size, pop limit and phrase length must be "

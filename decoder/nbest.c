@@ -123,7 +123,11 @@ static int append_words(const dec_search *s, dec_buf *b, hyp *const *path, size_
             size_t wl;
             const char *w =
                 dec_word(s->m, c->words[k], (const char *const *)s->tokens, s->lens, &wl);
-            if (dec_buf_append(b, w, wl) || dec_buf_append(b, " ", 1))
+            int mark = s->m->mark_unknown && (c->words[k] & DEC_PASS_BIT);
+            if ((mark && dec_buf_append(b, s->m->unk_prefix, strlen(s->m->unk_prefix))) ||
+                dec_buf_append(b, w, wl) ||
+                (mark && dec_buf_append(b, s->m->unk_suffix, strlen(s->m->unk_suffix))) ||
+                dec_buf_append(b, " ", 1))
                 return SMT_ERR_NOMEM;
         }
         if (seg && dec_buf_printf(b, "|%d-%d| ", path[i]->start, path[i]->end))

@@ -659,6 +659,51 @@ Test(decoder, bad_alignment_is_an_error)
     free(text), free(dir), free(ini), free(pt);
 }
 
+/* More of Moses's flags: -mark-unknown with its prefix and suffix (output only: the scores are
+ * the same), -ttable-limit, -max-phrase-length, -b, -v 0 (no summary on stderr), and the values
+ * of -search-algorithm / -inputtype this decoder does not have refused. */
+Test(decoder, moses_flags)
+{
+    char *bin = tu_bin_path("fastsmt"), *ini = tu_data_path("decoder/tiny/moses.ini");
+    char *in = tu_join(tmp, "in.txt"), *cmd = NULL, *out = NULL, *err = NULL;
+    cr_assert_eq(tu_write_file(in, "a q\nq q b\n", 10), 0);
+    cr_assert(asprintf(&cmd, "%s -f %s -mu -v 0 -n-best-list - 2 < %s", bin, ini, in) > 0);
+    cr_assert_eq(tu_run(cmd, &out, &err), 0, "%s", err);
+    cr_assert(strstr(out, "A UNKq \n") == out, "%s", out);
+    cr_assert(strstr(out, "UNKq UNKq B \n"), "%s", out);
+    cr_assert(strstr(out, "\n0 ||| A UNKq  ||| "), "%s", out);
+    cr_assert_str_eq(err, "");
+    free(cmd), free(out), free(err);
+    cr_assert(asprintf(&cmd, "%s -f %s -mark-unknown -unknown-word-prefix '<' "
+                             "-unknown-word-suffix '>' < %s",
+                       bin, ini, in) > 0);
+    cr_assert_eq(tu_run(cmd, &out, &err), 0, "%s", err);
+    cr_assert_str_eq(out, "A <q> \n<q> <q> B \n");
+    cr_assert(strstr(err, "2 lines") != NULL, "%s", err);
+    free(cmd), free(out), free(err);
+    /* the limits: "c" has two translations, "a b" a two-word phrase */
+    cr_assert_eq(tu_write_file(in, "c\na b\n", 6), 0);
+    cr_assert(asprintf(&cmd, "%s -f %s -ttable-limit 1 -max-phrase-length 1 -b 0 "
+                             "-search-algorithm 1 -inputtype 0 -n-best-list - 10 < %s",
+                       bin, ini, in) > 0);
+    cr_assert_eq(tu_run(cmd, &out, &err), 0, "%s", err);
+    int c_lines = 0;
+    for (char *p = strstr(out, "\n0 ||| "); p; p = strstr(p + 1, "\n0 ||| "))
+        c_lines++;
+    cr_assert_eq(c_lines, 1, "table limit 1 leaves one translation of c: %s", out);
+    cr_assert(strstr(out, "PhrasePenalty0= 2 ") && !strstr(out, "PhrasePenalty0= 1 TranslationModel0= -2.30259"),
+              "a b must be two phrases: %s", out);
+    free(cmd), free(out), free(err);
+    const char *bad[] = {"-search-algorithm 0", "-inputtype 1", "-ttable-limit x", "-b -1",
+                         "-max-phrase-length 0", "-unknown-word-prefix"};
+    for (int k = 0; k < 6; k++) {
+        cr_assert(asprintf(&cmd, "%s -f %s %s < %s", bin, ini, bad[k], in) > 0);
+        cr_assert_eq(tu_run(cmd, NULL, NULL), 2, "%s", bad[k]);
+        free(cmd);
+    }
+    free(bin), free(ini), free(in);
+}
+
 /* Pairs missing from the reordering table get no reordering score, text or binarized. */
 Test(decoder, binarized_missing_reordering_entries)
 {

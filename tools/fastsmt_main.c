@@ -20,6 +20,9 @@ static void usage(FILE *f)
             "               [-weight-overwrite \"Name= v ...\"] [-input-file FILE]\n"
             "               [-t | -report-segmentation] [-include-segmentation-in-n-best]\n"
             "               [-print-alignment-info] [-print-alignment-info-in-n-best]\n"
+            "               [-b BEAM] [-max-phrase-length N] [-ttable-limit N] [-mark-unknown]\n"
+            "               [-unknown-word-prefix P] [-unknown-word-suffix S] [-v N]\n"
+            "               [-search-algorithm 1] [-inputtype 0]\n"
             "Reads tokenized sentences (one per line) and writes one translation per line, in\n"
             "input order. FILE '-' writes the n-best list to standard output. -t reports the\n"
             "source span of each phrase, \"|start-end| \", after its words (Moses's format).\n");
@@ -40,7 +43,7 @@ static int parse_int(const char *flag, const char *v, int *out)
 int main(int argc, char **argv)
 {
     const char *ini = NULL, *nbest_path = NULL, *input = NULL;
-    int threads = -1, n_best = 0, distinct = 0;
+    int threads = -1, n_best = 0, distinct = 0, verbose = 1;
     dec_options opt;
     dec_options_default(&opt);
     for (int i = 1; i < argc; i++) {
@@ -86,6 +89,52 @@ int main(int argc, char **argv)
             opt.report_segmentation = 1;
         } else if (!strcmp(a, "-include-segmentation-in-n-best")) {
             opt.nbest_segmentation = 1;
+        } else if (!strcmp(a, "-b") || !strcmp(a, "-beam-threshold")) {
+            char *end;
+            opt.beam_threshold = v ? strtod(v, &end) : -1;
+            if (!v || *end || end == v || opt.beam_threshold < 0) {
+                fprintf(stderr, "fastsmt: %s needs a number >= 0\n", a);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "-max-phrase-length")) {
+            if (parse_int(a, v, &opt.max_phrase_len) || opt.max_phrase_len < 1)
+                return 2;
+            i++;
+        } else if (!strcmp(a, "-ttable-limit")) {
+            if (parse_int(a, v, &opt.table_limit) || opt.table_limit < 0)
+                return 2;
+            i++;
+        } else if (!strcmp(a, "-mark-unknown") || !strcmp(a, "-mu")) {
+            opt.mark_unknown = 1;
+        } else if (!strcmp(a, "-unknown-word-prefix") || !strcmp(a, "-unknown-word-suffix")) {
+            if (!v) {
+                fprintf(stderr, "fastsmt: %s needs a string\n", a);
+                return 2;
+            }
+            *(a[14] == 'p' ? &opt.unknown_prefix : &opt.unknown_suffix) = v, i++;
+        } else if (!strcmp(a, "-v") || !strcmp(a, "-verbose")) {
+            if (parse_int(a, v, &verbose))
+                return 2;
+            i++;
+        } else if (!strcmp(a, "-search-algorithm")) {
+            int sa;
+            if (parse_int(a, v, &sa))
+                return 2;
+            if (sa != 1) {
+                fprintf(stderr, "fastsmt: -search-algorithm %d: only cube pruning (1) is implemented\n", sa);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "-inputtype")) {
+            int it;
+            if (parse_int(a, v, &it))
+                return 2;
+            if (it != 0) {
+                fprintf(stderr, "fastsmt: -inputtype %d: only plain text (0) is read\n", it);
+                return 2;
+            }
+            i++;
         } else if (!strcmp(a, "-print-alignment-info")) {
             opt.print_alignment = 1;
         } else if (!strcmp(a, "-print-alignment-info-in-n-best")) {
@@ -137,7 +186,7 @@ int main(int argc, char **argv)
                  &err);
     if (rc)
         fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
-    else
+    else if (verbose > 0)
         fprintf(stderr, "fastsmt: %llu lines, %llu words in %.2f s (load %.2f s)\n",
                 (unsigned long long)st.lines, (unsigned long long)st.tokens, st.seconds,
                 dec_model_load_seconds(m));
