@@ -112,16 +112,49 @@ typedef struct rescorer {
     smt_err *err;
 } rescorer;
 
+static int is_segment_marker(const char *w, size_t n)
+{
+    size_t i = 1;
+    if (n < 5 || w[0] != '|' || w[n - 1] != '|')
+        return 0;
+    while (i < n - 1 && w[i] >= '0' && w[i] <= '9')
+        i++;
+    if (i == 1 || w[i] != '-')
+        return 0;
+    size_t j = ++i;
+    while (i < n - 1 && w[i] >= '0' && w[i] <= '9')
+        i++;
+    return i > j && i == n - 1;
+}
+
+size_t nmt_nbest_plain(const char *words, char *out)
+{
+    size_t o = 0;
+    const char *p = words;
+    while (*p) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const char *w = p;
+        while (*p && *p != ' ' && *p != '\t')
+            p++;
+        size_t n = (size_t)(p - w);
+        if (n == 0 || is_segment_marker(w, n))
+            continue;
+        if (o)
+            out[o++] = ' ';
+        memmove(out + o, w, n);
+        o += n;
+    }
+    out[o] = 0;
+    return o;
+}
+
 static void write_best_until(rescorer *R, long id, const char *words)
 {
     for (; R->next_best < id; R->next_best++)
         fputc('\n', R->best_out); /* sentences missing from the list */
-    if (words) {
-        /* Moses writes a trailing blank after the words; the 1-best has none */
-        size_t n = strlen(words);
-        while (n && words[n - 1] == ' ')
-            n--;
-        fwrite(words, 1, n, R->best_out);
+    if (words) { /* the plain words (nmt_nbest_plain) */
+        fputs(words, R->best_out);
         fputc('\n', R->best_out);
         R->next_best = id + 1;
     }
@@ -136,8 +169,9 @@ static int flush_group(rescorer *R, group *g, const char *path)
     nmt_sentence *tgt = calloc(g->n, sizeof *tgt), *src = calloc(g->n, sizeof *src);
     float *lp = malloc(g->n * sizeof *lp);
     nmt_nbest_line **order = malloc(g->n * sizeof *order);
+    char **plain = calloc(g->n, sizeof *plain); /* the words to score and print as the 1-best */
     int rc = 0;
-    if (!tgt || !src || !lp || !order)
+    if (!tgt || !src || !lp || !order || !plain)
         rc = smt_err_set(R->err, SMT_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < g->n && !rc; i++) {
         nmt_nbest_line *nb = &g->nb[i];
@@ -146,13 +180,18 @@ static int flush_group(rescorer *R, group *g, const char *path)
                              path, nb->id, R->n_src);
             break;
         }
-        size_t n = nmt_model_tokenize(m, 1, nb->words, NULL, 0);
+        if (!(plain[i] = malloc(strlen(nb->words) + 1))) {
+            rc = smt_err_set(R->err, SMT_ERR_NOMEM, "out of memory");
+            break;
+        }
+        nmt_nbest_plain(nb->words, plain[i]);
+        size_t n = nmt_model_tokenize(m, 1, plain[i], NULL, 0);
         int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
         if (!ids) {
             rc = smt_err_set(R->err, SMT_ERR_NOMEM, "out of memory");
             break;
         }
-        nmt_model_tokenize(m, 1, nb->words, ids, n);
+        nmt_model_tokenize(m, 1, plain[i], ids, n);
         tgt[i] = (nmt_sentence){ids, (int)n};
         src[i] = R->src[nb->id]; /* same pointer for one sentence: one encoder pass */
         order[i] = nb;
@@ -162,6 +201,7 @@ static int flush_group(rescorer *R, group *g, const char *path)
     if (!rc) {
         for (size_t i = 0; i < g->n; i++) {
             g->nb[i].nmt = lp[i];
+            g->nb[i].plain = plain[i];
             g->nb[i].new_total = g->nb[i].total + (double)R->o->weight * lp[i] +
                                  (double)R->o->length_bonus * tgt[i].len;
         }
@@ -177,11 +217,14 @@ static int flush_group(rescorer *R, group *g, const char *path)
                 fputc('\n', R->nbest_out);
             }
             if (i == 0 || order[i - 1]->id != nb->id)
-                write_best_until(R, nb->id, nb->words);
+                write_best_until(R, nb->id, nb->plain);
         }
     }
     for (size_t i = 0; tgt && i < g->n; i++)
         free((void *)tgt[i].ids);
+    for (size_t i = 0; plain && i < g->n; i++)
+        free(plain[i]);
+    free(plain);
     for (size_t i = 0; i < g->n; i++)
         free(g->lines[i]);
     g->n = 0;

@@ -9,12 +9,19 @@
 typedef struct nmt_nbest_line {
     long id;
     char *words, *feats, *rest; /* rest: fields after the total, or NULL */
+    char *plain;                /* rescoring: the words as scored (nmt_nbest_plain) */
     double total, nmt, new_total;
     long order; /* line number, for a stable ranking */
 } nmt_nbest_line;
 
 /* Splits `id ||| words ||| features ||| total [||| rest]` in place. Returns 0 or -1. */
 int nmt_nbest_parse(char *line, nmt_nbest_line *out);
+
+/* The translation in an n-best words field: its words separated by single blanks, without
+ * the trailing blank and without Moses's segmentation markers ("|3-5|", from
+ * -include-segmentation-in-n-best). Writes into out (strlen(words) + 1 bytes; out may be words
+ * itself) and returns its length. */
+size_t nmt_nbest_plain(const char *words, char *out);
 
 /* The first score of feature `name` (as `name= score`) in a feature string; *found says whether. */
 double nmt_nbest_feature(const char *feats, const char *name, int *found);

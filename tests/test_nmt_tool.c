@@ -104,6 +104,63 @@ Test(nmt_tool, rescore_fixture)
     free(model), free(src), free(nbest), free(dir), free(out);
 }
 
+/* A list written with -include-segmentation-in-n-best ("|s-e|" after each phrase): the markers
+ * are not words, so NMT0, the totals and the 1-best are those of the plain list; the list keeps
+ * its words as written. */
+Test(nmt_tool, rescore_ignores_segmentation_markers)
+{
+    char *model = tu_data_path("nmt/tiny"), *src = tu_data_path("nmt/fixture.src"),
+         *nbest = tu_data_path("nmt/fixture.nbest"), *dir = tu_tmpdir();
+    char *marked = tu_join(dir, "marked.nbest"), *o1 = tu_join(dir, "o1"), *o2 = tu_join(dir, "o2");
+    size_t len;
+    char *text = tu_read_file(nbest, &len);
+    cr_assert_not_null(text);
+    /* a marker after every second word of the words field */
+    char *m = malloc(len * 4 + 64), *q = m;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *w = strstr(line, " ||| ") + 5, *end = strstr(w, " ||| ");
+        q += sprintf(q, "%.*s", (int)(w - line), line);
+        int k = 0;
+        for (char *p = w; p < end;) {
+            char *sp = strchr(p, ' ');
+            if (!sp || sp > end)
+                sp = end;
+            if (sp > p) {
+                q += sprintf(q, "%.*s ", (int)(sp - p), p);
+                if (++k % 2 == 0)
+                    q += sprintf(q, "|%d-%d| ", k - 2, k - 1);
+            }
+            p = sp + 1;
+        }
+        q += sprintf(q, "%s\n", end);
+    }
+    cr_assert_eq(tu_write_file(marked, m, (size_t)(q - m)), 0);
+    char *so1 = NULL, *so2 = NULL, *se = NULL;
+    char *cmd = cmd_for("rescore --model %s --source %s --nbest %s --weight 0.5 --nbest-out %s",
+                        model, src, nbest, o1);
+    cr_assert_eq(tu_run(cmd, &so1, &se), 0, "%s", se);
+    free(cmd), free(se);
+    cmd = cmd_for("rescore --model %s --source %s --nbest %s --weight 0.5 --nbest-out %s", model,
+                  src, marked, o2);
+    cr_assert_eq(tu_run(cmd, &so2, &se), 0, "%s", se);
+    cr_assert_str_eq(so2, so1);
+    char *t1 = tu_read_file(o1, &len), *t2 = tu_read_file(o2, &len);
+    cr_assert(strstr(t2, "|0-1| ") != NULL, "markers kept in the list: %s", t2);
+    /* without the markers the rescored lists are the same */
+    char *a = t1, *b = t2;
+    while (*a || *b) {
+        if (*b == '|' && b[1] >= '0' && b[1] <= '9') { /* skip "|s-e| " in the marked list */
+            b = strchr(b + 1, '|') + 2;
+            continue;
+        }
+        cr_assert_eq(*a, *b, "lists differ at %.40s / %.40s", a, b);
+        a++, b++;
+    }
+    free(t1), free(t2), free(so1), free(so2), free(se), free(cmd), free(m), free(text);
+    tu_rmtree(dir);
+    free(model), free(src), free(nbest), free(dir), free(marked), free(o1), free(o2);
+}
+
 Test(nmt_tool, bad_nbest_line_names_file_and_line)
 {
     char *model = tu_data_path("nmt/tiny"), *src = tu_data_path("nmt/fixture.src"),

@@ -234,6 +234,7 @@ static int cmd_tune(const args *a)
         }
         h[n].id = nb.id;
         h[n].base = nb.total - a->used_weight * f;
+        nmt_nbest_plain(nb.words, nb.words); /* segmentation markers are not words */
         h[n].words = nb.words;
         stats_for(refs, nref, (size_t)nb.id, nb.words, &h[n].st);
         /* --per-word: the feature divided by the words + </s> it covers */
