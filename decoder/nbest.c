@@ -136,6 +136,12 @@ static int append_words(const dec_search *s, dec_buf *b, hyp *const *path, size_
     return 0;
 }
 
+static int cmp_u16(const void *a, const void *b)
+{
+    uint16_t x = *(const uint16_t *)a, y = *(const uint16_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The word alignment of a path, "s-t" pairs of sentence positions separated by spaces: phrase by
  * phrase in target order, within a phrase sorted by (source, target) without repeats (Moses keeps
  * a phrase's points in an ordered set). */
@@ -145,24 +151,26 @@ static int append_alignment(dec_buf *b, hyp *const *path, size_t len)
     int first = 1;
     for (size_t i = 0; i < len; i++) {
         const dec_cand *c = path[i]->cand;
-        uint16_t pts[1024];
+        uint16_t stack_pts[256], *pts = stack_pts;
+        if (c->n_align > 256 && !(pts = malloc(c->n_align * sizeof *pts)))
+            return SMT_ERR_NOMEM;
         unsigned n = 0;
-        for (unsigned k = 0; k < c->n_align && n < 1024; k++)
+        for (unsigned k = 0; k < c->n_align; k++)
             pts[n++] = (uint16_t)(c->align[2 * k] << 8 | c->align[2 * k + 1]);
-        for (unsigned a = 1; a < n; a++) /* insertion sort: phrases hold few points */
-            for (unsigned j = a; j > 0 && pts[j - 1] > pts[j]; j--) {
-                uint16_t x = pts[j];
-                pts[j] = pts[j - 1];
-                pts[j - 1] = x;
-            }
+        qsort(pts, n, sizeof *pts, cmp_u16);
         for (unsigned k = 0; k < n; k++) {
             if (k > 0 && pts[k] == pts[k - 1])
                 continue;
             if (dec_buf_printf(b, "%s%d-%u", first ? "" : " ", path[i]->start + (pts[k] >> 8),
-                               toff + (pts[k] & 255u)))
+                               toff + (pts[k] & 255u))) {
+                if (pts != stack_pts)
+                    free(pts);
                 return SMT_ERR_NOMEM;
+            }
             first = 0;
         }
+        if (pts != stack_pts)
+            free(pts);
         toff += c->n_words;
     }
     return 0;
