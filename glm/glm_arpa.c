@@ -34,25 +34,67 @@ static inline uint64_t slot_of(const glm_ostore *s, uint64_t h)
 
 #define SLOTS_FOR(n) ((n) * 10 / 7 + 16)
 
+/* Record index bits for a table of nslots slots: it holds at most 70% of nslots records before it
+ * is rebuilt, and a slot must never read as EMPTY (all ones). */
+static unsigned rbits_for(uint64_t nslots)
+{
+    uint64_t most = nslots * 7 / 10 + 2;
+    unsigned b = 1;
+    while (b < 32 && ((uint64_t)1 << b) - 1 <= most)
+        b++;
+    return b;
+}
+
+static inline uint32_t slot_value(const glm_ostore *s, uint64_t h, uint32_t r)
+{
+    return s->rbits >= 32 ? r : (uint32_t)(h << s->rbits) | r;
+}
+
+static inline int same_ids(const uint32_t *a, const uint32_t *b, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++)
+        if (a[k] != b[k])
+            return 0;
+    return 1;
+}
+
+/* The slot holding ids (*found = 1) or the empty slot where it would go (*found = 0). */
+static uint64_t probe(const glm_ostore *s, const uint32_t *ids, uint64_t h, int *found)
+{
+    uint32_t want = slot_value(s, h, 0), rmask = s->rbits >= 32 ? UINT32_MAX
+                                                              : ((uint32_t)1 << s->rbits) - 1;
+    for (uint64_t i = slot_of(s, h);; i = i + 1 == s->nslots ? 0 : i + 1) {
+        uint32_t v = s->slots[i];
+        if (v == EMPTY) {
+            *found = 0;
+            return i;
+        }
+        if ((v & ~rmask) == want &&
+            same_ids(s->ids + (uint64_t)(v & rmask) * s->n, ids, s->n)) {
+            *found = 1;
+            return i;
+        }
+    }
+}
+
 int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids)
 {
     if (!s->slots)
         return -1;
-    for (uint64_t i = slot_of(s, seq_hash(ids, s->n));; i = i + 1 == s->nslots ? 0 : i + 1) {
-        uint32_t r = s->slots[i];
-        if (r == EMPTY)
-            return -1;
-        if (memcmp(s->ids + (uint64_t)r * s->n, ids, s->n * sizeof *ids) == 0)
-            return r;
-    }
+    int found;
+    uint64_t i = probe(s, ids, seq_hash(ids, s->n), &found);
+    if (!found)
+        return -1;
+    return s->rbits >= 32 ? s->slots[i] : s->slots[i] & (((uint32_t)1 << s->rbits) - 1);
 }
 
 static void place(glm_ostore *s, uint32_t r)
 {
-    uint64_t i = slot_of(s, seq_hash(s->ids + (uint64_t)r * s->n, s->n));
+    uint64_t h = seq_hash(s->ids + (uint64_t)r * s->n, s->n);
+    uint64_t i = slot_of(s, h);
     while (s->slots[i] != EMPTY)
         i = i + 1 == s->nslots ? 0 : i + 1;
-    s->slots[i] = r;
+    s->slots[i] = slot_value(s, h, r);
 }
 
 static int ostore_init(glm_ostore *s, unsigned n, uint64_t cap, int middle)
@@ -73,6 +115,7 @@ static int ostore_init(glm_ostore *s, unsigned n, uint64_t cap, int middle)
             return -1;
         memset(s->slots, 0xff, slots * sizeof *s->slots);
         s->nslots = slots;
+        s->rbits = rbits_for(slots);
     }
     return 0;
 }
@@ -124,12 +167,36 @@ static int ostore_add(glm_ostore *s, const uint32_t *ids, float prob, float bo)
             s->slots = sl;
             memset(sl, 0xff, slots * sizeof *sl);
             s->nslots = slots;
+            s->rbits = rbits_for(slots);
             for (uint32_t i = 0; i < s->count; i++)
                 place(s, i);
         } else {
             place(s, r);
         }
     }
+    return 0;
+}
+
+/* ostore_add for an n-gram read from the file: -3 when it is already stored. One probe both
+ * checks and finds the slot (middle orders; the highest order has no table). */
+static int ostore_add_unique(glm_ostore *s, const uint32_t *ids, float prob, float bo)
+{
+    if (!s->slots)
+        return ostore_add(s, ids, prob, bo);
+    uint64_t h = seq_hash(ids, s->n);
+    int found;
+    uint64_t i = probe(s, ids, h, &found);
+    if (found)
+        return -3;
+    if ((s->count + 1) * 10 > s->nslots * 7 || s->count == s->cap)
+        return ostore_add(s, ids, prob, bo); /* the table (or the store) grows: placed anew */
+    if (s->count >= UINT32_MAX - 1)
+        return -2;
+    uint32_t r = (uint32_t)s->count++;
+    memcpy(s->ids + (uint64_t)r * s->n, ids, s->n * sizeof *ids);
+    s->prob[r] = prob;
+    s->bo[r] = bo;
+    s->slots[i] = slot_value(s, h, r);
     return 0;
 }
 
@@ -441,10 +508,10 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
                                    (unsigned long long)lineno(r), f[1 + k], n);
             ids[n - 1 - k] = id;
         }
-        if (s->slots && glm_ostore_find(s, ids) >= 0)
+        if ((rc = ostore_add_unique(s, ids, prob, bo)) == -3)
             return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate %u-gram", r->path,
                                (unsigned long long)lineno(r), n);
-        if ((rc = ostore_add(s, ids, prob, bo)))
+        if (rc)
             return smt_err_set(r->err, rc == -2 ? SMT_ERR_LIMIT : SMT_ERR_NOMEM,
                                "%s:%llu: cannot store the %u-gram", r->path,
                                (unsigned long long)lineno(r), n);

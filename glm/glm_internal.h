@@ -78,8 +78,10 @@ typedef struct glm_ostore {
     uint32_t *ids; /* (count, n) */
     float *prob;
     float *bo;        /* NULL for the highest order */
-    uint32_t *slots;  /* open addressing over record indexes (middle orders only) */
+    uint32_t *slots;  /* open addressing (middle orders only): tag << rbits | record index */
     uint64_t nslots; /* kept at most 70% full */
+    unsigned rbits;  /* bits of a slot that hold the record index; the rest hold hash bits that
+                      * rule out most other records without reading them */
 } glm_ostore;
 
 typedef struct glm_arpa {
