@@ -23,7 +23,8 @@
 /* ---------------------------------------------------------------- the fast view of a layout */
 
 /* Absolute level pointers and 32-bit shape tables (every count of a valid model is < 2^32 - 1). */
-typedef struct fast_layout {
+typedef struct glm_fast fast_layout;
+struct glm_fast {
     const uint32_t *keys[GLM_MAX_ORDER + 1]; /* [k], k = 2..N */
     const glm_mid *mid[GLM_MAX_ORDER + 1];   /* [k], k = 1..N-1 */
     const float *top;
@@ -38,7 +39,7 @@ typedef struct fast_layout {
     uint64_t kpow[GLM_BT_MAXD + 1];
     uint64_t first[GLM_BT_MAXD + 1];
     uint32_t order, K, B;
-} fast_layout;
+};
 
 static void fast_setup(const glm_model *m, fast_layout *F)
 {
@@ -303,6 +304,37 @@ static inline void walk_start_now(const fast_layout *F, walk *k, glm_word w, con
 
 /* The fast paths compare keys as signed 32-bit integers: exact while every word id is < 2^31. */
 static int fast_ok(const glm_model *m) { return m->vocab.n <= (uint32_t)INT32_MAX; }
+
+int glm_fast_refresh(glm_model *m)
+{
+    if (!fast_ok(m))
+        return 0; /* glm_score stays on the reference walk */
+    if (!m->fast && !(m->fast = malloc(sizeof *m->fast)))
+        return SMT_ERR_NOMEM;
+    fast_setup(m, m->fast);
+    return 0;
+}
+
+void glm_fast_free(glm_model *m)
+{
+    free(m->fast);
+    m->fast = NULL;
+}
+
+/* One walk on its own (no other lanes to overlap with): the lane code run to the end, then
+ * KenLM's state logic. */
+float glm_score_fast(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
+                     unsigned *ngram_length)
+{
+    const fast_layout *F = m->fast;
+    walk k;
+    walk_start(F, &k, w, in->words, in->length);
+    while (k.phase != PH_DONE)
+        walk_step(F, &k);
+    if (ngram_length)
+        *ngram_length = k.len;
+    return glm_finish(&m->lay, in, w, k.len, k.prob, k.bo, out);
+}
 
 /* ---------------------------------------------------------------- rows */
 

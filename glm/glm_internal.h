@@ -51,7 +51,10 @@ static inline uint32_t glm_bigidx_slot(uint32_t parent, uint32_t key, uint32_t n
     return (uint32_t)(((h >> 32) * (uint64_t)nslots) >> 32);
 }
 
+struct glm_fast; /* glm_batch.c: the fast path's view of the layout and index */
+
 struct glm_model {
+    struct glm_fast *fast; /* NULL until glm_fast_refresh */
     smt_mapped *map;
     smt_vocab vocab;
     glm_layout lay;
@@ -65,6 +68,14 @@ struct glm_model {
  * GLM_INDEX_MIN; tests use smaller ones). Returns 0 or SMT_ERR_NOMEM. Not thread-safe. */
 #define GLM_INDEX_MIN 256
 int glm_bigidx_build(glm_model *m, uint64_t min_n, smt_err *err);
+
+/* (Re)computes m->fast from the layout and the current index; frees it when m is NULL-safe.
+ * Returns 0 or SMT_ERR_NOMEM. Not thread-safe (called by glm_open and glm_bigidx_build). */
+int glm_fast_refresh(glm_model *m);
+void glm_fast_free(glm_model *m);
+/* glm_score through the fast path's walk (the index, node counts): the same floats and state. */
+float glm_score_fast(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
+                     unsigned *ngram_length);
 
 /* Fills the K-dependent tables and level offsets of a layout from order, K and counts. */
 void glm_layout_setup(glm_layout *L, uint32_t order, uint32_t K, const uint64_t *count);

@@ -100,7 +100,7 @@ static void free_bigidx(glm_bigidx *X)
 }
 
 /* Hash tables over the children of every entry with at least min_n of them, ~70% full. */
-int glm_bigidx_build(glm_model *m, uint64_t min_n, smt_err *err)
+static int bigidx_tables(glm_model *m, uint64_t min_n, smt_err *err)
 {
     const glm_layout *L = &m->lay;
     glm_bigidx *X = &m->bix;
@@ -153,6 +153,16 @@ int glm_bigidx_build(glm_model *m, uint64_t min_n, smt_err *err)
     }
     X->min_n = (uint32_t)min_n;
     return 0;
+}
+
+int glm_bigidx_build(glm_model *m, uint64_t min_n, smt_err *err)
+{
+    int rc = bigidx_tables(m, min_n, err);
+    /* the fast view holds the index's pointers: renewed whatever happened to the index */
+    int rf = glm_fast_refresh(m);
+    if (!rc && rf)
+        rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    return rc;
 }
 
 int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err)
@@ -219,6 +229,10 @@ int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err)
      * more nodes deep and the bigger 2-node ones) */
     if ((flags & GLM_OPEN_INDEX) && (rc = glm_bigidx_build(m, GLM_INDEX_MIN, err)))
         goto fail;
+    if (!(flags & GLM_OPEN_INDEX) && glm_fast_refresh(m)) {
+        rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+        goto fail;
+    }
     *out = m;
     return 0;
 fail:
@@ -233,6 +247,7 @@ void glm_close(glm_model *m)
     if (m->huge)
         munmap(m->huge, m->huge_len);
     free_bigidx(&m->bix);
+    glm_fast_free(m);
     smt_mapped_close(m->map);
     free(m);
 }
@@ -327,6 +342,8 @@ float glm_score_ref(const glm_model *m, const glm_state *in, glm_word w, glm_sta
 float glm_score(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
                 unsigned *ngram_length)
 {
+    if (m->fast)
+        return glm_score_fast(m, in, w, out, ngram_length);
     return glm_score_ref(m, in, w, out, ngram_length);
 }
 

@@ -425,6 +425,24 @@ Test(glm, states_and_rows)
         }
         free(query(m, "a b c\nc b a a b\n\nb b b c a\n", GLM_VERBOSE_WORD, 0));
         free(query(m, "a b c\nc b a a b\n\nb b b c a\n", GLM_VERBOSE_WORD, 1));
+        /* the state API (the decoder's): glm_score (the fast walk, through the index) gives
+         * the reference's floats, lengths and states, from the null and the <s> context */
+        for (r = 0; r < nr; r++)
+            for (int start = 0; start < 2; start++) {
+                glm_state a, oa, ob;
+                if (start)
+                    glm_state_begin(m, &a);
+                else
+                    glm_state_null(&a);
+                for (int k = 0; k < 3; k++) {
+                    unsigned la, lb;
+                    float pa = glm_score(m, &a, rows[3 * r + k], &oa, &la);
+                    float pb = glm_score_ref(m, &a, rows[3 * r + k], &ob, &lb);
+                    cr_assert(memcmp(&pa, &pb, 4) == 0 && la == lb && glm_state_equal(&oa, &ob),
+                              "state api row %zu word %d", r, k);
+                    a = oa;
+                }
+            }
     }
     rows[2] = V; /* out of range */
     cr_assert_eq(glm_score_rows(m, rows, 1, p1, l1, 1, &e), SMT_ERR_ARG);
