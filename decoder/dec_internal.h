@@ -168,6 +168,8 @@ struct dec_model {
     int stack_size, pop_limit, distortion_limit, table_limit, max_phrase_len;
     int seg_best, seg_nbest;       /* report the source span of each phrase (Moses's -t) */
     int align_best, align_nbest;   /* report the word alignment (-print-alignment-info...) */
+    int align_inline;              /* the 1-best line keeps it (else it only goes to align_file) */
+    FILE *align_file;
     int mark_unknown;              /* -mark-unknown: passed-through words as prefix word suffix */
     const char *unk_prefix, *unk_suffix;
     float beam_width;              /* ln of Moses's beam-threshold (0 keeps every hypothesis) */

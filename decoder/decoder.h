@@ -39,6 +39,8 @@ typedef struct dec_options {
     int nbest_segmentation;       /* -include-segmentation-in-n-best: the same in n-best words */
     int print_alignment;          /* -print-alignment-info: "words ||| s-t s-t ..." in the 1-best */
     int nbest_alignment;          /* -print-alignment-info-in-n-best: " ||| s-t ..." after the total */
+    FILE *alignment_file;         /* -alignment-output-file: dec_run writes each 1-best's alignment
+                                   * there, one line per input line (NULL: none) */
     int max_phrase_len;           /* -max-phrase-length (-1: the ini's, default 20) */
     int table_limit;              /* -ttable-limit (-1: the phrase table's table-limit, default 20) */
     double beam_threshold;        /* -b / -beam-threshold (< 0: the ini's, default 1e-5) */

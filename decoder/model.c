@@ -386,7 +386,9 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     m->seg_best = opt->report_segmentation;
     m->seg_nbest = opt->nbest_segmentation;
-    m->align_best = opt->print_alignment;
+    m->align_best = opt->print_alignment || opt->alignment_file;
+    m->align_inline = opt->print_alignment;
+    m->align_file = opt->alignment_file;
     m->align_nbest = opt->nbest_alignment;
     m->mark_unknown = opt->mark_unknown;
     m->unk_prefix = opt->unknown_prefix ? opt->unknown_prefix : "UNK";

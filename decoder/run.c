@@ -234,7 +234,24 @@ int dec_run(dec_model *m, FILE *in, FILE *out, FILE *nbest, size_t n_best, int d
                     break;
                 }
             }
-            fwrite(j->best.data, 1, j->best.len, out);
+            if (m->align_file) { /* "words ||| points\n": the points go to their own file */
+                const char *sep = NULL;
+                for (const char *p = j->best.data; j->best.len && (p = strstr(p, "||| ")); p++)
+                    sep = p; /* the last one: the words may hold "|||" tokens, points never */
+                size_t wl = sep ? (size_t)(sep - j->best.data) : j->best.len;
+                if (sep)
+                    fputs(sep + 4, m->align_file);
+                else
+                    fputc('\n', m->align_file); /* a refused line */
+                if (m->align_inline || !sep) {
+                    fwrite(j->best.data, 1, j->best.len, out);
+                } else {
+                    fwrite(j->best.data, 1, wl, out);
+                    fputc('\n', out);
+                }
+            } else {
+                fwrite(j->best.data, 1, j->best.len, out);
+            }
             if (ctx.want_nbest && j->nbest.len)
                 fwrite(j->nbest.data, 1, j->nbest.len, nbest);
             st.tokens += j->tokens;
@@ -244,7 +261,10 @@ int dec_run(dec_model *m, FILE *in, FILE *out, FILE *nbest, size_t n_best, int d
         fflush(out);
         if (ctx.want_nbest)
             fflush(nbest);
-        if (ferror(out) || (ctx.want_nbest && ferror(nbest)))
+        if (m->align_file)
+            fflush(m->align_file);
+        if (ferror(out) || (ctx.want_nbest && ferror(nbest)) ||
+            (m->align_file && ferror(m->align_file)))
             rc = smt_err_set(err, SMT_ERR_IO, "write error");
     }
     free(line);

@@ -627,6 +627,49 @@ Test(decoder, alignment_output)
     free(ini), free(bin_ini);
 }
 
+/* -alignment-output-file: the 1-best stays plain, the points go to the file, one line per input
+ * line (an empty input line too), the same points -print-alignment-info puts inline. */
+Test(decoder, alignment_output_file)
+{
+    char *bin = tu_bin_path("fastsmt"), *ini = tu_data_path("decoder/tiny/moses.ini");
+    char *in = tu_join(tmp, "in.txt"), *al = tu_join(tmp, "al.txt"), *cmd = NULL;
+    char *plain = NULL, *inl = NULL, *out = NULL, *err = NULL;
+    const char *text = "a b\n\nc\na q\nb a c x y q a b\n";
+    cr_assert_eq(tu_write_file(in, text, strlen(text)), 0);
+    cr_assert(asprintf(&cmd, "%s -f %s -threads 2 < %s", bin, ini, in) > 0);
+    cr_assert_eq(tu_run(cmd, &plain, NULL), 0);
+    free(cmd);
+    cr_assert(asprintf(&cmd, "%s -f %s -threads 2 -print-alignment-info < %s", bin, ini, in) > 0);
+    cr_assert_eq(tu_run(cmd, &inl, NULL), 0);
+    free(cmd);
+    cr_assert(asprintf(&cmd, "%s -f %s -threads 2 -alignment-output-file %s < %s", bin, ini, al,
+                       in) > 0);
+    cr_assert_eq(tu_run(cmd, &out, &err), 0, "%s", err);
+    cr_assert_str_eq(out, plain);
+    size_t len;
+    char *points = tu_read_file(al, &len);
+    cr_assert_not_null(points);
+    /* rebuild the inline form from the two files, line by line */
+    char *rebuilt = malloc(strlen(inl) + strlen(points) + 64), *r = rebuilt;
+    const char *p = plain, *q = points;
+    while (*p) {
+        const char *pe = strchr(p, '\n'), *qe = strchr(q, '\n');
+        cr_assert(pe && qe, "one alignment line per output line");
+        if (pe == p) { /* an empty input line: no points either */
+            cr_assert(qe == q);
+            *r++ = '\n';
+        } else {
+            r += sprintf(r, "%.*s||| %.*s\n", (int)(pe - p), p, (int)(qe - q), q);
+        }
+        p = pe + 1, q = qe + 1;
+    }
+    *r = 0;
+    cr_assert_eq(*q, 0);
+    cr_assert_str_eq(rebuilt, inl);
+    free(rebuilt), free(points), free(plain), free(inl), free(out), free(err), free(cmd);
+    free(bin), free(ini), free(in), free(al);
+}
+
 /* A text phrase table's alignment points must lie inside the phrase pair. */
 Test(decoder, bad_alignment_is_an_error)
 {

@@ -20,6 +20,7 @@ static void usage(FILE *f)
             "               [-weight-overwrite \"Name= v ...\"] [-input-file FILE]\n"
             "               [-t | -report-segmentation] [-include-segmentation-in-n-best]\n"
             "               [-print-alignment-info] [-print-alignment-info-in-n-best]\n"
+            "               [-alignment-output-file FILE]\n"
             "               [-b BEAM] [-max-phrase-length N] [-ttable-limit N] [-mark-unknown]\n"
             "               [-unknown-word-prefix P] [-unknown-word-suffix S] [-v N]\n"
             "               [-search-algorithm 1] [-inputtype 0]\n"
@@ -42,7 +43,7 @@ static int parse_int(const char *flag, const char *v, int *out)
 
 int main(int argc, char **argv)
 {
-    const char *ini = NULL, *nbest_path = NULL, *input = NULL;
+    const char *ini = NULL, *nbest_path = NULL, *input = NULL, *align_path = NULL;
     int threads = -1, n_best = 0, distinct = 0, verbose = 1;
     dec_options opt;
     dec_options_default(&opt);
@@ -137,6 +138,12 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "-print-alignment-info")) {
             opt.print_alignment = 1;
+        } else if (!strcmp(a, "-alignment-output-file")) {
+            if (!v) {
+                fprintf(stderr, "fastsmt: -alignment-output-file needs a file\n");
+                return 2;
+            }
+            align_path = v, i++;
         } else if (!strcmp(a, "-print-alignment-info-in-n-best")) {
             opt.nbest_alignment = 1;
         } else if (!strcmp(a, "-input-file") || !strcmp(a, "-i")) {
@@ -157,6 +164,10 @@ int main(int argc, char **argv)
     FILE *in = stdin, *nb = NULL;
     if (input && !(in = fopen(input, "r"))) {
         perror(input);
+        return 1;
+    }
+    if (align_path && !(opt.alignment_file = fopen(align_path, "w"))) {
+        perror(align_path);
         return 1;
     }
     smt_err err;
@@ -196,6 +207,10 @@ int main(int argc, char **argv)
     }
     if (in != stdin)
         fclose(in);
+    if (opt.alignment_file && fclose(opt.alignment_file) != 0) {
+        perror(align_path);
+        rc = 1;
+    }
     dec_model_free(m);
     return rc ? 1 : 0;
 }
