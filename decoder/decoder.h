@@ -63,6 +63,11 @@ void dec_model_free(dec_model *m);
 /* The first value of a single-value ini section ("threads", "distortion-limit", ...), or NULL. */
 const char *dec_model_param(const dec_model *m, const char *section);
 
+/* Moses's -show-weights: one line per feature in n-best order, "Name= w1 w2 ..." for a tuneable
+ * feature and "Name UNTUNEABLE" for the others (what Moses's tuning scripts read to learn the
+ * feature names, counts and starting weights). Returns 0 or SMT_ERR_IO. */
+int dec_model_show_weights(const dec_model *m, FILE *out);
+
 /* Seconds dec_model_load took. */
 double dec_model_load_seconds(const dec_model *m);
 

@@ -22,6 +22,22 @@ void dec_options_default(dec_options *opt)
 
 double dec_model_load_seconds(const dec_model *m) { return m->load_seconds; }
 
+int dec_model_show_weights(const dec_model *m, FILE *out)
+{
+    for (unsigned f = 0; f < m->n_features; f++) { /* the n-best list's order */
+        const dec_feature *ft = &m->features[f];
+        if (!ft->tuneable) {
+            fprintf(out, "%s UNTUNEABLE\n", ft->name);
+            continue;
+        }
+        fprintf(out, "%s=", ft->name);
+        for (unsigned k = 0; k < ft->n; k++)
+            fprintf(out, " %g", (double)m->weights[ft->offset + k]);
+        fputc('\n', out);
+    }
+    return fflush(out) || ferror(out) ? SMT_ERR_IO : 0;
+}
+
 const char *dec_model_param(const dec_model *m, const char *section)
 {
     return dec_ini_param(m->ini, section);

@@ -747,6 +747,51 @@ Test(decoder, moses_flags)
     free(bin), free(ini), free(in);
 }
 
+/* -show-weights as Moses's mert-moses.pl reads it: "Name= values" lines give the tuneable
+ * features, one name per value, in exactly the order of the n-best list's scores (the script
+ * checks this); untuneable features are "Name UNTUNEABLE"; -weight-overwrite is reflected. */
+Test(decoder, show_weights_matches_nbest_order)
+{
+    char *bin = tu_bin_path("fastsmt"), *ini = tu_data_path("decoder/tiny/moses.ini");
+    char *in = tu_join(tmp, "in.txt"), *cmd = NULL, *sw = NULL, *nb = NULL;
+    cr_assert_eq(tu_write_file(in, "a b\n", 4), 0);
+    cr_assert(asprintf(&cmd, "%s -f %s -inputtype 0 -show-weights -weight-overwrite 'LM0= 0.25'",
+                       bin, ini) > 0);
+    cr_assert_eq(tu_run(cmd, &sw, NULL), 0);
+    free(cmd);
+    cr_assert(strstr(sw, "\nLM0= 0.25\n") || strncmp(sw, "LM0= 0.25\n", 10) == 0, "%s", sw);
+    cr_assert(strstr(sw, "UnknownWordPenalty0 UNTUNEABLE\n"), "%s", sw);
+    cr_assert(asprintf(&cmd, "%s -f %s -n-best-list - 1 < %s", bin, ini, in) > 0);
+    cr_assert_eq(tu_run(cmd, &nb, NULL), 0);
+    /* names, one per value, from both */
+    char want[1024] = "", got[1024] = "";
+    char *copy = strdup(sw), *save = NULL;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *eq = strstr(line, "= ");
+        if (!eq)
+            continue;
+        *eq = 0;
+        for (char *v = eq + 1; (v = strchr(v, ' ')) != NULL; v++)
+            strcat(strcat(want, line), " ");
+    }
+    free(copy);
+    char *scores = strstr(strstr(strchr(nb, '\n') + 1, " ||| ") + 5, " ||| ") + 5;
+    char *end = strstr(scores, " ||| "), label[64] = "";
+    for (char *t = scores; t < end;) {
+        char *sp = strchr(t, ' ');
+        if (!sp || sp > end)
+            sp = end;
+        if (sp[-1] == '=')
+            snprintf(label, sizeof label, "%.*s", (int)(sp - t - 1), t);
+        else
+            strcat(strcat(got, label), " ");
+        t = sp + 1;
+    }
+    cr_assert_str_eq(got, want);
+    cr_assert(strlen(want) > 20, "%s", want);
+    free(sw), free(nb), free(cmd), free(bin), free(ini), free(in);
+}
+
 /* Pairs missing from the reordering table get no reordering score, text or binarized. */
 Test(decoder, binarized_missing_reordering_entries)
 {

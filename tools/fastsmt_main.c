@@ -23,7 +23,7 @@ static void usage(FILE *f)
             "               [-alignment-output-file FILE]\n"
             "               [-b BEAM] [-max-phrase-length N] [-ttable-limit N] [-mark-unknown]\n"
             "               [-unknown-word-prefix P] [-unknown-word-suffix S] [-v N]\n"
-            "               [-search-algorithm 1] [-inputtype 0]\n"
+            "               [-search-algorithm 1] [-inputtype 0] [-show-weights]\n"
             "Reads tokenized sentences (one per line) and writes one translation per line, in\n"
             "input order. FILE '-' writes the n-best list to standard output. -t reports the\n"
             "source span of each phrase, \"|start-end| \", after its words (Moses's format).\n");
@@ -44,7 +44,7 @@ static int parse_int(const char *flag, const char *v, int *out)
 int main(int argc, char **argv)
 {
     const char *ini = NULL, *nbest_path = NULL, *input = NULL, *align_path = NULL;
-    int threads = -1, n_best = 0, distinct = 0, verbose = 1;
+    int threads = -1, n_best = 0, distinct = 0, verbose = 1, show_weights = 0;
     dec_options opt;
     dec_options_default(&opt);
     for (int i = 1; i < argc; i++) {
@@ -106,6 +106,8 @@ int main(int argc, char **argv)
             if (parse_int(a, v, &opt.table_limit) || opt.table_limit < 0)
                 return 2;
             i++;
+        } else if (!strcmp(a, "-show-weights")) {
+            show_weights = 1;
         } else if (!strcmp(a, "-mark-unknown") || !strcmp(a, "-mu")) {
             opt.mark_unknown = 1;
         } else if (!strcmp(a, "-unknown-word-prefix") || !strcmp(a, "-unknown-word-suffix")) {
@@ -177,6 +179,11 @@ int main(int argc, char **argv)
     if (rc) {
         fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
         return 1;
+    }
+    if (show_weights) { /* Moses's tuning scripts ask for the features this way */
+        rc = dec_model_show_weights(m, stdout);
+        dec_model_free(m);
+        return rc ? 1 : 0;
     }
     if (nbest_path && n_best > 0) {
         nb = strcmp(nbest_path, "-") ? fopen(nbest_path, "w") : stdout;
