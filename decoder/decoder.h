@@ -62,6 +62,9 @@ void dec_model_free(dec_model *m);
 
 /* The first value of a single-value ini section ("threads", "distortion-limit", ...), or NULL. */
 const char *dec_model_param(const dec_model *m, const char *section);
+/* Every value line of an ini section ("n-best-list": "FILE N [distinct]", on one line or more);
+ * returns how many, 0 when absent. */
+size_t dec_model_param_values(const dec_model *m, const char *section, char *const **values);
 
 /* Moses's -show-weights: one line per feature in n-best order, "Name= w1 w2 ..." for a tuneable
  * feature and "Name UNTUNEABLE" for the others (what Moses's tuning scripts read to learn the

@@ -43,6 +43,11 @@ const char *dec_model_param(const dec_model *m, const char *section)
     return dec_ini_param(m->ini, section);
 }
 
+size_t dec_model_param_values(const dec_model *m, const char *section, char *const **values)
+{
+    return dec_ini_param_values(m->ini, section, values);
+}
+
 /* 1 when the file is a fastsmt binary (magic "FSMT"), 0 when text, <0 when it cannot be read. */
 static int is_binary(const char *path, smt_err *err)
 {

@@ -325,6 +325,17 @@ const char *dec_ini_param(const dec_ini *ini, const char *section)
     return NULL;
 }
 
+size_t dec_ini_param_values(const dec_ini *ini, const char *section, char *const **values)
+{
+    for (size_t i = 0; i < ini->n_sections; i++)
+        if (strcmp(ini->sections[i].name, section) == 0) {
+            *values = ini->sections[i].values;
+            return ini->sections[i].n;
+        }
+    *values = NULL;
+    return 0;
+}
+
 char *dec_ini_resolve(const dec_ini *ini, const char *path)
 {
     char *out = NULL;

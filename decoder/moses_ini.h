@@ -69,6 +69,8 @@ const dec_ini_weight *dec_ini_weight_named(const dec_ini *ini, const char *name)
 /* The first value of a single-value section ("distortion-limit", "s", ...), or NULL.
  * [stack] and [s] are the same section. */
 const char *dec_ini_param(const dec_ini *ini, const char *section);
+/* Every value line of a section (*values points at them); 0 when the section is absent. */
+size_t dec_ini_param_values(const dec_ini *ini, const char *section, char *const **values);
 
 /* Resolves a path from the ini against its directory; returns a malloc'ed string or NULL. */
 char *dec_ini_resolve(const dec_ini *ini, const char *path);

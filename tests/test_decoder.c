@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "decoder.h"
@@ -790,6 +791,50 @@ Test(decoder, show_weights_matches_nbest_order)
     cr_assert_str_eq(got, want);
     cr_assert(strlen(want) > 20, "%s", want);
     free(sw), free(nb), free(cmd), free(bin), free(ini), free(in);
+}
+
+/* The ini's [n-best-list] (FILE N [distinct], one line or several) writes the list as the flag
+ * does; the flag wins over it; a malformed section is a usage error. */
+Test(decoder, ini_nbest_list_section)
+{
+    char *bin = tu_bin_path("fastsmt"), *dir = tu_data_path("decoder/tiny");
+    static const char *const files[] = {"lm.arpa", "reordering-table", "phrase-table", "moses.ini"};
+    for (int k = 0; k < 4; k++) {
+        char *a = tu_join(dir, files[k]), *b = tu_join(tmp, files[k]);
+        cr_assert_eq(tu_copy_file(a, b), 0);
+        free(a), free(b);
+    }
+    char *ini = tu_join(tmp, "moses.ini"), *in = tu_join(tmp, "in.txt"), *cmd = NULL;
+    char *flag_nb = tu_join(tmp, "flag.nbest"), *ini_nb = tu_join(tmp, "ini.nbest");
+    cr_assert_eq(tu_write_file(in, "a b\nc\n", 6), 0);
+    size_t len;
+    char *text = tu_read_file(ini, &len), *full = NULL;
+    cr_assert(asprintf(&full, "%s\n[n-best-list]\n%s\n3 distinct\n", text, ini_nb) > 0);
+    cr_assert_eq(tu_write_file(ini, full, strlen(full)), 0);
+    /* the section alone */
+    cr_assert(asprintf(&cmd, "%s -f %s < %s > /dev/null", bin, ini, in) > 0);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    free(cmd);
+    char *from_ini = tu_read_file(ini_nb, &len);
+    cr_assert_not_null(from_ini, "the ini's n-best list was not written");
+    /* the same list through the flag (the ini's file left alone) */
+    cr_assert_eq(unlink(ini_nb), 0);
+    cr_assert(asprintf(&cmd, "%s -f %s -n-best-list %s 3 distinct < %s > /dev/null", bin, ini,
+                       flag_nb, in) > 0);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    free(cmd);
+    char *from_flag = tu_read_file(flag_nb, &len);
+    cr_assert_not_null(from_flag);
+    cr_assert_str_eq(from_ini, from_flag);
+    cr_assert(access(ini_nb, F_OK) != 0, "the flag replaces the ini's list");
+    /* malformed */
+    free(full);
+    cr_assert(asprintf(&full, "%s\n[n-best-list]\n%s\nmany\n", text, ini_nb) > 0);
+    cr_assert_eq(tu_write_file(ini, full, strlen(full)), 0);
+    cr_assert(asprintf(&cmd, "%s -f %s < %s", bin, ini, in) > 0);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 2);
+    free(cmd), free(full), free(text), free(from_ini), free(from_flag);
+    free(bin), free(dir), free(ini), free(in), free(flag_nb), free(ini_nb);
 }
 
 /* Pairs missing from the reordering table get no reordering score, text or binarized. */

@@ -185,6 +185,34 @@ int main(int argc, char **argv)
         dec_model_free(m);
         return rc ? 1 : 0;
     }
+    char *ini_nbest[3] = {NULL, NULL, NULL};
+    if (!nbest_path) { /* the ini's [n-best-list]: FILE N [distinct], one line or several */
+        char *const *v;
+        size_t nv = dec_model_param_values(m, "n-best-list", &v), nt = 0;
+        for (size_t i = 0; i < nv; i++) {
+            char *copy = strdup(v[i]), *save = NULL;
+            for (char *t = copy ? strtok_r(copy, " \t", &save) : NULL; t;
+                 t = strtok_r(NULL, " \t", &save)) {
+                if (nt == 3 || (nt == 2 && strcmp(t, "distinct"))) {
+                    fprintf(stderr, "fastsmt: [n-best-list] in %s wants FILE N [distinct]\n", ini);
+                    free(copy);
+                    dec_model_free(m);
+                    return 2;
+                }
+                ini_nbest[nt++] = strdup(t);
+            }
+            free(copy);
+        }
+        if (nt == 1 || (nt >= 2 && parse_int("[n-best-list]", ini_nbest[1], &n_best))) {
+            fprintf(stderr, "fastsmt: [n-best-list] in %s wants FILE N [distinct]\n", ini);
+            dec_model_free(m);
+            return 2;
+        }
+        if (nt >= 2) {
+            nbest_path = ini_nbest[0];
+            distinct = nt == 3;
+        }
+    }
     if (nbest_path && n_best > 0) {
         nb = strcmp(nbest_path, "-") ? fopen(nbest_path, "w") : stdout;
         if (!nb) {
@@ -219,5 +247,6 @@ int main(int argc, char **argv)
         rc = 1;
     }
     dec_model_free(m);
+    free(ini_nbest[0]), free(ini_nbest[1]), free(ini_nbest[2]);
     return rc ? 1 : 0;
 }
