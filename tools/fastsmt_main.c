@@ -196,6 +196,7 @@ int main(int argc, char **argv)
                 if (nt == 3 || (nt == 2 && strcmp(t, "distinct"))) {
                     fprintf(stderr, "fastsmt: [n-best-list] in %s wants FILE N [distinct]\n", ini);
                     free(copy);
+                    free(ini_nbest[0]), free(ini_nbest[1]), free(ini_nbest[2]);
                     dec_model_free(m);
                     return 2;
                 }
@@ -205,6 +206,7 @@ int main(int argc, char **argv)
         }
         if (nt == 1 || (nt >= 2 && parse_int("[n-best-list]", ini_nbest[1], &n_best))) {
             fprintf(stderr, "fastsmt: [n-best-list] in %s wants FILE N [distinct]\n", ini);
+            free(ini_nbest[0]), free(ini_nbest[1]), free(ini_nbest[2]);
             dec_model_free(m);
             return 2;
         }
