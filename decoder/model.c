@@ -441,6 +441,26 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
         if (m->stack_size < 1 || m->pop_limit < 1 || m->max_phrase_len < 1)
             rc = smt_err_set(err, SMT_ERR_ARG, "stack size, pop limit and phrase length must be "
                                                "positive");
+        /* one decoding path of one factor: [mapping] "0 T 0" (or "T 0"), [input-factors] 0;
+         * anything else (factored models, generation steps, several paths) is not ignored */
+        char *const *mv;
+        size_t nmv = dec_ini_param_values(ini, "mapping", &mv);
+        for (size_t i = 0; i < nmv && !rc; i++) {
+            char a[16], b[16], c[16], extra[2];
+            int k = sscanf(mv[i], "%15s %15s %15s %1s", a, b, c, extra);
+            if (!((k == 3 && !strcmp(a, "0") && !strcmp(b, "T") && !strcmp(c, "0")) ||
+                  (k == 2 && !strcmp(a, "T") && !strcmp(b, "0"))))
+                rc = smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                                 "%s: [mapping] '%s': only one decoding path over one phrase table "
+                                 "(0 T 0) is supported",
+                                 ini->path, mv[i]);
+        }
+        nmv = dec_ini_param_values(ini, "input-factors", &mv);
+        for (size_t i = 0; i < nmv && !rc; i++)
+            if (strcmp(mv[i], "0"))
+                rc = smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                                 "%s: [input-factors] '%s': only factor 0 (plain words) is read",
+                                 ini->path, mv[i]);
         const char *sa = dec_ini_param(ini, "search-algorithm");
         if (sa && atoi(sa) != 1)
             fprintf(warn, "warning: search-algorithm %s: this decoder always uses cube pruning\n",

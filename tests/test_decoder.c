@@ -837,6 +837,45 @@ Test(decoder, ini_nbest_list_section)
     free(bin), free(dir), free(ini), free(in), free(flag_nb), free(ini_nb);
 }
 
+/* [mapping] and [input-factors] beyond one path over plain words (factored models, generation
+ * steps, a second table's path) are refused by name, not ignored; Moses's usual values load. */
+Test(decoder, mapping_and_factors_checked)
+{
+    char *dir = tu_data_path("decoder/tiny");
+    static const char *const files[] = {"lm.arpa", "reordering-table", "phrase-table"};
+    for (int k = 0; k < 3; k++) {
+        char *a = tu_join(dir, files[k]), *b = tu_join(tmp, files[k]);
+        cr_assert_eq(tu_copy_file(a, b), 0);
+        free(a), free(b);
+    }
+    char *src = tu_join(dir, "moses.ini"), *ini = tu_join(tmp, "moses.ini");
+    size_t len;
+    char *text = tu_read_file(src, &len);
+    cr_assert_not_null(text);
+    static const char *const tails[] = {"[mapping]\n0 T 0\n[input-factors]\n0\n",
+                                        "[mapping]\nT 0\n",
+                                        "[mapping]\n0 T 0\n0 G 0\n",
+                                        "[mapping]\n0 T 0\n1 T 1\n",
+                                        "[input-factors]\n0\n1\n"};
+    for (int k = 0; k < 5; k++) {
+        char *full = NULL;
+        cr_assert(asprintf(&full, "%s\n%s", text, tails[k]) > 0);
+        cr_assert_eq(tu_write_file(ini, full, strlen(full)), 0);
+        dec_model *m = NULL;
+        smt_err e;
+        int rc = dec_model_load(&m, ini, NULL, &e);
+        if (k < 2) {
+            cr_assert_eq(rc, 0, "%s: %s", tails[k], e.msg);
+            dec_model_free(m);
+        } else {
+            cr_assert_eq(rc, SMT_ERR_UNSUPPORTED, "%s", tails[k]);
+            cr_assert(strstr(e.msg, k < 4 ? "[mapping]" : "[input-factors]"), "%s", e.msg);
+        }
+        free(full);
+    }
+    free(text), free(src), free(ini), free(dir);
+}
+
 /* Pairs missing from the reordering table get no reordering score, text or binarized. */
 Test(decoder, binarized_missing_reordering_entries)
 {
