@@ -249,6 +249,12 @@ static int load_weights(dec_model *m, const dec_ini *ini, FILE *warn, smt_err *e
     for (unsigned i = 0; i < m->n_features; i++) {
         const dec_feature *f = &m->features[i];
         const dec_ini_weight *w = dec_ini_weight_named(ini, f->name);
+        if (!w && !f->tuneable) { /* Moses's default for an untuneable feature (an ini written
+                                   * by mert-moses.pl lists the tuneable ones only) */
+            for (unsigned k = 0; k < f->n; k++)
+                m->weights[f->offset + k] = 1.0;
+            continue;
+        }
         if (!w)
             return smt_err_set(err, SMT_ERR_PARSE, "%s: no weights for feature %s", ini->path,
                                f->name);

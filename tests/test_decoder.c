@@ -876,6 +876,60 @@ Test(decoder, mapping_and_factors_checked)
     free(text), free(src), free(ini), free(dir);
 }
 
+/* An ini as mert-moses.pl writes it lists only the tuneable features' weights: the untuneable
+ * UnknownWordPenalty0 then weighs 1, as in Moses (same output as "UnknownWordPenalty0= 1"); a
+ * missing tuneable weight is still an error. */
+Test(decoder, untuneable_weight_defaults_to_one)
+{
+    char *dir = tu_data_path("decoder/tiny");
+    static const char *const files[] = {"lm.arpa", "reordering-table", "phrase-table"};
+    for (int k = 0; k < 3; k++) {
+        char *a = tu_join(dir, files[k]), *b = tu_join(tmp, files[k]);
+        cr_assert_eq(tu_copy_file(a, b), 0);
+        free(a), free(b);
+    }
+    char *src = tu_join(dir, "moses.ini"), *ini = tu_join(tmp, "moses.ini");
+    size_t len;
+    char *text = tu_read_file(src, &len);
+    cr_assert_not_null(text);
+    for (int drop = 0; drop < 2; drop++) {
+        const char *name = drop ? "LM0=" : "UnknownWordPenalty0=";
+        char *out = malloc(len + 1), *o = out;
+        for (char *line = text; *line;) {
+            char *e = strchr(line, '\n');
+            size_t n = e ? (size_t)(e - line + 1) : strlen(line);
+            if (strncmp(line, name, strlen(name)) != 0)
+                memcpy(o, line, n), o += n;
+            line += n;
+        }
+        *o = 0;
+        cr_assert(strlen(out) < len, "the weight line was removed");
+        cr_assert_eq(tu_write_file(ini, out, strlen(out)), 0);
+        dec_model *m = NULL;
+        smt_err e;
+        int rc = dec_model_load(&m, ini, NULL, &e);
+        if (drop) {
+            cr_assert_eq(rc, SMT_ERR_PARSE);
+            cr_assert(strstr(e.msg, "LM0"), "%s", e.msg);
+        } else {
+            cr_assert_eq(rc, 0, "%s", e.msg);
+            dec_worker *w;
+            cr_assert_eq(dec_worker_create(&w, m, &e), 0);
+            dec_buf b = {0}, nb = {0};
+            cr_assert_eq(dec_translate(w, "a q", 3, 7, &b, &nb, 5, 0, NULL, &e), 0);
+            result r = translate("a q", 5, 0);
+            cr_assert_str_eq(b.data, r.best.data);
+            cr_assert_str_eq(nb.data, r.nbest.data);
+            result_free(&r);
+            dec_buf_free(&b), dec_buf_free(&nb);
+            dec_worker_free(w);
+            dec_model_free(m);
+        }
+        free(out);
+    }
+    free(text), free(src), free(ini), free(dir);
+}
+
 /* Pairs missing from the reordering table get no reordering score, text or binarized. */
 Test(decoder, binarized_missing_reordering_entries)
 {
