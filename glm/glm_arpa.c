@@ -129,8 +129,9 @@ void glm_ostore_free(glm_ostore *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Appends an n-gram (growing when suffixes were inserted beyond the declared count). */
-static int ostore_add(glm_ostore *s, const uint32_t *ids, float prob, float bo)
+/* Appends a record (growing when suffixes were inserted beyond the declared count): 0 and *r,
+ * -1 out of memory, -2 too many. The hash table is the caller's. */
+static int append_record(glm_ostore *s, const uint32_t *ids, float prob, float bo, uint32_t *r)
 {
     if (s->count == s->cap) {
         uint64_t cap = s->cap + s->cap / 4 + 16;
@@ -152,28 +153,46 @@ static int ostore_add(glm_ostore *s, const uint32_t *ids, float prob, float bo)
     }
     if (s->count >= UINT32_MAX - 1)
         return -2;
-    uint32_t r = (uint32_t)s->count++;
-    memcpy(s->ids + (uint64_t)r * s->n, ids, s->n * sizeof *ids);
-    s->prob[r] = prob;
+    *r = (uint32_t)s->count++;
+    memcpy(s->ids + (uint64_t)*r * s->n, ids, s->n * sizeof *ids);
+    s->prob[*r] = prob;
     if (s->bo)
-        s->bo[r] = bo;
-    if (s->slots) {
-        if (s->count * 10 > s->nslots * 7) {
-            uint64_t slots = SLOTS_FOR(s->count * 2);
-            uint32_t *sl = malloc(slots * sizeof *sl);
-            if (!sl)
-                return -1;
-            free(s->slots);
-            s->slots = sl;
-            memset(sl, 0xff, slots * sizeof *sl);
-            s->nslots = slots;
-            s->rbits = rbits_for(slots);
-            for (uint32_t i = 0; i < s->count; i++)
-                place(s, i);
-        } else {
-            place(s, r);
-        }
-    }
+        s->bo[*r] = bo;
+    return 0;
+}
+
+/* After an append: a table more than 70% full is rebuilt twice as large (every record placed
+ * anew, the new one included); returns 1 when it did, 0 when the caller places the record, -1
+ * out of memory. */
+static int grow_slots(glm_ostore *s)
+{
+    if (s->count * 10 <= s->nslots * 7)
+        return 0;
+    uint64_t slots = SLOTS_FOR(s->count * 2);
+    uint32_t *sl = malloc(slots * sizeof *sl);
+    if (!sl)
+        return -1;
+    free(s->slots);
+    s->slots = sl;
+    memset(sl, 0xff, slots * sizeof *sl);
+    s->nslots = slots;
+    s->rbits = rbits_for(slots);
+    for (uint32_t i = 0; i < s->count; i++)
+        place(s, i);
+    return 1;
+}
+
+/* Appends an n-gram known to be absent (an inserted suffix). */
+static int ostore_add(glm_ostore *s, const uint32_t *ids, float prob, float bo)
+{
+    uint32_t r;
+    int rc = append_record(s, ids, prob, bo, &r);
+    if (rc || !s->slots)
+        return rc;
+    if ((rc = grow_slots(s)) < 0)
+        return -1;
+    if (rc == 0)
+        place(s, r);
     return 0;
 }
 
@@ -188,15 +207,14 @@ static int ostore_add_unique(glm_ostore *s, const uint32_t *ids, float prob, flo
     uint64_t i = probe(s, ids, h, &found);
     if (found)
         return -3;
-    if ((s->count + 1) * 10 > s->nslots * 7 || s->count == s->cap)
-        return ostore_add(s, ids, prob, bo); /* the table (or the store) grows: placed anew */
-    if (s->count >= UINT32_MAX - 1)
-        return -2;
-    uint32_t r = (uint32_t)s->count++;
-    memcpy(s->ids + (uint64_t)r * s->n, ids, s->n * sizeof *ids);
-    s->prob[r] = prob;
-    s->bo[r] = bo;
-    s->slots[i] = slot_value(s, h, r);
+    uint32_t r;
+    int rc = append_record(s, ids, prob, bo, &r);
+    if (rc)
+        return rc;
+    if ((rc = grow_slots(s)) < 0)
+        return -1;
+    if (rc == 0) /* the empty slot the probe ended on is still free */
+        s->slots[i] = slot_value(s, h, r);
     return 0;
 }
 
