@@ -316,6 +316,7 @@ int nmt_forward(nmt_ctx *c, const int32_t *src, int S, const int32_t *tgt_in, in
 typedef struct pair_ref {
     size_t i;
     const nmt_sentence *s, *t;
+    int share; /* shared_inputs with the pair before it in this order */
 } pair_ref;
 
 static int cmp_pair(const void *a, const void *b)
@@ -362,7 +363,8 @@ static int shared_inputs(const nmt_ctx *c, const pair_ref *a, const pair_ref *b)
 
 /* Scores one batch of n pairs (in cmp_pair order) with one teacher-forced pass.
  * - A source shared by several pairs is encoded once.
- * - Pair i shares its first p[i] decoder inputs with pair i-1 (shared_inputs); the decoder state of
+ * - Pair i shares its first p[i] decoder inputs with pair i-1 (its share; 0 for a batch's first
+ *   pair, and a pair with a share > 0 has the source of the pair before it); the decoder state of
  *   a position depends only on the inputs up to it, so those states are pair i-1's: only positions
  *   >= p[i] are computed ("rows"), after each layer the shared positions' keys and values are copied
  *   into pair i's part of the self-attention caches, and the output layer runs on the rows only.
@@ -383,10 +385,10 @@ static int score_batch(nmt_ctx *c, const pair_ref *pr, int n, float *logprob)
     }
     int nu = 0, Nt = 0, R = 0, C = 0, E = 0;
     for (int i = 0; i < n; i++) {
-        if (i == 0 || !same_source(c, pr[i].s, pr[i - 1].s))
+        p[i] = i > 0 ? pr[i].share : 0;
+        if (p[i] == 0)
             us[nu++] = *pr[i].s;
         su[i] = nu - 1;
-        p[i] = i > 0 ? shared_inputs(c, &pr[i - 1], &pr[i]) : 0;
         tstart[i] = Nt;
         Nt += pr[i].t->len + 1;
         R += pr[i].t->len + 1 - p[i];
@@ -512,8 +514,10 @@ int nmt_score(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_sentence 
     if (!order)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
-        order[i] = (pair_ref){i, &src[i], &tgt[i]};
+        order[i] = (pair_ref){i, &src[i], &tgt[i], 0};
     qsort(order, n, sizeof *order, cmp_pair);
+    for (size_t i = 1; i < n; i++)
+        order[i].share = shared_inputs(c, &order[i - 1], &order[i]);
     c->err = err;
     c->failed = 0;
     const nmt_config *cfg = &c->m->cfg;
@@ -528,7 +532,7 @@ int nmt_score(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_sentence 
         size_t e = b + 1, rows = (size_t)order[b].t->len + 1, pos = rows;
         int sources = 1;
         while (e < n) {
-            int sh = shared_inputs(c, &order[e - 1], &order[e]);
+            int sh = order[e].share;
             size_t len = (size_t)order[e].t->len + 1;
             if (!sh && sources == c->max_batch)
                 break;
