@@ -671,26 +671,33 @@ Test(decoder, alignment_output_file)
     free(bin), free(ini), free(in), free(al);
 }
 
+/* Copies the tiny model's tables and LM into tmp and returns the text of its moses.ini (*len
+ * bytes), which names them relative to itself: the caller writes its variant to tmp/moses.ini. */
+static char *tiny_model_in_tmp(size_t *len)
+{
+    char *dir = tu_data_path("decoder/tiny");
+    static const char *const files[] = {"lm.arpa", "reordering-table", "phrase-table"};
+    for (int k = 0; k < 3; k++) {
+        char *a = tu_join(dir, files[k]), *b = tu_join(tmp, files[k]);
+        cr_assert_eq(tu_copy_file(a, b), 0);
+        free(a), free(b);
+    }
+    char *src = tu_join(dir, "moses.ini"), *text = tu_read_file(src, len);
+    cr_assert_not_null(text);
+    free(src), free(dir);
+    return text;
+}
+
 /* A text phrase table's alignment points must lie inside the phrase pair. */
 Test(decoder, bad_alignment_is_an_error)
 {
-    char *dir = tu_data_path("decoder/tiny"), *ini = tu_join(tmp, "moses.ini");
-    char *pt = tu_join(tmp, "phrase-table");
+    char *ini = tu_join(tmp, "moses.ini"), *pt = tu_join(tmp, "phrase-table");
     static const char *const bad[] = {"a ||| A ||| 0.5 ||| 0-1 ||| 1 1 1\n",
                                       "a ||| A ||| 0.5 ||| 1-0\n", "a ||| A ||| 0.5 ||| 0=0\n",
                                       "a ||| A ||| 0.5 ||| 0-\n"};
     size_t il;
-    char *src_ini = tu_join(dir, "moses.ini"), *text = tu_read_file(src_ini, &il);
-    cr_assert_not_null(text);
-    free(src_ini);
-    /* the tiny ini names its files relative to itself: copy it next to the bad table */
+    char *text = tiny_model_in_tmp(&il); /* its phrase table is replaced below */
     cr_assert_eq(tu_write_file(ini, text, il), 0);
-    static const char *const others[] = {"lm.arpa", "reordering-table"};
-    for (int k = 0; k < 2; k++) {
-        char *a = tu_join(dir, others[k]), *b = tu_join(tmp, others[k]);
-        cr_assert_eq(tu_copy_file(a, b), 0);
-        free(a), free(b);
-    }
     for (int k = 0; k < 4; k++) {
         cr_assert_eq(tu_write_file(pt, bad[k], strlen(bad[k])), 0);
         dec_model *m = NULL;
@@ -700,7 +707,7 @@ Test(decoder, bad_alignment_is_an_error)
         cr_assert(strstr(e.msg, "phrase-table:1:") != NULL, "%s", e.msg);
         cr_assert_null(m);
     }
-    free(text), free(dir), free(ini), free(pt);
+    free(text), free(ini), free(pt);
 }
 
 /* More of Moses's flags: -mark-unknown with its prefix and suffix (output only: the scores are
@@ -797,18 +804,12 @@ Test(decoder, show_weights_matches_nbest_order)
  * does; the flag wins over it; a malformed section is a usage error. */
 Test(decoder, ini_nbest_list_section)
 {
-    char *bin = tu_bin_path("fastsmt"), *dir = tu_data_path("decoder/tiny");
-    static const char *const files[] = {"lm.arpa", "reordering-table", "phrase-table", "moses.ini"};
-    for (int k = 0; k < 4; k++) {
-        char *a = tu_join(dir, files[k]), *b = tu_join(tmp, files[k]);
-        cr_assert_eq(tu_copy_file(a, b), 0);
-        free(a), free(b);
-    }
+    char *bin = tu_bin_path("fastsmt");
     char *ini = tu_join(tmp, "moses.ini"), *in = tu_join(tmp, "in.txt"), *cmd = NULL;
     char *flag_nb = tu_join(tmp, "flag.nbest"), *ini_nb = tu_join(tmp, "ini.nbest");
     cr_assert_eq(tu_write_file(in, "a b\nc\n", 6), 0);
     size_t len;
-    char *text = tu_read_file(ini, &len), *full = NULL;
+    char *text = tiny_model_in_tmp(&len), *full = NULL;
     cr_assert(asprintf(&full, "%s\n[n-best-list]\n%s\n3 distinct\n", text, ini_nb) > 0);
     cr_assert_eq(tu_write_file(ini, full, strlen(full)), 0);
     /* the section alone */
@@ -834,24 +835,16 @@ Test(decoder, ini_nbest_list_section)
     cr_assert(asprintf(&cmd, "%s -f %s < %s", bin, ini, in) > 0);
     cr_assert_eq(tu_run(cmd, NULL, NULL), 2);
     free(cmd), free(full), free(text), free(from_ini), free(from_flag);
-    free(bin), free(dir), free(ini), free(in), free(flag_nb), free(ini_nb);
+    free(bin), free(ini), free(in), free(flag_nb), free(ini_nb);
 }
 
 /* [mapping] and [input-factors] beyond one path over plain words (factored models, generation
  * steps, a second table's path) are refused by name, not ignored; Moses's usual values load. */
 Test(decoder, mapping_and_factors_checked)
 {
-    char *dir = tu_data_path("decoder/tiny");
-    static const char *const files[] = {"lm.arpa", "reordering-table", "phrase-table"};
-    for (int k = 0; k < 3; k++) {
-        char *a = tu_join(dir, files[k]), *b = tu_join(tmp, files[k]);
-        cr_assert_eq(tu_copy_file(a, b), 0);
-        free(a), free(b);
-    }
-    char *src = tu_join(dir, "moses.ini"), *ini = tu_join(tmp, "moses.ini");
+    char *ini = tu_join(tmp, "moses.ini");
     size_t len;
-    char *text = tu_read_file(src, &len);
-    cr_assert_not_null(text);
+    char *text = tiny_model_in_tmp(&len);
     static const char *const tails[] = {"[mapping]\n0 T 0\n[input-factors]\n0\n",
                                         "[mapping]\nT 0\n",
                                         "[mapping]\n0 T 0\n0 G 0\n",
@@ -873,7 +866,7 @@ Test(decoder, mapping_and_factors_checked)
         }
         free(full);
     }
-    free(text), free(src), free(ini), free(dir);
+    free(text), free(ini);
 }
 
 /* An ini as mert-moses.pl writes it lists only the tuneable features' weights: the untuneable
@@ -881,17 +874,9 @@ Test(decoder, mapping_and_factors_checked)
  * missing tuneable weight is still an error. */
 Test(decoder, untuneable_weight_defaults_to_one)
 {
-    char *dir = tu_data_path("decoder/tiny");
-    static const char *const files[] = {"lm.arpa", "reordering-table", "phrase-table"};
-    for (int k = 0; k < 3; k++) {
-        char *a = tu_join(dir, files[k]), *b = tu_join(tmp, files[k]);
-        cr_assert_eq(tu_copy_file(a, b), 0);
-        free(a), free(b);
-    }
-    char *src = tu_join(dir, "moses.ini"), *ini = tu_join(tmp, "moses.ini");
+    char *ini = tu_join(tmp, "moses.ini");
     size_t len;
-    char *text = tu_read_file(src, &len);
-    cr_assert_not_null(text);
+    char *text = tiny_model_in_tmp(&len);
     for (int drop = 0; drop < 2; drop++) {
         const char *name = drop ? "LM0=" : "UnknownWordPenalty0=";
         char *out = malloc(len + 1), *o = out;
@@ -927,7 +912,7 @@ Test(decoder, untuneable_weight_defaults_to_one)
         }
         free(out);
     }
-    free(text), free(src), free(ini), free(dir);
+    free(text), free(ini);
 }
 
 /* Pairs missing from the reordering table get no reordering score, text or binarized. */
