@@ -41,6 +41,34 @@ static int parse_int(const char *flag, const char *v, int *out)
     return 0;
 }
 
+/* The ini's [n-best-list]: FILE N [distinct], on one line or several. 0 with *path malloc'ed
+ * (left NULL when the section is absent or empty), -1 when it is malformed. */
+static int ini_nbest_list(const dec_model *m, char **path, int *n, int *distinct)
+{
+    char *const *v;
+    size_t nv = dec_model_param_values(m, "n-best-list", &v), len = 1;
+    *path = NULL;
+    for (size_t i = 0; i < nv; i++)
+        len += strlen(v[i]) + 1;
+    char *all = malloc(len), *save = NULL;
+    if (!all)
+        return -1;
+    all[0] = '\0';
+    for (size_t i = 0; i < nv; i++)
+        strcat(strcat(all, v[i]), " ");
+    char *file = strtok_r(all, " \t", &save), *num = file ? strtok_r(NULL, " \t", &save) : NULL;
+    char *d = num ? strtok_r(NULL, " \t", &save) : NULL;
+    char *extra = d ? strtok_r(NULL, " \t", &save) : NULL;
+    int ok = !file || (num && !extra && (!d || !strcmp(d, "distinct")) &&
+                       !parse_int("[n-best-list]", num, n));
+    if (ok && file) {
+        *distinct = d != NULL;
+        ok = (*path = strdup(file)) != NULL;
+    }
+    free(all);
+    return ok ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     const char *ini = NULL, *nbest_path = NULL, *input = NULL, *align_path = NULL;
@@ -125,7 +153,8 @@ int main(int argc, char **argv)
             if (parse_int(a, v, &sa))
                 return 2;
             if (sa != 1) {
-                fprintf(stderr, "fastsmt: -search-algorithm %d: only cube pruning (1) is implemented\n", sa);
+                fprintf(stderr,
+                        "fastsmt: -search-algorithm %d: only cube pruning (1) is implemented\n", sa);
                 return 2;
             }
             i++;
@@ -185,35 +214,14 @@ int main(int argc, char **argv)
         dec_model_free(m);
         return rc ? 1 : 0;
     }
-    char *ini_nbest[3] = {NULL, NULL, NULL};
-    if (!nbest_path) { /* the ini's [n-best-list]: FILE N [distinct], one line or several */
-        char *const *v;
-        size_t nv = dec_model_param_values(m, "n-best-list", &v), nt = 0;
-        for (size_t i = 0; i < nv; i++) {
-            char *copy = strdup(v[i]), *save = NULL;
-            for (char *t = copy ? strtok_r(copy, " \t", &save) : NULL; t;
-                 t = strtok_r(NULL, " \t", &save)) {
-                if (nt == 3 || (nt == 2 && strcmp(t, "distinct"))) {
-                    fprintf(stderr, "fastsmt: [n-best-list] in %s wants FILE N [distinct]\n", ini);
-                    free(copy);
-                    free(ini_nbest[0]), free(ini_nbest[1]), free(ini_nbest[2]);
-                    dec_model_free(m);
-                    return 2;
-                }
-                ini_nbest[nt++] = strdup(t);
-            }
-            free(copy);
-        }
-        if (nt == 1 || (nt >= 2 && parse_int("[n-best-list]", ini_nbest[1], &n_best))) {
+    char *ini_nbest_path = NULL;
+    if (!nbest_path) {
+        if (ini_nbest_list(m, &ini_nbest_path, &n_best, &distinct)) {
             fprintf(stderr, "fastsmt: [n-best-list] in %s wants FILE N [distinct]\n", ini);
-            free(ini_nbest[0]), free(ini_nbest[1]), free(ini_nbest[2]);
             dec_model_free(m);
             return 2;
         }
-        if (nt >= 2) {
-            nbest_path = ini_nbest[0];
-            distinct = nt == 3;
-        }
+        nbest_path = ini_nbest_path;
     }
     if (nbest_path && n_best > 0) {
         nb = strcmp(nbest_path, "-") ? fopen(nbest_path, "w") : stdout;
@@ -249,6 +257,6 @@ int main(int argc, char **argv)
         rc = 1;
     }
     dec_model_free(m);
-    free(ini_nbest[0]), free(ini_nbest[1]), free(ini_nbest[2]);
+    free(ini_nbest_path);
     return rc ? 1 : 0;
 }
