@@ -373,6 +373,12 @@ extern "C" void nmt_gpu_free(nmt_gpu *g)
     free(g);
 }
 
+/* The host entry points below: a failing CUDA call records the first error in rc (a local) and
+ * skips the rest, so that everything allocated is still freed. */
+#define TRY(stmt)                                                                                  \
+    if (!rc && (stmt) != cudaSuccess)                                                              \
+    rc = smt_err_set(err, SMT_ERR_CUDA, "%s:%d: %s failed", __FILE__, __LINE__, #stmt)
+
 extern "C" int nmt_gpu_outlayer(nmt_gpu *g, const nmt_gpu_out_args *a, smt_err *err)
 {
     g->err = err;
@@ -381,9 +387,6 @@ extern "C" int nmt_gpu_outlayer(nmt_gpu *g, const nmt_gpu_out_args *a, smt_err *
     float *x = NULL, *bias = NULL, *tmp = NULL, *val = NULL, *lse = NULL;
     int32_t *ids = NULL, *gid = NULL;
     int rc = 0;
-#define TRY(stmt)                                                                                  \
-    if (!rc && (stmt) != cudaSuccess)                                                              \
-    rc = smt_err_set(err, SMT_ERR_CUDA, "%s:%d: %s failed", __FILE__, __LINE__, #stmt)
     TRY(cudaMalloc(&x, n * sizeof(float)));
     TRY(cudaMalloc(&tmp, n * sizeof(float)));
     TRY(cudaMalloc(&bias, (size_t)a->V * sizeof(float)));
@@ -406,7 +409,6 @@ extern "C" int nmt_gpu_outlayer(nmt_gpu *g, const nmt_gpu_out_args *a, smt_err *
         TRY(cudaMemcpy(a->ids, ids, (size_t)a->B * k * sizeof(int32_t), cudaMemcpyDeviceToHost));
     if (a->lse && (a->mode == NMT_GPU_TOPK || a->mode == NMT_GPU_TOPK_UNFUSED))
         TRY(cudaMemcpy(a->lse, lse, (size_t)a->B * sizeof(float), cudaMemcpyDeviceToHost));
-#undef TRY
     cudaFree(x);
     cudaFree(tmp);
     cudaFree(bias);
@@ -440,9 +442,6 @@ extern "C" int nmt_gpu_bench_outlayer(nmt_gpu *g, int mode, int B, int V, int k,
     cudaEvent_t t0 = NULL, t1 = NULL;
     int rc = 0;
     double total = 0;
-#define TRY(stmt)                                                                                  \
-    if (!rc && (stmt) != cudaSuccess)                                                              \
-    rc = smt_err_set(err, SMT_ERR_CUDA, "%s:%d: %s failed", __FILE__, __LINE__, #stmt)
     TRY(cudaMalloc(&x, n * sizeof(float)));
     TRY(cudaMalloc(&tmp, n * sizeof(float)));
     TRY(cudaMalloc(&bias, (size_t)V * sizeof(float)));
@@ -468,7 +467,6 @@ extern "C" int nmt_gpu_bench_outlayer(nmt_gpu *g, int mode, int B, int V, int k,
         TRY(cudaEventElapsedTime(&e, t0, t1));
         total += e;
     }
-#undef TRY
     if (t0)
         cudaEventDestroy(t0);
     if (t1)

@@ -60,26 +60,33 @@ __global__ void k_bias_relu(float *y, const float *b, int N, int out, int relu)
     }
 }
 
-/* The sum of s over the block, returned to every thread. */
-__device__ float block_sum(float s)
+/* op(s) over the block (warps by shuffles, then thread 0 over the warps from init), returned to
+ * every thread. */
+template <typename Op> __device__ float block_reduce(float s, float init, Op op)
 {
     __shared__ float red[32];
     __shared__ float total;
     for (int o = 16; o > 0; o >>= 1)
-        s += __shfl_down_sync(0xffffffffu, s, o);
+        s = op(s, __shfl_down_sync(0xffffffffu, s, o));
     if ((threadIdx.x & 31) == 0)
         red[threadIdx.x >> 5] = s;
     __syncthreads();
     if (threadIdx.x == 0) {
-        float t = 0.0f;
+        float t = init;
         for (int w = 0; w < (int)(blockDim.x + 31) / 32; w++)
-            t += red[w];
+            t = op(t, red[w]);
         total = t;
     }
     __syncthreads();
     float r = total;
     __syncthreads();
     return r;
+}
+
+/* The sum of s over the block, returned to every thread. */
+__device__ float block_sum(float s)
+{
+    return block_reduce(s, 0.0f, [](float a, float b) { return a + b; });
 }
 
 /* One block per row; two passes for the biased variance, as the CPU twin and PyTorch. */
@@ -124,8 +131,6 @@ __global__ void k_attention(const float *q, int d, int H, const float *k, const 
                             const int64_t *koff, const int *klen, float *out)
 {
     extern __shared__ float p[];
-    __shared__ float red[32];
-    __shared__ float bc;
     int r = blockIdx.x, h = blockIdx.y, dh = d / H, L = klen[r];
     const float *qr = q + (size_t)r * d + h * dh, *K = k + koff[r] + h * dh, *Vv = v + koff[r] + h * dh;
     float scale = rsqrtf((float)dh), m = -INFINITY;
@@ -136,38 +141,13 @@ __global__ void k_attention(const float *q, int d, int H, const float *k, const 
         p[t] = s * scale;
         m = fmaxf(m, p[t]);
     }
-    for (int o = 16; o > 0; o >>= 1)
-        m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, o));
-    if ((threadIdx.x & 31) == 0)
-        red[threadIdx.x >> 5] = m;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float t = -INFINITY;
-        for (int w = 0; w < (int)(blockDim.x + 31) / 32; w++)
-            t = fmaxf(t, red[w]);
-        bc = t;
-    }
-    __syncthreads();
-    m = bc;
+    m = block_reduce(m, -INFINITY, [](float a, float b) { return fmaxf(a, b); });
     float s = 0.0f;
     for (int t = threadIdx.x; t < L; t += blockDim.x) {
         p[t] = expf(p[t] - m);
         s += p[t];
     }
-    __syncthreads();
-    for (int o = 16; o > 0; o >>= 1)
-        s += __shfl_down_sync(0xffffffffu, s, o);
-    if ((threadIdx.x & 31) == 0)
-        red[threadIdx.x >> 5] = s;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float t = 0.0f;
-        for (int w = 0; w < (int)(blockDim.x + 31) / 32; w++)
-            t += red[w];
-        bc = t;
-    }
-    __syncthreads();
-    float inv = 1.0f / bc;
+    float inv = 1.0f / block_sum(s); /* its barriers also publish p[] to every thread */
     for (int i = threadIdx.x; i < dh; i += blockDim.x) {
         float acc = 0.0f;
         for (int t = 0; t < L; t++)
