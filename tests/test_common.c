@@ -11,6 +11,7 @@
 #include "smt_bleu.h"
 #include "smt_file.h"
 #include "smt_lines.h"
+#include "smt_num.h"
 #include "smt_vocab.h"
 #include "testutil.h"
 
@@ -440,3 +441,74 @@ Test(bleu, multi_bleu_formula)
     cr_expect_eq(smt_bleu_corpus(3, h, two, 2), smt_bleu_score(&sum));
 }
 
+
+Test(num, integers_strict)
+{
+    long long v = 7;
+    cr_expect_eq(smt_parse_ll("42", 2, 0, 100, &v), 0);
+    cr_expect_eq(v, 42);
+    cr_expect_eq(smt_parse_ll("-5", 2, -10, 10, &v), 0);
+    cr_expect_eq(v, -5);
+    cr_expect_eq(smt_parse_ll("+3", 2, 0, 10, &v), 0);
+    cr_expect_eq(v, 3);
+    const char *bad[] = {"", "-", "+", " 1", "1 ", "1a", "six", "0x10", "1.0", "1e3", "--1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        cr_expect_eq(smt_parse_ll(bad[i], strlen(bad[i]), -100, 100, &v), SMT_ERR_PARSE, "%s", bad[i]);
+    cr_expect_eq(smt_parse_ll("101", 3, 0, 100, &v), SMT_ERR_LIMIT);
+    cr_expect_eq(smt_parse_ll("-1", 2, 0, 100, &v), SMT_ERR_LIMIT);
+    cr_expect_eq(smt_parse_ll("9223372036854775807", 19, 0, __LONG_LONG_MAX__, &v), 0);
+    cr_expect_eq(v, __LONG_LONG_MAX__);
+    cr_expect_eq(smt_parse_ll("-9223372036854775808", 20, -__LONG_LONG_MAX__ - 1, 0, &v), 0);
+    cr_expect_eq(v, -__LONG_LONG_MAX__ - 1);
+    cr_expect_eq(smt_parse_ll("9223372036854775808", 19, 0, __LONG_LONG_MAX__, &v), SMT_ERR_LIMIT);
+    cr_expect_eq(smt_parse_ll("18446744073709551611", 20, 0, __LONG_LONG_MAX__, &v), SMT_ERR_LIMIT);
+    /* a token inside a longer line: only len bytes count */
+    cr_expect_eq(smt_parse_ll("12 34", 2, 0, 100, &v), 0);
+    cr_expect_eq(v, 12);
+}
+
+Test(num, reals_strict)
+{
+    double d = 0;
+    float f = 0;
+    cr_expect_eq(smt_parse_double("0.5", 3, 0, 1, 0, &d), 0);
+    cr_expect_eq(d, 0.5);
+    cr_expect_eq(smt_parse_double("-1e-3", 5, -1, 1, 0, &d), 0);
+    cr_expect_eq(d, -1e-3);
+    cr_expect_eq(smt_parse_double(".5", 2, 0, 1, 0, &d), 0);
+    cr_expect_eq(smt_parse_double("5.", 2, 0, 10, 0, &d), 0);
+    const char *bad[] = {"", ".", "e5", "1e", "1e+", "nan", "NaN", "0x1p3", "1.0abc", " 1", "1 ",
+                         "100abc", "--1", "1..0"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        cr_expect_eq(smt_parse_double(bad[i], strlen(bad[i]), -1e300, 1e300, SMT_NUM_ALLOW_INF, &d),
+                     SMT_ERR_PARSE, "%s", bad[i]);
+    cr_expect_eq(smt_parse_double("inf", 3, -HUGE_VAL, HUGE_VAL, 0, &d), SMT_ERR_PARSE);
+    cr_expect_eq(smt_parse_double("-inf", 4, -HUGE_VAL, HUGE_VAL, SMT_NUM_ALLOW_INF, &d), 0);
+    cr_expect(isinf(d) && d < 0);
+    cr_expect_eq(smt_parse_double("-Infinity", 9, -HUGE_VAL, HUGE_VAL, SMT_NUM_ALLOW_INF, &d), 0);
+    cr_expect_eq(smt_parse_double("inf", 3, -1, 1, SMT_NUM_ALLOW_INF, &d), SMT_ERR_LIMIT);
+    cr_expect_eq(smt_parse_double("1e999", 5, -HUGE_VAL, HUGE_VAL, 0, &d), SMT_ERR_LIMIT);
+    cr_expect_eq(smt_parse_double("1e-999", 6, -1, 1, 0, &d), 0); /* underflow is a value: 0 */
+    cr_expect_eq(smt_parse_double("2", 1, 0, 1, 0, &d), SMT_ERR_LIMIT);
+    cr_expect_eq(smt_parse_float("0.1", 3, 0, 1, 0, &f), 0);
+    cr_expect_eq(f, 0.1f); /* one rounding from the text */
+    cr_expect_eq(smt_parse_float("1e39", 4, -HUGE_VALF, HUGE_VALF, 0, &f), SMT_ERR_LIMIT);
+}
+
+Test(num, messages_name_the_place)
+{
+    smt_err e;
+    int i = 0;
+    double d;
+    cr_expect_eq(smt_parse_int_arg("-threads", "-1", 1, 256, &i, &e), SMT_ERR_ARG);
+    cr_expect(strstr(e.msg, "-threads") && strstr(e.msg, "out of range"), "%s", e.msg);
+    cr_expect_eq(smt_parse_int_arg("ini:3: [distortion-limit]", "six", -1, 1000, &i, &e), SMT_ERR_ARG);
+    cr_expect(strstr(e.msg, "ini:3: [distortion-limit]") && strstr(e.msg, "'six' is not an integer"),
+              "%s", e.msg);
+    cr_expect_eq(smt_parse_double_arg("[beam-threshold]", "100abc", 0, 1, &d, &e), SMT_ERR_ARG);
+    cr_expect(strstr(e.msg, "is not a number"), "%s", e.msg);
+    cr_expect_eq(smt_parse_int_arg("-s", NULL, 1, 10, &i, &e), SMT_ERR_ARG);
+    cr_expect(strstr(e.msg, "missing"), "%s", e.msg);
+    cr_expect_eq(smt_parse_int_arg("-s", "7", 1, 10, &i, &e), 0);
+    cr_expect_eq(i, 7);
+}

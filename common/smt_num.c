@@ -1,0 +1,194 @@
+#include "smt_num.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NUM_MAX 128 /* longer tokens are not numbers we accept (keeps the copy on the stack) */
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+int smt_parse_ll(const char *s, size_t len, long long lo, long long hi, long long *out)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (len == 0)
+        return SMT_ERR_PARSE;
+    if (s[0] == '+' || s[0] == '-') {
+        neg = s[0] == '-';
+        i = 1;
+    }
+    if (i == len)
+        return SMT_ERR_PARSE;
+    /* accumulate as a negative number so that LLONG_MIN is representable */
+    long long v = 0;
+    int overflow = 0;
+    for (; i < len; i++) {
+        if (!is_digit(s[i]))
+            return SMT_ERR_PARSE;
+        int d = s[i] - '0';
+        if (v < (-__LONG_LONG_MAX__ - 1 + d) / 10)
+            overflow = 1;
+        else
+            v = v * 10 - d;
+    }
+    if (overflow)
+        return SMT_ERR_LIMIT;
+    if (!neg) {
+        if (v < -__LONG_LONG_MAX__)
+            return SMT_ERR_LIMIT;
+        v = -v;
+    }
+    if (v < lo || v > hi)
+        return SMT_ERR_LIMIT;
+    *out = v;
+    return 0;
+}
+
+/* 1: s[0..len) is a case-insensitive match of the lowercase word w. */
+static int word_eq(const char *s, size_t len, const char *w)
+{
+    size_t n = strlen(w);
+    if (len != n)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c != w[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* Checks the decimal syntax; returns 1 for a plain number, 2 for an infinity (sign in *neg), 0
+ * otherwise. */
+static int real_syntax(const char *s, size_t len, int *neg)
+{
+    size_t i = 0;
+    *neg = 0;
+    if (len && (s[0] == '+' || s[0] == '-')) {
+        *neg = s[0] == '-';
+        i = 1;
+    }
+    if (word_eq(s + i, len - i, "inf") || word_eq(s + i, len - i, "infinity"))
+        return 2;
+    size_t digits = 0;
+    while (i < len && is_digit(s[i]))
+        i++, digits++;
+    if (i < len && s[i] == '.') {
+        i++;
+        while (i < len && is_digit(s[i]))
+            i++, digits++;
+    }
+    if (digits == 0)
+        return 0;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < len && (s[i] == '+' || s[i] == '-'))
+            i++;
+        size_t ed = 0;
+        while (i < len && is_digit(s[i]))
+            i++, ed++;
+        if (ed == 0)
+            return 0;
+    }
+    return i == len ? 1 : 0;
+}
+
+static int parse_real(const char *s, size_t len, unsigned flags, int as_float, double *dv, float *fv)
+{
+    int neg;
+    int kind = real_syntax(s, len, &neg);
+    if (kind == 0)
+        return SMT_ERR_PARSE;
+    if (kind == 2) {
+        if (!(flags & SMT_NUM_ALLOW_INF))
+            return SMT_ERR_PARSE;
+        *dv = neg ? -HUGE_VAL : HUGE_VAL;
+        *fv = neg ? -HUGE_VALF : HUGE_VALF;
+        return 0;
+    }
+    if (len >= NUM_MAX)
+        return SMT_ERR_PARSE;
+    char buf[NUM_MAX];
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    if (as_float) {
+        *fv = strtof(buf, &end);
+        *dv = *fv;
+    } else {
+        *dv = strtod(buf, &end);
+        *fv = (float)*dv;
+    }
+    if (end != buf + len)
+        return SMT_ERR_PARSE;
+    if (errno == ERANGE && isinf(as_float ? *fv : *dv))
+        return SMT_ERR_LIMIT; /* overflow; an underflow to 0 or a subnormal is the right value */
+    return 0;
+}
+
+int smt_parse_double(const char *s, size_t len, double lo, double hi, unsigned flags, double *out)
+{
+    double d;
+    float f;
+    int rc = parse_real(s, len, flags, 0, &d, &f);
+    if (rc)
+        return rc;
+    if (!(d >= lo && d <= hi))
+        return SMT_ERR_LIMIT;
+    *out = d;
+    return 0;
+}
+
+int smt_parse_float(const char *s, size_t len, float lo, float hi, unsigned flags, float *out)
+{
+    double d;
+    float f;
+    int rc = parse_real(s, len, flags, 1, &d, &f);
+    if (rc)
+        return rc;
+    if (!(f >= lo && f <= hi))
+        return SMT_ERR_LIMIT;
+    *out = f;
+    return 0;
+}
+
+int smt_parse_ll_arg(const char *what, const char *s, long long lo, long long hi, long long *out,
+                     smt_err *err)
+{
+    if (!s)
+        return smt_err_set(err, SMT_ERR_ARG, "%s: a value is missing", what);
+    int rc = smt_parse_ll(s, strlen(s), lo, hi, out);
+    if (rc == SMT_ERR_PARSE)
+        return smt_err_set(err, SMT_ERR_ARG, "%s: '%.64s' is not an integer", what, s);
+    if (rc == SMT_ERR_LIMIT)
+        return smt_err_set(err, SMT_ERR_ARG, "%s: %.64s is out of range [%lld, %lld]", what, s, lo,
+                           hi);
+    return 0;
+}
+
+int smt_parse_int_arg(const char *what, const char *s, int lo, int hi, int *out, smt_err *err)
+{
+    long long v;
+    int rc = smt_parse_ll_arg(what, s, lo, hi, &v, err);
+    if (rc == 0)
+        *out = (int)v;
+    return rc;
+}
+
+int smt_parse_double_arg(const char *what, const char *s, double lo, double hi, double *out,
+                         smt_err *err)
+{
+    if (!s)
+        return smt_err_set(err, SMT_ERR_ARG, "%s: a value is missing", what);
+    int rc = smt_parse_double(s, strlen(s), lo, hi, 0, out);
+    if (rc == SMT_ERR_PARSE)
+        return smt_err_set(err, SMT_ERR_ARG, "%s: '%.64s' is not a number", what, s);
+    if (rc == SMT_ERR_LIMIT)
+        return smt_err_set(err, SMT_ERR_ARG, "%s: %.64s is out of range [%g, %g]", what, s, lo, hi);
+    return 0;
+}
