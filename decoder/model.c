@@ -289,7 +289,7 @@ static int int_param(const dec_ini *ini, const char *name, int dflt)
 }
 
 static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_feature *lr_f,
-                       const dec_ini_feature *const *lm_f, FILE *warn, smt_err *err)
+                       const dec_ini_feature *const *lm_f, FILE *warn, int verify, smt_err *err)
 {
     const dec_ini *ini = m->ini;
     const char *p = dec_ini_feature_arg(pt_f, "path");
@@ -327,7 +327,7 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
         rc = 0;
     }
     if (bin)
-        rc = dec_pt_ppt_open(&m->pt, pt_path, err);
+        rc = dec_pt_ppt_open(&m->pt, pt_path, verify, err);
     else
         rc = dec_pt_text_load(&m->pt, pt_path, n_tm, reo_path, n_reo, err);
     if (rc)
@@ -355,7 +355,7 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
         if (lb < 0)
             rc = lb;
         else if (lb)
-            rc = dec_lm_glm_open(&m->lms[l], lm_path, err);
+            rc = dec_lm_glm_open(&m->lms[l], lm_path, verify, err);
         else
             rc = dec_lm_arpa_load(&m->lms[l], lm_path, warn, err);
         if (!rc) {
@@ -473,7 +473,7 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
                     sa);
     }
     if (!rc)
-        rc = load_tables(m, pt_f, lr_f, lm_f, warn, err);
+        rc = load_tables(m, pt_f, lr_f, lm_f, warn, opt->verify, err);
     if (!rc)
         rc = build_maps(m, err);
     if (rc) {

@@ -413,8 +413,9 @@ static int text_lookup(const dec_pt *pt, const uint32_t *src, size_t n, dec_pt_i
     return 1;
 }
 
-static int text_next(dec_pt_iter *it, dec_pt_entry *e)
+static int text_next(dec_pt_iter *it, dec_pt_entry *e, smt_err *err)
 {
+    (void)err;
     if (!it->left)
         return 0;
     const text_pt *t = it->table;

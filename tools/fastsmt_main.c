@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "decoder.h"
 
@@ -24,9 +25,12 @@ static void usage(FILE *f)
             "               [-b BEAM] [-max-phrase-length N] [-ttable-limit N] [-mark-unknown]\n"
             "               [-unknown-word-prefix P] [-unknown-word-suffix S] [-v N]\n"
             "               [-search-algorithm 1] [-inputtype 0] [-show-weights]\n"
+            "               [--verify | -verify-models]\n"
             "Reads tokenized sentences (one per line) and writes one translation per line, in\n"
             "input order. FILE '-' writes the n-best list to standard output. -t reports the\n"
-            "source span of each phrase, \"|start-end| \", after its words (Moses's format).\n");
+            "source span of each phrase, \"|start-end| \", after its words (Moses's format).\n"
+            "-input-file may be compressed (.gz). --verify checks every checksum of the binary\n"
+            "models at load. On a terminal, progress (lines/s, words/s) shows unless -v 0.\n");
 }
 
 static int parse_int(const char *flag, const char *v, int *out)
@@ -179,6 +183,8 @@ int main(int argc, char **argv)
             opt.nbest_alignment = 1;
         } else if (!strcmp(a, "-input-file") || !strcmp(a, "-i")) {
             input = v, i++;
+        } else if (!strcmp(a, "--verify") || !strcmp(a, "-verify-models")) {
+            opt.verify = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -192,8 +198,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    FILE *in = stdin, *nb = NULL;
-    if (input && !(in = fopen(input, "r"))) {
+    FILE *nb = NULL;
+    if (input && strcmp(input, "-") && access(input, R_OK) != 0) { /* before a long load */
         perror(input);
         return 1;
     }
@@ -238,8 +244,8 @@ int main(int argc, char **argv)
             threads = 1;
     }
     dec_run_stats st;
-    rc = dec_run(m, in, stdout, nb, (size_t)n_best, distinct, (unsigned)threads, stderr, &st,
-                 &err);
+    rc = dec_run_input(m, input, stdout, nb, (size_t)n_best, distinct, (unsigned)threads,
+                       verbose > 0, stderr, &st, &err);
     if (rc)
         fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
     else if (verbose > 0)
@@ -250,8 +256,6 @@ int main(int argc, char **argv)
         perror(nbest_path);
         rc = 1;
     }
-    if (in != stdin)
-        fclose(in);
     if (opt.alignment_file && fclose(opt.alignment_file) != 0) {
         perror(align_path);
         rc = 1;

@@ -1,0 +1,362 @@
+#define _GNU_SOURCE
+/* The decoder's data path (issue 9): damaged binary tables, the text table parser, the input,
+ * fastsmt-binarize, progress, and expected reordering scores for every orientation kind. Uses the
+ * tiny hand-built model (tests/data/decoder/tiny). */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dec_internal.h"
+#include "decoder.h"
+#include "testutil.h"
+#ifdef DEC_TEST_BINARY
+#include "probingpt.h"
+#endif
+
+static char *tmp;
+
+static void setup(void) { tmp = tu_tmpdir(); }
+
+static void teardown(void)
+{
+    tu_rmtree(tmp);
+    free(tmp);
+}
+
+TestSuite(dec_data, .init = setup, .fini = teardown);
+
+static dec_model *load(const char *ini, const dec_options *opt)
+{
+    smt_err e;
+    dec_model *m = NULL;
+    int rc = dec_model_load(&m, ini, opt, &e);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    return m;
+}
+
+/* Runs a shell command; returns its status, *out and *err (malloc'ed, never NULL). */
+static int run(char **out, char **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *cmd = NULL;
+    cr_assert(vasprintf(&cmd, fmt, ap) > 0);
+    va_end(ap);
+    char *o = NULL, *e = NULL;
+    int rc = tu_run(cmd, &o, &e);
+    free(cmd);
+    if (out)
+        *out = o ? o : strdup("");
+    else
+        free(o);
+    if (err)
+        *err = e ? e : strdup("");
+    else
+        free(e);
+    return rc;
+}
+
+/* Copies the tiny model (ini, tables, LM) into tmp/name and returns that folder. */
+__attribute__((unused)) static char *tiny_copy(const char *name)
+{
+    static const char *const files[] = {"moses.ini", "phrase-table", "reordering-table", "lm.arpa"};
+    char *src = tu_data_path("decoder/tiny"), *dir = tu_join(tmp, name);
+    cr_assert_eq(mkdir(dir, 0777), 0);
+    for (int i = 0; i < 4; i++) {
+        char *a = tu_join(src, files[i]), *b = tu_join(dir, files[i]);
+        cr_assert_eq(tu_copy_file(a, b), 0);
+        free(a), free(b);
+    }
+    free(src);
+    return dir;
+}
+
+/* ---------------------------------------------------------------- damaged binary tables */
+
+#ifdef DEC_TEST_BINARY
+/* Binarizes the tiny model into tmp/name; returns that folder. */
+static char *tiny_binarized(const char *name)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *bin = tu_bin_path("fastsmt-binarize");
+    char *dir = tu_join(tmp, name), *err = NULL;
+    int rc = run(NULL, &err, "'%s' '%s' '%s'", bin, ini, dir);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(ini), free(bin), free(err);
+    return dir;
+}
+
+/* The file offset of the word `word` (counted from the group's start) of the group of source
+ * phrase src in the .ppt at path. */
+static long group_word_offset(const char *path, const char *src, unsigned word)
+{
+    ppt_table *t;
+    smt_err e;
+    cr_assert_eq(ppt_open(&t, path, SMT_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    ppt_targets g;
+    cr_assert_eq(ppt_lookup(t, src, strlen(src), &g), 0, "%s", src);
+    uint64_t size, off = UINT64_MAX;
+    const char *payload = smt_mapped_section(ppt_mapped(t), "payload", &size);
+    for (unsigned i = 0; i < smt_mapped_section_count(ppt_mapped(t)); i++) {
+        const char *name;
+        uint64_t o, sz, sum;
+        smt_mapped_section_info(ppt_mapped(t), i, &name, &o, &sz, &sum);
+        if (!strcmp(name, "payload"))
+            off = o;
+    }
+    cr_assert_neq(off, UINT64_MAX);
+    /* the group starts 3 words before its source ids (src_len, n_targets, group_words) */
+    const char *group = (const char *)(g.src_ids - 3);
+    long r = (long)(off + (uint64_t)(group - payload) + 4u * word);
+    ppt_close(t);
+    return r;
+}
+
+static void put_u32(const char *path, long off, uint32_t v)
+{
+    size_t len;
+    char *bytes = tu_read_file(path, &len);
+    cr_assert_not_null(bytes);
+    cr_assert_lt((size_t)off + 4, len);
+    memcpy(bytes + off, &v, 4);
+    cr_assert_eq(tu_write_file(path, bytes, len), 0);
+    free(bytes);
+}
+
+/* A damaged group (its first record names a target id outside the vocabulary) is never decoded
+ * with: the sentence that needs it gets an empty line and a message with its line number, the
+ * other lines are translated, and the run fails at the end. */
+Test(dec_data, damaged_group_is_an_error_for_its_sentence)
+{
+    char *dir = tiny_binarized("bin"), *ppt = tu_join(dir, "phrase-table.ppt");
+    char *ini = tu_join(dir, "moses.ini"), *fastsmt = tu_bin_path("fastsmt");
+    char *in = tu_join(tmp, "in.txt"), *out = NULL, *err = NULL;
+    cr_assert_eq(tu_write_file(in, "x y\na b\nx\n", 10), 0);
+    int rc = run(&out, &err, "'%s' -f '%s' -threads 2 < '%s'", fastsmt, ini, in);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "Y X \nA B \nX \n");
+    free(out), free(err);
+    /* group "a b": header (3 words), source id (1), then the record: info, align id, target id */
+    put_u32(ppt, group_word_offset(ppt, "a b", 6), 0xfffffff0u);
+    rc = run(&out, &err, "'%s' -f '%s' -threads 2 < '%s'", fastsmt, ini, in);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert_str_eq(out, "Y X \n\nX \n");
+    cr_assert(strstr(err, "line 2: ") && strstr(err, "phrase-table.ppt: damaged group") &&
+                  strstr(err, "'a b'"),
+              "%s", err);
+    free(out), free(err);
+    /* the library says the same for one sentence */
+    dec_model *m = load(ini, NULL);
+    dec_worker *w;
+    smt_err e;
+    cr_assert_eq(dec_worker_create(&w, m, &e), 0);
+    dec_buf b = {0};
+    cr_assert_eq(dec_translate(w, "a b", 3, 0, &b, NULL, 0, 0, NULL, &e), SMT_ERR_CORRUPT);
+    cr_assert_str_eq(b.data, "\n");
+    cr_assert(strstr(e.msg, "damaged group"), "%s", e.msg);
+    b.len = 0;
+    cr_assert_eq(dec_translate(w, "x", 1, 0, &b, NULL, 0, 0, NULL, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(b.data, "X \n");
+    dec_buf_free(&b);
+    dec_worker_free(w);
+    dec_model_free(m);
+    /* --verify refuses the file at load */
+    rc = run(&out, &err, "'%s' -f '%s' --verify < '%s'", fastsmt, ini, in);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert_str_eq(out, "");
+    cr_assert(strstr(err, "phrase-table.ppt"), "%s", err);
+    free(out), free(err);
+    free(dir), free(ppt), free(ini), free(fastsmt), free(in);
+}
+
+/* Damage only a checksum catches (a score's bits) decodes without --verify, as a lookup cannot see
+ * it; --verify and -verify-models refuse it at load, for the phrase table and for the glm LM. */
+Test(dec_data, verify_checks_every_checksum_at_load)
+{
+    char *dir = tiny_binarized("bin"), *ppt = tu_join(dir, "phrase-table.ppt");
+    char *glm = tu_join(dir, "LM0.glm");
+    char *ini = tu_join(dir, "moses.ini"), *fastsmt = tu_bin_path("fastsmt");
+    char *out = NULL, *err = NULL;
+    int rc = run(&out, &err, "echo x | '%s' -f '%s' --verify", fastsmt, ini);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "X \n");
+    free(out), free(err);
+    /* group "x": header 3, source 1, info, align id, target id, then the score 0.5 */
+    long off = group_word_offset(ppt, "x", 7);
+    cr_assert_eq(tu_flip_bit(ppt, (uint64_t)off, 0), 0);
+    rc = run(&out, &err, "echo x | '%s' -f '%s'", fastsmt, ini);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(out), free(err);
+    static const char *const flags[] = {"--verify", "-verify-models"};
+    for (int k = 0; k < 2; k++) {
+        rc = run(&out, &err, "echo x | '%s' -f '%s' %s", fastsmt, ini, flags[k]);
+        cr_assert_eq(rc, 1, "%s: %s", flags[k], err);
+        cr_assert_str_eq(out, "");
+        cr_assert(strstr(err, "phrase-table.ppt") && strstr(err, "payload"), "%s", err);
+        free(out), free(err);
+    }
+    cr_assert_eq(tu_flip_bit(ppt, (uint64_t)off, 0), 0); /* repaired */
+    long long size = tu_file_size(glm);
+    cr_assert_gt(size, 0);
+    /* the last section of a glm holds data that a lookup may not touch: damage its last byte but
+     * one... any byte past the header works for the checksum; take the middle */
+    cr_assert_eq(tu_flip_bit(glm, (uint64_t)size / 2, 3), 0);
+    rc = run(&out, &err, "echo x | '%s' -f '%s' --verify", fastsmt, ini);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, "LM0.glm"), "%s", err);
+    free(out), free(err);
+    free(dir), free(ppt), free(glm), free(ini), free(fastsmt);
+}
+#endif
+
+/* ---------------------------------------------------------------- the input */
+
+/* A directory as input is a read error, not an empty input: named file, redirected standard
+ * input, and the library's FILE reader. */
+Test(dec_data, read_error_is_an_error)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *fastsmt = tu_bin_path("fastsmt");
+    char *out = NULL, *err = NULL;
+    int rc = run(&out, &err, "'%s' -f '%s' -input-file '%s'", fastsmt, ini, tmp);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, tmp) && strstr(err, "read error"), "%s", err);
+    cr_assert_null(strstr(err, "0 lines"), "%s", err);
+    free(out), free(err);
+    rc = run(&out, &err, "'%s' -f '%s' < '%s'", fastsmt, ini, tmp);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, "<stdin>") && strstr(err, "read error"), "%s", err);
+    free(out), free(err);
+    dec_model *m = load(ini, NULL);
+    FILE *in = fopen(tmp, "r"), *o = fopen("/dev/null", "w");
+    cr_assert(in && o);
+    smt_err e;
+    dec_run_stats st;
+    cr_assert_eq(dec_run(m, in, o, NULL, 0, 0, 1, stderr, &st, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, "read error"), "%s", e.msg);
+    fclose(in), fclose(o);
+    dec_model_free(m);
+    free(ini), free(fastsmt);
+}
+
+/* -input-file x.gz and a redirected x.gz are decompressed; a gzip stream cut short mid-file is an
+ * error after the lines before it are translated. */
+Test(dec_data, compressed_input)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *fastsmt = tu_bin_path("fastsmt");
+    char *in = tu_join(tmp, "in.txt"), *gz = tu_join(tmp, "in.txt.gz"), *out = NULL, *err = NULL;
+    cr_assert_eq(tu_write_file(in, "x y\na b\nc\n", 10), 0);
+    cr_assert_eq(run(NULL, NULL, "gzip -k '%s'", in), 0);
+    int rc = run(&out, &err, "'%s' -f '%s' -input-file '%s'", fastsmt, ini, gz);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "Y X \nA B \nY X \n");
+    free(out), free(err);
+    rc = run(&out, &err, "'%s' -f '%s' < '%s'", fastsmt, ini, gz);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "Y X \nA B \nY X \n");
+    free(out), free(err);
+    /* many lines, compressed, then cut: lines come out, then an error naming the file */
+    char *big = tu_join(tmp, "big.txt"), *bgz = tu_join(tmp, "big.txt.gz");
+    FILE *f = fopen(big, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 200000; i++)
+        fprintf(f, "%s %d\n", i % 2 ? "x y" : "a b", i);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(run(NULL, NULL, "gzip -1 -k '%s'", big), 0);
+    long long size = tu_file_size(bgz);
+    cr_assert_eq(tu_truncate(bgz, (uint64_t)size / 2), 0);
+    rc = run(&out, &err, "'%s' -f '%s' -v 0 -threads 2 -input-file '%s'", fastsmt, ini, bgz);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, bgz), "%s", err);
+    cr_assert(strlen(out) > 0);
+    free(out), free(err);
+    free(ini), free(fastsmt), free(in), free(gz), free(big), free(bgz);
+}
+
+/* A pipe is answered line by line: the first line's translation arrives while the input is still
+ * open. */
+Test(dec_data, pipe_is_answered_line_by_line)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *fastsmt = tu_bin_path("fastsmt");
+    int to[2], from[2];
+    cr_assert_eq(pipe(to), 0);
+    cr_assert_eq(pipe(from), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[0]), close(to[1]), close(from[0]), close(from[1]);
+        execl(fastsmt, fastsmt, "-f", ini, "-v", "0", (char *)NULL);
+        _exit(127);
+    }
+    close(to[0]), close(from[1]);
+    char got[64];
+    size_t n = 0;
+    for (int k = 0; k < 2; k++) {
+        const char *line = k ? "a b\n" : "x y\n", *want = k ? "A B \n" : "Y X \n";
+        cr_assert_eq(write(to[1], line, 4), 4);
+        n = 0;
+        while (n < strlen(want)) {
+            struct pollfd p = {.fd = from[0], .events = POLLIN};
+            cr_assert_eq(poll(&p, 1, 20000), 1, "no answer to line %d while the input is open", k + 1);
+            ssize_t r = read(from[0], got + n, sizeof got - 1 - n);
+            cr_assert_gt(r, 0);
+            n += (size_t)r;
+        }
+        got[n] = '\0';
+        cr_assert_str_eq(got, want);
+    }
+    close(to[1]);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(from[0]);
+    free(ini), free(fastsmt);
+}
+
+/* ---------------------------------------------------------------- progress */
+
+Test(dec_data, progress_format)
+{
+    char buf[160];
+    dec_progress_format(buf, sizeof buf, 10, 55, 2.0);
+    cr_assert_str_eq(buf, "fastsmt: 10 lines, 55 words, 5.0 lines/s, 27.5 words/s, 2.0 s");
+    dec_progress_format(buf, sizeof buf, 0, 0, 0);
+    cr_assert_str_eq(buf, "fastsmt: 0 lines, 0 words, 0.0 lines/s, 0.0 words/s, 0.0 s");
+}
+
+/* On a pipe, no meter (only the summary); on a terminal (script(1) gives one), the meter shows
+ * unless -v 0. */
+Test(dec_data, progress_only_on_a_terminal)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *fastsmt = tu_bin_path("fastsmt");
+    char *in = tu_join(tmp, "in.txt"), *out = NULL;
+    cr_assert_eq(tu_write_file(in, "x y\na b\n", 8), 0);
+    int rc = run(&out, NULL, "'%s' -f '%s' -input-file '%s' 2>&1 >/dev/null | cat", fastsmt, ini, in);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(out, "fastsmt: 2 lines"), "%s", out);
+    cr_assert_null(strstr(out, "lines/s"), "%s", out);
+    cr_assert_null(strchr(out, '\r'), "%s", out);
+    free(out);
+    if (system("script -qec true /dev/null >/dev/null 2>&1") != 0) {
+        free(ini), free(fastsmt), free(in);
+        cr_skip_test("no script(1) to give the program a terminal");
+    }
+    rc = run(&out, NULL, "script -qec \"'%s' -f '%s' -input-file '%s' >/dev/null\" /dev/null",
+             fastsmt, ini, in);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(out, "2 lines, 4 words,") && strstr(out, "lines/s"), "%s", out);
+    free(out);
+    rc = run(&out, NULL, "script -qec \"'%s' -f '%s' -v 0 -input-file '%s' >/dev/null\" /dev/null",
+             fastsmt, ini, in);
+    cr_assert_eq(rc, 0);
+    cr_assert_null(strstr(out, "lines/s"), "%s", out);
+    free(out);
+    free(ini), free(fastsmt), free(in);
+}
