@@ -64,7 +64,7 @@ static int run(char **out, char **err, const char *fmt, ...)
 }
 
 /* Copies the tiny model (ini, tables, LM) into tmp/name and returns that folder. */
-__attribute__((unused)) static char *tiny_copy(const char *name)
+static char *tiny_copy(const char *name)
 {
     static const char *const files[] = {"moses.ini", "phrase-table", "reordering-table", "lm.arpa"};
     char *src = tu_data_path("decoder/tiny"), *dir = tu_join(tmp, name);
@@ -359,4 +359,76 @@ Test(dec_data, progress_only_on_a_terminal)
     cr_assert_null(strstr(out, "lines/s"), "%s", out);
     free(out);
     free(ini), free(fastsmt), free(in);
+}
+
+/* ---------------------------------------------------------------- one parser, one verdict */
+
+/* The message of a load error from "name:" (the file's base name) to the end of its line. */
+static char *from_name(const char *msg, const char *name)
+{
+    const char *p = strstr(msg, name);
+    cr_assert_not_null(p, "'%s' not in %s", name, msg);
+    size_t n = strcspn(p, "\n");
+    return strndup(p, n);
+}
+
+/* NaN, infinities, overflows, hex and negative probabilities in a text phrase or reordering table:
+ * the decoder refuses the file with file:line, and probingpt build refuses it with the same
+ * message (the same parser). */
+Test(dec_data, text_tables_one_verdict)
+{
+    static const char *const bad_scores[] = {"nan", "inf", "-inf", "-0.5", "1e999", "0x10", "0.5x"};
+    char *dir = tiny_copy("m"), *ini = tu_join(dir, "moses.ini");
+    char *pt = tu_join(dir, "phrase-table"), *rt = tu_join(dir, "reordering-table");
+    size_t pt_len, rt_len;
+    char *pt_text = tu_read_file(pt, &pt_len), *rt_text = tu_read_file(rt, &rt_len);
+    cr_assert(pt_text && rt_text);
+#ifdef DEC_TEST_BINARY
+    char *probingpt = tu_bin_path("probingpt"), *ppt = tu_join(tmp, "out.ppt");
+#endif
+    for (int table = 0; table < 2; table++) {
+        for (size_t k = 0; k < sizeof bad_scores / sizeof *bad_scores; k++) {
+            /* line 2 of the table gets the bad score in its first score */
+            char *text = NULL;
+            if (table == 0)
+                cr_assert(asprintf(&text, "%s" "b ||| B ||| %s ||| 0-0 ||| 1 1 1\n", "a ||| A ||| 0.5 ||| 0-0 ||| 1 1 1\n",
+                                   bad_scores[k]) > 0);
+            else
+                cr_assert(asprintf(&text, "a ||| A ||| 0.5 0.2 0.3 0.6 0.1 0.3\n"
+                                          "b ||| B ||| 0.4 0.4 0.2 0.5 %s 0.25\n", bad_scores[k]) > 0);
+            char *path = table == 0 ? pt : rt;
+            cr_assert_eq(tu_write_file(path, text, strlen(text)), 0);
+            dec_model *m = NULL;
+            smt_err e;
+            int rc = dec_model_load(&m, ini, NULL, &e);
+            cr_assert_eq(rc, SMT_ERR_PARSE, "%s in %s: %d %s", bad_scores[k], path, rc, e.msg);
+            cr_assert_null(m);
+            const char *name = table == 0 ? "phrase-table:2: " : "reordering-table:2: ";
+            char *dec_msg = from_name(e.msg, name);
+            char *want = NULL;
+            cr_assert(asprintf(&want, "%s%s %sscore '%s'", name,
+                               bad_scores[k][0] == '-' && strcmp(bad_scores[k], "-inf") ? "negative" : "bad",
+                               table ? "reordering " : "", bad_scores[k]) > 0);
+            cr_assert_str_eq(dec_msg, want);
+#ifdef DEC_TEST_BINARY
+            char *err = NULL;
+            if (table == 0)
+                rc = run(NULL, &err, "'%s' build --phrase-table '%s' --out '%s'", probingpt, pt, ppt);
+            else
+                rc = run(NULL, &err, "'%s' build --phrase-table '%s' --reordering '%s' --out '%s'",
+                         probingpt, pt, rt, ppt);
+            cr_assert_eq(rc, 1, "%s", err);
+            char *build_msg = from_name(err, name);
+            cr_assert_str_eq(build_msg, dec_msg);
+            free(err), free(build_msg);
+#endif
+            free(text), free(dec_msg), free(want);
+            /* restore this table for the other one's cases */
+            cr_assert_eq(tu_write_file(path, table == 0 ? pt_text : rt_text, table == 0 ? pt_len : rt_len), 0);
+        }
+    }
+#ifdef DEC_TEST_BINARY
+    free(probingpt), free(ppt);
+#endif
+    free(dir), free(ini), free(pt), free(rt), free(pt_text), free(rt_text);
 }
