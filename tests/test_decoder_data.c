@@ -432,3 +432,156 @@ Test(dec_data, text_tables_one_verdict)
 #endif
     free(dir), free(ini), free(pt), free(rt), free(pt_text), free(rt_text);
 }
+
+/* ---------------------------------------------------------------- reordering orientations */
+
+/* Each phrase's reordering scores are distinct (x: .11 .12 ..., y: .21 ..., a: .31 ...), so the
+ * n-best features show which orientation each step took. Input "x y a" (positions 0 1 2). */
+static const char *const reo_table_fmt = "a ||| A ||| %s\nx ||| X ||| %s\ny ||| Y ||| %s\n";
+
+static void reo_scores(char *buf, int first, int n)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        sprintf(buf + strlen(buf), "%s0.%d", i ? " " : "", first + i);
+}
+
+/* The LexicalReordering0 features of the n-best line with these words, or fails. */
+static void reo_features(const char *nbest, const char *words, double *f, int n)
+{
+    char *want = NULL;
+    cr_assert(asprintf(&want, " ||| %s ||| LexicalReordering0= ", words) > 0);
+    const char *p = strstr(nbest, want);
+    cr_assert_not_null(p, "no '%s' in\n%s", words, nbest);
+    p += strlen(want);
+    for (int i = 0; i < n; i++) {
+        char *end;
+        f[i] = strtod(p, &end);
+        cr_assert(end != p, "%s", p);
+        p = end;
+    }
+    free(want);
+}
+
+/* Expected features: per path, the (phrase, index) pairs scored; ln of phrase p's score i
+ * (p: 0 x, 1 y, 2 a) is ln(0.(p+1)(i+1)). */
+typedef struct reo_step {
+    int phrase, index;
+} reo_step;
+
+static void check_path(const char *nbest, const char *words, const reo_step *steps, int n_steps,
+                       int n, const char *what)
+{
+    double want[8] = {0}, got[8];
+    static const int base[] = {11, 21, 31};
+    for (int s = 0; s < n_steps; s++)
+        want[steps[s].index] += log((base[steps[s].phrase] + steps[s].index) / 100.0);
+    reo_features(nbest, words, got, n);
+    for (int i = 0; i < n; i++)
+        cr_assert_float_eq(got[i], want[i], 1e-3, "%s, %s: feature %d is %g, expected %g", what,
+                           words, i, got[i], want[i]);
+}
+
+/* The model of the tiny folder with the reordering table above and `type` (n scores); n-best of
+ * "x y a" with every hypothesis kept, from the text tables and from their binarized copy. */
+static void reo_nbests(const char *type, int n, char **text_nbest, char **bin_nbest)
+{
+    char *dir = tiny_copy(type), *ini = tu_join(dir, "moses.ini"), *rt = tu_join(dir, "reordering-table");
+    char sx[80], sy[80], sa[80], *table = NULL, *ini_text = NULL;
+    reo_scores(sx, 11, n), reo_scores(sy, 21, n), reo_scores(sa, 31, n);
+    cr_assert(asprintf(&table, reo_table_fmt, sa, sx, sy) > 0);
+    cr_assert_eq(tu_write_file(rt, table, strlen(table)), 0);
+    char weights[80];
+    reo_scores(weights, 1, n); /* any weights: the features are checked */
+    cr_assert(asprintf(&ini_text,
+                       "[feature]\nUnknownWordPenalty\nWordPenalty\nPhrasePenalty\n"
+                       "PhraseDictionaryMemory name=TranslationModel0 num-features=1 path=phrase-table\n"
+                       "LexicalReordering name=LexicalReordering0 num-features=%d type=%s "
+                       "path=reordering-table\nDistortion\nKENLM name=LM0 factor=0 path=lm.arpa order=2\n"
+                       "[distortion-limit]\n6\n[weight]\nLexicalReordering0= %s\nDistortion0= 0.3\n"
+                       "LM0= 1\nWordPenalty0= 0.5\nPhrasePenalty0= 0.2\nTranslationModel0= 1\n"
+                       "UnknownWordPenalty0= 1\n",
+                       n, type, weights) > 0);
+    cr_assert_eq(tu_write_file(ini, ini_text, strlen(ini_text)), 0);
+    dec_options opt;
+    dec_options_default(&opt);
+    opt.beam_threshold = 0; /* keep every hypothesis */
+    for (int b = 0; b < 2; b++) {
+        char *use = ini, *bin_dir = NULL;
+        if (b) {
+#ifdef DEC_TEST_BINARY
+            char *bin = tu_bin_path("fastsmt-binarize"), *err = NULL;
+            bin_dir = tu_join(dir, "bin");
+            cr_assert_eq(run(NULL, &err, "'%s' '%s' '%s'", bin, ini, bin_dir), 0, "%s", err);
+            use = tu_join(bin_dir, "moses.ini");
+            free(bin), free(err);
+#else
+            *bin_nbest = NULL;
+            break;
+#endif
+        }
+        dec_model *m = load(use, &opt);
+        dec_worker *w;
+        smt_err e;
+        cr_assert_eq(dec_worker_create(&w, m, &e), 0);
+        dec_buf best = {0}, nb = {0};
+        cr_assert_eq(dec_translate(w, "x y a", 5, 0, &best, &nb, 1000, 0, NULL, &e), 0, "%s", e.msg);
+        *(b ? bin_nbest : text_nbest) = strdup(nb.data);
+        dec_buf_free(&best), dec_buf_free(&nb);
+        dec_worker_free(w);
+        dec_model_free(m);
+        if (b)
+            free(use), free(bin_dir);
+    }
+    free(dir), free(ini), free(rt), free(table), free(ini_text);
+}
+
+enum { X, Y, A };
+
+/* Paths of "x y a": X Y A (monotone), A X Y (a first at 2, x jumps left over y, y follows x),
+ * Y X A (y first at 1, x swaps, a jumps right). Backward scores are the phrase's own for the
+ * orientation of its step; forward ones the previous phrase's for the same orientation (offset
+ * by the number of orientations); the last phrase has no forward score. */
+static void check_type(const char *type, int k, const reo_step *xya, int n1, const reo_step *axy,
+                       int n2, const reo_step *yxa, int n3)
+{
+    char *t = NULL, *b = NULL;
+    reo_nbests(type, 2 * k, &t, &b);
+    for (int pass = 0; pass < 2; pass++) {
+        const char *nb = pass ? b : t;
+        if (!nb)
+            continue;
+        const char *what = pass ? "binarized" : "text";
+        check_path(nb, "X Y A ", xya, n1, 2 * k, what);
+        check_path(nb, "A X Y ", axy, n2, 2 * k, what);
+        check_path(nb, "Y X A ", yxa, n3, 2 * k, what);
+    }
+    free(t), free(b);
+}
+
+Test(dec_data, reordering_msd)
+{
+    /* M 0, S 1, D 2; forward + 3 */
+    const reo_step xya[] = {{X, 0}, {Y, 0}, {A, 0}, {X, 3}, {Y, 3}};
+    const reo_step axy[] = {{A, 2}, {X, 2}, {Y, 0}, {A, 5}, {X, 3}};
+    const reo_step yxa[] = {{Y, 2}, {X, 1}, {A, 2}, {Y, 4}, {X, 5}};
+    check_type("wbe-msd-bidirectional-fe-allff", 3, xya, 5, axy, 5, yxa, 5);
+}
+
+Test(dec_data, reordering_mslr)
+{
+    /* M 0, S 1, DL 2, DR 3; forward + 4. A first phrase not at 0 is DR. */
+    const reo_step xya[] = {{X, 0}, {Y, 0}, {A, 0}, {X, 4}, {Y, 4}};
+    const reo_step axy[] = {{A, 3}, {X, 2}, {Y, 0}, {A, 6}, {X, 4}};
+    const reo_step yxa[] = {{Y, 3}, {X, 1}, {A, 3}, {Y, 5}, {X, 7}};
+    check_type("wbe-mslr-bidirectional-fe-allff", 4, xya, 5, axy, 5, yxa, 5);
+}
+
+Test(dec_data, reordering_leftright)
+{
+    /* R 0 (the first phrase, and a step that does not go left), L 1; forward + 2 */
+    const reo_step xya[] = {{X, 0}, {Y, 0}, {A, 0}, {X, 2}, {Y, 2}};
+    const reo_step axy[] = {{A, 0}, {X, 1}, {Y, 0}, {A, 3}, {X, 2}};
+    const reo_step yxa[] = {{Y, 0}, {X, 1}, {A, 0}, {Y, 3}, {X, 2}};
+    check_type("wbe-leftright-bidirectional-fe-allff", 2, xya, 5, axy, 5, yxa, 5);
+}
