@@ -585,3 +585,79 @@ Test(dec_data, reordering_leftright)
     const reo_step yxa[] = {{Y, 0}, {X, 1}, {A, 0}, {Y, 3}, {X, 2}};
     check_type("wbe-leftright-bidirectional-fe-allff", 2, xya, 5, axy, 5, yxa, 5);
 }
+
+/* ---------------------------------------------------------------- fastsmt-binarize */
+
+#ifdef DEC_TEST_BINARY
+/* The model's own folder as OUTDIR would replace its moses.ini: refused, nothing written. */
+Test(dec_data, binarize_never_overwrites_an_input)
+{
+    char *dir = tiny_copy("own"), *ini = tu_join(dir, "moses.ini"), *bin = tu_bin_path("fastsmt-binarize");
+    char *ppt = tu_join(dir, "phrase-table.ppt"), *err = NULL;
+    size_t before_len, after_len;
+    char *before = tu_read_file(ini, &before_len);
+    int rc = run(NULL, &err, "'%s' '%s' '%s'", bin, ini, dir);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, "refusing to overwrite"), "%s", err);
+    char *after = tu_read_file(ini, &after_len);
+    cr_assert_eq(after_len, before_len);
+    cr_assert_eq(memcmp(before, after, before_len), 0);
+    cr_assert_eq(access(ppt, F_OK), -1, "nothing is written");
+    free(err), free(before), free(after);
+    /* the same through another spelling of the folder */
+    rc = run(NULL, &err, "cd '%s' && '%s' moses.ini ../own/.", dir, bin);
+    cr_assert_eq(rc, 1, "%s", err);
+    free(err);
+    free(dir), free(ini), free(bin), free(ppt);
+}
+
+/* An ini that already names binaries, given by a relative path: the new ini names them so that it
+ * works from OUTDIR, and translates as the first one does. */
+Test(dec_data, binarize_rewrites_paths_for_outdir)
+{
+    char *first = tiny_binarized("bin1"), *bin = tu_bin_path("fastsmt-binarize"), *err = NULL;
+    cr_assert_not_null(first);
+    int rc = run(NULL, &err, "cd '%s' && mkdir out && '%s' bin1/moses.ini out/bin2", tmp, bin);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(err);
+    char *a = tu_join(first, "moses.ini"), *d = tu_join(tmp, "out/bin2"), *b = tu_join(d, "moses.ini");
+    dec_model *ma = load(a, NULL), *mb = load(b, NULL);
+    dec_worker *wa, *wb;
+    smt_err e;
+    cr_assert_eq(dec_worker_create(&wa, ma, &e), 0);
+    cr_assert_eq(dec_worker_create(&wb, mb, &e), 0);
+    dec_buf ba = {0}, bb = {0};
+    cr_assert_eq(dec_translate(wa, "x y a b", 7, 0, &ba, &ba, 5, 0, NULL, &e), 0);
+    cr_assert_eq(dec_translate(wb, "x y a b", 7, 0, &bb, &bb, 5, 0, NULL, &e), 0);
+    cr_assert_str_eq(ba.data, bb.data);
+    dec_buf_free(&ba), dec_buf_free(&bb);
+    dec_worker_free(wa), dec_worker_free(wb);
+    dec_model_free(ma), dec_model_free(mb);
+    free(first), free(bin), free(a), free(d), free(b);
+}
+
+/* A feature this decoder does not have: the binarized ini would not load, so no success and no
+ * moses.ini in OUTDIR. --help: usage on stdout, exit 0. */
+Test(dec_data, binarize_checks_the_new_ini_loads)
+{
+    char *dir = tiny_copy("unsup"), *ini = tu_join(dir, "moses.ini"), *bin = tu_bin_path("fastsmt-binarize");
+    size_t len;
+    char *text = tu_read_file(ini, &len), *more = NULL;
+    cr_assert(asprintf(&more, "%s\n[feature]\nOpSequenceModel name=OpSequenceModel0 num-features=5 "
+                              "path=osm.bin\n[weight]\nOpSequenceModel0= 0.1 0.1 0.1 0.1 0.1\n", text) > 0);
+    cr_assert_eq(tu_write_file(ini, more, strlen(more)), 0);
+    char *out_dir = tu_join(tmp, "unsup-bin"), *out_ini = tu_join(out_dir, "moses.ini"), *err = NULL;
+    int rc = run(NULL, &err, "'%s' '%s' '%s'", bin, ini, out_dir);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, "does not load") && strstr(err, "OpSequenceModel"), "%s", err);
+    cr_assert_eq(access(out_ini, F_OK), -1);
+    free(err);
+    char *out = NULL;
+    rc = run(&out, &err, "'%s' --help", bin);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(out, "usage: fastsmt-binarize"), "%s", out);
+    cr_assert_str_eq(err, "");
+    free(out), free(err);
+    free(dir), free(ini), free(bin), free(text), free(more), free(out_dir), free(out_ini);
+}
+#endif
