@@ -98,7 +98,7 @@ static long group_word_offset(const char *path, const char *src, unsigned word)
 {
     ppt_table *t;
     smt_err e;
-    cr_assert_eq(ppt_open(&t, path, SMT_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    cr_assert_eq(ppt_open(&t, path, 0, &e), 0, "%s", e.msg);
     ppt_targets g;
     cr_assert_eq(ppt_lookup(t, src, strlen(src), &g), 0, "%s", src);
     uint64_t size, off = UINT64_MAX;
@@ -166,6 +166,13 @@ Test(dec_data, damaged_group_is_an_error_for_its_sentence)
     dec_buf_free(&b);
     dec_worker_free(w);
     dec_model_free(m);
+    /* an alignment id that names another pair's points (0-0 1-1, outside the 1 x 1 pair "x") */
+    put_u32(ppt, group_word_offset(ppt, "x", 5), 1);
+    rc = run(&out, &err, "'%s' -f '%s' -threads 2 < '%s'", fastsmt, ini, in);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert_str_eq(out, "\n\n\n");
+    cr_assert(strstr(err, "line 1: ") && strstr(err, "line 3: ") && strstr(err, "'x'"), "%s", err);
+    free(out), free(err);
     /* --verify refuses the file at load */
     rc = run(&out, &err, "'%s' -f '%s' --verify < '%s'", fastsmt, ini, in);
     cr_assert_eq(rc, 1, "%s", err);
