@@ -91,8 +91,9 @@ void dec_worker_free(dec_worker *w);
  * space); an empty input line gives an empty line. nbest (may be NULL): receives up to n_best
  * lines "id ||| words ||| Feature= scores ... ||| total" with id = sent_id. score (may be NULL):
  * the model score of the 1-best. The buffers are appended to.
- * Returns 0, SMT_ERR_LIMIT (more than DEC_MAX_SENTENCE tokens: an empty line is still appended to
- * best) or SMT_ERR_NOMEM. */
+ * Returns 0, SMT_ERR_LIMIT (more than DEC_MAX_SENTENCE tokens), SMT_ERR_CORRUPT (a damaged
+ * phrase-table group: the sentence is never translated with it) or SMT_ERR_NOMEM; on
+ * SMT_ERR_LIMIT and SMT_ERR_CORRUPT an empty line is still appended to best. */
 int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, dec_buf *best,
                   dec_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err);
 
