@@ -229,6 +229,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i += 2) {
         if (i + 1 == argc) {
             fprintf(stderr, "bench_probingpt: %s needs a value\n%s", argv[i], usage);
+            free(pt), free(rt), free(text);
             return 2;
         }
         if (!strcmp(argv[i], "--phrase-table")) {
@@ -244,6 +245,7 @@ int main(int argc, char **argv)
             dir = argv[i + 1];
         } else {
             fprintf(stderr, "bench_probingpt: unknown argument '%s'\n%s", argv[i], usage);
+            free(pt), free(rt), free(text);
             return 2;
         }
     }

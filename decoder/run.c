@@ -169,7 +169,7 @@ static int src_next(line_src *s, char **line, size_t *len, smt_err *err)
         return 1;
     }
     for (;;) {
-        char *b = s->buf + s->pos, *nl = memchr(b, '\n', s->len - s->pos);
+        char *b = s->buf + s->pos, *nl = s->len > s->pos ? memchr(b, '\n', s->len - s->pos) : NULL;
         if (nl || (s->eof && s->pos < s->len)) {
             size_t n = nl ? (size_t)(nl - b) : s->len - s->pos;
             s->pos += n + (nl != NULL);
@@ -210,7 +210,7 @@ static int src_next(line_src *s, char **line, size_t *len, smt_err *err)
 /* 1 when the next src_next will not wait for input (or there is no way to know). */
 static int src_ready(const line_src *s)
 {
-    if (s->lr || s->f || s->eof || memchr(s->buf + s->pos, '\n', s->len - s->pos))
+    if (s->lr || s->f || s->eof || (s->len > s->pos && memchr(s->buf + s->pos, '\n', s->len - s->pos)))
         return 1;
     struct pollfd p = {.fd = s->fd, .events = POLLIN};
     return poll(&p, 1, 0) > 0;
