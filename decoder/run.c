@@ -137,9 +137,35 @@ typedef struct line_src {
     int fd;
     char *buf;             /* getline's line, or the descriptor's buffer */
     size_t cap, len, pos;  /* descriptor: bytes buf[pos, len) not yet returned */
-    int eof;
+    int eof, started;      /* descriptor: the start of the input has been checked */
     uint64_t lineno;
 } line_src;
+
+/* The start of a stream read through a descriptor: compressed data cannot be decompressed there
+ * (smt_lines needs the whole file), so it is refused rather than translated as text; a UTF-8
+ * byte-order mark is dropped, as smt_lines does for files. */
+static int check_start(line_src *s, smt_err *err)
+{
+    static const struct {
+        const char *magic;
+        size_t len;
+        const char *name;
+    } kinds[] = {{"\x1f\x8b", 2, "gzip"}, {"\xfd" "7zXZ\0", 6, "xz"},
+                 {"\x28\xb5\x2f\xfd", 4, "zstd"}, {"BZh", 3, "bzip2"}};
+    const char *b = s->buf + s->pos;
+    size_t n = s->len - s->pos;
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        if (n >= kinds[k].len && !memcmp(b, kinds[k].magic, kinds[k].len) &&
+            (k != 3 || (n >= 10 && b[3] >= '1' && b[3] <= '9' && !memcmp(b + 4, "1AY&SY", 6))))
+            return smt_err_set(err, SMT_ERR_FORMAT,
+                               "%s: %s-compressed data through a pipe: give the file with "
+                               "-input-file or redirect it (< FILE), which decompresses it",
+                               s->name, kinds[k].name);
+    if (n >= 3 && !memcmp(b, "\xef\xbb\xbf", 3))
+        s->pos += 3;
+    s->started = 1;
+    return 0;
+}
 
 #define FD_CHUNK 65536
 
@@ -169,8 +195,15 @@ static int src_next(line_src *s, char **line, size_t *len, smt_err *err)
         return 1;
     }
     for (;;) {
+        /* the magic numbers hold no newline: a newline in the first bytes rules them out */
+        if (!s->started && (s->eof || s->len - s->pos >= 10 ||
+                            (s->len > s->pos && memchr(s->buf + s->pos, '\n', s->len - s->pos)))) {
+            int rc = check_start(s, err);
+            if (rc)
+                return rc;
+        }
         char *b = s->buf + s->pos, *nl = s->len > s->pos ? memchr(b, '\n', s->len - s->pos) : NULL;
-        if (nl || (s->eof && s->pos < s->len)) {
+        if (s->started && (nl || (s->eof && s->pos < s->len))) {
             size_t n = nl ? (size_t)(nl - b) : s->len - s->pos;
             s->pos += n + (nl != NULL);
             if (n && b[n - 1] == '\r')

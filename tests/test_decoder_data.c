@@ -267,6 +267,17 @@ Test(dec_data, compressed_input)
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert_str_eq(out, "Y X \nA B \nY X \n");
     free(out), free(err);
+    /* through a pipe it cannot be decompressed: refused, never translated as text */
+    rc = run(&out, &err, "cat '%s' | '%s' -f '%s'", gz, fastsmt, ini);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert_str_eq(out, "");
+    cr_assert(strstr(err, "<stdin>: gzip-compressed data through a pipe"), "%s", err);
+    free(out), free(err);
+    /* a byte-order mark on a pipe is not part of the first word */
+    rc = run(&out, &err, "printf '\\357\\273\\277x y\\n' | '%s' -f '%s'", fastsmt, ini);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "Y X \n");
+    free(out), free(err);
     /* many lines, compressed, then cut: lines come out, then an error naming the file */
     char *big = tu_join(tmp, "big.txt"), *bgz = tu_join(tmp, "big.txt.gz");
     FILE *f = fopen(big, "w");
