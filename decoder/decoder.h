@@ -55,6 +55,8 @@ typedef struct dec_options {
     int mark_unknown;             /* -mark-unknown: unknown words printed as prefix word suffix */
     const char *unknown_prefix;   /* -unknown-word-prefix (NULL: "UNK") */
     const char *unknown_suffix;   /* -unknown-word-suffix (NULL: "") */
+    int verify;                   /* --verify / -verify-models: check every checksum of the binary
+                                   * tables and LMs at load (reads every byte once) */
 } dec_options;
 
 /* Fills opt with "use the ini" for every setting. */
@@ -112,21 +114,33 @@ void dec_worker_free(dec_worker *w);
  * space); an empty input line gives an empty line. nbest (may be NULL): receives up to n_best
  * lines "id ||| words ||| Feature= scores ... ||| total" with id = sent_id. score (may be NULL):
  * the model score of the 1-best. The buffers are appended to.
- * Returns 0, SMT_ERR_LIMIT (more than DEC_MAX_SENTENCE tokens: an empty line is still appended to
- * best) or SMT_ERR_NOMEM. */
+ * Returns 0, SMT_ERR_LIMIT (more than DEC_MAX_SENTENCE tokens), SMT_ERR_CORRUPT (a damaged
+ * phrase-table group: the sentence is never translated with it) or SMT_ERR_NOMEM; on
+ * SMT_ERR_LIMIT and SMT_ERR_CORRUPT an empty line is still appended to best. */
 int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, dec_buf *best,
                   dec_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err);
 
 /* Translates every line of in to out (in input order) with threads workers (0 = all CPUs),
- * writing n-best lists to nbest when it is not NULL. Per-sentence problems (too long) are reported
- * on warn and give an empty line. stats (may be NULL): lines, tokens, seconds, summed 1-best
- * model score. Returns 0 or SMT_ERR_IO/SMT_ERR_NOMEM. */
+ * writing n-best lists to nbest when it is not NULL. A sentence that is too long is reported on
+ * warn and gives an empty line. A sentence that cannot be translated for another reason (a damaged
+ * phrase-table group) is reported on warn ("line N: ...") and gives an empty line too; the other
+ * lines are translated and the call then fails with that error. A read error on in is an error
+ * (SMT_ERR_IO naming the line), never an end of input. stats (may be NULL): lines, tokens,
+ * seconds, summed 1-best model score. Returns 0, SMT_ERR_IO, SMT_ERR_NOMEM or SMT_ERR_CORRUPT. */
 typedef struct dec_run_stats {
     uint64_t lines, tokens, refused;
     double seconds, score_sum;
 } dec_run_stats;
 int dec_run(dec_model *m, FILE *in, FILE *out, FILE *nbest, size_t n_best, int distinct,
             unsigned threads, FILE *warn, dec_run_stats *stats, smt_err *err);
+
+/* dec_run reading the file at input (NULL or "-": standard input) through smt_lines, so that a
+ * compressed input (.gz ...) is decompressed; a pipe or terminal is read as lines arrive and each
+ * line is answered before the next is waited for. progress: 1 shows lines/s and words/s on stderr
+ * while it runs, when stderr is a terminal. */
+int dec_run_input(dec_model *m, const char *input, FILE *out, FILE *nbest, size_t n_best,
+                  int distinct, unsigned threads, int progress, FILE *warn, dec_run_stats *stats,
+                  smt_err *err);
 
 #ifdef __cplusplus
 }

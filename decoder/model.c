@@ -377,7 +377,7 @@ static int load_weights(dec_model *m, const dec_ini *ini, FILE *warn, smt_err *e
 }
 
 static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_feature *lr_f,
-                       const dec_ini_feature *const *lm_f, FILE *warn, smt_err *err)
+                       const dec_ini_feature *const *lm_f, FILE *warn, int verify, smt_err *err)
 {
     const dec_ini *ini = m->ini;
     const char *p = dec_ini_feature_arg(pt_f, "path");
@@ -417,7 +417,7 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
         rc = 0;
     }
     if (bin)
-        rc = dec_pt_ppt_open(&m->pt, pt_path, err);
+        rc = dec_pt_ppt_open(&m->pt, pt_path, verify, err);
     else
         rc = dec_pt_text_load(&m->pt, pt_path, n_tm, reo_path, n_reo, err);
     if (rc)
@@ -445,7 +445,7 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
         if (lb < 0)
             rc = lb;
         else if (lb)
-            rc = dec_lm_glm_open(&m->lms[l], lm_path, err);
+            rc = dec_lm_glm_open(&m->lms[l], lm_path, verify, err);
         else
             rc = dec_lm_arpa_load(&m->lms[l], lm_path, warn, err);
         long long o;
@@ -632,7 +632,7 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
     if (!rc)
         rc = search_settings(m, opt, pt_f, err);
     if (!rc)
-        rc = load_tables(m, pt_f, lr_f, lm_f, warn, err);
+        rc = load_tables(m, pt_f, lr_f, lm_f, warn, opt->verify, err);
     if (!rc)
         rc = build_maps(m, err);
     if (rc) {

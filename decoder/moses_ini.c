@@ -585,8 +585,8 @@ static int single_value(const dec_ini *ini, const char *section, const char **v,
 int dec_ini_param_ll(const dec_ini *ini, const char *section, long long lo, long long hi,
                      long long *out, smt_err *err)
 {
-    const char *v;
-    unsigned line;
+    const char *v = NULL;
+    unsigned line = 0;
     int rc = single_value(ini, section, &v, &line, err);
     if (rc <= 0)
         return rc;
@@ -601,8 +601,8 @@ int dec_ini_param_ll(const dec_ini *ini, const char *section, long long lo, long
 int dec_ini_param_double(const dec_ini *ini, const char *section, double lo, double hi,
                          double *out, smt_err *err)
 {
-    const char *v;
-    unsigned line;
+    const char *v = NULL;
+    unsigned line = 0;
     int rc = single_value(ini, section, &v, &line, err);
     if (rc <= 0)
         return rc;

@@ -5,9 +5,12 @@
  * strtof itself. tests/test_probingpt_text.c checks this against strtof. */
 #include "ppt_text.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "smt_num.h"
 
 int ppt_split_fields(const char *line, size_t len, ppt_span f[PPT_FIELDS_MAX], ppt_span *rest)
 {
@@ -47,18 +50,7 @@ static const double pow10_tab[11] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8
 
 static int slow_float(const char *b, const char *e, float *out)
 {
-    char buf[80];
-    size_t n = (size_t)(e - b);
-    if (n == 0 || n >= sizeof buf)
-        return -1;
-    memcpy(buf, b, n);
-    buf[n] = '\0';
-    char *endp;
-    float v = strtof(buf, &endp);
-    if (endp != buf + n || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
+    return smt_parse_float(b, (size_t)(e - b), -FLT_MAX, FLT_MAX, 0, out) ? -1 : 0;
 }
 
 int ppt_parse_float(const char *b, const char *e, float *out)
@@ -142,6 +134,21 @@ int ppt_parse_floats(ppt_span s, float *out, int max, ppt_span *bad)
         }
         n++;
     }
+    return n;
+}
+
+int ppt_parse_probs(ppt_span s, float *out, int max, ppt_span *bad)
+{
+    int n = ppt_parse_floats(s, out, max, bad);
+    for (int i = 0; i < n; i++)
+        if (out[i] < 0) {
+            /* find the token again for the message */
+            ppt_span w;
+            for (int k = 0; k <= i; k++)
+                ppt_next_word(&s, &w);
+            *bad = w;
+            return PPT_NUM_NEGATIVE;
+        }
     return n;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "decoder.h"
 #include "smt_num.h"
@@ -30,12 +31,15 @@ static void usage(FILE *f)
             "               [-b BEAM] [-max-phrase-length N] [-ttable-limit N] [-mark-unknown]\n"
             "               [-unknown-word-prefix P] [-unknown-word-suffix S] [-v N]\n"
             "               [-search-algorithm 1] [-inputtype 0] [-show-weights] [-h|--help]\n"
+            "               [--verify | -verify-models]\n"
             "Reads tokenized sentences (one per line) and writes one translation per line, in\n"
             "input order. FILE '-' writes the n-best list to standard output. -t reports the\n"
             "source span of each phrase, \"|start-end| \", after its words (Moses's format).\n"
             "Ranges: -threads 0..%d (0 or all: every CPU), -s 1..%d, -cube-pruning-pop-limit\n"
             "1..%d, -dl -1..%d (-1: unlimited, 0: monotone), -b 0..1, -max-phrase-length 1..%d,\n"
-            "-ttable-limit 0..%d (0: all), -n-best-list N 0..%d, -v 0..%d.\n",
+            "-ttable-limit 0..%d (0: all), -n-best-list N 0..%d, -v 0..%d.\n"
+            "-input-file may be compressed (.gz, .xz, .bz2, .zst). --verify checks every checksum of\n"
+            "the binary models at load. On a terminal, progress (lines/s, words/s) shows unless -v 0.\n",
             MAX_THREADS, DEC_MAX_STACK, DEC_MAX_POP_LIMIT, DEC_MAX_SENTENCE, DEC_MAX_SENTENCE,
             DEC_MAX_TABLE_LIMIT, MAX_NBEST, MAX_VERBOSE);
 }
@@ -219,6 +223,8 @@ int main(int argc, char **argv)
                 return 2;
             }
             input = v, i++;
+        } else if (!strcmp(a, "--verify") || !strcmp(a, "-verify-models")) {
+            opt.verify = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help") || !strcmp(a, "-help")) {
             usage(stdout);
             return close_output(stdout, "<stdout>") ? 1 : 0;
@@ -240,7 +246,7 @@ int main(int argc, char **argv)
     smt_err_clear(&err);
     dec_model *m;
     char *ini_nbest_path = NULL, *ini_input = NULL;
-    FILE *in = stdin, *nb = NULL;
+    FILE *nb = NULL;
     int rc = dec_model_load(&m, ini, &opt, &err);
     if (rc) {
         fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
@@ -285,9 +291,8 @@ int main(int argc, char **argv)
         }
         nbest_path = ini_nbest_path;
     }
-    if (input && !(in = fopen(input, "r"))) {
+    if (input && strcmp(input, "-") && access(input, R_OK) != 0) { /* before any output */
         perror(input);
-        in = stdin;
         rc = 1;
         goto done;
     }
@@ -300,8 +305,8 @@ int main(int argc, char **argv)
         }
     }
     dec_run_stats st;
-    rc = dec_run(m, in, stdout, nb, (size_t)n_best, distinct, (unsigned)threads, stderr, &st,
-                 &err);
+    rc = dec_run_input(m, input, stdout, nb, (size_t)n_best, distinct, (unsigned)threads,
+                       verbose > 0, stderr, &st, &err);
     if (rc)
         fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
     else if (verbose > 0)
@@ -314,8 +319,6 @@ int main(int argc, char **argv)
         rc = 1;
     rc = rc ? 1 : 0;
 done:
-    if (in != stdin)
-        fclose(in);
     if (opt.alignment_file && close_output(opt.alignment_file, align_path))
         rc = 1;
     dec_model_free(m);
