@@ -7,8 +7,9 @@
  *   words backend=cpu task=score sentences=500 words=15000 seconds=2.1 words_per_s=7100
  *   nbest backend=cpu sharing=1 sentences=200 hypotheses=15000 ... hyps_per_s=2900 (n-best scoring,
  *   with and without prefix sharing)
- * Usage: bench_nmt [--quick] [--no-cpu-outlayer] [--model DIR --source SRC --target TGT [--n N]]
- *                  [--beam K] [--threads N] [--nbest LIST] */
+ *   load backend=cpu seconds=0.41 (model load: read, shape and finiteness checks, conversion)
+ * Usage: bench_nmt [--quick] [--no-cpu-outlayer] [--model DIR [--load]] [--source SRC --target TGT
+ *                  [--n N]] [--beam K] [--threads N] [--nbest LIST]; --help */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "nmt_cuda.h"
 #include "nmt_out_fast.h"
 #include "smt_lines.h"
+#include "smt_num.h"
 
 static double now(void)
 {
@@ -280,42 +282,95 @@ static void bench_nbest(const char *model, const char *src_path, const char *nbe
     nmt_model_free(m);
 }
 
+/* Loading a model: reading, checking (shapes, and every weight finite) and converting. */
+static int bench_load(const char *model)
+{
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        nmt_model *m;
+        smt_err err;
+        double t0 = now();
+        if (nmt_model_open(&m, model, &err)) {
+            fprintf(stderr, "bench_nmt: %s\n", err.msg);
+            return 1;
+        }
+        best = fmin(best, now() - t0);
+        nmt_model_free(m);
+    }
+    printf("load backend=cpu seconds=%.3f\n", best);
+    fflush(stdout);
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: bench_nmt [--quick] [--no-cpu-outlayer] [--model DIR [--load]] [--source SRC]\n"
+          "                 [--target TGT] [--nbest LIST] [--n N] [--beam K] [--threads N]\n"
+          "  output layer (CPU, and CUDA when present) fused vs unfused; with --model, --source\n"
+          "  and --target: words/s of scoring and translation; with --model, --source and --nbest:\n"
+          "  n-best scoring with and without prefix sharing; --load: model load time only.\n",
+          f);
+}
+
 int main(int argc, char **argv)
 {
     const char *model = NULL, *src = NULL, *tgt = NULL, *nbest = NULL;
-    int quick = 0, cpu_out = 1, n = 200, beam = 5;
-    unsigned threads = 0;
+    int quick = 0, cpu_out = 1, n = 200, beam = 5, threads = 0, load_only = 0;
+    smt_err err;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick"))
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int rc = 0;
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+            usage(stdout);
+            return fflush(stdout) || ferror(stdout) ? 1 : 0;
+        } else if (!strcmp(o, "--quick"))
             quick = 1;
-        else if (!strcmp(argv[i], "--no-cpu-outlayer"))
+        else if (!strcmp(o, "--no-cpu-outlayer"))
             cpu_out = 0;
-        else if (!strcmp(argv[i], "--model") && i + 1 < argc)
-            model = argv[++i];
-        else if (!strcmp(argv[i], "--source") && i + 1 < argc)
-            src = argv[++i];
-        else if (!strcmp(argv[i], "--target") && i + 1 < argc)
-            tgt = argv[++i];
-        else if (!strcmp(argv[i], "--nbest") && i + 1 < argc)
-            nbest = argv[++i];
-        else if (!strcmp(argv[i], "--n") && i + 1 < argc)
-            n = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--beam") && i + 1 < argc)
-            beam = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-            threads = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(o, "--load"))
+            load_only = 1;
+        else if (!v) {
+            fprintf(stderr, "bench_nmt: unknown option or missing value: '%s'\n", o);
+            usage(stderr);
+            return 2;
+        } else if (!strcmp(o, "--model"))
+            model = v, i++;
+        else if (!strcmp(o, "--source"))
+            src = v, i++;
+        else if (!strcmp(o, "--target"))
+            tgt = v, i++;
+        else if (!strcmp(o, "--nbest"))
+            nbest = v, i++;
+        else if (!strcmp(o, "--n"))
+            rc = smt_parse_int_arg(o, v, 1, 100000000, &n, &err), i++;
+        else if (!strcmp(o, "--beam"))
+            rc = smt_parse_int_arg(o, v, 1, NMT_MAX_K, &beam, &err), i++;
+        else if (!strcmp(o, "--threads"))
+            rc = smt_parse_int_arg(o, v, 0, 4096, &threads, &err), i++;
         else {
-            fprintf(stderr, "usage: bench_nmt [--quick] [--no-cpu-outlayer] [--model DIR --source SRC "
-                            "--target TGT [--n N] [--beam K] [--threads N]] [--nbest LIST (with --model, --source)]\n");
+            fprintf(stderr, "bench_nmt: unknown option '%s'\n", o);
+            usage(stderr);
+            return 2;
+        }
+        if (rc) {
+            fprintf(stderr, "bench_nmt: %s\n", err.msg);
             return 2;
         }
     }
+    if (load_only && !model) {
+        fprintf(stderr, "bench_nmt: --load needs --model\n");
+        return 2;
+    }
+    if (load_only)
+        return bench_load(model);
     if (cpu_out)
         bench_cpu_outlayer(quick);
     bench_gpu_outlayer();
+    if (model && bench_load(model))
+        return 1;
     if (model && src && tgt)
-        bench_words(model, src, tgt, n, beam, threads);
+        bench_words(model, src, tgt, n, beam, (unsigned)threads);
     if (model && src && nbest)
-        bench_nbest(model, src, nbest, n, threads);
-    return 0;
+        bench_nbest(model, src, nbest, n, (unsigned)threads);
+    return fflush(stdout) || ferror(stdout) ? 1 : 0;
 }
