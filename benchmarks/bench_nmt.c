@@ -20,6 +20,7 @@
 #include "nmt.h"
 #include "nmt_cuda.h"
 #include "nmt_out_fast.h"
+#include "nmt_rescore.h"
 #include "smt_lines.h"
 #include "smt_num.h"
 
@@ -211,14 +212,14 @@ static void bench_words(const char *model, const char *src_path, const char *tgt
 
 /* Scoring an n-best list (the work of nmt rescore): hypotheses of sentence ids < max against their
  * source lines, with and without prefix sharing (same scores; nmt_ctx_options.no_sharing). */
-static void bench_nbest(const char *model, const char *src_path, const char *nbest_path, int max,
-                        unsigned threads)
+static int bench_nbest(const char *model, const char *src_path, const char *nbest_path, int max,
+                       unsigned threads)
 {
     nmt_model *m;
     smt_err err;
     if (nmt_model_open(&m, model, &err)) {
         fprintf(stderr, "bench_nmt: %s\n", err.msg);
-        return;
+        return 1;
     }
     int ns;
     nmt_sentence *src = read_sents(m, 0, src_path, max, &ns);
@@ -226,34 +227,41 @@ static void bench_nbest(const char *model, const char *src_path, const char *nbe
     if (!src || smt_lines_open(&r, nbest_path, 0, &err)) {
         fprintf(stderr, "bench_nmt: %s\n", src ? err.msg : "cannot read the source");
         nmt_model_free(m);
-        return;
+        return 1;
     }
     size_t n = 0, cap = 1024;
     nmt_sentence *hs = malloc(cap * sizeof *hs), *hsrc = malloc(cap * sizeof *hsrc);
     char *line;
     size_t len;
     long words = 0;
-    while (smt_lines_next(r, &line, &len, &err) == 1) {
-        char *sep = strstr(line, " ||| "), *end = sep ? strstr(sep + 5, " ||| ") : NULL;
-        long id = strtol(line, NULL, 10);
-        if (!end || id < 0 || id >= ns)
+    int rc;
+    while ((rc = smt_lines_next(r, &line, &len, &err)) == 1) {
+        nmt_nbest_line nb;
+        if (nmt_nbest_parse(line, &nb)) {
+            rc = smt_err_set(&err, SMT_ERR_PARSE, "%s:%llu: not a Moses n-best line", nbest_path,
+                             (unsigned long long)smt_lines_lineno(r));
+            break;
+        }
+        if (nb.id >= ns) /* beyond the --n sentences measured */
             continue;
-        *end = 0;
+        long id = nb.id;
         if (n == cap) {
             cap *= 2;
             hs = realloc(hs, cap * sizeof *hs);
             hsrc = realloc(hsrc, cap * sizeof *hsrc);
         }
-        size_t k = nmt_model_tokenize(m, 1, sep + 5, NULL, 0);
+        size_t k = nmt_model_tokenize(m, 1, nb.words, NULL, 0);
         int32_t *ids = malloc((k ? k : 1) * sizeof *ids);
-        nmt_model_tokenize(m, 1, sep + 5, ids, k);
+        nmt_model_tokenize(m, 1, nb.words, ids, k);
         hs[n] = (nmt_sentence){ids, (int)k};
         hsrc[n++] = src[id]; /* one array per sentence, as nmt rescore passes them */
         words += (long)k + 1;
     }
     smt_lines_close(r);
+    if (rc < 0) /* nothing measured on a list that could not be read */
+        fprintf(stderr, "bench_nmt: %s\n", err.msg);
     float *lp = malloc((n ? n : 1) * sizeof *lp);
-    for (int b = 0; b < 2; b++)
+    for (int b = 0; b < 2 && rc >= 0; b++)
         for (int share = 1; share >= 0; share--) {
             nmt_ctx *c;
             nmt_ctx_options o = {b ? NMT_BACKEND_CUDA : NMT_BACKEND_CPU, 0, threads, 64, !share};
@@ -263,9 +271,9 @@ static void bench_nbest(const char *model, const char *src_path, const char *nbe
                 break;
             }
             double t0 = now();
-            int rc = nmt_score(c, n, hsrc, hs, lp, &err);
+            int src_rc = nmt_score(c, n, hsrc, hs, lp, &err);
             double t = now() - t0;
-            if (rc)
+            if (src_rc)
                 printf("nbest backend=%s error=\"%s\"\n", name, err.msg);
             else
                 printf("nbest backend=%s sharing=%d sentences=%d hypotheses=%zu words=%ld "
@@ -280,6 +288,7 @@ static void bench_nbest(const char *model, const char *src_path, const char *nbe
         free((void *)src[i].ids);
     free(hs), free(hsrc), free(src), free(lp);
     nmt_model_free(m);
+    return rc < 0;
 }
 
 /* Loading a model: reading, checking (shapes, and every weight finite) and converting. */
@@ -370,7 +379,7 @@ int main(int argc, char **argv)
         return 1;
     if (model && src && tgt)
         bench_words(model, src, tgt, n, beam, (unsigned)threads);
-    if (model && src && nbest)
-        bench_nbest(model, src, nbest, n, (unsigned)threads);
+    if (model && src && nbest && bench_nbest(model, src, nbest, n, (unsigned)threads))
+        return 1;
     return fflush(stdout) || ferror(stdout) ? 1 : 0;
 }

@@ -600,3 +600,31 @@ Test(nmt_tool, write_errors_and_dash)
     free(so), free(se), free(want), free(dash), free(nmt), free(nb2);
     fx_close(&f);
 }
+
+/* bench_nmt: --help to stdout with exit 0, strict flags, a malformed n-best list named. */
+Test(nmt_tool, bench_help_and_flags)
+{
+    fx f = fx_open();
+    char *bench = tu_bin_path("bench_nmt"), cmd[8192], *so = NULL, *se = NULL;
+    snprintf(cmd, sizeof cmd, "%s --help", bench);
+    cr_expect_eq(tu_run(cmd, &so, &se), 0, "%s", se);
+    cr_expect(strstr(so, "usage: bench_nmt"), "%s", so);
+    free(so), free(se);
+    const char *bad[] = {"--beam 0", "--n 1x", "--threads -1", "--beam"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(cmd, sizeof cmd, "%s --no-cpu-outlayer %s", bench, bad[i]);
+        cr_expect_eq(tu_run(cmd, &so, &se), 2, "%s", bad[i]);
+        char flag[16];
+        sscanf(bad[i], "%15s", flag);
+        cr_expect(strstr(se, flag), "%s: %s", bad[i], se);
+        cr_expect_str_empty(so, "%s: nothing measured", bad[i]);
+        free(so), free(se);
+    }
+    char *nb = fx_write(&f, "bad.nbest", "0 ||| a ||| LM0= -1 ||| -1\n0 ||| b ||| LM0= -1 ||| x\n");
+    snprintf(cmd, sizeof cmd, "%s --no-cpu-outlayer --model %s --source %s --nbest %s", bench,
+             f.model, f.src, nb);
+    cr_expect_eq(tu_run(cmd, &so, &se), 1);
+    cr_expect(strstr(se, "bad.nbest:2: not a Moses n-best line"), "%s", se);
+    free(so), free(se), free(nb), free(bench);
+    fx_close(&f);
+}
