@@ -537,6 +537,14 @@ Test(nmt_tool, nbest_empty_or_malformed_is_an_error)
         free(so), free(se);
         free(p);
     }
+    /* a failed rescoring leaves no rescored list behind to be taken for a result */
+    char *broken = fx_write(&f, "broken.nbest",
+                            "0 ||| a ||| LM0= -1 ||| -3\n0 ||| b ||| LM0= -1 ||| x\n");
+    char *out = tu_join(f.dir, "rescored.nbest");
+    cr_expect_eq(nmt_run(&so, &se, "rescore --model %s --source %s --nbest %s --nbest-out %s",
+                         f.model, f.src, broken, out), 1);
+    cr_expect_eq(tu_file_size(out), -1, "a partial list was left at %s", out);
+    free(so), free(se), free(broken), free(out);
     /* blanks around the numbers are separators; infinities are numbers */
     char *ok = fx_write(&f, "ok.nbest", "0 ||| the earth . ||| LM0= -3 |||  -3 \n"
                                         "2 ||| noah . ||| LM0= -inf ||| -inf ||| 0-0\n");
