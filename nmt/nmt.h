@@ -107,7 +107,9 @@ typedef struct nmt_shortlist nmt_shortlist;
 /* Loads `source_word target_word` lines (best first for each source word; e.g. the single-word
  * pairs of a phrase table sorted by p(e|f)), keeping per_word targets per source word; every batch
  * also gets the `frequent` first target ids (the trainer orders the vocabulary by frequency) and
- * </s>. Unknown words are skipped. Returns 0, SMT_ERR_IO, SMT_ERR_PARSE (file:line) or NOMEM. */
+ * </s>. Unknown words are skipped. Returns 0, SMT_ERR_IO, SMT_ERR_PARSE (file:line: a line that is
+ * not exactly two words, or a file without lines), SMT_ERR_ARG (per_word < 1, frequent < 0) or
+ * NOMEM. */
 int nmt_shortlist_load(nmt_shortlist **out, const nmt_model *m, const char *path, int per_word,
                        int frequent, smt_err *err);
 void nmt_shortlist_free(nmt_shortlist *s);

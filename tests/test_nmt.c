@@ -642,6 +642,16 @@ Test(nmt_search, shortlist)
     nmt_shortlist *bad = NULL;
     cr_expect_eq(nmt_shortlist_load(&bad, m, path, 5, 5, &err), SMT_ERR_PARSE);
     cr_expect(strstr(err.msg, ":6") != NULL, "%s", err.msg);
+    /* a third column (a score) is not a pair: an error, not every line skipped in silence */
+    const char *scored = "dios god\ndios yahweh 0.5\n";
+    cr_assert_eq(tu_write_file(path, scored, strlen(scored)), 0);
+    cr_expect_eq(nmt_shortlist_load(&bad, m, path, 5, 5, &err), SMT_ERR_PARSE);
+    cr_expect(strstr(err.msg, "shortlist.txt:2: want") != NULL, "%s", err.msg);
+    cr_assert_eq(tu_write_file(path, "", 0), 0); /* an empty list */
+    cr_expect_eq(nmt_shortlist_load(&bad, m, path, 5, 5, &err), SMT_ERR_PARSE);
+    cr_expect(strstr(err.msg, "no `source_word target_word` lines") != NULL, "%s", err.msg);
+    cr_expect_eq(nmt_shortlist_load(&bad, m, path, 0, 5, &err), SMT_ERR_ARG);
+    cr_expect_null(bad);
     nmt_shortlist_free(all);
     nmt_shortlist_free(few);
     free_pairs(src, tgt, n);
