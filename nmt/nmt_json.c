@@ -73,8 +73,12 @@ static int hex4(nj_parser *p, unsigned *cp)
 static int parse_string(nj_parser *p, char **out)
 {
     p->pos++; /* opening quote */
-    size_t start = p->pos, o = 0;
-    char *buf = malloc(p->len - start + 1); /* unescaped text is never longer than the source */
+    size_t start = p->pos, o = 0, end = start;
+    /* unescaped text is never longer than its source: size the buffer by this string alone (not
+     * by the rest of the document, which made a header of many strings cost gigabytes) */
+    while (end < p->len && p->s[end] != '"')
+        end += p->s[end] == '\\' ? 2 : 1;
+    char *buf = malloc((end < p->len ? end : p->len) - start + 1);
     if (!buf)
         return fail(p, "out of memory");
     while (p->pos < p->len && p->s[p->pos] != '"') {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "nmt.h"
 #include "nmt_st.h"
@@ -577,6 +578,35 @@ Test(nmt_model, vocabulary_longer_than_the_config)
     free(text), free(longer), free(tv);
     tu_rmtree(dir);
     free(dir);
+}
+
+/* A JSON document of many strings (a safetensors header of many tensors) costs memory in
+ * proportion to its size: each string used to get a buffer the size of the rest of the document
+ * (200,000 strings in 3 MB asked for hundreds of GB). Run under a 1 GiB address-space limit. */
+Test(nmt_model, json_of_many_strings_costs_its_size)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("address-space limit not usable under AddressSanitizer");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    cr_skip_test("address-space limit not usable under AddressSanitizer");
+#endif
+#endif
+    enum { N = 200000 };
+    char *doc = malloc((size_t)N * 16 + 16), *q = doc;
+    *q++ = '[';
+    for (int i = 0; i < N; i++)
+        q += sprintf(q, "%s\"k%d\\n\"", i ? "," : "", i);
+    *q++ = ']';
+    struct rlimit lim = {1u << 30, 1u << 30};
+    cr_assert_eq(setrlimit(RLIMIT_AS, &lim), 0);
+    nj_value v;
+    char msg[200];
+    cr_assert_eq(nj_parse(doc, (size_t)(q - doc), &v, msg, sizeof msg), 0, "%s", msg);
+    cr_expect_eq(v.n, (size_t)N);
+    cr_expect_str_eq(v.items[N - 1].str, "k199999\n");
+    nj_free(&v);
+    free(doc);
 }
 
 Test(nmt_model, cuda_unavailable_is_an_error_not_a_crash)
