@@ -84,7 +84,9 @@ int nmt_cuda_available(void);
 
 /* Teacher-forced logits of one sentence pair: src (S ids, including the final </s>), tgt_in (T ids
  * starting with <s>). logits is (T, V) with V = tgt_vocab_size, bias included. enc_out, when not
- * NULL, receives the encoder output (S, d_model). Used by the golden-value tests. */
+ * NULL, receives the encoder output (S, d_model). Used by the golden-value tests. Returns 0,
+ * SMT_ERR_ARG (no final </s>, or a target id outside the vocabulary; source ids outside it are read
+ * as <unk>, as in nmt_score), SMT_ERR_NOMEM or SMT_ERR_CUDA. */
 int nmt_forward(nmt_ctx *c, const int32_t *src, int S, const int32_t *tgt_in, int T, float *logits,
                 float *enc_out, smt_err *err);
 

@@ -156,6 +156,12 @@ Test(nmt_model, logits_match_pytorch)
                       i % V, logits[i], ref);
         }
     }
+    /* a target id outside the vocabulary is an error, never a read past the embedding table */
+    int32_t src1[2] = {5, c->eos_id}, tin1[2] = {c->bos_id, V};
+    cr_expect_eq(nmt_forward(ctx, src1, 2, tin1, 2, logits, NULL, &err), SMT_ERR_ARG);
+    cr_expect(strstr(err.msg, "target id 64 at 1"), "%s", err.msg);
+    tin1[1] = -1;
+    cr_expect_eq(nmt_forward(ctx, src1, 2, tin1, 2, logits, NULL, &err), SMT_ERR_ARG);
     free(logits);
     free(enc);
     nmt_ctx_free(ctx);
