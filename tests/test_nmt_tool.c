@@ -323,6 +323,20 @@ Test(nmt_tool, flags_strict_and_range_checked)
         cr_expect(strstr(se, "usage:"), "%s", se);
         free(so), free(se);
     }
+    /* a flag of another command is not ignored in silence (tune takes --used-weight, not the
+     * --weight of rescore; score has no beam) */
+    static const struct { const char *args, *msg; } misplaced[] = {
+        {"tune --nbest %s --ref %s --weight 0.3", "--weight does not apply"},
+        {"score --model %s --source %s --target x --beam 3", "--beam does not apply"},
+        {"bleu %s %s --gpu", "--gpu does not apply"},
+        {"translate --model %s --source %s --shortlist-words 5", "need --shortlist"}};
+    for (int i = 0; i < 4; i++) {
+        char *so = NULL, *se = NULL;
+        cr_expect_eq(nmt_run(&so, &se, misplaced[i].args, f.model, f.src), 2, "%s",
+                     misplaced[i].args);
+        cr_expect(strstr(se, misplaced[i].msg), "%s: %s", misplaced[i].args, se);
+        free(so), free(se);
+    }
     fx_close(&f);
 }
 

@@ -576,31 +576,38 @@ static int run_model(const args *a)
     return rc ? 1 : 0;
 }
 
-/* Flags: strings, integers and reals, each number strict and within its range. */
+/* Flags: strings, integers and reals, each number strict and within its range, each accepted
+ * only by the commands it applies to (a flag another command would use is not ignored in silence).
+ */
+enum { C_SCORE = 1, C_RESCORE = 2, C_TRANSLATE = 4, C_TUNE = 8, C_BLEU = 16,
+       C_MODEL = C_SCORE | C_RESCORE | C_TRANSLATE };
+
 typedef struct flag {
     const char *name;
     char kind; /* 's' string, 'i' int, 'f' float, 'b' boolean (no value) */
     size_t off;
     double lo, hi;
+    unsigned cmds; /* C_* of the commands that use it */
 } flag;
 
-#define F(name, kind, field, lo, hi) {name, kind, offsetof(args, field), lo, hi}
+#define F(name, kind, field, lo, hi, cmds) {name, kind, offsetof(args, field), lo, hi, cmds}
 static const flag flags[] = {
-    F("--model", 's', model, 0, 0), F("--source", 's', source, 0, 0),
-    F("--target", 's', target, 0, 0), F("--nbest", 's', nbest, 0, 0),
-    F("--nbest-out", 's', nbest_out, 0, 0), F("--ref", 's', ref, 0, 0),
-    F("--feature", 's', feature, 0, 0), F("--range", 's', range, 0, 0),
-    F("--len-range", 's', len_range, 0, 0), F("--best-out", 's', best_out, 0, 0),
-    F("--shortlist", 's', shortlist, 0, 0),
-    F("--shortlist-words", 'i', sl_words, 1, 1000000),
-    F("--shortlist-frequent", 'i', sl_frequent, 0, 100000000),
-    F("--device", 'i', device, 0, 1023), F("--threads", 'i', threads, 0, 4096),
-    F("--batch", 'i', batch, 1, 1000000), F("--beam", 'i', beam, 1, NMT_MAX_K),
-    F("--folds", 'i', folds, 1, 1000000),
-    F("--weight", 'f', weight, -1e6, 1e6), F("--used-weight", 'f', used_weight, -1e6, 1e6),
-    F("--length-bonus", 'f', length_bonus, -1e6, 1e6), F("--alpha", 'f', alpha, 0, 10),
-    F("--max-ratio", 'f', ratio, 0, 1000),
-    F("--per-word", 'b', per_word, 0, 0), F("--gpu", 'b', gpu, 0, 0)};
+    F("--model", 's', model, 0, 0, C_MODEL), F("--source", 's', source, 0, 0, C_MODEL),
+    F("--target", 's', target, 0, 0, C_SCORE), F("--nbest", 's', nbest, 0, 0, C_RESCORE | C_TUNE),
+    F("--nbest-out", 's', nbest_out, 0, 0, C_RESCORE), F("--ref", 's', ref, 0, 0, C_TUNE),
+    F("--feature", 's', feature, 0, 0, C_RESCORE | C_TUNE),
+    F("--range", 's', range, 0, 0, C_TUNE), F("--len-range", 's', len_range, 0, 0, C_TUNE),
+    F("--best-out", 's', best_out, 0, 0, C_TUNE), F("--shortlist", 's', shortlist, 0, 0, C_TRANSLATE),
+    F("--shortlist-words", 'i', sl_words, 1, 1000000, C_TRANSLATE),
+    F("--shortlist-frequent", 'i', sl_frequent, 0, 100000000, C_TRANSLATE),
+    F("--device", 'i', device, 0, 1023, C_MODEL), F("--threads", 'i', threads, 0, 4096, C_MODEL),
+    F("--batch", 'i', batch, 1, 1000000, C_MODEL), F("--beam", 'i', beam, 1, NMT_MAX_K, C_TRANSLATE),
+    F("--folds", 'i', folds, 1, 1000000, C_TUNE),
+    F("--weight", 'f', weight, -1e6, 1e6, C_RESCORE),
+    F("--used-weight", 'f', used_weight, -1e6, 1e6, C_TUNE),
+    F("--length-bonus", 'f', length_bonus, -1e6, 1e6, C_RESCORE),
+    F("--alpha", 'f', alpha, 0, 10, C_TRANSLATE), F("--max-ratio", 'f', ratio, 0, 1000, C_TRANSLATE),
+    F("--per-word", 'b', per_word, 0, 0, C_TUNE), F("--gpu", 'b', gpu, 0, 0, C_MODEL)};
 #undef F
 
 static int is_help(const char *s)
@@ -626,10 +633,12 @@ int main(int argc, char **argv)
     a.sl_words = 20;
     a.sl_frequent = 500;
     a.folds = 1;
-    int known = 0;
+    int sl_tuned = 0;
+    unsigned cmd_bit = 0; /* usage_text's order is C_*'s */
     for (size_t i = 0; i < sizeof usage_text / sizeof usage_text[0]; i++)
-        known |= !strcmp(a.cmd, usage_text[i][0]);
-    if (!known) {
+        if (!strcmp(a.cmd, usage_text[i][0]))
+            cmd_bit = 1u << i;
+    if (!cmd_bit) {
         fprintf(stderr, "nmt: unknown command '%s'\n", a.cmd);
         return usage(NULL);
     }
@@ -651,6 +660,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "nmt %s: unknown option or extra argument '%s'\n", a.cmd, o);
             return usage(a.cmd);
         }
+        if (!(f->cmds & cmd_bit)) {
+            fprintf(stderr, "nmt %s: %s does not apply to this command\n", a.cmd, o);
+            return usage(a.cmd);
+        }
+        if (!strncmp(o, "--shortlist-", 12))
+            sl_tuned = 1;
         char *field = (char *)&a + f->off;
         if (f->kind == 'b') {
             *(int *)field = 1;
@@ -674,6 +689,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "nmt %s: %s\n", a.cmd, err.msg);
             return 2;
         }
+    }
+    if (sl_tuned && !a.shortlist) {
+        fprintf(stderr, "nmt %s: --shortlist-words and --shortlist-frequent need --shortlist\n",
+                a.cmd);
+        return usage(a.cmd);
     }
     int rc;
     if (!strcmp(a.cmd, "bleu")) {
