@@ -136,7 +136,7 @@ int nmt_st_find(const nmt_st *st, const char *name, nmt_st_tensor *t, smt_err *e
     t->ndim = (int)sh->n;
     for (size_t i = 0; i < sh->n; i++) {
         double d = sh->items[i].num;
-        if (sh->items[i].type != NJ_NUM || d < 0 || d > 1e12 || d != floor(d))
+        if (sh->items[i].type != NJ_NUM || !sh->items[i].integral || d < 0 || d > 1e12)
             return smt_err_set(err, SMT_ERR_PARSE, "%s: tensor '%s': bad shape", st->path, name);
         t->shape[i] = (int64_t)d;
         if (d != 0 && t->numel > st->data_size / (size_t)d) /* also keeps numel from wrapping */
@@ -148,7 +148,8 @@ int nmt_st_find(const nmt_st *st, const char *name, nmt_st_tensor *t, smt_err *e
                                st->path, name);
     }
     double b = off->items[0].num, e = off->items[1].num;
-    if (off->items[0].type != NJ_NUM || off->items[1].type != NJ_NUM || b < 0 || e < b ||
+    if (off->items[0].type != NJ_NUM || off->items[1].type != NJ_NUM || !off->items[0].integral ||
+        !off->items[1].integral || b < 0 || e < b ||
         e > (double)st->data_size || (size_t)(e - b) != t->numel * esize)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: tensor '%s': data offsets out of bounds",
                            st->path, name);

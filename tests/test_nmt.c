@@ -586,6 +586,63 @@ Test(nmt_model, vocabulary_longer_than_the_config)
     free(dir);
 }
 
+/* dir/model.safetensors with the first occurrence of `from` in its header replaced by `to` (the
+ * header length rewritten). */
+static void edit_header(const char *dir, const char *from, const char *to)
+{
+    char *path = tu_join(dir, "model.safetensors");
+    size_t len;
+    char *file = tu_read_file(path, &len);
+    cr_assert_not_null(file);
+    uint64_t hl = 0;
+    for (int i = 7; i >= 0; i--)
+        hl = hl << 8 | (unsigned char)file[i];
+    char *hdr = malloc(hl + 1);
+    memcpy(hdr, file + 8, hl);
+    hdr[hl] = 0;
+    char *at = strstr(hdr, from);
+    cr_assert_not_null(at, "no %s in the header", from);
+    size_t nl = hl - strlen(from) + strlen(to);
+    char *out = malloc(8 + nl + (len - 8 - hl));
+    for (int i = 0; i < 8; i++)
+        out[i] = (char)(nl >> (8 * i));
+    size_t pre = (size_t)(at - hdr);
+    memcpy(out + 8, hdr, pre);
+    memcpy(out + 8 + pre, to, strlen(to));
+    memcpy(out + 8 + pre + strlen(to), at + strlen(from), hl - pre - strlen(from));
+    memcpy(out + 8 + nl, file + 8 + hl, len - 8 - hl);
+    cr_assert_eq(tu_write_file(path, out, 8 + nl + (len - 8 - hl)), 0);
+    free(out), free(hdr), free(file), free(path);
+}
+
+/* Shapes and offsets in the safetensors header are JSON integers (16.0 is not a dimension). */
+Test(nmt_model, safetensors_numbers_strict)
+{
+    static const char *const bad[][2] = {
+        {"\"shape\":[16],", "\"shape\":[16.0],"},
+        {"\"shape\":[16],", "\"shape\":[1.6e1],"},
+        {"\"data_offsets\":[0,64]", "\"data_offsets\":[0,64.0]"},
+        {"\"data_offsets\":[0,64]", "\"data_offsets\":[0e0,64]"},
+        {"\"data_offsets\":[0,64]", "\"data_offsets\":[-0,+64]"}};
+    for (int i = 0; i < 5; i++) {
+        char *dir = tiny_copy();
+        smt_err err;
+        edit_header(dir, bad[i][0], bad[i][1]);
+        int rc = try_open(dir, &err);
+        cr_expect(rc == SMT_ERR_PARSE || rc == SMT_ERR_CORRUPT, "%s: %d %s", bad[i][1], rc,
+                  err.msg);
+        cr_expect(strstr(err.msg, "model.safetensors"), "%s", err.msg);
+        tu_rmtree(dir);
+        free(dir);
+    }
+    char *dir = tiny_copy(); /* the same edit with an integer still loads */
+    smt_err err;
+    edit_header(dir, "\"shape\":[16],", "\"shape\": [ 16 ] ,");
+    cr_expect_eq(try_open(dir, &err), 0, "%s", err.msg);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* A JSON document of many strings (a safetensors header of many tensors) costs memory in
  * proportion to its size: each string used to get a buffer the size of the rest of the document
  * (200,000 strings in 3 MB asked for hundreds of GB). Run under a 1 GiB address-space limit. */
