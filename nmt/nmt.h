@@ -177,7 +177,8 @@ typedef struct nmt_rescore_options {
  * nbest_out (NULL: not written) and one 1-best line per source sentence to best_out (an empty line for
  * sentences missing from the list). Either output path may be "-" (standard output; not both).
  * Returns 0, SMT_ERR_PARSE naming file:line (also for an empty list), SMT_ERR_IO (a read or
- * write error, naming the file; a rescored list written in part is removed) or SMT_ERR_ARG. */
+ * write error, naming the file; a rescored list written in part is removed) or SMT_ERR_ARG (an
+ * output that is one of the inputs, which opening it would destroy). */
 int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_path,
                       const nmt_rescore_options *opt, const char *nbest_out_path,
                       const char *best_out_path, smt_err *err);

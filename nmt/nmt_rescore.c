@@ -289,6 +289,14 @@ static int read_source(rescorer *R, const char *path)
     return rc < 0 ? rc : 0;
 }
 
+int nmt_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-") || stat(a, &sa) || stat(b, &sb))
+        return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* Opens an output path; "-" is standard output. */
 static int open_out(const char *path, FILE **f, smt_err *err)
 {
@@ -322,6 +330,12 @@ int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_pat
         return smt_err_set(err, SMT_ERR_ARG,
                            "the rescored list and the 1-best lines cannot both go to standard "
                            "output");
+    const char *outs[2] = {nbest_out_path, best_out_path}, *ins[2] = {source_path, nbest_path};
+    for (int i = 0; i < 2; i++) /* opening the output would truncate the input before it is read */
+        for (int j = 0; j < 2; j++)
+            if (nmt_same_file(outs[i], ins[j]))
+                return smt_err_set(err, SMT_ERR_ARG, "%s: the output is an input (%s); refused",
+                                   outs[i], ins[j]);
     rescorer R = {c, &o, NULL, 0, NULL, NULL, 0, err};
     group g = {0};
     smt_lines *in = NULL;

@@ -650,3 +650,36 @@ Test(nmt_tool, bench_help_and_flags)
     free(so), free(se), free(nb), free(bench);
     fx_close(&f);
 }
+
+/* An output that is one of the inputs is refused before it is opened (opening it for writing
+ * would destroy the input: `--nbest-out` = `--nbest` used to empty the list and print nothing). */
+Test(nmt_tool, output_that_is_an_input_refused)
+{
+    fx f = fx_open();
+    char *nb = tu_join(f.dir, "list.nbest"), *ref = tu_join(f.dir, "ref"), *link = tu_join(f.dir, "l");
+    cr_assert_eq(tu_copy_file(f.nbest, nb), 0);
+    cr_assert_eq(tu_copy_file(f.ref, ref), 0);
+    cr_assert_eq(symlink(nb, link), 0);
+    long long size = tu_file_size(nb);
+    char *so = NULL, *se = NULL;
+    cr_expect_eq(nmt_run(&so, &se, "rescore --model %s --source %s --nbest %s --nbest-out %s",
+                         f.model, f.src, nb, link), 1);
+    cr_expect(strstr(se, "the output is an input"), "%s", se);
+    cr_expect_eq(tu_file_size(nb), size, "the list was changed");
+    cr_expect_str_empty(so);
+    free(so), free(se);
+    char *src = tu_join(f.dir, "src");
+    cr_assert_eq(tu_copy_file(f.src, src), 0);
+    cr_expect_eq(nmt_run(&so, &se, "rescore --model %s --source %s --nbest %s --nbest-out %s",
+                         f.model, src, nb, src), 1);
+    cr_expect_eq(tu_file_size(src), tu_file_size(f.src), "the source was changed");
+    free(so), free(se);
+    /* tune: the 1-best lines over the list or over any of the references */
+    cr_expect_eq(nmt_run(&so, &se, "tune --nbest %s --ref %s,%s --best-out %s", nb, f.ref, ref,
+                         ref), 1);
+    cr_expect(strstr(se, "is an input"), "%s", se);
+    cr_expect_eq(tu_file_size(ref), tu_file_size(f.ref));
+    free(so), free(se);
+    free(nb), free(ref), free(link), free(src);
+    fx_close(&f);
+}

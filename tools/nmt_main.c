@@ -284,6 +284,18 @@ static void search(const tune_set *T, const grid *g, int folds, int fold, double
         }
 }
 
+/* 1 when path is one of the files of a comma-separated list. */
+static int in_list(const char *path, const char *list)
+{
+    char *copy = path && list ? strdup(list) : NULL, *save = NULL;
+    int found = 0;
+    for (char *p = copy ? strtok_r(copy, ",", &save) : NULL; p && !found;
+         p = strtok_r(NULL, ",", &save))
+        found = nmt_same_file(path, p);
+    free(copy);
+    return found;
+}
+
 /* LO:HI:STEP, each a finite number, STEP > 0, LO <= HI and at most a million points. */
 static int parse_range(const char *flag, const char *text, double *lo, double *hi, double *step)
 {
@@ -316,6 +328,10 @@ static int cmd_tune(const args *a)
     if ((a->range && parse_range("--range", a->range, &g.lo, &g.hi, &g.step)) ||
         (a->len_range && parse_range("--len-range", a->len_range, &g.ulo, &g.uhi, &g.ustep)))
         return 2;
+    if (nmt_same_file(a->best_out, a->nbest) || in_list(a->best_out, a->ref)) {
+        fprintf(stderr, "nmt tune: --best-out %s is an input; refused\n", a->best_out);
+        return 1;
+    }
     if (!(lines = read_all(a->nbest, &nl, &err))) {
         fprintf(stderr, "nmt tune: %s\n", err.msg);
         return 1;
