@@ -312,9 +312,10 @@ static int close_out(FILE *f, const char *path, int rc, smt_err *err)
         return rc;
     errno = 0;
     int bad = f == stdout ? fflush(f) != 0 || ferror(f) : ferror(f) | (fclose(f) != 0);
-    if (bad && !rc)
-        rc = smt_err_errno(err, SMT_ERR_IO, errno ? errno : EIO, "%s: write error",
-                           f == stdout ? "standard output" : path);
+    const char *name = f == stdout ? "standard output" : path;
+    if (bad && !rc) /* errno is known only when this flush or close failed */
+        rc = errno ? smt_err_errno(err, SMT_ERR_IO, errno, "%s: write error", name)
+                   : smt_err_set(err, SMT_ERR_IO, "%s: write error", name);
     return rc;
 }
 

@@ -80,9 +80,9 @@ static int close_stdout(const char *cmd, int rc)
     int bad = ferror(stdout);
     if (fclose(stdout) != 0)
         bad = 1;
-    if (bad) {
-        fprintf(stderr, "nmt%s%s: standard output: write error: %s\n", cmd ? " " : "",
-                cmd ? cmd : "", strerror(errno ? errno : EIO));
+    if (bad) { /* errno is known only when this close failed (not an earlier write) */
+        fprintf(stderr, "nmt%s%s: standard output: write error%s%s\n", cmd ? " " : "",
+                cmd ? cmd : "", errno ? ": " : "", errno ? strerror(errno) : "");
         return rc ? rc : 1;
     }
     return rc;
