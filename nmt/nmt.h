@@ -133,7 +133,9 @@ typedef struct nmt_hyp {
 
 /* Translates n sentences with beam search (opt NULL: beam 5, ratio 2, add 10, alpha 0.6, no
  * shortlist).
- * out[i] receives the best hypothesis of sentence i; free with nmt_hyps_free. */
+ * out[i] receives the best hypothesis of sentence i; free with nmt_hyps_free. Returns 0,
+ * SMT_ERR_ARG (beam outside 1..NMT_MAX_K, max_len_ratio outside 0..1000, max_len_add outside
+ * 0..100000, length_penalty outside 0..10, NaN included), SMT_ERR_NOMEM or SMT_ERR_CUDA. */
 int nmt_translate(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_search_options *opt,
                   nmt_hyp *out, smt_err *err);
 

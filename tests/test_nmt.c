@@ -253,6 +253,15 @@ Test(nmt_search, beam_consistent_with_scoring_and_batching)
                       n);
         nmt_hyps_free(all, (size_t)n);
     }
+    /* options out of range (a NaN would become an undefined int length) are errors */
+    const nmt_search_options bad[] = {{0, 1.5f, 5, 0.0f, NULL},     {NMT_MAX_K + 1, 1.5f, 5, 0, NULL},
+                                      {2, -1.0f, 5, 0.0f, NULL},    {2, NAN, 5, 0.0f, NULL},
+                                      {2, 1e30f, 5, 0.0f, NULL},    {2, 1.5f, -1, 0.0f, NULL},
+                                      {2, 1.5f, 5, NAN, NULL},      {2, 1.5f, 5, -0.5f, NULL}};
+    for (int i = 0; i < 8; i++) {
+        nmt_hyp h[8];
+        cr_expect_eq(nmt_translate(ctx, (size_t)n, src, &bad[i], h, &err), SMT_ERR_ARG, "%d", i);
+    }
     free_pairs(src, tgt, n);
     nmt_ctx_free(ctx);
     nmt_model_free(m);
