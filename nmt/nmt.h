@@ -180,7 +180,7 @@ typedef struct nmt_rescore_options {
  * sentences missing from the list). Either output path may be "-" (standard output; not both).
  * Returns 0, SMT_ERR_PARSE naming file:line (also for an empty list), SMT_ERR_IO (a read or
  * write error, naming the file; a rescored list written in part is removed) or SMT_ERR_ARG (an
- * output that is one of the inputs, which opening it would destroy). */
+ * output that is one of the inputs, which opening it would destroy; a weight that is not finite). */
 int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_path,
                       const nmt_rescore_options *opt, const char *nbest_out_path,
                       const char *best_out_path, smt_err *err);

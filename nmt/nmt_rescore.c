@@ -331,6 +331,9 @@ int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_pat
         return smt_err_set(err, SMT_ERR_ARG,
                            "the rescored list and the 1-best lines cannot both go to standard "
                            "output");
+    if (!isfinite(o.weight) || !isfinite(o.length_bonus)) /* every total would become NaN */
+        return smt_err_set(err, SMT_ERR_ARG, "rescoring weight %g and length bonus %g must be "
+                           "finite", (double)o.weight, (double)o.length_bonus);
     const char *outs[2] = {nbest_out_path, best_out_path}, *ins[2] = {source_path, nbest_path};
     for (int i = 0; i < 2; i++) /* opening the output would truncate the input before it is read */
         for (int j = 0; j < 2; j++)

@@ -683,3 +683,27 @@ Test(nmt_tool, output_that_is_an_input_refused)
     free(nb), free(ref), free(link), free(src);
     fx_close(&f);
 }
+
+/* The rescoring API refuses weights that would make every total NaN. */
+Test(nmt_tool, rescore_api_refuses_nonfinite_weights)
+{
+    fx f = fx_open();
+    nmt_model *m;
+    nmt_ctx *ctx;
+    smt_err err;
+    cr_assert_eq(nmt_model_open(&m, f.model, &err), 0, "%s", err.msg);
+    cr_assert_eq(nmt_ctx_create(&ctx, m, NULL, &err), 0, "%s", err.msg);
+    char *out = tu_join(f.dir, "out.nbest");
+    const nmt_rescore_options bad[] = {{NAN, NULL, 0}, {0.3f, NULL, INFINITY}, {-INFINITY, NULL, 0}};
+    for (int i = 0; i < 3; i++) {
+        cr_expect_eq(nmt_rescore_files(ctx, f.src, f.nbest, &bad[i], out, NULL, &err), SMT_ERR_ARG);
+        cr_expect_eq(tu_file_size(out), -1, "nothing written");
+    }
+    const nmt_rescore_options ok = {0.3f, NULL, 0.5f};
+    cr_expect_eq(nmt_rescore_files(ctx, f.src, f.nbest, &ok, out, NULL, &err), 0, "%s", err.msg);
+    cr_expect_gt(tu_file_size(out), 0);
+    free(out);
+    nmt_ctx_free(ctx);
+    nmt_model_free(m);
+    fx_close(&f);
+}
