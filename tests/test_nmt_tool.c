@@ -707,3 +707,38 @@ Test(nmt_tool, rescore_api_refuses_nonfinite_weights)
     nmt_model_free(m);
     fx_close(&f);
 }
+
+/* tune's reading of the list: --used-weight takes the weight the list was rescored with out of the
+ * totals, --per-word divides the feature by the words it covers, ties go to the earlier line. */
+Test(nmt_tool, tune_used_weight_per_word_and_ties)
+{
+    fx f = fx_open();
+    char *ref = fx_write(&f, "ref", "a b c d\ne f g h\n");
+    /* the fold test's list rescored with weight 0.5: total = base + 0.5 * NMT0 */
+    char *nb = fx_write(&f, "nb", "0 ||| x y z w ||| NMT0= -10 ||| -15\n"
+                                  "0 ||| a b c d ||| NMT0= -2 ||| -13\n"
+                                  "1 ||| e f g h ||| NMT0= -10 ||| -15\n"
+                                  "1 ||| q r s t ||| NMT0= -2 ||| -13\n");
+    char *so = NULL, *se = NULL;
+    cr_assert_eq(nmt_run(&so, &se, "tune --nbest %s --ref %s --range 0:2:0.1 --folds 2 "
+                                   "--used-weight 0.5", nb, ref), 0, "%s", se);
+    cr_expect(strstr(so, "baseline BLEU 50.00\n"), "%s", so);
+    cr_expect(strstr(so, "fold 1: weight 0.3 "), "%s", so);
+    free(so), free(se);
+    /* per word: NMT0 / 5, so sentence 0 needs a weight above 1.25 */
+    cr_assert_eq(nmt_run(&so, &se, "tune --nbest %s --ref %s --range 0:2:0.1 --folds 2 "
+                                   "--used-weight 0.5 --per-word", nb, ref), 0, "%s", se);
+    cr_expect(strstr(so, "fold 0: weight 0 "), "%s", so);
+    cr_expect(strstr(so, "fold 1: weight 1.3 "), "%s", so);
+    free(so), free(se);
+    /* equal scores at every weight: the earlier line is the 1-best */
+    char *tie = fx_write(&f, "tie", "0 ||| x y z w ||| NMT0= -3 ||| -7\n"
+                                    "0 ||| a b c d ||| NMT0= -3 ||| -7\n"
+                                    "1 ||| e f g h ||| NMT0= -3 ||| -7\n"
+                                    "1 ||| q r s t ||| NMT0= -3 ||| -7\n");
+    cr_assert_eq(nmt_run(&so, &se, "tune --nbest %s --ref %s --range 0:1:0.5 --best-out -", tie,
+                         ref), 0, "%s", se);
+    cr_expect_str_eq(so, "x y z w\ne f g h\n");
+    free(so), free(se), free(ref), free(nb), free(tie);
+    fx_close(&f);
+}
