@@ -197,7 +197,9 @@ typedef struct glm_query_stats {
 /* Scores every line of in_path ("-" = stdin, plain or gzip) and writes KenLM query's output to out
  * (NULL: nothing is written; stats still filled). Per word "word=id length log10p\t", per line
  * "Total: x OOV: n", then the four summary lines. Unlike KenLM, a last line without a newline is
- * scored. Returns 0, SMT_ERR_IO, SMT_ERR_NOMEM, SMT_ERR_UNSUPPORTED/SMT_ERR_CUDA (GPU path). */
+ * scored. Every write to out is checked and out is flushed before returning: a failed write (a
+ * full disk) stops the run with SMT_ERR_IO. Returns 0, SMT_ERR_IO (reading or writing),
+ * SMT_ERR_NOMEM, SMT_ERR_UNSUPPORTED/SMT_ERR_CUDA (GPU path). */
 int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm_query_options *opt,
                    glm_query_stats *stats, smt_err *err);
 

@@ -552,3 +552,128 @@ Test(glm, tool)
     free(out);
     free(bin), free(arpa), free(model), free(in);
 }
+
+/* A full disk (/dev/full) under every output of the tool: query in each mode (word mode writes in
+ * 64 KB pieces, so a big output fails long before the end), -b, info and --help: each must exit 1
+ * and say that writing failed, never 0 with the output lost. The library says SMT_ERR_IO too. */
+Test(glm, tool_write_errors)
+{
+    char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa");
+    char *model = tu_join(dir, "w.glm"), *in = tu_join(dir, "w.txt");
+    char cmd[4096], *err = NULL;
+    FILE *f = fopen(in, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 50000; i++)
+        fputs("a b c a b c zzz\n", f);
+    cr_assert_eq(fclose(f), 0);
+    snprintf(cmd, sizeof cmd, "%s build %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    const char *modes[] = {"-v word", "-v sentence", "-v summary", "-b", "--threads 2", "-n"};
+    for (int v = 0; v < 6; v++) {
+        snprintf(cmd, sizeof cmd, "%s query %s %s < %s > /dev/full", bin, modes[v], model, in);
+        cr_assert_eq(tu_run(cmd, NULL, &err), 1, "query %s: %s", modes[v], err);
+        cr_assert(strstr(err, "writing the output failed") != NULL, "%s: %s", modes[v], err);
+        free(err);
+        /* the same with a tiny input (everything fits the buffers until the end) */
+        snprintf(cmd, sizeof cmd, "echo a b | %s query %s %s > /dev/full", bin, modes[v], model);
+        cr_assert_eq(tu_run(cmd, NULL, &err), 1, "small query %s: %s", modes[v], err);
+        free(err);
+    }
+    snprintf(cmd, sizeof cmd, "%s info %s > /dev/full", bin, model);
+    cr_assert_eq(tu_run(cmd, NULL, &err), 1, "info: %s", err);
+    cr_assert(strstr(err, "glm info: writing the output failed") != NULL, "%s", err);
+    free(err);
+    snprintf(cmd, sizeof cmd, "%s --help > /dev/full", bin);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 1);
+    /* the library: a stream that cannot be written is SMT_ERR_IO */
+    glm_model *m;
+    smt_err e;
+    cr_assert_eq(glm_open(&m, model, 0, &e), 0, "%s", e.msg);
+    FILE *full = fopen("/dev/full", "w");
+    cr_assert_not_null(full);
+    glm_query_options opt = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST, 0};
+    cr_assert_eq(glm_query_text(m, in, full, &opt, NULL, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, "No space left") != NULL, "%s", e.msg);
+    fclose(full);
+    glm_close(m);
+    free(bin), free(arpa), free(model), free(in);
+}
+
+/* Flags: every number strict and range-checked, a missing value named, --help on stdout with exit
+ * 0 for glm and each subcommand; bench_glm without anything to measure is a usage error. */
+Test(glm, tool_flags)
+{
+    char *bin = tu_bin_path("glm"), *bench = tu_bin_path("bench_glm");
+    char *arpa = tu_data_path("glm/chain.arpa"), *model = tu_join(dir, "f.glm");
+    char cmd[4096], *out = NULL, *err = NULL;
+    snprintf(cmd, sizeof cmd, "%s build %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    const struct { const char *args, *msg; } bad[] = {
+        {"query --threads -1 M", "--threads: -1 is out of range"},
+        {"query --threads 1x M", "--threads: '1x' is not an integer"},
+        {"query --threads '' M", "--threads: '' is not an integer"},
+        {"query --threads 99999999999999999999 M", "out of range"},
+        {"query --threads ' 2' M", "not an integer"},
+        {"query M --threads", "--threads: a value is missing"},
+        {"query M -v", "-v: a value is missing"},
+        {"query M -l", "-l: a value is missing"},
+        {"build A O -K 1e3", "-K: '1e3' is not an integer"},
+        {"build A O -K 2", "-K: 2 is out of range [3, 1024]"},
+        {"build A O -K 4294967299", "out of range"},
+        {"build A O -K", "-K: a value is missing"},
+        {"info --verif M", "unknown option --verif"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "%s", bad[i].args);
+        char *p;
+        char expanded[1024] = "";
+        for (char *t = strtok_r(args, " ", &p); t; t = strtok_r(NULL, " ", &p)) {
+            const char *w = !strcmp(t, "M") ? model : !strcmp(t, "A") ? arpa : t;
+            if (!strcmp(t, "O"))
+                w = "/nonexistent/o.glm";
+            strcat(expanded, " ");
+            strcat(expanded, w);
+        }
+        snprintf(cmd, sizeof cmd, "echo a | %s%s", bin, expanded);
+        cr_assert_eq(tu_run(cmd, &out, &err), 2, "%s: %s", bad[i].args, err);
+        cr_assert(strstr(err, bad[i].msg) != NULL, "%s: '%s' lacks '%s'", bad[i].args, err,
+                  bad[i].msg);
+        cr_assert_str_eq(out, "", "%s: no output", bad[i].args);
+        free(out), free(err);
+    }
+    /* good values still work: --threads 0 (all CPUs), -K at both ends */
+    snprintf(cmd, sizeof cmd, "echo a b | %s query --threads 0 -v sentence %s", bin, model);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0);
+    cr_assert(strncmp(out, "Total:", 6) == 0, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s build %s %s -K 3 && %s build %s %s -K 1024", bin, arpa, model,
+             bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    const char *helps[] = {"--help", "-h", "build --help", "query --help", "info --help",
+                           "query -n --help"};
+    for (int i = 0; i < 6; i++) {
+        snprintf(cmd, sizeof cmd, "%s %s", bin, helps[i]);
+        cr_assert_eq(tu_run(cmd, &out, &err), 0, "%s", helps[i]);
+        cr_assert(strstr(out, "usage:") != NULL && strstr(out, "glm build") != NULL, "%s: %s",
+                  helps[i], out);
+        cr_assert_str_eq(err, "", "%s", helps[i]);
+        free(out), free(err);
+    }
+    snprintf(cmd, sizeof cmd, "%s", bench);
+    cr_assert_eq(tu_run(cmd, &out, &err), 2);
+    cr_assert(strstr(err, "usage: bench_glm") != NULL, "%s", err);
+    cr_assert_str_eq(out, "");
+    free(out), free(err);
+    snprintf(cmd, sizeof cmd, "%s --help", bench);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0);
+    cr_assert(strstr(out, "usage: bench_glm") != NULL, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s --model %s --text %s --reps 0", bench, model, arpa);
+    cr_assert_eq(tu_run(cmd, NULL, &err), 2);
+    cr_assert(strstr(err, "--reps: 0 is out of range") != NULL, "%s", err);
+    free(err);
+    snprintf(cmd, sizeof cmd, "%s --quick", bench);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 2);
+    free(bin), free(bench), free(arpa), free(model);
+}
