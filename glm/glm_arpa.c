@@ -4,7 +4,6 @@
  * <s>/</s> and unknown words errors, a missing context an error, and a missing suffix inserted as
  * KenLM's probing model does (probability = lower-order probability + backoffs), in file order,
  * because the inserted entries change which later n-grams find their context. */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "glm_internal.h"
 #include "smt_hash.h"
 #include "smt_lines.h"
+#include "smt_num.h"
 #include "smt_progress.h"
 
 #define EMPTY UINT32_MAX
@@ -280,15 +280,20 @@ static unsigned split(char *s, char **f, unsigned max)
     }
 }
 
-static int parse_float(reader *r, const char *s, float *out, const char *what)
+/* A float field, strictly (smt_num.h: whole token, plain decimal, correctly rounded as KenLM's
+ * reader rounds it). Rejected rather than read as some other value: NaN, hexadecimal, trailing
+ * junk, and a finite number too large for a float (strtof made it an infinity). "-inf" only where
+ * allow_inf says (probabilities, as KenLM). */
+static int parse_float(reader *r, const char *s, float *out, const char *what, int allow_inf)
 {
-    char *end;
-    errno = 0;
-    float v = strtof(s, &end);
-    if (end == s || *end || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
+    int rc = smt_parse_float(s, strlen(s), -INFINITY, INFINITY, allow_inf ? SMT_NUM_ALLOW_INF : 0,
+                             out);
+    if (rc == SMT_ERR_LIMIT)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: %s '%s' is out of a float's range",
+                           r->path, (unsigned long long)lineno(r), what, s);
+    if (rc)
         return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: bad %s '%s'", r->path,
                            (unsigned long long)lineno(r), what, s);
-    *out = v; /* ERANGE: strtof already gives the correctly rounded value (0 or inf), as KenLM */
     return 0;
 }
 
@@ -296,7 +301,7 @@ static int parse_float(reader *r, const char *s, float *out, const char *what)
  * -0.0, as KenLM's sign-bit trick returns it). */
 static int parse_prob(reader *r, const char *s, float *out)
 {
-    int rc = parse_float(r, s, out, "log10 probability");
+    int rc = parse_float(r, s, out, "log10 probability", 1);
     if (rc)
         return rc;
     if (*out > 0.0f)
@@ -307,15 +312,12 @@ static int parse_prob(reader *r, const char *s, float *out)
     return 0;
 }
 
-/* A backoff: NaN/inf rejected; any zero becomes -0.0, KenLM's "no extension" mark. */
+/* A backoff: NaN and infinities rejected (as KenLM); any zero becomes -0.0, KenLM's "no extension" mark. */
 static int parse_backoff(reader *r, const char *s, float *out)
 {
-    int rc = parse_float(r, s, out, "log10 backoff");
+    int rc = parse_float(r, s, out, "log10 backoff", 0);
     if (rc)
         return rc;
-    if (isnan(*out) || isinf(*out))
-        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: bad backoff '%s'", r->path,
-                           (unsigned long long)lineno(r), s);
     if (*out == 0.0f)
         *out = -0.0f;
     return 0;
@@ -328,6 +330,48 @@ static void set_extension(float *bo)
 }
 
 /* ------------------------------------------------------------------ sections */
+
+/* "ngram N=count" (blanks around the fields tolerated): N and count are whole decimal integers
+ * (smt_num.h); a negative, malformed or overflowing number is an error naming the line, never a
+ * wrapped count. */
+static int count_line(reader *r, unsigned *n, uint64_t *count)
+{
+    const char *s = r->line;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    const char *eq = strchr(s, '=');
+    if (strncmp(s, "ngram", 5) != 0 || (s[5] != ' ' && s[5] != '\t') || !eq)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected 'ngram N=count', got '%.64s'",
+                           r->path, (unsigned long long)lineno(r), r->line);
+    s += 5;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    const char *c = eq + 1, *end = c + strlen(c);
+    while (*c == ' ' || *c == '\t')
+        c++;
+    while (end > c && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    long long order, v;
+    int rc = smt_parse_ll(s, (size_t)(eq - s), 1, GLM_MAX_ORDER + 1, &order);
+    if (rc == SMT_ERR_PARSE)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: bad order '%.*s' in '%.64s'", r->path,
+                           (unsigned long long)lineno(r), (int)(eq - s), s, r->line);
+    if (rc)
+        return smt_err_set(r->err, SMT_ERR_LIMIT, "%s:%llu: order %.*s outside 1..%d", r->path,
+                           (unsigned long long)lineno(r), (int)(eq - s), s, GLM_MAX_ORDER);
+    rc = smt_parse_ll(c, (size_t)(end - c), 0, INT64_MAX, &v);
+    if (rc == SMT_ERR_PARSE)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: bad %lld-gram count '%.*s'", r->path,
+                           (unsigned long long)lineno(r), order, (int)(end - c), c);
+    if (rc)
+        return smt_err_set(r->err, *c == '-' ? SMT_ERR_PARSE : SMT_ERR_LIMIT,
+                           "%s:%llu: %lld-gram count %.*s: %s", r->path,
+                           (unsigned long long)lineno(r), order, (int)(end - c), c,
+                           *c == '-' ? "a count cannot be negative" : "at most 2^32-2");
+    *n = (unsigned)order;
+    *count = (uint64_t)v;
+    return 0;
+}
 
 static int read_counts(reader *r, glm_arpa *a)
 {
@@ -351,12 +395,10 @@ static int read_counts(reader *r, glm_arpa *a)
             return rc;
         if (rc == 0 || is_blank(r->line))
             break;
-        unsigned n;
-        unsigned long long c;
-        char tail;
-        if (sscanf(r->line, " ngram %u=%llu %c", &n, &c, &tail) != 2)
-            return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected 'ngram N=count', got '%s'",
-                               r->path, (unsigned long long)lineno(r), r->line);
+        unsigned n = 0;
+        uint64_t c = 0;
+        if ((rc = count_line(r, &n, &c)))
+            return rc;
         if (n != a->order + 1)
             return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: ngram %u follows order %u", r->path,
                                (unsigned long long)lineno(r), n, a->order);
@@ -365,7 +407,7 @@ static int read_counts(reader *r, glm_arpa *a)
                                r->path, (unsigned long long)lineno(r), n, GLM_MAX_ORDER);
         if (c >= UINT32_MAX - 1)
             return smt_err_set(r->err, SMT_ERR_LIMIT, "%s:%llu: %llu %u-grams: at most 2^32-2",
-                               r->path, (unsigned long long)lineno(r), c, n);
+                               r->path, (unsigned long long)lineno(r), (unsigned long long)c, n);
         a->declared[n] = c;
         a->order = n;
     }

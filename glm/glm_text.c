@@ -15,6 +15,7 @@
 #include "glm_internal.h"
 #include "smt_hash.h"
 #include "smt_lines.h"
+#include "smt_num.h"
 #include "smt_threads.h"
 
 /* ---------------------------------------------------------------- number printing */
@@ -39,7 +40,9 @@ static int shortest(char *digits, int *exp10, double x, int is_float)
     while (nd > 1 && digits[nd - 1] == '0')
         nd--;
     digits[nd] = '\0';
-    *exp10 = atoi(c + 1);
+    long long e = 0; /* the exponent snprintf just wrote ("e-07"): always a small integer */
+    smt_parse_ll(c + 1, strlen(c + 1), -400, 400, &e);
+    *exp10 = (int)e;
     return nd;
 }
 

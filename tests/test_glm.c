@@ -224,7 +224,7 @@ Test(glm, arpa_errors)
     expect_error(HEAD "\\2-grams:\n-0.5\t<s> </s>\tx\n\\end\\\n", SMT_ERR_PARSE, "bad.arpa:11: bad");
     expect_error("\\data\\\nngram 1=3\nngram 2=1\n\n\\1-grams:\n-1\t<unk>\n-99\t<s>\t-inf\n-1\t</s>"
                  "\n\n\\2-grams:\n-0.5\t<s> </s>\n\\end\\\n",
-                 SMT_ERR_PARSE, "bad.arpa:7: bad backoff");
+                 SMT_ERR_PARSE, "bad.arpa:7: bad log10 backoff");
     expect_error("\\data\\\nngram 1=2\n\n\\1-grams:\n-1\t<unk>\n-1\t</s>\n\n\\end\\\n",
                  SMT_ERR_PARSE, "order 1");
     expect_error("\\data\\\nngram 1=2\nngram 2=1\n\n\\1-grams:\n-1\t<unk>\n-1\t</s>\n\n\\2-grams:\n"
@@ -235,6 +235,41 @@ Test(glm, arpa_errors)
     expect_error("\\data\\\nngram 1=1\nngram 2=1\nngram 3=1\nngram 4=1\nngram 5=1\nngram 6=1\n"
                  "ngram 7=1\n",
                  SMT_ERR_LIMIT, "order 7");
+    /* counts: whole decimal integers, never wrapped (a negative count read as 2^64-5) */
+    expect_error("\\data\\\nngram 1=-5\nngram 2=1\n", SMT_ERR_PARSE,
+                 "bad.arpa:2: 1-gram count -5: a count cannot be negative");
+    expect_error("\\data\\\nngram 1=3\nngram 2=-1\n", SMT_ERR_PARSE, "bad.arpa:3: 2-gram count -1");
+    expect_error("\\data\\\nngram 1=18446744073709551611\n", SMT_ERR_LIMIT,
+                 "bad.arpa:2: 1-gram count 18446744073709551611: at most 2^32-2");
+    expect_error("\\data\\\nngram 1=4294967295\n", SMT_ERR_LIMIT, "bad.arpa:2: 4294967295 1-grams");
+    expect_error("\\data\\\nngram 1=3x\n", SMT_ERR_PARSE, "bad.arpa:2: bad 1-gram count '3x'");
+    expect_error("\\data\\\nngram 1=\n", SMT_ERR_PARSE, "bad.arpa:2: bad 1-gram count ''");
+    expect_error("\\data\\\nngram 1=0x10\n", SMT_ERR_PARSE, "bad.arpa:2: bad 1-gram count");
+    expect_error("\\data\\\nngram 1=+\n", SMT_ERR_PARSE, "bad.arpa:2: bad 1-gram count");
+    expect_error("\\data\\\nngram x=3\n", SMT_ERR_PARSE, "bad.arpa:2: bad order 'x'");
+    expect_error("\\data\\\nngram -1=3\n", SMT_ERR_LIMIT, "bad.arpa:2: order -1 outside");
+    expect_error("\\data\\\nngram 1 3\n", SMT_ERR_PARSE, "bad.arpa:2: expected 'ngram N=count'");
+    expect_error("\\data\\\nngrams 1=3\n", SMT_ERR_PARSE, "bad.arpa:2: expected 'ngram N=count'");
+    /* numbers: KenLM's syntax, but no value silently different from the text (NaN, a float
+     * overflow read as -inf, hexadecimal) */
+    const struct { const char *p, *bo, *msg; } nums[] = {
+        {"nan", "-0.5", "bad.arpa:7: bad log10 probability 'nan'"},
+        {"NaN", "-0.5", "bad.arpa:7: bad log10 probability 'NaN'"},
+        {"-1e39", "-0.5", "bad.arpa:7: log10 probability '-1e39' is out of a float's range"},
+        {"-0x1p3", "-0.5", "bad.arpa:7: bad log10 probability"},
+        {"-1.5x", "-0.5", "bad.arpa:7: bad log10 probability"},
+        {"inf", "-0.5", "bad.arpa:7: positive log10 probability inf"},
+        {"-99", "nan", "bad.arpa:7: bad log10 backoff 'nan'"},
+        {"-99", "-inf", "bad.arpa:7: bad log10 backoff '-inf'"},
+        {"-99", "1e39", "bad.arpa:7: log10 backoff '1e39' is out of a float's range"},
+        {"-99", "0x0", "bad.arpa:7: bad log10 backoff"},
+    };
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "\\data\\\nngram 1=3\nngram 2=1\n\n\\1-grams:\n-1\t<unk>\n"
+                 "%s\t<s>\t%s\n-1\t</s>\n\n\\2-grams:\n-0.5\t<s> </s>\n\\end\\\n", nums[i].p, nums[i].bo);
+        expect_error(text, SMT_ERR_PARSE, nums[i].msg);
+    }
     char *path = tu_data_path("glm/nocontext.arpa");
     char *out = tu_join(dir, "x.glm");
     smt_err e;
@@ -676,4 +711,37 @@ Test(glm, tool_flags)
     snprintf(cmd, sizeof cmd, "%s --quick", bench);
     cr_assert_eq(tu_run(cmd, NULL, NULL), 2);
     free(bin), free(bench), free(arpa), free(model);
+}
+
+/* The number syntax KenLM accepts still reads as the same values: exponents either case, a
+ * leading '+' or '.', "-0", and the backoff of an n-gram read exactly. */
+Test(glm, arpa_number_syntax)
+{
+    const char *text = "\\data\\\nngram 1=4\nngram  2 = 1 \n\n\\1-grams:\n-1E0\t<unk>\n"
+                       "-99\t<s>\t+.25\n-5e-1\t</s>\n-.5\ta\t-0\n\n\\2-grams:\n-2.5E-1\t<s> a\n"
+                       "\n\\end\\\n";
+    char *arpa = tu_join(dir, "syn.arpa"), *out = tu_join(dir, "syn.glm");
+    /* "ngram  2 = 1": blanks after "ngram" and around the count are tolerated, but not
+     * between the order and '=' */
+    cr_assert_eq(tu_write_file(arpa, text, strlen(text)), 0);
+    smt_err e;
+    cr_assert_eq(glm_build(arpa, out, NULL, NULL, &e), SMT_ERR_PARSE);
+    cr_assert(strstr(e.msg, "syn.arpa:3: bad order '2 '") != NULL, "%s", e.msg);
+    const char *good = "\\data\\\nngram 1=4\nngram  2= 1 \n\n\\1-grams:\n-1E0\t<unk>\n"
+                       "-99\t<s>\t+.25\n-5e-1\t</s>\n-.5\ta\t-0\n\n\\2-grams:\n-2.5E-1\t<s> a\n"
+                       "\n\\end\\\n";
+    cr_assert_eq(tu_write_file(arpa, good, strlen(good)), 0);
+    cr_assert_eq(glm_build(arpa, out, NULL, NULL, &e), 0, "%s", e.msg);
+    glm_model *m;
+    cr_assert_eq(glm_open(&m, out, GLM_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    glm_state s, t;
+    glm_state_begin(m, &s);
+    glm_word a = glm_index(m, "a", 1), eos = glm_eos(m);
+    cr_assert(glm_score(m, &s, a, &t, NULL) == -0.25f);
+    cr_assert(glm_score(m, &s, eos, &t, NULL) == -0.5f + 0.25f, "backoff +.25");
+    glm_state_null(&s);
+    cr_assert(glm_score(m, &s, GLM_UNK, &t, NULL) == -1.0f);
+    cr_assert(glm_score(m, &s, a, &t, NULL) == -0.5f);
+    glm_close(m);
+    free(arpa), free(out);
 }
