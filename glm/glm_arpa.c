@@ -431,6 +431,20 @@ static int read_header(reader *r, unsigned n)
     return 0;
 }
 
+/* How many records to allocate at first for a section of order n that declares `declared`: at
+ * most what the input can hold, so that a header's count costs nothing until its lines arrive. An
+ * n-gram line takes at least 2n + 2 bytes ("p w1 .. wn\n" with one-byte fields); the input may be
+ * compressed, so its size times INPUT_RATIO (far above what ARPA text compresses to) bounds the
+ * lines; an input of unknown size (a pipe) starts small. The arrays grow as lines arrive, so a
+ * file beyond the bound still reads, only with a few reallocations. */
+#define INPUT_RATIO 8
+static uint64_t input_cap(const reader *r, unsigned n, uint64_t declared)
+{
+    uint64_t total = smt_lines_total_bytes(r->lines);
+    uint64_t bound = total ? total / (2 * n + 2) * INPUT_RATIO + 1024 : (uint64_t)1 << 16;
+    return declared < bound ? declared : bound;
+}
+
 /* The next n-gram line of a section of order n: fields in f, count checked. */
 static int ngram_line(reader *r, unsigned n, uint64_t i, uint64_t count, char **f, unsigned *nf)
 {
@@ -454,14 +468,36 @@ static int ngram_line(reader *r, unsigned n, uint64_t i, uint64_t count, char **
     return 0;
 }
 
+/* The unigram arrays hold ids [0, *cap); grown (doubling, at most to count + 1) to hold id. */
+static int grow_unigrams(glm_arpa *a, char **seen, uint64_t *cap, uint64_t id, uint64_t count)
+{
+    if (id < *cap)
+        return 0;
+    uint64_t c = *cap * 2 > count + 1 ? count + 1 : *cap * 2;
+    if (c <= id)
+        c = id + 1;
+    float *p = realloc(a->uprob, c * sizeof *p);
+    if (p)
+        a->uprob = p;
+    float *b = p ? realloc(a->ubo, c * sizeof *b) : NULL;
+    if (b)
+        a->ubo = b;
+    char *s = b ? realloc(*seen, c) : NULL;
+    if (!s)
+        return -1;
+    memset(s + *cap, 0, c - *cap);
+    *seen = s;
+    *cap = c;
+    return 0;
+}
+
 static int read_unigrams(reader *r, glm_arpa *a)
 {
-    uint64_t count = a->declared[1];
-    a->uprob = malloc((count + 1) * sizeof *a->uprob);
-    a->ubo = malloc((count + 1) * sizeof *a->ubo);
-    char *seen = calloc(count + 1, 1);
+    uint64_t count = a->declared[1], cap = 0;
+    char *seen = NULL;
     int rc = 0;
-    if (!a->uprob || !a->ubo || !seen) {
+    /* sized by what the input can hold, not by the header's word (see input_cap) */
+    if (grow_unigrams(a, &seen, &cap, input_cap(r, 1, count), count)) {
         free(seen);
         return smt_err_set(r->err, SMT_ERR_NOMEM, "%s: out of memory for %llu unigrams", r->path,
                            (unsigned long long)count);
@@ -485,6 +521,11 @@ static int read_unigrams(reader *r, glm_arpa *a)
         if (id >= count + 1 || (id < before && seen[id])) {
             rc = smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate unigram '%s'", r->path,
                              (unsigned long long)lineno(r), f[1]);
+            goto out;
+        }
+        if (grow_unigrams(a, &seen, &cap, id, count)) {
+            rc = smt_err_set(r->err, SMT_ERR_NOMEM, "%s:%llu: out of memory", r->path,
+                             (unsigned long long)lineno(r));
             goto out;
         }
         seen[id] = 1;
@@ -646,7 +687,8 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, smt_e
     if ((rc = smt_vocab_builder_create(&a->vocab, err)) || (rc = read_counts(&r, a)))
         goto out;
     for (unsigned n = 2; n <= a->order; n++)
-        if (ostore_init(&a->o[n], n, a->declared[n] + a->declared[n] / 64 + 16, n < a->order)) {
+        if (ostore_init(&a->o[n], n, input_cap(&r, n, a->declared[n] + a->declared[n] / 64 + 16),
+                        n < a->order)) {
             rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory for %llu %u-grams", path,
                              (unsigned long long)a->declared[n], n);
             goto out;

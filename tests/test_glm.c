@@ -11,6 +11,7 @@
 
 #include "glm.h"
 #include "glm_internal.h"
+#include "smt_progress.h" /* smt_now */
 #include "testutil.h"
 
 static char *dir;
@@ -744,4 +745,72 @@ Test(glm, arpa_number_syntax)
     cr_assert(glm_score(m, &s, a, &t, NULL) == -0.5f);
     glm_close(m);
     free(arpa), free(out);
+}
+
+/* ---------------------------------------------------------------- hostile headers */
+
+/* Allocations follow what the input holds, not what its header declares: the outside fuzzing
+ * campaign's reproducers (a 54-byte header declaring 2^32-3 unigrams asked for 16 GiB; a 63-byte
+ * one declaring 4e8 bigrams used 2.7 GB for 9 s) must fail at once with the parse error, within a
+ * small address space (ulimit -v; not under ASan, whose shadow memory needs terabytes of it). */
+Test(glm, hostile_header_counts)
+{
+    const struct { const char *file, *msg; } cases[] = {
+        {"glm_arpa_huge_count.arpa", "glm_arpa_huge_count.arpa:6: end of file after 1 of 4294967293 "
+                                     "declared 1-grams"},
+        {"glm_arpa_big_mid.arpa", "glm_arpa_big_mid.arpa:7: end of file after 1 of 3 declared "
+                                  "1-grams"},
+    };
+    char *bin = tu_bin_path("glm"), *out = tu_join(dir, "h.glm");
+    for (int i = 0; i < 2; i++) {
+        char rel[64], cmd[4096], *err = NULL;
+        snprintf(rel, sizeof rel, "glm/%s", cases[i].file);
+        char *arpa = tu_data_path(rel);
+#if defined(__SANITIZE_ADDRESS__)
+        const char *limit = "";
+#else
+        const char *limit = "ulimit -v 400000; ";
+#endif
+        snprintf(cmd, sizeof cmd, "%s%s build %s %s", limit, bin, arpa, out);
+        double t0 = smt_now();
+        cr_assert_eq(tu_run(cmd, NULL, &err), 1, "%s: %s", cases[i].file, err);
+        double secs = smt_now() - t0;
+        cr_assert(strstr(err, cases[i].msg) != NULL, "'%s' lacks '%s'", err, cases[i].msg);
+        cr_assert_lt(secs, 5.0, "%s: %.1f s for a 60-byte file", cases[i].file, secs);
+        cr_assert_eq(tu_file_size(out), -1);
+        /* the library, in this process: the same error, nothing kept */
+        smt_err e;
+        cr_assert_eq(glm_build(arpa, out, NULL, NULL, &e), SMT_ERR_PARSE);
+        cr_assert(strstr(e.msg, cases[i].msg) != NULL, "%s", e.msg);
+        free(err), free(arpa);
+    }
+    free(bin), free(out);
+}
+
+/* An input of unknown size (a pipe) starts with small arrays and grows them as lines arrive: a
+ * model with more words and bigrams than the first allocation is read exactly as from a file. */
+Test(glm, arpa_from_pipe_grows)
+{
+    char *arpa = tu_join(dir, "many.arpa"), *a = tu_join(dir, "file.glm"), *b = tu_join(dir, "pipe.glm");
+    FILE *f = fopen(arpa, "w");
+    cr_assert_not_null(f);
+    const int V = 150000, B = 200000;
+    fprintf(f, "\\data\\\nngram 1=%d\nngram 2=%d\n\n\\1-grams:\n-1\t<unk>\n-99\t<s>\t-0.5\n"
+               "-1\t</s>\n", V + 3, B);
+    for (int i = 0; i < V; i++)
+        fprintf(f, "-%d.%d\tw%d\t-0.%d\n", 1 + i % 5, i % 997, i, 1 + i % 9);
+    fprintf(f, "\n\\2-grams:\n");
+    for (int i = 0; i < B; i++)
+        fprintf(f, "-0.%d\tw%d w%d\n", 1 + i % 97, i % V, (i * 7 + 3 + i / V * 11) % V);
+    fprintf(f, "\n\\end\\\n");
+    cr_assert_eq(fclose(f), 0);
+    smt_err e;
+    cr_assert_eq(glm_build(arpa, a, NULL, NULL, &e), 0, "%s", e.msg);
+    char *bin = tu_bin_path("glm"), cmd[4096];
+    snprintf(cmd, sizeof cmd, "cat %s | %s build /dev/stdin %s", arpa, bin, b);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    size_t la, lb;
+    char *da = tu_read_file(a, &la), *db = tu_read_file(b, &lb);
+    cr_assert(da && db && la == lb && memcmp(da, db, la) == 0, "pipe and file builds differ");
+    free(da), free(db), free(bin), free(arpa), free(a), free(b);
 }
