@@ -235,7 +235,7 @@ static uint64_t lineno(const reader *r) { return smt_lines_lineno(r->lines); }
 static int next_line(reader *r)
 {
     int rc = smt_lines_next(r->lines, &r->line, &r->len, r->err);
-    if (rc > 0 && (lineno(r) & 0xffff) == 0)
+    if (rc > 0 && r->prog.enabled) /* every line: the meter itself redraws a few times a second */
         smt_progress_update(&r->prog, smt_lines_bytes_read(r->lines));
     return rc;
 }

@@ -179,8 +179,12 @@ static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progr
         pos[w] = w;
     }
     uni[a->nvocab] = (glm_mid){0.0f, 0.0f, 0};
+    /* the meter counts the bytes of the trie filled in (unigrams first, then level by level) */
+    uint64_t out_bytes = total_keys * sizeof *o->keys + total_mid * sizeof *o->mid +
+                         L->count[N] * sizeof *o->top,
+             done_bytes = (L->count[1] + 1) * sizeof *o->mid;
     smt_progress prog;
-    smt_progress_init(&prog, "building trie", N - 1, progress);
+    smt_progress_init(&prog, "building trie", out_bytes, progress);
     for (unsigned k = 2; k <= N; k++) {
         glm_ostore *s = &a->o[k];
         uint64_t n = s->count, np = L->count[k - 1];
@@ -192,6 +196,7 @@ static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progr
         glm_mid *pmid = o->mid + L->mid_off[k - 1];
         uint32_t *keys = o->keys + L->key_off[k];
         glm_mid *kmid = k < N ? o->mid + L->mid_off[k] : NULL;
+        uint64_t entry_bytes = sizeof *keys + (k < N ? sizeof *kmid : sizeof *o->top);
         if (!order || !ppos || !newpos) {
             rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
             goto level_out;
@@ -235,6 +240,7 @@ static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progr
                 newpos[rec] = (uint32_t)at;
             }
             cursor += g;
+            smt_progress_update(&prog, done_bytes + cursor * entry_bytes);
         }
         if (cursor != n)
             rc = smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram groups cover %llu of %llu", k,
@@ -252,9 +258,10 @@ static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progr
         pmid[np].child = (uint32_t)n;
         if (k < N)
             kmid[n] = (glm_mid){0.0f, 0.0f, 0};
-        smt_progress_update(&prog, k - 1);
+        done_bytes += n * entry_bytes + (k < N ? sizeof *kmid : 0);
+        smt_progress_update(&prog, done_bytes);
     }
-    smt_progress_finish(&prog, N - 1);
+    smt_progress_finish(&prog, done_bytes);
     free(pos);
     return 0;
 nomem:

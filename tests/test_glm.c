@@ -789,10 +789,10 @@ Test(glm, hostile_header_counts)
 
 /* An input of unknown size (a pipe) starts with small arrays and grows them as lines arrive: a
  * model with more words and bigrams than the first allocation is read exactly as from a file. */
-Test(glm, arpa_from_pipe_grows)
+/* Writes a bigram model of V + 3 words and B bigrams (about 6 MB) to path. */
+static void write_many(const char *path)
 {
-    char *arpa = tu_join(dir, "many.arpa"), *a = tu_join(dir, "file.glm"), *b = tu_join(dir, "pipe.glm");
-    FILE *f = fopen(arpa, "w");
+    FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
     const int V = 150000, B = 200000;
     fprintf(f, "\\data\\\nngram 1=%d\nngram 2=%d\n\n\\1-grams:\n-1\t<unk>\n-99\t<s>\t-0.5\n"
@@ -804,6 +804,12 @@ Test(glm, arpa_from_pipe_grows)
         fprintf(f, "-0.%d\tw%d w%d\n", 1 + i % 97, i % V, (i * 7 + 3 + i / V * 11) % V);
     fprintf(f, "\n\\end\\\n");
     cr_assert_eq(fclose(f), 0);
+}
+
+Test(glm, arpa_from_pipe_grows)
+{
+    char *arpa = tu_join(dir, "many.arpa"), *a = tu_join(dir, "file.glm"), *b = tu_join(dir, "pipe.glm");
+    write_many(arpa);
     smt_err e;
     cr_assert_eq(glm_build(arpa, a, NULL, NULL, &e), 0, "%s", e.msg);
     char *bin = tu_bin_path("glm"), cmd[4096];
@@ -813,4 +819,26 @@ Test(glm, arpa_from_pipe_grows)
     char *da = tu_read_file(a, &la), *db = tu_read_file(b, &lb);
     cr_assert(da && db && la == lb && memcmp(da, db, la) == 0, "pipe and file builds differ");
     free(da), free(db), free(bin), free(arpa), free(a), free(b);
+}
+
+/* glm build --progress shows real sizes: the ARPA file's bytes read of its size, and the trie's
+ * bytes filled of its size (the trie meter showed "0.0 / 0.0 MB": it counted levels). That the
+ * meter moves on a long build is checked on the shared lm.5 (glm_shared/build_progress_moves). */
+Test(glm, build_progress_sizes)
+{
+    char *arpa = tu_join(dir, "many.arpa"), *model = tu_join(dir, "p.glm"), *bin = tu_bin_path("glm");
+    write_many(arpa);
+    char cmd[4096], *err = NULL, want[128];
+    snprintf(cmd, sizeof cmd, "%s build --progress %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, &err), 0, "%s", err);
+    double mb = (double)tu_file_size(arpa) / 1e6;
+    snprintf(want, sizeof want, "reading ARPA: %.1f / %.1f MB (100.0%%)", mb, mb);
+    cr_assert(strstr(err, want) != NULL, "'%s' lacks '%s'", err, want);
+    const char *t = strstr(err, "building trie: ");
+    cr_assert_not_null(t, "%s", err);
+    double done, total;
+    cr_assert_eq(sscanf(t, "building trie: %lf / %lf MB", &done, &total), 2, "%s", t);
+    /* the trie: 150003 unigrams (12 bytes) and 200000 bigrams (4 + 4 bytes), about 3.4 MB */
+    cr_assert(done == total && total > 3.0 && total < 4.0, "%s", t);
+    free(err), free(arpa), free(model), free(bin);
 }
