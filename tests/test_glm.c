@@ -501,13 +501,40 @@ Test(glm, damaged_files)
         cr_assert_eq(tu_truncate(copy, (uint64_t)cut), 0);
         cr_assert_neq(glm_open(&m, copy, 0, &e), 0, "truncated at %lld", cut);
     }
-    /* every bit of the file: verified open must fail or the model must still be exact */
+    /* what the checksums cover: the header and section table (checked at every open) and each
+     * section's bytes (checked by a verified open); only the padding between sections is not */
+    cr_assert_eq(glm_open(&m, path, GLM_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    unsigned nsec = smt_mapped_section_count(m->map);
+    uint64_t sec_off[SMT_FILE_SECTIONS_MAX], sec_size[SMT_FILE_SECTIONS_MAX];
+    for (unsigned i = 0; i < nsec; i++) {
+        const char *name;
+        uint64_t sum;
+        smt_mapped_section_info(m->map, i, &name, &sec_off[i], &sec_size[i], &sum);
+    }
+    glm_close(m);
+    const uint64_t head_end = 512 + 48 * (uint64_t)nsec; /* smt_file.h's layout */
+    unsigned in_sections = 0;
+    /* every bit of the file: verified open must fail where the checksums cover it, and otherwise
+     * the model must still be exact */
     for (long long off = 0; off < size; off += size / 400 + 1) {
         cr_assert_eq(tu_copy_file(path, copy), 0);
         cr_assert_eq(tu_flip_bit(copy, (uint64_t)off, (int)(off % 8)), 0);
-        if (glm_open(&m, copy, GLM_OPEN_VERIFY, &e) == 0) {
-            glm_close(m); /* a flipped bit in padding */
+        int covered = (uint64_t)off < head_end;
+        for (unsigned i = 0; i < nsec; i++)
+            if ((uint64_t)off >= sec_off[i] && (uint64_t)off < sec_off[i] + sec_size[i])
+                covered = 2;
+        in_sections += covered == 2;
+        int rc = glm_open(&m, copy, GLM_OPEN_VERIFY, &e);
+        if (covered) {
+            cr_assert_neq(rc, 0, "a verified open accepted a flipped bit at %lld", off);
+            cr_assert(rc == SMT_ERR_CORRUPT || rc == SMT_ERR_FORMAT || rc == SMT_ERR_VERSION ||
+                          rc == SMT_ERR_INCOMPLETE,
+                      "offset %lld: %d %s", off, rc, e.msg);
         }
+        if (rc == 0)
+            glm_close(m); /* a flipped bit in padding */
+        if (covered == 1) /* the header: every open checks it */
+            cr_assert_neq(glm_open(&m, copy, 0, &e), 0, "header bit at %lld accepted", off);
         /* unverified opens must never crash a query */
         if (glm_open(&m, copy, 0, &e) == 0) {
             glm_state s;
@@ -517,6 +544,7 @@ Test(glm, damaged_files)
             glm_close(m);
         }
     }
+    cr_assert_gt(in_sections, 100, "the flips must reach the sections");
     cr_assert_eq(glm_open(&m, "/nonexistent/x.glm", 0, &e), SMT_ERR_IO);
     char *arpa = tu_data_path("glm/chain.arpa");
     cr_assert_eq(glm_open(&m, arpa, 0, &e), SMT_ERR_FORMAT);
@@ -841,4 +869,51 @@ Test(glm, build_progress_sizes)
     /* the trie: 150003 unigrams (12 bytes) and 200000 bigrams (4 + 4 bytes), about 3.4 MB */
     cr_assert(done == total && total > 3.0 && total < 4.0, "%s", t);
     free(err), free(arpa), free(model), free(bin);
+}
+
+/* glm info --verify and glm query --verify on a damaged file: a flipped bit in the keys (which
+ * the cheap open checks do not look at) fails with the section named, and "checksums ok" is
+ * printed only for an intact file. */
+Test(glm, tool_verify)
+{
+    char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa");
+    char *model = tu_join(dir, "v.glm"), *bad = tu_join(dir, "bad.glm");
+    char cmd[4096], *out = NULL, *err = NULL;
+    snprintf(cmd, sizeof cmd, "%s build %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    snprintf(cmd, sizeof cmd, "%s info --verify %s", bin, model);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0);
+    cr_assert(strstr(out, "checksums\tok\n") != NULL, "%s", out);
+    free(out);
+    glm_model *m;
+    smt_err e;
+    cr_assert_eq(glm_open(&m, model, 0, &e), 0, "%s", e.msg);
+    uint64_t off = 0, size = 0;
+    for (unsigned i = 0; i < smt_mapped_section_count(m->map); i++) {
+        const char *name;
+        uint64_t o, sz, sum;
+        smt_mapped_section_info(m->map, i, &name, &o, &sz, &sum);
+        if (strcmp(name, "keys") == 0)
+            off = o, size = sz;
+    }
+    glm_close(m);
+    cr_assert_gt(size, 0);
+    cr_assert_eq(tu_copy_file(model, bad), 0);
+    cr_assert_eq(tu_flip_bit(bad, off + size / 2, 3), 0);
+    snprintf(cmd, sizeof cmd, "%s info --verify %s", bin, bad);
+    cr_assert_eq(tu_run(cmd, &out, &err), 1, "%s", out);
+    cr_assert(strstr(err, "section 'keys' checksum mismatch") != NULL, "%s", err);
+    cr_assert_null(strstr(out, "checksums"), "%s", out);
+    free(out), free(err);
+    snprintf(cmd, sizeof cmd, "echo a | %s query --verify %s", bin, bad);
+    cr_assert_eq(tu_run(cmd, &out, &err), 1);
+    cr_assert(strstr(err, "checksum mismatch") != NULL, "%s", err);
+    cr_assert_str_eq(out, "");
+    free(out), free(err);
+    /* without --verify the damage is not looked for, and info does not claim it was */
+    snprintf(cmd, sizeof cmd, "%s info %s", bin, bad);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0);
+    cr_assert_null(strstr(out, "checksums"), "%s", out);
+    free(out);
+    free(bin), free(arpa), free(model), free(bad);
 }
