@@ -501,6 +501,10 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
                     if (n > 0 && iline[n - 1] == '\n')
                         iline[--n] = 0;
                     line = iline;
+                    /* a UTF-8 byte-order mark opening the input is not part of the first word
+                     * (smt_lines drops it too) */
+                    if (ilineno == 1 && n >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0)
+                        line += 3, n -= 3;
                     got = 1;
                 }
             } else {

@@ -917,3 +917,21 @@ Test(glm, tool_verify)
     free(out);
     free(bin), free(arpa), free(model), free(bad);
 }
+
+/* -b reads standard input line by line itself: a UTF-8 byte-order mark opening the input is
+ * dropped there too, not glued to the first word (which then read as an OOV). */
+Test(glm, tool_bom_interactive)
+{
+    char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa"), *model = tu_join(dir, "b.glm");
+    char cmd[4096], *with = NULL, *without = NULL;
+    snprintf(cmd, sizeof cmd, "%s build %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    snprintf(cmd, sizeof cmd, "printf '\\357\\273\\277a b\\n\\357\\273\\277a\\n' | %s query -b %s", bin, model);
+    cr_assert_eq(tu_run(cmd, &with, NULL), 0);
+    snprintf(cmd, sizeof cmd, "printf 'a b\\n\\357\\273\\277a\\n' | %s query -b %s", bin, model);
+    cr_assert_eq(tu_run(cmd, &without, NULL), 0);
+    cr_assert_str_eq(with, without);
+    cr_assert(strncmp(with, "a=3 2 ", 6) == 0, "%s", with);
+    cr_assert(strstr(with, "OOVs:\t1\n") != NULL, "only the second line's mark is a word: %s", with);
+    free(with), free(without), free(bin), free(arpa), free(model);
+}
