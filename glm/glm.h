@@ -53,7 +53,9 @@ typedef struct glm_build_stats {
  * opt may be NULL (defaults); stats may be NULL.
  * Returns 0; SMT_ERR_PARSE (the message names file:line), SMT_ERR_IO, SMT_ERR_NOMEM,
  * SMT_ERR_LIMIT (order outside 2..GLM_MAX_ORDER, more than 2^32-2 n-grams of one order) or
- * SMT_ERR_ARG (bad K). The output appears atomically (see smt_file.h). Thread-safe. */
+ * SMT_ERR_ARG (bad K, or out_path is the ARPA file itself). The output appears atomically (see
+ * smt_file.h). Allocations follow the lines read, never the header's counts alone, so a header
+ * declaring huge counts costs nothing before its lines are missed. Thread-safe. */
 int glm_build(const char *arpa_path, const char *out_path, const glm_build_options *opt,
               glm_build_stats *stats, smt_err *err);
 

@@ -5,9 +5,11 @@
  * in their parent's order, sorted by key; each group is then permuted into its B-tree's
  * breadth-first order. Inputs of level k-1 are freed once level k no longer needs them, keeping the
  * peak near the parsed input plus the output. */
+#define _POSIX_C_SOURCE 200809L /* stat */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "glm_internal.h"
 #include "smt_progress.h"
@@ -302,6 +304,11 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     if (K < GLM_MIN_K || K > GLM_MAX_K)
         return smt_err_set(err, SMT_ERR_ARG, "B-tree node size K=%u outside %d..%d", K, GLM_MIN_K,
                            GLM_MAX_K);
+    struct stat si, so; /* the model replaces out_path: never the ARPA file it is built from */
+    if (stat(arpa_path, &si) == 0 && stat(out_path, &so) == 0 && si.st_dev == so.st_dev &&
+        si.st_ino == so.st_ino)
+        return smt_err_set(err, SMT_ERR_ARG, "%s: the output is the input ARPA file; refusing to "
+                           "overwrite it", out_path);
     glm_arpa a;
     int rc = glm_arpa_read(&a, arpa_path, opt->progress, opt->warn, err);
     if (rc)
@@ -333,12 +340,8 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
             stats->stored[k] = par.count[k];
         }
         stats->unk_added = a.unk_added;
-        FILE *f = fopen(out_path, "rb");
-        if (f) {
-            fseek(f, 0, SEEK_END);
-            stats->file_size = (uint64_t)ftell(f);
-            fclose(f);
-        }
+        if (stat(out_path, &so) == 0)
+            stats->file_size = (uint64_t)so.st_size;
     }
     free(o.keys);
     free(o.mid);

@@ -2,9 +2,10 @@
  * arithmetic (backoff chains, omitted/zero backoffs, OOV, -inf, missing <unk>, an inserted
  * suffix), ARPA errors with file:line, every B-tree shape for several K, number printing, the
  * state API, every CPU path against the reference, damaged files, and the tool's exit codes. */
-#define _GNU_SOURCE /* open_memstream */
+#define _GNU_SOURCE /* open_memstream, symlink */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,18 @@ Test(glm, arpa_errors)
     smt_err e;
     cr_assert_eq(glm_build(path, out, NULL, NULL, &e), SMT_ERR_PARSE);
     cr_assert(strstr(e.msg, "nocontext.arpa:18: the context '<s> b'") != NULL, "%s", e.msg);
+    /* the output must not replace the ARPA file it is built from (also through a link) */
+    char *copy = tu_join(dir, "self.arpa"), *link = tu_join(dir, "link.arpa");
+    cr_assert_eq(tu_copy_file(path, copy), 0);
+    cr_assert_eq(symlink(copy, link), 0);
+    long long before = tu_file_size(copy);
+    cr_assert_eq(glm_build(copy, copy, NULL, NULL, &e), SMT_ERR_ARG);
+    cr_assert(strstr(e.msg, "refusing to overwrite") != NULL, "%s", e.msg);
+    cr_assert_eq(glm_build(copy, link, NULL, NULL, &e), SMT_ERR_ARG);
+    cr_assert_eq(tu_file_size(copy), before);
+    char *self = tu_read_file(copy, NULL);
+    cr_assert(self && strncmp(self, "\\data\\", 6) == 0, "the ARPA file is intact");
+    free(self), free(copy), free(link);
     glm_build_options bad = {2, -1, NULL};
     cr_assert_eq(glm_build(path, out, &bad, NULL, &e), SMT_ERR_ARG);
     free(path);
