@@ -948,3 +948,95 @@ Test(glm, tool_bom_interactive)
     cr_assert(strstr(with, "OOVs:\t1\n") != NULL, "only the second line's mark is a word: %s", with);
     free(with), free(without), free(bin), free(arpa), free(model);
 }
+
+/* KenLM: an n-gram with no backoff (0) that is the context of a longer one can still be extended,
+ * so the state keeps it: "a b" has no backoff, "a b </s>" follows it. */
+Test(glm, zero_backoff_context_kept)
+{
+    glm_model *m = build_open("zero_context.arpa", 31, NULL);
+    char *out = query(m, "a b\n", GLM_VERBOSE_WORD, 0);
+    char exp[512], t[40];
+    fmt(t, ((0.0f + -0.3f) + -0.4f) + -0.05f);
+    snprintf(exp, sizeof exp, "a=3 2 -0.3\tb=4 2 -0.4\t</s>=2 3 -0.05\tTotal: %s OOV: 0\n", t);
+    cr_assert(strncmp(out, exp, strlen(exp)) == 0, "%s\nwanted\n%s", out, exp);
+    free(out);
+    glm_close(m);
+}
+
+/* The fast paths (lanes of rows, the state API's walk) against the reference on B-trees of every
+ * size 0..98 and so every depth for small K, at both trie levels, without the big-group index
+ * and with it over every group: bigrams "wh wj" (h < j: w_j's group holds j keys) and trigrams
+ * "wa wh w99" (a < h: the group of "wh w99" holds h keys). */
+Test(glm, fast_paths_every_btree_shape)
+{
+    enum { W = 100 };
+    char *arpa = tu_join(dir, "shapes.arpa");
+    FILE *f = fopen(arpa, "w");
+    cr_assert_not_null(f);
+    unsigned n2 = W * (W - 1) / 2, n3 = 0;
+    for (unsigned h = 0; h < W - 1; h++)
+        n3 += h;
+    fprintf(f, "\\data\\\nngram 1=%u\nngram 2=%u\nngram 3=%u\n\n\\1-grams:\n-1\t<unk>\n"
+               "-99\t<s>\t-0.5\n-1.5\t</s>\n", W + 3, n2, n3);
+    for (unsigned i = 0; i < W; i++)
+        fprintf(f, "-1.%u\tw%u\t-0.%u\n", i % 10, i, 1 + i % 9);
+    fprintf(f, "\n\\2-grams:\n");
+    for (unsigned j = 0; j < W; j++)
+        for (unsigned h = 0; h < j; h++)
+            fprintf(f, "-0.%u\tw%u w%u\t-0.0%u\n", 1 + (h + j) % 9, h, j, 1 + h % 9);
+    fprintf(f, "\n\\3-grams:\n");
+    for (unsigned h = 0; h < W - 1; h++)
+        for (unsigned a = 0; a < h; a++)
+            fprintf(f, "-0.0%u\tw%u w%u w%u\n", 1 + a % 9, a, h, W - 1);
+    fprintf(f, "\n\\end\\\n");
+    cr_assert_eq(fclose(f), 0);
+    const uint32_t ks[] = {3, 4, 5, 7, 31};
+    for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+        char *model = tu_join(dir, "shapes.glm");
+        glm_build_options opt = {ks[ki], -1, NULL};
+        smt_err e;
+        cr_assert_eq(glm_build(arpa, model, &opt, NULL, &e), 0, "%s", e.msg);
+        glm_model *m;
+        cr_assert_eq(glm_open(&m, model, GLM_OPEN_VERIFY, &e), 0, "%s", e.msg);
+        uint32_t V = glm_vocab_size(m);
+        glm_word last = glm_index(m, "w99", 3);
+        size_t nr = 0, cap = (size_t)(V + 1) * V * 3;
+        glm_word *rows = malloc(cap * 3 * sizeof *rows);
+        for (uint32_t x = 0; x <= V; x++) /* x == V: a row padded with GLM_NONE */
+            for (uint32_t y = 0; y < V; y++) {
+                const glm_word zs[3] = {last, (x * 7 + y) % V, y};
+                for (int zi = 0; zi < 3; zi++, nr++) {
+                    rows[3 * nr] = x == V ? GLM_NONE : x;
+                    rows[3 * nr + 1] = y;
+                    rows[3 * nr + 2] = zs[zi];
+                }
+            }
+        float *pr = malloc(nr * 4), *pf = malloc(nr * 4);
+        uint8_t *lr = malloc(nr), *lf = malloc(nr);
+        cr_assert_eq(glm_score_rows_ref(m, rows, nr, pr, lr, &e), 0);
+        for (int idx = 0; idx < 3; idx++) { /* no index, every group indexed, groups >= 8 */
+            if (idx)
+                cr_assert_eq(glm_bigidx_build(m, idx == 1 ? 1 : 8, &e), 0);
+            cr_assert_eq(glm_score_rows(m, rows, nr, pf, lf, 1, &e), 0);
+            for (size_t r = 0; r < nr; r++) {
+                cr_assert(memcmp(&pf[r], &pr[r], 4) == 0 && lf[r] == lr[r],
+                          "K=%u index %d row %zu (%u %u %u): fast %g/%u ref %g/%u", ks[ki], idx, r,
+                          rows[3 * r], rows[3 * r + 1], rows[3 * r + 2], pf[r], lf[r], pr[r], lr[r]);
+                if (rows[3 * r] == GLM_NONE)
+                    continue;
+                glm_state s, a, b;
+                glm_state_null(&s);
+                glm_score_ref(m, &s, rows[3 * r], &s, NULL);
+                glm_score_ref(m, &s, rows[3 * r + 1], &s, NULL);
+                unsigned la, lb;
+                float fa = glm_score(m, &s, rows[3 * r + 2], &a, &la);
+                float fb = glm_score_ref(m, &s, rows[3 * r + 2], &b, &lb);
+                cr_assert(memcmp(&fa, &fb, 4) == 0 && la == lb && glm_state_equal(&a, &b),
+                          "K=%u index %d state row %zu", ks[ki], idx, r);
+            }
+        }
+        free(rows), free(pr), free(pf), free(lr), free(lf), free(model);
+        glm_close(m);
+    }
+    free(arpa);
+}
