@@ -227,6 +227,7 @@ typedef struct reader {
     smt_progress prog;
     char *line;
     size_t len;
+    size_t flen[GLM_MAX_ORDER + 3]; /* the lengths of the fields ngram_line split */
 } reader;
 
 static uint64_t lineno(const reader *r) { return smt_lines_lineno(r->lines); }
@@ -263,8 +264,9 @@ static int next_nonblank(reader *r, const char *expected)
     }
 }
 
-/* Splits in place on spaces and tabs; returns the number of fields (up to max + 1). */
-static unsigned split(char *s, char **f, unsigned max)
+/* Splits in place on spaces and tabs; returns the number of fields (up to max + 1), their lengths
+ * in len[] when len is not NULL (the number and word parsers need them: no strlen per field). */
+static unsigned split(char *s, char **f, size_t *len, unsigned max)
 {
     unsigned n = 0;
     for (;;) {
@@ -272,9 +274,12 @@ static unsigned split(char *s, char **f, unsigned max)
             s++;
         if (!*s || n > max)
             return n;
-        f[n++] = s;
+        char *start = s;
         while (*s && *s != ' ' && *s != '\t')
             s++;
+        if (len)
+            len[n] = (size_t)(s - start);
+        f[n++] = start;
         if (*s)
             *s++ = '\0';
     }
@@ -284,38 +289,39 @@ static unsigned split(char *s, char **f, unsigned max)
  * reader rounds it). Rejected rather than read as some other value: NaN, hexadecimal, trailing
  * junk, and a finite number too large for a float (strtof made it an infinity). "-inf" only where
  * allow_inf says (probabilities, as KenLM). */
-static int parse_float(reader *r, const char *s, float *out, const char *what, int allow_inf)
+static int parse_float(reader *r, const char *s, size_t len, float *out, const char *what,
+                       int allow_inf)
 {
-    int rc = smt_parse_float(s, strlen(s), -INFINITY, INFINITY, allow_inf ? SMT_NUM_ALLOW_INF : 0,
+    int rc = smt_parse_float(s, len, -INFINITY, INFINITY, allow_inf ? SMT_NUM_ALLOW_INF : 0,
                              out);
     if (rc == SMT_ERR_LIMIT)
-        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: %s '%s' is out of a float's range",
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: %s '%.64s' is out of a float's range",
                            r->path, (unsigned long long)lineno(r), what, s);
     if (rc)
-        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: bad %s '%s'", r->path,
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: bad %s '%.64s'", r->path,
                            (unsigned long long)lineno(r), what, s);
     return 0;
 }
 
 /* The probability as KenLM stores it: positive values rejected, the sign forced on (so 0 reads as
  * -0.0, as KenLM's sign-bit trick returns it). */
-static int parse_prob(reader *r, const char *s, float *out)
+static int parse_prob(reader *r, const char *s, size_t len, float *out)
 {
-    int rc = parse_float(r, s, out, "log10 probability", 1);
+    int rc = parse_float(r, s, len, out, "log10 probability", 1);
     if (rc)
         return rc;
     if (*out > 0.0f)
         return smt_err_set(r->err, SMT_ERR_PARSE,
-                           "%s:%llu: positive log10 probability %s (KenLM rejects it too)", r->path,
+                           "%s:%llu: positive log10 probability %.64s (KenLM rejects it too)", r->path,
                            (unsigned long long)lineno(r), s);
     *out = -fabsf(*out);
     return 0;
 }
 
 /* A backoff: NaN and infinities rejected (as KenLM); any zero becomes -0.0, KenLM's "no extension" mark. */
-static int parse_backoff(reader *r, const char *s, float *out)
+static int parse_backoff(reader *r, const char *s, size_t len, float *out)
 {
-    int rc = parse_float(r, s, out, "log10 backoff", 0);
+    int rc = parse_float(r, s, len, out, "log10 backoff", 0);
     if (rc)
         return rc;
     if (*out == 0.0f)
@@ -384,7 +390,7 @@ static int read_counts(reader *r, glm_arpa *a)
         if (is_blank(r->line) || r->line[0] == '#')
             continue;
         char *f[2];
-        if (split(r->line, f, 1) == 1 && strcmp(f[0], "\\data\\") == 0)
+        if (split(r->line, f, NULL, 1) == 1 && strcmp(f[0], "\\data\\") == 0)
             break;
         return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected \\data\\", r->path,
                            (unsigned long long)lineno(r));
@@ -425,7 +431,7 @@ static int read_header(reader *r, unsigned n)
     char want[32];
     snprintf(want, sizeof want, "\\%u-grams:", n);
     char *f[2];
-    if (split(r->line, f, 1) != 1 || strcmp(f[0], want) != 0)
+    if (split(r->line, f, NULL, 1) != 1 || strcmp(f[0], want) != 0)
         return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected '%s' (were there more n-grams "
                            "than declared?)", r->path, (unsigned long long)lineno(r), want);
     return 0;
@@ -456,7 +462,7 @@ static int ngram_line(reader *r, unsigned n, uint64_t i, uint64_t count, char **
                            "%s:%llu: end of file after %llu of %llu declared %u-grams", r->path,
                            (unsigned long long)lineno(r), (unsigned long long)i,
                            (unsigned long long)count, n);
-    *nf = split(r->line, f, n + 2);
+    *nf = split(r->line, f, r->flen, n + 2);
     if (*nf == 1 && f[0][0] == '\\')
         return smt_err_set(r->err, SMT_ERR_PARSE,
                            "%s:%llu: section ends after %llu of %llu declared %u-grams", r->path,
@@ -511,12 +517,13 @@ static int read_unigrams(reader *r, glm_arpa *a)
         char *f[4];
         unsigned nf;
         float prob = 0.0f, bo = -0.0f;
-        if ((rc = ngram_line(r, 1, i, count, f, &nf)) || (rc = parse_prob(r, f[0], &prob)) ||
-            (nf == 3 && (rc = parse_backoff(r, f[2], &bo))))
+        if ((rc = ngram_line(r, 1, i, count, f, &nf)) ||
+            (rc = parse_prob(r, f[0], r->flen[0], &prob)) ||
+            (nf == 3 && (rc = parse_backoff(r, f[2], r->flen[2], &bo))))
             goto out;
         smt_vocab v = smt_vocab_builder_view(a->vocab);
         uint32_t before = v.n;
-        if ((rc = smt_vocab_builder_add(a->vocab, f[1], strlen(f[1]), &id, r->err)))
+        if ((rc = smt_vocab_builder_add(a->vocab, f[1], r->flen[1], &id, r->err)))
             goto out;
         if (id >= count + 1 || (id < before && seen[id])) {
             rc = smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate unigram '%s'", r->path,
@@ -594,15 +601,16 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
         char *f[GLM_MAX_ORDER + 3];
         unsigned nf;
         float prob = 0.0f, bo = -0.0f;
-        if ((rc = ngram_line(r, n, i, count, f, &nf)) || (rc = parse_prob(r, f[0], &prob)) ||
-            (nf == n + 2 && (rc = parse_backoff(r, f[n + 1], &bo))))
+        if ((rc = ngram_line(r, n, i, count, f, &nf)) ||
+            (rc = parse_prob(r, f[0], r->flen[0], &prob)) ||
+            (nf == n + 2 && (rc = parse_backoff(r, f[n + 1], r->flen[n + 1], &bo))))
             return rc;
         if (n == a->order && nf == n + 2 && bo != 0.0f)
             return smt_err_set(r->err, SMT_ERR_PARSE,
                                "%s:%llu: non-zero backoff %s on the highest order", r->path,
                                (unsigned long long)lineno(r), f[n + 1]);
         for (unsigned k = 0; k < n; k++) {
-            uint32_t id = smt_vocab_find(&v, f[1 + k], strlen(f[1 + k]));
+            uint32_t id = smt_vocab_find(&v, f[1 + k], r->flen[1 + k]);
             if (id == SMT_VOCAB_NONE || (id == 0 && a->unk_added))
                 return smt_err_set(r->err, SMT_ERR_PARSE,
                                    "%s:%llu: word '%s' of a %u-gram is not a unigram", r->path,
@@ -653,7 +661,7 @@ static int read_end(reader *r)
     if (rc < 0)
         return rc;
     char *f[2];
-    if (split(r->line, f, 1) != 1 || strcmp(f[0], "\\end\\") != 0)
+    if (split(r->line, f, NULL, 1) != 1 || strcmp(f[0], "\\end\\") != 0)
         return smt_err_set(r->err, SMT_ERR_PARSE,
                            "%s:%llu: expected \\end\\ (were there more n-grams than declared?)",
                            r->path, (unsigned long long)lineno(r));
