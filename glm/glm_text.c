@@ -489,10 +489,11 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
             size_t n;
             int got;
             if (interactive) {
+                errno = 0;
                 ssize_t k = getline(&iline, &icap, stdin);
                 if (k < 0 && ferror(stdin)) {
-                    got = smt_err_set(err, SMT_ERR_IO, "<stdin>:%llu: read error",
-                                      (unsigned long long)ilineno + 1);
+                    got = smt_err_errno(err, SMT_ERR_IO, errno ? errno : EIO,
+                                        "<stdin>:%llu: read error", (unsigned long long)ilineno + 1);
                 } else if (k < 0) {
                     got = 0;
                 } else {

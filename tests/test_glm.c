@@ -1040,3 +1040,26 @@ Test(glm, fast_paths_every_btree_shape)
     }
     free(arpa);
 }
+
+/* A read error on the text is an error with its reason, in both readers (-b reads standard input
+ * itself), never an early end of input. */
+Test(glm, tool_read_errors)
+{
+    char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa"), *model = tu_join(dir, "r.glm");
+    char cmd[4096], *out = NULL, *err = NULL;
+    snprintf(cmd, sizeof cmd, "%s build %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    const char *modes[] = {"", "-b", "-v summary"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "%s query %s %s < %s", bin, modes[i], model, dir);
+        cr_assert_eq(tu_run(cmd, &out, &err), 1, "'%s': %s", modes[i], err);
+        /* "<stdin>:1: read error: Is a directory" (or, from a reader that checks at open,
+         * "<stdin>: is a directory ...") */
+        cr_assert(strstr(err, "<stdin>") && strcasestr(err, "is a directory"), "'%s': %s",
+                  modes[i], err);
+        cr_assert_null(strstr(out, "Perplexity"), "'%s': no summary of a text never read: %s",
+                       modes[i], out);
+        free(out), free(err);
+    }
+    free(bin), free(arpa), free(model);
+}
