@@ -635,6 +635,8 @@ Test(glm, tool)
  * and say that writing failed, never 0 with the output lost. The library says SMT_ERR_IO too. */
 Test(glm, tool_write_errors)
 {
+    if (access("/dev/full", W_OK) != 0)
+        cr_skip_test("/dev/full is absent (a bare chroot?): write errors not tested");
     char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa");
     char *model = tu_join(dir, "w.glm"), *in = tu_join(dir, "w.txt");
     char cmd[4096], *err = NULL;
