@@ -796,6 +796,19 @@ Test(glm, arpa_number_syntax)
  * campaign's reproducers (a 54-byte header declaring 2^32-3 unigrams asked for 16 GiB; a 63-byte
  * one declaring 4e8 bigrams used 2.7 GB for 9 s) must fail at once with the parse error, within a
  * small address space (ulimit -v; not under ASan, whose shadow memory needs terabytes of it). */
+/* ASan and TSan reserve terabytes of address space for their shadow memory: no ulimit -v there
+ * (GCC says so with __SANITIZE_*__, clang with __has_feature). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZER_SHADOW 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZER_SHADOW 1
+#endif
+#endif
+#ifndef SANITIZER_SHADOW
+#define SANITIZER_SHADOW 0
+#endif
+
 Test(glm, hostile_header_counts)
 {
     const struct { const char *file, *msg; } cases[] = {
@@ -809,7 +822,7 @@ Test(glm, hostile_header_counts)
         char rel[64], cmd[4096], *err = NULL;
         snprintf(rel, sizeof rel, "glm/%s", cases[i].file);
         char *arpa = tu_data_path(rel);
-#if defined(__SANITIZE_ADDRESS__)
+#if SANITIZER_SHADOW
         const char *limit = "";
 #else
         const char *limit = "ulimit -v 400000; ";
