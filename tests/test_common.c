@@ -512,3 +512,38 @@ Test(num, messages_name_the_place)
     cr_expect_eq(smt_parse_int_arg("-s", "7", 1, 10, &i, &e), 0);
     cr_expect_eq(i, 7);
 }
+
+Test(num, fast_path_equals_strtod)
+{
+    /* decimals of every shape the fast paths take and just past them, against the C library */
+    uint64_t x = 88172645463325252ull;
+    char buf[64];
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int digits = 1 + (int)(x % 20), point = (int)((x >> 8) % (unsigned)(digits + 1));
+        int ex = (int)((x >> 16) % 61) - 30, use_exp = (int)((x >> 24) & 1), neg = (int)((x >> 25) & 1);
+        size_t n = 0;
+        if (neg)
+            buf[n++] = '-';
+        uint64_t y = x >> 26;
+        for (int d = 0; d < digits; d++) {
+            if (d == point && d)
+                buf[n++] = '.';
+            buf[n++] = (char)('0' + (y % 10));
+            y = y / 10 ^ (y << 7);
+        }
+        if (use_exp)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "e%d", ex);
+        buf[n] = '\0';
+        float f, fr = strtof(buf, NULL);
+        double d, dr = strtod(buf, NULL);
+        if (isinf(fr)) { /* overflow: out of range, never a silent infinity */
+            cr_assert_eq(smt_parse_float(buf, n, -HUGE_VALF, HUGE_VALF, 0, &f), SMT_ERR_LIMIT, "%s", buf);
+            continue;
+        }
+        cr_assert_eq(smt_parse_float(buf, n, -HUGE_VALF, HUGE_VALF, 0, &f), 0, "%s", buf);
+        cr_assert(f == fr && signbit(f) == signbit(fr), "%s: %a vs strtof %a", buf, f, fr);
+        cr_assert_eq(smt_parse_double(buf, n, -HUGE_VAL, HUGE_VAL, 0, &d), 0, "%s", buf);
+        cr_assert(d == dr && signbit(d) == signbit(dr), "%s: %a vs strtod %a", buf, d, dr);
+    }
+}
