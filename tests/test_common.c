@@ -128,26 +128,58 @@ Test(file, every_truncation_fails_cleanly)
     free(path);
 }
 
+/* Whether a byte of the file is covered by a checksum: the header (512 bytes), the used entries of
+ * the section table (48 bytes each, after the header) and every section's bytes. The padding
+ * between sections and the unused table entries are covered by nothing, so a flip there cannot be
+ * detected (and changes nothing a reader sees). */
+static int covered(const smt_mapped *m, uint64_t off)
+{
+    unsigned n = smt_mapped_section_count(m);
+    if (off < 512 + (uint64_t)n * 48)
+        return 1;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t o, sz;
+        smt_mapped_section_info(m, i, NULL, &o, &sz, NULL);
+        if (off >= o && off < o + sz)
+            return 1;
+    }
+    return 0;
+}
+
 Test(file, bit_flips_are_detected)
 {
     char *path = write_sample("a.bin");
     char *copy = tu_join(dir, "f.bin");
     long long size = tu_file_size(path);
-    int detected = 0, tried = 0;
-    for (long long off = 0; off < size; off += 37) {
+    smt_mapped *orig;
+    smt_err oe;
+    cr_assert_eq(smt_mapped_open(&orig, path, "TST1", 7, 0, &oe), 0, "%s", oe.msg);
+    int detected = 0, n_covered = 0;
+    /* every byte, a different bit each time */
+    for (long long off = 0; off < size; off++) {
         cr_assert_eq(tu_copy_file(path, copy), 0);
         cr_assert_eq(tu_flip_bit(copy, (uint64_t)off, (int)(off % 8)), 0);
         smt_mapped *m;
         smt_err e;
         int rc = smt_mapped_open(&m, copy, "TST1", 7, SMT_OPEN_VERIFY, &e);
-        tried++;
-        if (rc != 0)
+        int must = covered(orig, (uint64_t)off);
+        n_covered += must;
+        if (rc != 0) {
             detected++;
-        else
-            smt_mapped_close(m); /* a flip in padding or the unused table is harmless */
+            cr_assert(must, "offset %lld: a flip outside every checksum was reported: %s", off,
+                      e.msg);
+        } else {
+            smt_mapped_close(m);
+            cr_assert(!must, "offset %lld bit %lld: a flip under a checksum went undetected", off,
+                      off % 8);
+        }
     }
-    /* every flip inside the header, the used table entries or a section must be caught */
-    cr_assert_gt(detected, 0);
+    /* every flip inside the header, the used table entries or a section is caught, and only those
+     * (padding and unused table entries hold nothing a reader uses) */
+    cr_assert_eq(detected, n_covered);
+    cr_assert_gt(n_covered, 8000); /* the sections alone are 8011 bytes */
+    cr_assert_lt(n_covered, size);  /* and there is padding the test went through */
+    smt_mapped_close(orig);
     /* flip inside a section payload: caught by verify */
     smt_mapped *m;
     smt_err e;
@@ -162,7 +194,6 @@ Test(file, bit_flips_are_detected)
     cr_assert(strstr(e.msg, "numbers") != NULL, "%s", e.msg);
     smt_mapped_close(m);
     cr_assert_eq(smt_mapped_open(&m, copy, "TST1", 7, SMT_OPEN_VERIFY, &e), SMT_ERR_CORRUPT);
-    (void)tried;
     free(copy);
     free(path);
 }
