@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -219,6 +221,94 @@ Test(file, incomplete_magic_is_reported)
     smt_err e;
     cr_assert_eq(smt_mapped_open(&m, path, "TST1", 7, 0, &e), SMT_ERR_INCOMPLETE);
     free(path);
+}
+
+/* Writes the sample through smt_writer to path; returns smt_writer_open's or finish's status. */
+static int try_write(const char *path, smt_err *e)
+{
+    smt_writer *w;
+    int rc = smt_writer_open(&w, path, "TST1", 7, e);
+    if (rc)
+        return rc;
+    if ((rc = smt_writer_section(w, "text", "hello", 5, e))) {
+        smt_writer_abort(w);
+        return rc;
+    }
+    return smt_writer_finish(w, e);
+}
+
+/* Nothing but the given names is left in dir (no temporary file). */
+static void only_in_dir(const char *name1, const char *name2)
+{
+    char *cmd = NULL, *out = NULL;
+    cr_assert(asprintf(&cmd, "ls -A '%s'", dir) > 0);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0);
+    char want[256];
+    snprintf(want, sizeof want, "%s\n%s%s", name1, name2 ? name2 : "", name2 ? "\n" : "");
+    cr_assert_str_eq(out, want);
+    free(cmd);
+    free(out);
+}
+
+/* A symbolic link at the output path is written through to its target and stays a link. */
+Test(file, symlink_output_is_written_through)
+{
+    char *real = tu_join(dir, "real.bin"), *link = tu_join(dir, "link.bin");
+    cr_assert_eq(tu_write_file(real, "old", 3), 0);
+    cr_assert_eq(symlink("real.bin", link), 0);
+    smt_err e;
+    cr_assert_eq(try_write(link, &e), 0, "%s", e.msg);
+    struct stat st;
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link was replaced by a regular file");
+    smt_mapped *m;
+    cr_assert_eq(smt_mapped_open(&m, real, "TST1", 7, SMT_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    smt_mapped_close(m);
+    only_in_dir("link.bin", "real.bin");
+    /* a dangling link is refused, as cp refuses it, and stays */
+    cr_assert_eq(unlink(real), 0);
+    cr_assert_eq(try_write(link, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, "link.bin") && strstr(e.msg, "symbolic link"), "%s", e.msg);
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode));
+    only_in_dir("link.bin", NULL);
+    free(real);
+    free(link);
+}
+
+/* Anything at the output path that is not a regular file is refused and left as it was: a fifo, a
+ * directory, a character device (made when the test runs as root), or a link to one of them. */
+Test(file, non_regular_output_is_refused)
+{
+    char *fifo = tu_join(dir, "fifo"), *sub = tu_join(dir, "sub"), *dev = tu_join(dir, "null");
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    int have_dev = geteuid() == 0 && mknod(dev, S_IFCHR | 0600, makedev(1, 3)) == 0;
+    const char *paths[3] = {fifo, sub, dev};
+    const char *what[3] = {"fifo", "directory", "character device"};
+    mode_t kind[3] = {S_IFIFO, S_IFDIR, S_IFCHR};
+    for (int i = 0; i < 3; i++) {
+        if (i == 2 && !have_dev)
+            continue;
+        smt_err e;
+        cr_assert_eq(try_write(paths[i], &e), SMT_ERR_IO, "%s", what[i]);
+        cr_assert(strstr(e.msg, paths[i]) && strstr(e.msg, what[i]), "%s", e.msg);
+        struct stat st;
+        cr_assert_eq(lstat(paths[i], &st), 0);
+        cr_assert_eq(st.st_mode & S_IFMT, kind[i], "%s was replaced", what[i]);
+    }
+    /* a link to the fifo is refused too */
+    char *link = tu_join(dir, "to-fifo");
+    cr_assert_eq(symlink("fifo", link), 0);
+    smt_err e;
+    cr_assert_eq(try_write(link, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, "fifo"), "%s", e.msg);
+    /* no temporary file was left behind */
+    char *cmd = NULL, *out = NULL;
+    cr_assert(asprintf(&cmd, "ls -A '%s' | grep -c tmp-", dir) > 0);
+    tu_run(cmd, &out, NULL);
+    cr_assert_str_eq(out, "0\n");
+    free(cmd), free(out), free(link), free(fifo), free(sub), free(dev);
 }
 
 /* ------------------------------------------------------------ line reader */
