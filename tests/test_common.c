@@ -785,6 +785,64 @@ Test(lines, pipe_lines_arrive_one_by_one, .timeout = 20)
     free(xz);
 }
 
+/* ------------------------------------------------------------ skips seen by ctest */
+
+TestSuite(skip, .init = setup, .fini = teardown);
+
+/* Runs tests/tu_skip_probe with the environment assignments `env` (every FASTSMT_ variable of this
+ * run removed first); returns its exit status, its stderr in *err. */
+static int probe(const char *env, char **err)
+{
+    char *bin = tu_bin_path("../tests/tu_skip_probe"), *cmd = NULL;
+    /* BXFI_MAP: Criterion marks its own test processes with it; the probe must start as a runner */
+    cr_assert(asprintf(&cmd, "env -u BXFI_MAP -u FASTSMT_SHARED -u FASTSMT_SHARED_DEFAULT "
+                             "-u FASTSMT_REQUIRE_SHARED -u FASTSMT_REQUIRE_GPU -u PROBE_NO_GPU "
+                             "%s '%s' --jobs 1", env, bin) > 0);
+    int rc = tu_run(cmd, NULL, err);
+    free(bin);
+    free(cmd);
+    return rc;
+}
+
+Test(skip, nothing_tested_is_a_skip_for_ctest)
+{
+    char *with = tu_join(dir, "with"), *without = tu_join(dir, "without");
+    char *sub = tu_join(with, "probe"), *file = tu_join(sub, "present.txt");
+    cr_assert_eq(mkdir(with, 0700), 0);
+    cr_assert_eq(mkdir(without, 0700), 0);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    cr_assert_eq(tu_write_file(file, "x\n", 2), 0);
+    char env[1024], *err = NULL;
+    /* every test skipped: TU_SKIP_CODE (ctest's SKIP_RETURN_CODE), not 0 */
+    snprintf(env, sizeof env, "FASTSMT_SHARED='%s' PROBE_NO_GPU=1", without);
+    cr_assert_eq(probe(env, &err), TU_SKIP_CODE, "%s", err);
+    free(err);
+    /* one test ran: 0 */
+    snprintf(env, sizeof env, "FASTSMT_SHARED='%s' PROBE_NO_GPU=1", with);
+    cr_assert_eq(probe(env, &err), 0, "%s", err);
+    free(err);
+    /* the configured folder serves when FASTSMT_SHARED is unset, and FASTSMT_SHARED at test time wins */
+    snprintf(env, sizeof env, "FASTSMT_SHARED_DEFAULT='%s' PROBE_NO_GPU=1", with);
+    cr_assert_eq(probe(env, &err), 0, "%s", err);
+    free(err);
+    snprintf(env, sizeof env, "FASTSMT_SHARED_DEFAULT='%s' FASTSMT_SHARED='%s' PROBE_NO_GPU=1", with,
+             without);
+    cr_assert_eq(probe(env, &err), TU_SKIP_CODE, "%s", err);
+    free(err);
+    /* FASTSMT_REQUIRE_SHARED / FASTSMT_REQUIRE_GPU turn those skips into failures */
+    snprintf(env, sizeof env, "FASTSMT_SHARED='%s' FASTSMT_REQUIRE_SHARED=1", without);
+    int rc = probe(env, &err);
+    cr_assert(rc != 0 && rc != TU_SKIP_CODE, "rc %d", rc);
+    cr_assert(strstr(err, "FASTSMT_REQUIRE_SHARED") && strstr(err, "probe/present.txt"), "%s", err);
+    free(err);
+    snprintf(env, sizeof env, "FASTSMT_SHARED='%s' FASTSMT_REQUIRE_GPU=1 PROBE_NO_GPU=1", with);
+    rc = probe(env, &err);
+    cr_assert(rc != 0 && rc != TU_SKIP_CODE, "rc %d", rc);
+    cr_assert(strstr(err, "FASTSMT_REQUIRE_GPU"), "%s", err);
+    free(err);
+    free(with), free(without), free(sub), free(file);
+}
+
 /* ------------------------------------------------------------ vocabulary */
 
 TestSuite(vocab, .init = setup, .fini = teardown);
