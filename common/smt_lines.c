@@ -90,6 +90,25 @@ static int fail(chunk *c, const char *fmt, const char *what)
     return -1;
 }
 
+/* read(2), retried on EINTR. On the helper thread this is the only place it can be cancelled, so
+ * closing a reader whose input waits forever (a pipe kept open by its writer) does not hang. */
+static ssize_t read_some(const smt_lines *r, void *buf, size_t n)
+{
+    int old;
+    if (r->threaded)
+        pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
+    ssize_t k;
+    do
+        k = read(r->fd, buf, n);
+    while (k < 0 && errno == EINTR);
+    if (r->threaded) {
+        int e = errno;
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+        errno = e;
+    }
+    return k;
+}
+
 /* Reads more raw bytes after those not yet consumed. 0, or -1 with the chunk's error set. */
 static int read_input(smt_lines *r, chunk *c)
 {
@@ -97,10 +116,7 @@ static int read_input(smt_lines *r, chunk *c)
         r->in_pos = r->in_len = 0;
     if (r->in_len == IN_SIZE)
         return 0;
-    ssize_t n;
-    do
-        n = read(r->fd, r->in + r->in_len, IN_SIZE - r->in_len);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = read_some(r, r->in + r->in_len, IN_SIZE - r->in_len);
     if (n < 0)
         return fail(c, "%s", strerror(errno));
     if (n == 0)
@@ -357,10 +373,7 @@ static void fill_chunk(smt_lines *r, chunk *c)
             }
             if (c->len > 0 && !input_ready(r))
                 return; /* hand over what arrived */
-            ssize_t n;
-            do
-                n = read(r->fd, c->data + c->len, CHUNK_SIZE - c->len);
-            while (n < 0 && errno == EINTR);
+            ssize_t n = read_some(r, c->data + c->len, CHUNK_SIZE - c->len);
             if (n < 0) {
                 fail(c, "%s", strerror(errno));
                 return;
@@ -389,6 +402,7 @@ static void fill_chunk(smt_lines *r, chunk *c)
 static void *producer(void *arg)
 {
     smt_lines *r = arg;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL); /* but in read_some */
     for (;;) {
         pthread_mutex_lock(&r->mu);
         while (!r->stop && r->free_count == 0)
@@ -592,6 +606,7 @@ void smt_lines_close(smt_lines *r)
         r->stop = 1;
         pthread_cond_broadcast(&r->cv);
         pthread_mutex_unlock(&r->mu);
+        pthread_cancel(r->thread); /* acts only if it waits in read_some */
         pthread_join(r->thread, NULL);
         pthread_mutex_destroy(&r->mu);
         pthread_cond_destroy(&r->cv);
