@@ -18,7 +18,7 @@ S=$C/sysroot
 SH=$C/shared
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-export PKG_CONFIG_PATH=$S/pkgconfig LD_LIBRARY_PATH=$S/lib FASTSMT_SHARED=$SH
+export PKG_CONFIG_PATH=$S/pkgconfig LD_LIBRARY_PATH=$S/lib CMAKE_PREFIX_PATH=$S FASTSMT_SHARED=$SH
 B=$root/build-gpu/bin
 T=$root/build-gpu/tests
 t0=$(date +%s)
