@@ -591,6 +591,22 @@ int smt_lines_next(smt_lines *r, char **line, size_t *len, smt_err *err)
     }
 }
 
+int smt_lines_ready(smt_lines *r)
+{
+    if (r->done || r->regular)
+        return 1;
+    if (r->cur && (r->cur->eof || (r->pos < r->cur->len &&
+                                   memchr(r->cur->data + r->pos, '\n', r->cur->len - r->pos))))
+        return 1;
+    if (r->threaded) { /* the helper thread reads; a chunk it handed over is what is ready */
+        pthread_mutex_lock(&r->mu);
+        int n = r->full_count;
+        pthread_mutex_unlock(&r->mu);
+        return n > 0;
+    }
+    return r->in_pos < r->in_len || r->pending || input_ready(r);
+}
+
 uint64_t smt_lines_lineno(const smt_lines *r) { return r->lineno; }
 int smt_lines_had_newline(const smt_lines *r) { return r->had_newline; }
 uint64_t smt_lines_bytes_read(const smt_lines *r) { return atomic_load(&((smt_lines *)r)->consumed); }

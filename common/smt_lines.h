@@ -37,6 +37,12 @@ int smt_lines_open(smt_lines **out, const char *path, unsigned flags, smt_err *e
  * being read when the error was met, after every line decoded before it). */
 int smt_lines_next(smt_lines *r, char **line, size_t *len, smt_err *err);
 
+/* 1 when the next smt_lines_next will not wait for input: a line is buffered, the input is a
+ * regular file or at its end, or bytes are waiting on the pipe or terminal (they may not complete a
+ * line yet). 0 when it would wait. For readers that batch lines but must answer an interactive user
+ * at once. */
+int smt_lines_ready(smt_lines *r);
+
 /* The 1-based number of the line last returned (0 before the first). */
 uint64_t smt_lines_lineno(const smt_lines *r);
 

@@ -6,12 +6,9 @@
  * so output never depends on the thread count or on scheduling. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dec_internal.h"
@@ -126,48 +123,17 @@ int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
 
 /* ---------------------------------------------------------------- the input */
 
-/* Where the lines come from: a FILE (dec_run), smt_lines (files and redirected standard input:
- * plain or compressed), or a descriptor read as lines arrive (pipes and terminals, where a reader
- * that fills a buffer first would leave an interactive user waiting). Every read error is an
- * error, never an end of input. */
+/* Where the lines come from: a FILE (dec_run), or smt_lines (dec_run_input: files, redirected
+ * standard input, pipes and terminals; plain or compressed; a pipe is answered as its lines
+ * arrive). Every read error is an error, never an end of input. */
 typedef struct line_src {
     const char *name;
     FILE *f;
     smt_lines *lr;
-    int fd;
-    char *buf;             /* getline's line, or the descriptor's buffer */
-    size_t cap, len, pos;  /* descriptor: bytes buf[pos, len) not yet returned */
-    int eof, started;      /* descriptor: the start of the input has been checked */
+    char *buf; /* getline's line */
+    size_t cap;
     uint64_t lineno;
 } line_src;
-
-/* The start of a stream read through a descriptor: compressed data cannot be decompressed there
- * (smt_lines needs the whole file), so it is refused rather than translated as text; a UTF-8
- * byte-order mark is dropped, as smt_lines does for files. */
-static int check_start(line_src *s, smt_err *err)
-{
-    static const struct {
-        const char *magic;
-        size_t len;
-        const char *name;
-    } kinds[] = {{"\x1f\x8b", 2, "gzip"}, {"\xfd" "7zXZ\0", 6, "xz"},
-                 {"\x28\xb5\x2f\xfd", 4, "zstd"}, {"BZh", 3, "bzip2"}};
-    const char *b = s->buf + s->pos;
-    size_t n = s->len - s->pos;
-    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
-        if (n >= kinds[k].len && !memcmp(b, kinds[k].magic, kinds[k].len) &&
-            (k != 3 || (n >= 10 && b[3] >= '1' && b[3] <= '9' && !memcmp(b + 4, "1AY&SY", 6))))
-            return smt_err_set(err, SMT_ERR_FORMAT,
-                               "%s: %s-compressed data through a pipe: give the file with "
-                               "-input-file or redirect it (< FILE), which decompresses it",
-                               s->name, kinds[k].name);
-    if (n >= 3 && !memcmp(b, "\xef\xbb\xbf", 3))
-        s->pos += 3;
-    s->started = 1;
-    return 0;
-}
-
-#define FD_CHUNK 65536
 
 /* 1 and *line, *len (without "\n" or "\r\n"), 0 at the end, or SMT_ERR_IO / SMT_ERR_NOMEM. */
 static int src_next(line_src *s, char **line, size_t *len, smt_err *err)
@@ -178,108 +144,40 @@ static int src_next(line_src *s, char **line, size_t *len, smt_err *err)
             s->lineno++;
         return rc;
     }
-    if (s->f) {
-        errno = 0;
-        ssize_t n = getline(&s->buf, &s->cap, s->f);
-        if (n < 0) {
-            if (ferror(s->f))
-                return smt_err_errno(err, SMT_ERR_IO, errno ? errno : EIO, "%s:%llu: read error",
-                                     s->name, (unsigned long long)(s->lineno + 1));
-            return 0;
-        }
-        s->lineno++;
-        while (n > 0 && (s->buf[n - 1] == '\n' || s->buf[n - 1] == '\r'))
-            n--;
-        *line = s->buf;
-        *len = (size_t)n;
-        return 1;
+    errno = 0;
+    ssize_t n = getline(&s->buf, &s->cap, s->f);
+    if (n < 0) {
+        if (ferror(s->f))
+            return smt_err_errno(err, SMT_ERR_IO, errno ? errno : EIO, "%s:%llu: read error",
+                                 s->name, (unsigned long long)(s->lineno + 1));
+        return 0;
     }
-    for (;;) {
-        /* the magic numbers hold no newline: a newline in the first bytes rules them out */
-        if (!s->started && (s->eof || s->len - s->pos >= 10 ||
-                            (s->len > s->pos && memchr(s->buf + s->pos, '\n', s->len - s->pos)))) {
-            int rc = check_start(s, err);
-            if (rc)
-                return rc;
-        }
-        char *b = s->buf + s->pos, *nl = s->len > s->pos ? memchr(b, '\n', s->len - s->pos) : NULL;
-        if (s->started && (nl || (s->eof && s->pos < s->len))) {
-            size_t n = nl ? (size_t)(nl - b) : s->len - s->pos;
-            s->pos += n + (nl != NULL);
-            if (n && b[n - 1] == '\r')
-                n--;
-            s->lineno++;
-            *line = b;
-            *len = n;
-            return 1;
-        }
-        if (s->eof)
-            return 0;
-        if (s->pos) { /* keep the partial line at the start of the buffer */
-            memmove(s->buf, s->buf + s->pos, s->len - s->pos);
-            s->len -= s->pos;
-            s->pos = 0;
-        }
-        if (s->cap - s->len < FD_CHUNK) {
-            size_t cap = s->cap ? 2 * s->cap : 4 * FD_CHUNK;
-            char *p = realloc(s->buf, cap);
-            if (!p)
-                return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", s->name);
-            s->buf = p;
-            s->cap = cap;
-        }
-        ssize_t got = read(s->fd, s->buf + s->len, s->cap - s->len);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return smt_err_errno(err, SMT_ERR_IO, errno, "%s:%llu: read error", s->name,
-                                 (unsigned long long)(s->lineno + 1));
-        if (got == 0)
-            s->eof = 1;
-        s->len += (size_t)got;
-    }
+    s->lineno++;
+    while (n > 0 && (s->buf[n - 1] == '\n' || s->buf[n - 1] == '\r'))
+        n--;
+    *line = s->buf;
+    *len = (size_t)n;
+    return 1;
 }
 
 /* 1 when the next src_next will not wait for input (or there is no way to know). */
-static int src_ready(const line_src *s)
+static int src_ready(line_src *s)
 {
-    if (s->lr || s->f || s->eof || (s->len > s->pos && memchr(s->buf + s->pos, '\n', s->len - s->pos)))
-        return 1;
-    struct pollfd p = {.fd = s->fd, .events = POLLIN};
-    return poll(&p, 1, 0) > 0;
+    return s->lr ? smt_lines_ready(s->lr) : 1;
 }
 
 /* Opens path (NULL or "-": standard input). */
 static int src_open(line_src *s, const char *path, smt_err *err)
 {
     memset(s, 0, sizeof *s);
-    s->fd = -1;
     int is_stdin = !path || !strcmp(path, "-");
     s->name = is_stdin ? "<stdin>" : path;
-    struct stat st;
-    int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot open", path);
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        if (!is_stdin)
-            close(fd);
-        return smt_err_errno(err, SMT_ERR_IO, e, "%s: cannot read", s->name);
-    }
-    if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)) {
-        s->fd = fd; /* answered line by line, as the lines arrive */
-        return 0;
-    }
-    if (!is_stdin)
-        close(fd);
     return smt_lines_open(&s->lr, is_stdin ? "-" : path, 0, err);
 }
 
 static void src_close(line_src *s)
 {
     smt_lines_close(s->lr);
-    if (s->fd > 0)
-        close(s->fd);
     free(s->buf);
 }
 
@@ -522,7 +420,6 @@ int dec_run(dec_model *m, FILE *in, FILE *out, FILE *nbest, size_t n_best, int d
     line_src src;
     memset(&src, 0, sizeof src);
     src.name = "input";
-    src.fd = -1;
     src.f = in;
     int rc = run_src(m, &src, out, nbest, n_best, distinct, threads, 0, warn, stats, err);
     free(src.buf);
