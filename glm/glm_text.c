@@ -473,13 +473,8 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
         rc = glm_gpu_create(&gpu, m, err);
     if (!rc && opt->threads != 1 && opt->path != GLM_PATH_GPU)
         rc = smt_pool_create(&pool, opt->threads, err);
-    /* -b on standard input: getline returns each line as soon as it is there (smt_lines fills
-     * whole chunks, which an interactive writer would wait on) */
-    int interactive = opt->flush_lines && strcmp(in_path, "-") == 0;
-    char *iline = NULL;
-    size_t icap = 0;
-    uint64_t ilineno = 0;
-    if (!rc && !interactive)
+    /* smt_lines hands a pipe's lines over as they arrive, so -b answers each line at once */
+    if (!rc)
         rc = smt_lines_open(&in, in_path, 0, err);
     int eof = 0;
     while (!rc && !eof) {
@@ -487,30 +482,7 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
         while (b.ntok < BLOCK_TOKENS && !(opt->flush_lines && b.nlines > 0)) {
             char *line;
             size_t n;
-            int got;
-            if (interactive) {
-                errno = 0;
-                ssize_t k = getline(&iline, &icap, stdin);
-                if (k < 0 && ferror(stdin)) {
-                    got = smt_err_errno(err, SMT_ERR_IO, errno ? errno : EIO,
-                                        "<stdin>:%llu: read error", (unsigned long long)ilineno + 1);
-                } else if (k < 0) {
-                    got = 0;
-                } else {
-                    ilineno++;
-                    n = (size_t)k;
-                    if (n > 0 && iline[n - 1] == '\n')
-                        iline[--n] = 0;
-                    line = iline;
-                    /* a UTF-8 byte-order mark opening the input is not part of the first word
-                     * (smt_lines drops it too) */
-                    if (ilineno == 1 && n >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0)
-                        line += 3, n -= 3;
-                    got = 1;
-                }
-            } else {
-                got = smt_lines_next(in, &line, &n, err);
-            }
+            int got = smt_lines_next(in, &line, &n, err);
             if (got < 0) {
                 rc = got;
                 break;
@@ -544,7 +516,6 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
         if (!rc && o.werr) /* a write failed: stop at once, the output is lost anyway */
             rc = ob_sync(&o, err);
     }
-    free(iline);
     if (!rc) {
         st.ppl_incl = pow(10.0, -(st.total / (double)st.tokens));
         st.ppl_excl = pow(10.0, -((st.total - st.total_oov) / (double)(st.tokens - st.oovs)));

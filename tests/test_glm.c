@@ -5,6 +5,8 @@
 #define _GNU_SOURCE /* open_memstream, symlink */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <poll.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -962,6 +964,49 @@ Test(glm, tool_bom_interactive)
     cr_assert(strncmp(with, "a=3 2 ", 6) == 0, "%s", with);
     cr_assert(strstr(with, "OOVs:\t1\n") != NULL, "only the second line's mark is a word: %s", with);
     free(with), free(without), free(bin), free(arpa), free(model);
+}
+
+/* -b on a pipe: each line's scores arrive while the input is still open (an interactive user,
+ * or a program driving glm query line by line, never waits for a buffer to fill). */
+Test(glm, tool_b_answers_a_pipe_line_by_line)
+{
+    char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa"), *model = tu_join(dir, "p.glm");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s build %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    int to[2], from[2];
+    cr_assert_eq(pipe(to), 0);
+    cr_assert_eq(pipe(from), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[0]), close(to[1]), close(from[0]), close(from[1]);
+        execl(bin, bin, "query", "-b", model, (char *)NULL);
+        _exit(127);
+    }
+    close(to[0]), close(from[1]);
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(write(to[1], "a b\n", 4), 4);
+        char got[512];
+        size_t n = 0;
+        while (!memchr(got, '\n', n)) {
+            struct pollfd p = {.fd = from[0], .events = POLLIN};
+            cr_assert_eq(poll(&p, 1, 20000), 1, "no answer to line %d while the input is open", k + 1);
+            ssize_t r = read(from[0], got + n, sizeof got - 1 - n);
+            cr_assert_gt(r, 0);
+            n += (size_t)r;
+        }
+        got[n] = '\0';
+        cr_assert(strncmp(got, "a=3 2 ", 6) == 0 && strstr(got, "Total: "), "%s", got);
+    }
+    close(to[1]);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(from[0]);
+    free(bin), free(arpa), free(model);
 }
 
 /* KenLM: an n-gram with no backoff (0) that is the context of a longer one can still be extended,
