@@ -18,11 +18,8 @@ static void teardown(void) { tu_rmtree(dir); free(dir); }
 TestSuite(glm_gpu, .init = setup, .fini = teardown);
 
 /* Why no device test can run here, said in the skip (ctest shows a program whose every test
- * skipped as "Skipped"). tests/testutil.h's TU_SKIP_GPU also fails the run when FASTSMT_REQUIRE_GPU
- * is set (the GPU machine); until it is there, a plain visible skip. */
-#ifndef TU_SKIP_GPU
-#define TU_SKIP_GPU(why) cr_skip_test("%s", why)
-#endif
+ * skipped as "Skipped"); TU_SKIP_GPU fails the run instead when FASTSMT_REQUIRE_GPU is set (the GPU
+ * machine). */
 static const char *no_gpu_reason(void)
 {
 #ifdef FASTSMT_HAVE_CUDA

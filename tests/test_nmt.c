@@ -20,10 +20,10 @@
 static void require_cuda(void)
 {
 #ifndef NMT_HAVE_CUDA
-    cr_skip_test("CUDA twin not run: this build has no CUDA backend (FASTSMT_CUDA=OFF or no nvcc)");
+    TU_SKIP_GPU("CUDA twin not run: this build has no CUDA backend (FASTSMT_CUDA=OFF or no nvcc)");
 #else
     if (!nmt_cuda_available())
-        cr_skip_test("CUDA twin not run: no CUDA device is visible");
+        TU_SKIP_GPU("CUDA twin not run: no CUDA device is visible");
 #endif
 }
 

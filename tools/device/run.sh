@@ -35,7 +35,7 @@ for phase in "$@"; do
         ;;
     test)
         for t in test_glm_gpu test_nmt_out test_nmt; do
-            timeout 300 "$T/$t" --verbose > "$OUT/$t.txt" 2>&1
+            FASTSMT_REQUIRE_GPU=1 timeout 300 "$T/$t" --verbose > "$OUT/$t.txt" 2>&1
             echo "$t: $(grep -E 'Synthesis' "$OUT/$t.txt")"
             grep -E "FAIL|Assert|lanes [0-9]|mode [0-9]" "$OUT/$t.txt" | head -8
         done
