@@ -154,12 +154,6 @@ static void block_free(block *b)
     free(b->prob), free(b->len), free(b->txt);
 }
 
-/* KenLM's separators: space, tab, CR, FF, VT and NUL ('\n' never occurs inside a line). */
-static inline int is_space(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\0';
-}
-
 /* Bit i of the result: line[i] (i < 64, i < n) is a separator; bits at and past n are set. */
 static inline uint64_t sep_mask64(const char *p, size_t n)
 {
@@ -183,9 +177,11 @@ static inline uint64_t sep_mask64(const char *p, size_t n)
     }
     return m;
 #else
+    /* KenLM's separators: space, tab, CR, FF, VT and NUL ('\n' never occurs inside a line) */
     uint64_t m = 0;
     for (size_t i = 0; i < 64; i++)
-        if (i >= n || is_space((unsigned char)p[i]))
+        if (i >= n || p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\f' ||
+            p[i] == '\v' || p[i] == '\0')
             m |= 1ull << i;
     return m;
 #endif
