@@ -88,7 +88,7 @@ static int is_binary(const char *path, smt_err *err)
 }
 
 /* Feature keys this decoder reads (each checked below); keys Moses knows that would change the
- * output and are not implemented are an error; any other key gets a warning. */
+ * output and are not implemented are an error; any other unknown key is an error too (Moses refuses it). */
 static const char *const known_keys[] = {"name", "num-features", "path", "input-factor",
                                          "output-factor", "type", "order", "factor",
                                          "table-limit", "tuneable", "lazyken", "property-index",
@@ -114,7 +114,7 @@ static int bool_value(const char *v)
     return -1;
 }
 
-static int check_keys(const dec_ini *ini, FILE *warn, smt_err *err)
+static int check_keys(const dec_ini *ini, smt_err *err)
 {
     for (size_t i = 0; i < ini->n_features; i++) {
         const dec_ini_feature *f = &ini->features[i];
@@ -125,11 +125,11 @@ static int check_keys(const dec_ini *ini, FILE *warn, smt_err *err)
                                    "%s:%u: key '%s' of %s is not implemented by this decoder and "
                                    "would change the output",
                                    ini->path, f->line, key, f->name);
-            if (!in_list(known_keys, key)) {
-                fprintf(warn, "warning: %s:%u: key '%.64s' of %s is not used by this decoder\n",
-                        ini->path, f->line, key, f->name);
-                continue;
-            }
+            if (!in_list(known_keys, key)) /* Moses refuses an unknown argument too */
+                return smt_err_set(err, SMT_ERR_PARSE,
+                                   "%s:%u: %s has no key '%.64s' (a misspelling? an unknown key "
+                                   "would change what the line means)",
+                                   ini->path, f->line, f->name, key);
             long long x; /* keys are unique (the ini reader checks): the arg is this value */
             int rc = 0;
             if (!strcmp(key, "input-factor") || !strcmp(key, "output-factor") ||
@@ -625,7 +625,7 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
         rc = dec_ini_overwrite_weights(m->ini, opt->weight_overwrite, err);
     const dec_ini_feature *pt_f = NULL, *lr_f = NULL, *lm_f[DEC_MAX_LMS] = {0};
     if (!rc && !(rc = dec_ini_check_sections(m->ini, warn, err)) &&
-        !(rc = check_keys(m->ini, warn, err)))
+        !(rc = check_keys(m->ini, err)))
         rc = layout(m, m->ini, &pt_f, &lr_f, lm_f, err);
     if (!rc)
         rc = load_weights(m, m->ini, warn, err);
