@@ -347,14 +347,12 @@ static int run_src(dec_model *m, line_src *src, FILE *out, FILE *nbest, size_t n
                     nomem = 1;
                     break;
                 }
-                if (j->rc != SMT_ERR_LIMIT) {
-                    if (!failed) {
-                        failed = j->rc;
-                        failed_line = ln;
-                        snprintf(failed_msg, sizeof failed_msg, "%s", j->msg);
-                    }
-                    n_failed++;
+                if (!failed) { /* an empty line stands for it; the run fails at the end */
+                    failed = j->rc;
+                    failed_line = ln;
+                    snprintf(failed_msg, sizeof failed_msg, "%s", j->msg);
                 }
+                n_failed++;
             }
             if (m->align_file) { /* "words ||| points\n": the points go to their own file */
                 const char *sep = NULL;

@@ -905,3 +905,36 @@ Test(strict, pop_limit_acts)
     cr_assert_eq(lines_out, 2, "1-best and one n-best entry: %s", out);
     free(out), free(err), free(ini);
 }
+
+/* A sentence over DEC_MAX_SENTENCE tokens cannot be translated: its output line is kept (empty) so
+ * the lines stay aligned, the other lines are translated, and the run fails at the end naming it —
+ * an empty translation is never presented as success. */
+Test(strict, overlong_sentence_fails_the_run)
+{
+    char *ini = tu_join(tiny, "moses.ini");
+    dec_model *m = NULL;
+    smt_err e;
+    cr_assert_eq(dec_model_load(&m, ini, NULL, &e), 0, "%s", e.msg);
+    size_t cap = 3 * (DEC_MAX_SENTENCE + 1) + 16, len = 0;
+    char *in = malloc(cap);
+    cr_assert_not_null(in);
+    len += (size_t)sprintf(in, "x y\n");
+    for (int i = 0; i < DEC_MAX_SENTENCE + 1; i++)
+        len += (size_t)sprintf(in + len, "a ");
+    len += (size_t)sprintf(in + len, "\na b\n");
+    FILE *fin = fmemopen(in, len, "r");
+    char *out = NULL, *warn = NULL;
+    size_t olen = 0, wlen = 0;
+    FILE *fout = open_memstream(&out, &olen), *fwarn = open_memstream(&warn, &wlen);
+    cr_assert(fin && fout && fwarn);
+    dec_run_stats st;
+    int rc = dec_run(m, fin, fout, NULL, 0, 0, 1, fwarn, &st, &e);
+    fclose(fin), fclose(fout), fclose(fwarn);
+    cr_assert_eq(rc, SMT_ERR_LIMIT, "%d %s", rc, e.msg);
+    cr_assert_str_eq(out, "Y X \n\nA B \n");
+    cr_assert(strstr(e.msg, "1 line could not be translated") && strstr(e.msg, "line 2"), "%s",
+              e.msg);
+    cr_assert(strstr(warn, "line 2:"), "%s", warn);
+    free(in), free(out), free(warn), free(ini);
+    dec_model_free(m);
+}
