@@ -555,6 +555,29 @@ static void reo_nbests(const char *type, int n, char **text_nbest, char **bin_nb
 
 enum { X, Y, A };
 
+/* The n-best list is ordered by the search's own scores, while each printed total is weights ·
+ * features recomputed from the path: the totals must come out best first, so a search that scored
+ * an orientation with the wrong table column or weight disagrees with its own n-best. */
+static void check_search_agrees(const char *nbest, const char *what)
+{
+    double prev = INFINITY;
+    int lines = 0;
+    for (const char *l = nbest; *l;) {
+        const char *nl = strchr(l, '\n'), *sep = NULL;
+        cr_assert_not_null(nl);
+        for (const char *p = l; p < nl && (p = strstr(p, "||| ")) && p < nl; p++)
+            sep = p;
+        cr_assert_not_null(sep, "%s", l);
+        double total = strtod(sep + 4, NULL);
+        cr_assert_leq(total, prev + 1e-4, "%s: n-best line %d's total %g follows %g", what,
+                      lines + 1, total, prev);
+        prev = total;
+        lines++;
+        l = nl + 1;
+    }
+    cr_assert_gt(lines, 3, "%s", what);
+}
+
 /* Paths of "x y a": X Y A (monotone), A X Y (a first at 2, x jumps left over y, y follows x),
  * Y X A (y first at 1, x swaps, a jumps right). Backward scores are the phrase's own for the
  * orientation of its step; forward ones the previous phrase's for the same orientation (offset
@@ -569,6 +592,7 @@ static void check_type(const char *type, int k, const reo_step *xya, int n1, con
         if (!nb)
             continue;
         const char *what = pass ? "binarized" : "text";
+        check_search_agrees(nb, what);
         check_path(nb, "X Y A ", xya, n1, 2 * k, what);
         check_path(nb, "A X Y ", axy, n2, 2 * k, what);
         check_path(nb, "Y X A ", yxa, n3, 2 * k, what);
