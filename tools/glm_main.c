@@ -14,6 +14,7 @@
 
 #include "glm.h"
 #include "smt_num.h"
+#include "smt_io.h"
 #include "smt_progress.h"
 
 static void usage(FILE *f)
@@ -49,19 +50,11 @@ static const char *flag_value(int argc, char **argv, int *i)
  * that lost output never reads as success. Returns 0 or 1 (the exit code). */
 static int close_stdout(const char *cmd)
 {
-    errno = 0;
-    int bad = fflush(stdout) != 0 || ferror(stdout);
-    int e = errno;
-    if (!bad) {
-        errno = 0;
-        bad = fclose(stdout) != 0;
-        e = errno;
-    }
-    if (bad) {
-        fprintf(stderr, "glm %s: writing the output failed: %s\n", cmd, strerror(e ? e : EIO));
-        return 1;
-    }
-    return 0;
+    smt_err e;
+    int rc = smt_close_output(stdout, "standard output", &e);
+    if (rc)
+        fprintf(stderr, "glm %s: writing the output failed: %s\n", cmd, smt_err_text(&e, rc));
+    return rc ? 1 : 0;
 }
 
 static int cmd_build(int argc, char **argv)
