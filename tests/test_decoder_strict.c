@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "decoder.h"
+#include "dec_testutil.h"
 #include "testutil.h"
 
 static char *tmp, *tiny;
@@ -109,15 +110,6 @@ static char *translate(dec_model *m, const char *line, double *score, size_t n, 
     dec_buf_free(&nb);
     dec_worker_free(w);
     return out;
-}
-
-static dec_model *load_ok(const char *ini, const dec_options *opt)
-{
-    dec_model *m = NULL;
-    smt_err e;
-    int rc = dec_model_load(&m, ini, opt, &e);
-    cr_assert_eq(rc, 0, "%s", e.msg);
-    return m;
 }
 
 /* ---------------------------------------------------------------- the ARPA reader */
@@ -229,7 +221,7 @@ Test(strict, arpa_tables_grow)
                        tiny, lm) > 0);
     char *ini = tu_join(tmp, "grow.ini");
     cr_assert_eq(tu_write_file(ini, text, strlen(text)), 0);
-    dec_model *m = load_ok(ini, NULL);
+    dec_model *m = dtu_load(ini, NULL);
     double score;
     char *out = translate(m, "a b", &score, 0, NULL);
     cr_assert_str_eq(out, "A B ");
@@ -281,13 +273,13 @@ Test(strict, stack_maximum)
     dec_options opt;
     dec_options_default(&opt);
     opt.stack_size = 100;
-    dec_model *m = load_ok(ini, &opt);
+    dec_model *m = dtu_load(ini, &opt);
     double s1, s2;
     char *a = translate(m, "a b c x y", &s1, 0, NULL);
     dec_model_free(m);
     opt.stack_size = DEC_MAX_STACK;
     opt.pop_limit = DEC_MAX_POP_LIMIT;
-    m = load_ok(ini, &opt);
+    m = dtu_load(ini, &opt);
     char *b = translate(m, "a b c x y", &s2, 0, NULL);
     dec_model_free(m);
     cr_assert_str_eq(a, b);
@@ -434,15 +426,8 @@ Test(strict, ini_sections_classified)
         free(text), free(ini), free(where);
     }
     /* no effect on the output: a warning naming the line, and the same translation */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *w = open_memstream(&buf, &len);
-    dec_options opt;
-    dec_options_default(&opt);
-    opt.warn = w;
-    char *text, *ini = tiny_ini("sec.ini", "", "", "[description]\nbible es-en\n", "", &text);
-    dec_model *m = load_ok(ini, &opt);
-    fclose(w);
+    char *buf, *text, *ini = tiny_ini("sec.ini", "", "", "[description]\nbible es-en\n", "", &text);
+    dec_model *m = dtu_load_warned(ini, &buf);
     char *where = NULL;
     cr_assert(asprintf(&where, "sec.ini:%u: [description] is ignored",
                        line_of(text, "[description]")) > 0);
@@ -463,7 +448,7 @@ Test(strict, ini_forms_of_flags)
     char *ini = tiny_ini("t.ini", "", "", "[report-segmentation]\n[inputtype]\n0\n"
                                           "[search-algorithm]\n1\n",
                          "", NULL);
-    dec_model *m = load_ok(ini, NULL);
+    dec_model *m = dtu_load(ini, NULL);
     double score;
     char *out = translate(m, "a b c", &score, 0, NULL);
     cr_assert_str_eq(out, "A |0-0| B |1-1| X |2-2| ");
@@ -472,7 +457,7 @@ Test(strict, ini_forms_of_flags)
     ini = tiny_ini("t.ini", "", "", "[report-segmentation]\nfalse\n[mark-unknown]\ntrue\n"
                                     "[unknown-word-prefix]\n<\n[unknown-word-suffix]\n>\n",
                    "", NULL);
-    m = load_ok(ini, NULL);
+    m = dtu_load(ini, NULL);
     out = translate(m, "a q", &score, 0, NULL);
     cr_assert_str_eq(out, "A <q> ");
     free(out), free(ini);
@@ -480,13 +465,13 @@ Test(strict, ini_forms_of_flags)
     /* "c" has two translations, "a b" a two-word phrase: the limits show in the n-best list */
     char *nb;
     ini = tiny_ini("t.ini", "", "", "", "", NULL);
-    m = load_ok(ini, NULL);
+    m = dtu_load(ini, NULL);
     out = translate(m, "c", &score, 10, &nb);
     cr_assert(strstr(nb, "||| Y X  |||") && strstr(nb, "||| X  |||"), "%s", nb);
     free(out), free(nb), free(ini);
     dec_model_free(m);
     ini = tiny_ini("t.ini", "", "", "[ttable-limit]\n1\n[max-phrase-length]\n1\n", "", NULL);
-    m = load_ok(ini, NULL);
+    m = dtu_load(ini, NULL);
     out = translate(m, "c", &score, 10, &nb);
     cr_assert(strstr(nb, "||| Y X  |||") == NULL || strstr(nb, "||| X  |||") == NULL, "%s", nb);
     free(out), free(nb);
@@ -496,7 +481,7 @@ Test(strict, ini_forms_of_flags)
     dec_model_free(m);
     /* the phrase table's own table-limit= wins over [ttable-limit] */
     ini = tiny_ini("t.ini", " table-limit=2", "", "[ttable-limit]\n1\n", "", NULL);
-    m = load_ok(ini, NULL);
+    m = dtu_load(ini, NULL);
     out = translate(m, "c", &score, 10, &nb);
     cr_assert(strstr(nb, "||| Y X  |||") && strstr(nb, "||| X  |||"), "%s", nb);
     free(out), free(nb), free(ini);
@@ -567,7 +552,7 @@ Test(strict, ini_echo_truncated_and_bom)
     char *bom = NULL;
     cr_assert(asprintf(&bom, "\xEF\xBB\xBF%s", t) > 0);
     cr_assert_eq(tu_write_file(ini, bom, strlen(bom)), 0);
-    m = load_ok(ini, NULL);
+    m = dtu_load(ini, NULL);
     dec_model_free(m);
     free(t), free(ini), free(bom);
 }
@@ -819,7 +804,7 @@ Test(strict, distortion_limit_acts)
     cr_assert_not_null(p);
     p[19] = '0';
     cr_assert_eq(tu_write_file(dl_ini, text, strlen(text)), 0);
-    dec_model *m = load_ok(dl_ini, NULL);
+    dec_model *m = dtu_load(dl_ini, NULL);
     double score;
     char *o = translate(m, "b a", &score, 0, NULL);
     cr_assert_str_eq(o, "B A ");
@@ -831,7 +816,7 @@ Test(strict, distortion_limit_acts)
 static void search_with(const dec_options *opt, const char *line, double *score, size_t *n_nbest)
 {
     char *ini = tu_join(tiny, "moses.ini"), *nb;
-    dec_model *m = load_ok(ini, opt);
+    dec_model *m = dtu_load(ini, opt);
     char *o = translate(m, line, score, 100, &nb);
     *n_nbest = 0;
     for (char *p = nb; (p = strchr(p, '\n')); p++)
