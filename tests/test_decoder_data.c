@@ -596,6 +596,47 @@ Test(dec_data, binarize_rewrites_paths_for_outdir)
     free(first), free(bin), free(a), free(d), free(b);
 }
 
+/* The new moses.ini follows the common writer's rules: a symbolic link at OUTDIR/moses.ini is
+ * written through (the link stays, its target gets the new ini); a fifo or a folder there is
+ * refused and left as it was, and no temporary file stays behind. */
+Test(dec_data, binarize_output_ini_follows_the_writer_rules)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *bin = tu_bin_path("fastsmt-binarize");
+    char *dir = tu_join(tmp, "linked"), *link = tu_join(dir, "moses.ini");
+    char *real = tu_join(dir, "real.ini"), *err = NULL;
+    cr_assert_eq(mkdir(dir, 0777), 0);
+    cr_assert_eq(tu_write_file(real, "old\n", 4), 0);
+    cr_assert_eq(symlink("real.ini", link), 0);
+    int rc = tu_runf(NULL, &err, "'%s' '%s' '%s'", bin, ini, dir);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(err);
+    struct stat st;
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link was replaced");
+    size_t len;
+    char *text = tu_read_file(real, &len);
+    cr_assert(strstr(text, "Written by fastsmt-binarize") && strstr(text, "phrase-table.ppt"), "%s",
+              text);
+    free(text);
+    dec_model_free(dtu_load(link, NULL));
+    for (int k = 0; k < 2; k++) { /* a fifo, a folder */
+        char *out_dir = tu_join(tmp, k ? "folder" : "fifo"), *out_ini = tu_join(out_dir, "moses.ini");
+        cr_assert_eq(mkdir(out_dir, 0777), 0);
+        cr_assert_eq(k ? mkdir(out_ini, 0777) : mkfifo(out_ini, 0600), 0);
+        char *out = NULL;
+        rc = tu_runf(NULL, &err, "'%s' '%s' '%s'", bin, ini, out_dir);
+        cr_assert_eq(rc, 1, "%s", err);
+        cr_assert(strstr(err, out_ini) && strstr(err, k ? "directory" : "fifo") &&
+                  strstr(err, "refusing to replace"), "%s", err);
+        cr_assert_eq(lstat(out_ini, &st), 0);
+        cr_assert(k ? S_ISDIR(st.st_mode) : S_ISFIFO(st.st_mode), "%s was replaced", out_ini);
+        rc = tu_runf(&out, NULL, "ls -A '%s'", out_dir);
+        cr_assert_str_eq(out, "moses.ini\n", "nothing else is written: %s", out);
+        free(out), free(err), free(out_dir), free(out_ini);
+    }
+    free(ini), free(bin), free(dir), free(link), free(real);
+}
+
 /* A feature this decoder does not have: the binarized ini would not load, so no success and no
  * moses.ini in OUTDIR. --help: usage on stdout, exit 0. */
 Test(dec_data, binarize_checks_the_new_ini_loads)
