@@ -82,9 +82,8 @@ static int check_output(const input_set *s, const char *path)
 {
     for (int i = 0; i < s->n; i++)
         if (smt_same_file(path, s->name[i])) {
-            fprintf(stderr,
-                    "fastsmt-binarize: %s is the input %s: refusing to overwrite it (choose another "
-                    "OUTDIR)\n", path, s->name[i]);
+            fprintf(stderr, "fastsmt-binarize: %s is the input %s: refusing to overwrite it "
+                            "(choose another OUTDIR)\n", path, s->name[i]);
             return -1;
         }
     return 0;
@@ -248,7 +247,8 @@ int main(int argc, char **argv)
         perror(argv[1]);
         goto done;
     }
-    unlink(ini_tmp); /* O_EXCL: a leftover temporary name (or a link planted there) is never followed */
+    /* O_EXCL: a leftover temporary name (or a link planted there) is never followed */
+    unlink(ini_tmp);
     int fd = open(ini_tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 || !(out = fdopen(fd, "w"))) {
         perror(ini_tmp);

@@ -507,7 +507,7 @@ static int cmd_score(const args *a, const nmt_model *m, nmt_ctx *c, smt_err *err
         printf("%.6f\n", lp[i]);
         words += t[i].len + 1;
     }
-    if (!rc && fflush(stdout) == 0 && !ferror(stdout)) /* else close_stdout reports */
+    if (!rc && !smt_flush_output(stdout, "standard output", NULL)) /* else close_stdout reports */
         fprintf(stderr, "nmt score: %zu sentences, %ld words, %.0f words/s\n", ns, words,
                 (double)words / (now() - t0));
     free(lp);
@@ -543,7 +543,7 @@ static int cmd_translate(const args *a, const nmt_model *m, nmt_ctx *c, smt_err 
         putchar('\n');
         words += h[i].len;
     }
-    if (!rc && fflush(stdout) == 0 && !ferror(stdout)) /* else close_stdout reports */
+    if (!rc && !smt_flush_output(stdout, "standard output", NULL)) /* else close_stdout reports */
         fprintf(stderr, "nmt translate: %zu sentences, %ld words, %.0f words/s\n", ns, words,
                 (double)words / (now() - t0));
     if (h)
@@ -578,7 +578,7 @@ static int run_model(const args *a)
         int list_to_stdout = a->nbest_out && !strcmp(a->nbest_out, "-");
         rc = nmt_rescore_files(c, a->source, a->nbest, &ro, a->nbest_out,
                                list_to_stdout ? NULL : "-", &err);
-        if (!rc && fflush(stdout) == 0 && !ferror(stdout))
+        if (!rc && !smt_flush_output(stdout, "standard output", NULL))
             fprintf(stderr, "nmt rescore: %.1f s\n", now() - t0);
     } else if (!rc && strcmp(a->cmd, "score") == 0) {
         rc = cmd_score(a, m, c, &err);
