@@ -304,12 +304,7 @@ static void expect_load_error(const char *features, int code, const char *needle
     char *tiny = tu_data_path("decoder/tiny"), *lines = NULL;
     cr_assert(asprintf(&lines, features, tiny, tiny, tiny) > 0);
     char *ini = write_ini("bad.ini", lines);
-    dec_model *m = NULL;
-    smt_err e;
-    int rc = dec_model_load(&m, ini, NULL, &e);
-    cr_assert_eq(rc, code, "rc %d: %s", rc, e.msg);
-    cr_assert(strstr(e.msg, needle), "message '%s' lacks '%s'", e.msg, needle);
-    cr_assert_null(m);
+    dtu_expect_load_error(ini, NULL, code, needle, NULL);
     free(lines);
     free(ini);
     free(tiny);

@@ -75,22 +75,6 @@ static unsigned line_of(const char *text, const char *marker)
     return line;
 }
 
-/* Loads ini and expects the error code rc with every fragment (NULL-terminated) in its message. */
-static void expect_load_error(const char *ini, const dec_options *opt, int rc, ...)
-{
-    dec_model *m = NULL;
-    smt_err e;
-    smt_err_clear(&e);
-    int got = dec_model_load(&m, ini, opt, &e);
-    cr_assert_eq(got, rc, "rc %d (want %d): %s", got, rc, e.msg);
-    cr_assert_null(m);
-    va_list ap;
-    va_start(ap, rc);
-    for (const char *f; (f = va_arg(ap, const char *));)
-        cr_assert(strstr(e.msg, f) != NULL, "'%s' lacks '%s'", e.msg, f);
-    va_end(ap);
-}
-
 /* Translates line with m; returns the 1-best line without its newline (malloc'ed), the model score
  * in *score and the n-best list (n lines, malloc'ed) in *nbest when nbest is not NULL. */
 static char *translate(dec_model *m, const char *line, double *score, size_t n, char **nbest)
@@ -145,7 +129,7 @@ static char *finding_model(const char *finding)
 Test(strict, arpa_count_wrap)
 {
     char *ini = finding_model("dec_arpa_count_wrap.txt");
-    expect_load_error(ini, NULL, SMT_ERR_PARSE, "lm.arpa:", "4294967295", NULL);
+    dtu_expect_load_error(ini, NULL, SMT_ERR_PARSE, "lm.arpa:", "4294967295", NULL);
     free(ini);
 }
 
@@ -153,7 +137,7 @@ Test(strict, arpa_count_wrap)
 Test(strict, arpa_count_hang)
 {
     char *ini = finding_model("dec_arpa_count_hang.txt");
-    expect_load_error(ini, NULL, SMT_ERR_PARSE, "lm.arpa:", NULL);
+    dtu_expect_load_error(ini, NULL, SMT_ERR_PARSE, "lm.arpa:", NULL);
     free(ini);
 }
 
@@ -170,7 +154,7 @@ static void expect_arpa_error(const char *arpa, int rc, const char *fragment)
                        tiny, lm) > 0);
     ini = tu_join(tmp, "lm.ini");
     cr_assert_eq(tu_write_file(ini, text, strlen(text)), 0);
-    expect_load_error(ini, NULL, rc, "lm.arpa:", fragment, NULL);
+    dtu_expect_load_error(ini, NULL, rc, "lm.arpa:", fragment, NULL);
     free(lm), free(ini), free(text);
 }
 
@@ -250,7 +234,7 @@ Test(strict, stack_findings)
     char *ini = tu_join(tmp, "moses.ini"), *where = NULL;
     cr_assert_eq(tu_write_file(ini, text, len), 0);
     cr_assert(asprintf(&where, "moses.ini:%u: [s]", line_of(text, "600000000")) > 0);
-    expect_load_error(ini, NULL, SMT_ERR_PARSE, where, "600000000 is out of range [1, 1048576]",
+    dtu_expect_load_error(ini, NULL, SMT_ERR_PARSE, where, "600000000 is out of range [1, 1048576]",
                       NULL);
     free(src), free(text), free(where);
     /* the other finding names a binary table (pt.ppt) it never gets to open */
@@ -260,7 +244,7 @@ Test(strict, stack_findings)
     char *oom = tu_join(tmp, "oom.ini");
     cr_assert_eq(tu_write_file(oom, text, len), 0);
     cr_assert(asprintf(&where, "oom.ini:%u: [s]", line_of(text, "102448364")) > 0);
-    expect_load_error(oom, NULL, SMT_ERR_PARSE, where, "out of range", NULL);
+    dtu_expect_load_error(oom, NULL, SMT_ERR_PARSE, where, "out of range", NULL);
     free(src), free(text), free(where), free(ini), free(oom);
 }
 
@@ -285,15 +269,15 @@ Test(strict, stack_maximum)
     cr_assert_str_eq(a, b);
     cr_assert_float_eq(s1, s2, 1e-9);
     opt.stack_size = DEC_MAX_STACK + 1;
-    expect_load_error(ini, &opt, SMT_ERR_ARG, "-s 1048577 is out of range", NULL);
+    dtu_expect_load_error(ini, &opt, SMT_ERR_ARG, "-s 1048577 is out of range", NULL);
     opt.stack_size = 0;
-    expect_load_error(ini, &opt, SMT_ERR_ARG, "-s 0", NULL);
+    dtu_expect_load_error(ini, &opt, SMT_ERR_ARG, "-s 0", NULL);
     dec_options_default(&opt);
     opt.pop_limit = DEC_MAX_POP_LIMIT + 1;
-    expect_load_error(ini, &opt, SMT_ERR_ARG, "-cube-pruning-pop-limit", NULL);
+    dtu_expect_load_error(ini, &opt, SMT_ERR_ARG, "-cube-pruning-pop-limit", NULL);
     dec_options_default(&opt);
     opt.beam_threshold = NAN;
-    expect_load_error(ini, &opt, SMT_ERR_ARG, "beam threshold", NULL);
+    dtu_expect_load_error(ini, &opt, SMT_ERR_ARG, "beam threshold", NULL);
     free(a), free(b), free(ini);
 }
 
@@ -342,7 +326,7 @@ Test(strict, ini_numbers_strict)
                                     &text);
         char *where = NULL;
         cr_assert(asprintf(&where, "bad.ini:%u: ", line_of(text, c->marker)) > 0);
-        expect_load_error(ini, NULL, c->rc, where, c->fragment, NULL);
+        dtu_expect_load_error(ini, NULL, c->rc, where, c->fragment, NULL);
         free(text), free(ini), free(where);
     }
     /* weights: strict, finite */
@@ -356,7 +340,7 @@ Test(strict, ini_numbers_strict)
                            tiny, weights[k]) > 0);
         char *ini = tu_join(tmp, "w.ini");
         cr_assert_eq(tu_write_file(ini, text, strlen(text)), 0);
-        expect_load_error(ini, NULL, SMT_ERR_PARSE, "w.ini:5: weight", "of 'LM0' is not", NULL);
+        dtu_expect_load_error(ini, NULL, SMT_ERR_PARSE, "w.ini:5: weight", "of 'LM0' is not", NULL);
         free(text), free(ini);
     }
 }
@@ -365,7 +349,7 @@ Test(strict, ini_numbers_strict)
 Test(strict, ini_factors)
 {
     char *ini = tiny_ini("f.ini", " output-factor=1", "", "", "", NULL);
-    expect_load_error(ini, NULL, SMT_ERR_PARSE, "key 'output-factor' given twice", NULL);
+    dtu_expect_load_error(ini, NULL, SMT_ERR_PARSE, "key 'output-factor' given twice", NULL);
     free(ini);
     char *text = NULL;
     cr_assert(asprintf(&text,
@@ -375,7 +359,7 @@ Test(strict, ini_factors)
                        tiny, tiny) > 0);
     ini = tu_join(tmp, "f.ini");
     cr_assert_eq(tu_write_file(ini, text, strlen(text)), 0);
-    expect_load_error(ini, NULL, SMT_ERR_UNSUPPORTED, "f.ini:3: LM0 factor=1", NULL);
+    dtu_expect_load_error(ini, NULL, SMT_ERR_UNSUPPORTED, "f.ini:3: LM0 factor=1", NULL);
     free(ini), free(text);
     cr_assert(asprintf(&text,
                        "[feature]\nPhraseDictionaryMemory name=TranslationModel0 num-features=1 "
@@ -384,7 +368,7 @@ Test(strict, ini_factors)
                        tiny) > 0);
     ini = tu_join(tmp, "f.ini");
     cr_assert_eq(tu_write_file(ini, text, strlen(text)), 0);
-    expect_load_error(ini, NULL, SMT_ERR_UNSUPPORTED, "f.ini:2: TranslationModel0 output-factor=1",
+    dtu_expect_load_error(ini, NULL, SMT_ERR_UNSUPPORTED, "f.ini:2: TranslationModel0 output-factor=1",
                       NULL);
     free(ini), free(text);
 }
@@ -520,7 +504,7 @@ Test(strict, binary_ini_not_echoed)
         char *frag = NULL;
         cr_assert(asprintf(&frag, "bin.ini: not a moses.ini (binary data at line %u)",
                            bins[k].line) > 0);
-        expect_load_error(p, NULL, SMT_ERR_FORMAT, frag, NULL);
+        dtu_expect_load_error(p, NULL, SMT_ERR_FORMAT, frag, NULL);
         free(frag);
     }
     /* the tool: a message, never the bytes */
