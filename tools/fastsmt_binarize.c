@@ -323,7 +323,8 @@ done:
     for (size_t i = 0; lm_paths && i < ini->n_features; i++)
         free(lm_paths[i]);
     free(new_lines), free(lm_paths);
-    free(ini_out), free(ini_target), free(ini_tmp), free(ppt_out), free(pt_ref), free(pt_path), free(reo_path);
+    free(ini_out), free(ini_target), free(ini_tmp), free(ppt_out), free(pt_ref);
+    free(pt_path), free(reo_path);
     dec_ini_free(ini);
     return status;
 }
