@@ -12,12 +12,13 @@
 #include "smt_num.h"
 
 static const char usage[] =
-    "usage: probingpt build --phrase-table PT[.gz] [--reordering RT[.gz]] --out MODEL.ppt\n"
+    "usage: probingpt build --phrase-table PT [--reordering RT] --out MODEL.ppt\n"
     "                       [--table-limit N --weights w1,w2,...] [--reordering-default v[,v...]]\n"
     "                       [--progress] [--no-threads]\n"
     "       probingpt query MODEL.ppt [--reordering]   (source phrases on stdin)\n"
     "       probingpt dump MODEL.ppt [--out PT] [--reordering-out RT]\n"
-    "       probingpt info MODEL.ppt [--verify]\n";
+    "       probingpt info MODEL.ppt [--verify]\n"
+    "PT and RT may be plain or gzip, xz, bzip2 or zstd (told by their first bytes; - is stdin).\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
