@@ -19,6 +19,7 @@
 
 #include "decoder.h"
 #include "smt_bleu.h"
+#include "smt_io.h"
 #include "smt_num.h"
 #include "smt_progress.h"
 
@@ -116,7 +117,7 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
-            return fflush(stdout) || ferror(stdout) ? 1 : 0;
+            return smt_close_output(stdout, "standard output", NULL) ? 1 : 0;
         }
         if (!v) {
             fprintf(stderr, "bench_decoder: %s needs a value\n", a);
@@ -226,14 +227,13 @@ int main(int argc, char **argv)
             char path[4096];
             snprintf(path, sizeof path, "%s.%ut.out", prefix, threads);
             FILE *f = fopen(path, "w");
-            int bad = !f;
-            if (f) {
-                bad = fwrite(out, 1, out_len, f) != out_len;
-                bad |= fflush(f) != 0 || ferror(f);
-                bad |= fclose(f) != 0;
-            }
-            if (bad) {
+            if (!f) {
                 perror(path);
+                return 1;
+            }
+            fwrite(out, 1, out_len, f); /* a short write sets the error flag: closing reports it */
+            if ((rc = smt_close_output(f, path, &err)) != 0) {
+                fprintf(stderr, "bench_decoder: %s\n", smt_err_text(&err, rc));
                 return 1;
             }
         }
@@ -258,8 +258,9 @@ int main(int argc, char **argv)
         free(refs[r].v[0] ? refs[r].v : NULL);
     }
     free(in_text);
-    if (fflush(stdout) || ferror(stdout) || fclose(stdout)) {
-        perror("bench_decoder: <stdout>");
+    int rc = smt_close_output(stdout, "standard output", &e);
+    if (rc) {
+        fprintf(stderr, "bench_decoder: %s\n", smt_err_text(&e, rc));
         return 1;
     }
     return 0;

@@ -20,6 +20,7 @@
 #include "glm.h"
 #include "smt_lines.h"
 #include "smt_num.h"
+#include "smt_io.h"
 #include "smt_progress.h"
 
 #define KENLM_PROBING_TPS 4.4e6
@@ -272,17 +273,11 @@ static void usage(FILE *f)
 /* Flushes and closes stdout: 0, or 1 with a message when a write failed. */
 static int close_stdout(void)
 {
-    errno = 0;
-    int bad = fflush(stdout) != 0 || ferror(stdout);
-    int e = errno;
-    if (!bad) {
-        errno = 0;
-        bad = fclose(stdout) != 0;
-        e = errno;
-    }
-    if (bad)
-        fprintf(stderr, "bench_glm: writing the output failed: %s\n", strerror(e ? e : EIO));
-    return bad;
+    smt_err e;
+    int rc = smt_close_output(stdout, "standard output", &e);
+    if (rc)
+        fprintf(stderr, "bench_glm: %s\n", smt_err_text(&e, rc));
+    return rc ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -21,6 +21,7 @@
 #include "nmt_cuda.h"
 #include "nmt_out_fast.h"
 #include "nmt_rescore.h"
+#include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_num.h"
 
@@ -331,7 +332,7 @@ int main(int argc, char **argv)
         int rc = 0;
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             usage(stdout);
-            return fflush(stdout) || ferror(stdout) ? 1 : 0;
+            return smt_close_output(stdout, "standard output", NULL) ? 1 : 0;
         } else if (!strcmp(o, "--quick"))
             quick = 1;
         else if (!strcmp(o, "--no-cpu-outlayer"))
@@ -381,5 +382,8 @@ int main(int argc, char **argv)
         bench_words(model, src, tgt, n, beam, (unsigned)threads);
     if (model && src && nbest && bench_nbest(model, src, nbest, n, (unsigned)threads))
         return 1;
-    return fflush(stdout) || ferror(stdout) ? 1 : 0;
+    int rc = smt_close_output(stdout, "standard output", &err);
+    if (rc)
+        fprintf(stderr, "bench_nmt: %s\n", smt_err_text(&err, rc));
+    return rc ? 1 : 0;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "probingpt.h"
+#include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_progress.h"
 
@@ -224,7 +225,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(usage, stdout);
             free(pt), free(rt), free(text);
-            return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+            return smt_close_output(stdout, "standard output", NULL) ? 1 : 0;
         }
     for (int i = 1; i < argc; i += 2) {
         if (i + 1 == argc) {
@@ -303,8 +304,8 @@ int main(int argc, char **argv)
     free(all.ids); free(all.off); free(all.text);
     free(sub.ids); free(sub.off); free(sub.text);
     free(out); free(pt); free(rt); free(text);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        perror("bench_probingpt: standard output");
+    if ((rc = smt_close_output(stdout, "standard output", &e)) != 0) {
+        fprintf(stderr, "bench_probingpt: %s\n", smt_err_text(&e, rc));
         return 1;
     }
     return verified ? 1 : 0;

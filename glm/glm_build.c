@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "glm_internal.h"
+#include "smt_io.h"
 #include "smt_progress.h"
 
 void glm_layout_setup(glm_layout *L, uint32_t order, uint32_t K, const uint64_t *count)
@@ -304,9 +305,7 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     if (K < GLM_MIN_K || K > GLM_MAX_K)
         return smt_err_set(err, SMT_ERR_ARG, "B-tree node size K=%u outside %d..%d", K, GLM_MIN_K,
                            GLM_MAX_K);
-    struct stat si, so; /* the model replaces out_path: never the ARPA file it is built from */
-    if (stat(arpa_path, &si) == 0 && stat(out_path, &so) == 0 && si.st_dev == so.st_dev &&
-        si.st_ino == so.st_ino)
+    if (smt_same_file(arpa_path, out_path)) /* the model replaces out_path: never its ARPA file */
         return smt_err_set(err, SMT_ERR_ARG, "%s: the output is the input ARPA file; refusing to "
                            "overwrite it", out_path);
     glm_arpa a;
@@ -340,6 +339,7 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
             stats->stored[k] = par.count[k];
         }
         stats->unk_added = a.unk_added;
+        struct stat so;
         if (stat(out_path, &so) == 0)
             stats->file_size = (uint64_t)so.st_size;
     }

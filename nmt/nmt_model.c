@@ -441,6 +441,18 @@ static int load_vocab(smt_vocab_builder **out, char **words, const char *path, i
     return rc;
 }
 
+/* An attention block's four d x d projections, PREFIX.q .k .v .o, in that (arena) order. */
+static void take_attention(loader *L, nmt_linear *q, nmt_linear *k, nmt_linear *v, nmt_linear *o,
+                           const char *prefix, int d)
+{
+    nmt_linear *proj[4] = {q, k, v, o};
+    char p[112];
+    for (int j = 0; j < 4; j++) {
+        snprintf(p, sizeof p, "%s.%c", prefix, "qkvo"[j]);
+        take_linear(L, proj[j], p, d, d);
+    }
+}
+
 /* Every tensor of the model, in arena order: a dry pass checks them all and sizes the arena, the
  * second copies them. enc and dec hold a layer each in the dry pass. */
 static void load_tensors(loader *L, nmt_enc_layer *enc, nmt_dec_layer *dec)
@@ -451,15 +463,12 @@ static void load_tensors(loader *L, nmt_enc_layer *enc, nmt_dec_layer *dec)
     m->w.src_embed = take(L, "src_embed.weight", c->src_vocab_size, d, 0);
     m->w.tgt_embed = take(L, "tgt_embed.weight", c->tgt_vocab_size, d, 0);
     char p[96];
+#define P(fmt) (snprintf(p, sizeof p, fmt, i), p)
     for (int i = 0; i < c->enc_layers && !L->rc; i++) {
         nmt_enc_layer *e = L->dry ? enc : &enc[i];
-#define P(fmt) (snprintf(p, sizeof p, fmt, i), p)
         take_norm(L, &e->ln1, P("enc.%d.ln1"), d);
         take_norm(L, &e->ln2, P("enc.%d.ln2"), d);
-        take_linear(L, &e->q, P("enc.%d.attn.q"), d, d);
-        take_linear(L, &e->k, P("enc.%d.attn.k"), d, d);
-        take_linear(L, &e->v, P("enc.%d.attn.v"), d, d);
-        take_linear(L, &e->o, P("enc.%d.attn.o"), d, d);
+        take_attention(L, &e->q, &e->k, &e->v, &e->o, P("enc.%d.attn"), d);
         take_linear(L, &e->ff1, P("enc.%d.ff1"), d, f);
         take_linear(L, &e->ff2, P("enc.%d.ff2"), f, d);
     }
@@ -468,18 +477,12 @@ static void load_tensors(loader *L, nmt_enc_layer *enc, nmt_dec_layer *dec)
         take_norm(L, &e->ln1, P("dec.%d.ln1"), d);
         take_norm(L, &e->ln2, P("dec.%d.ln2"), d);
         take_norm(L, &e->ln3, P("dec.%d.ln3"), d);
-        take_linear(L, &e->sq, P("dec.%d.self.q"), d, d);
-        take_linear(L, &e->sk, P("dec.%d.self.k"), d, d);
-        take_linear(L, &e->sv, P("dec.%d.self.v"), d, d);
-        take_linear(L, &e->so, P("dec.%d.self.o"), d, d);
-        take_linear(L, &e->cq, P("dec.%d.cross.q"), d, d);
-        take_linear(L, &e->ck, P("dec.%d.cross.k"), d, d);
-        take_linear(L, &e->cv, P("dec.%d.cross.v"), d, d);
-        take_linear(L, &e->co, P("dec.%d.cross.o"), d, d);
+        take_attention(L, &e->sq, &e->sk, &e->sv, &e->so, P("dec.%d.self"), d);
+        take_attention(L, &e->cq, &e->ck, &e->cv, &e->co, P("dec.%d.cross"), d);
         take_linear(L, &e->ff1, P("dec.%d.ff1"), d, f);
         take_linear(L, &e->ff2, P("dec.%d.ff2"), f, d);
-#undef P
     }
+#undef P
     take_norm(L, &m->w.enc_ln, "enc.ln", d);
     take_norm(L, &m->w.dec_ln, "dec.ln", d);
     take_linear(L, &m->w.out, "out", d, c->tgt_vocab_size);

@@ -15,6 +15,7 @@
 
 #include "nmt_internal.h"
 #include "nmt_rescore.h"
+#include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_num.h"
 
@@ -289,14 +290,6 @@ static int read_source(rescorer *R, const char *path)
     return rc < 0 ? rc : 0;
 }
 
-int nmt_same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-") || stat(a, &sa) || stat(b, &sb))
-        return 0;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* Opens an output path; "-" is standard output. */
 static int open_out(const char *path, FILE **f, smt_err *err)
 {
@@ -310,12 +303,11 @@ static int close_out(FILE *f, const char *path, int rc, smt_err *err)
 {
     if (!f)
         return rc;
-    errno = 0;
-    int bad = f == stdout ? fflush(f) != 0 || ferror(f) : ferror(f) | (fclose(f) != 0);
-    const char *name = f == stdout ? "standard output" : path;
-    if (bad && !rc) /* errno is known only when this flush or close failed */
-        rc = errno ? smt_err_errno(err, SMT_ERR_IO, errno, "%s: write error", name)
-                   : smt_err_set(err, SMT_ERR_IO, "%s: write error", name);
+    smt_err e;
+    int bad = f == stdout ? smt_flush_output(f, "standard output", &e)
+                          : smt_close_output(f, path, &e);
+    if (bad && !rc)
+        rc = smt_err_set(err, bad, "%s", e.msg);
     return rc;
 }
 
@@ -337,7 +329,7 @@ int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_pat
     const char *outs[2] = {nbest_out_path, best_out_path}, *ins[2] = {source_path, nbest_path};
     for (int i = 0; i < 2; i++) /* opening the output would truncate the input before it is read */
         for (int j = 0; j < 2; j++)
-            if (nmt_same_file(outs[i], ins[j]))
+            if (smt_same_file(outs[i], ins[j]))
                 return smt_err_set(err, SMT_ERR_ARG, "%s: the output is an input (%s); refused",
                                    outs[i], ins[j]);
     rescorer R = {c, &o, NULL, 0, NULL, NULL, 0, err};

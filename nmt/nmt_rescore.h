@@ -29,7 +29,4 @@ size_t nmt_nbest_plain(const char *words, char *out);
  * Returns 1 and sets *value, 0 when the feature is absent, -1 when its score is not a number. */
 int nmt_nbest_feature(const char *feats, const char *name, double *value);
 
-/* 1 when paths a and b name the same existing file (after links), else 0 ("-" is never a file). */
-int nmt_same_file(const char *a, const char *b);
-
 #endif

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* pipe2, dup2, mmap of the I/O error test */
 #include <bzlib.h>
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <lzma.h>
 #include <math.h>
@@ -21,6 +22,7 @@
 
 #include "smt_bleu.h"
 #include "smt_file.h"
+#include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_num.h"
 #include "smt_vocab.h"
@@ -311,6 +313,67 @@ Test(file, non_regular_output_is_refused)
     tu_run(cmd, &out, NULL);
     cr_assert_str_eq(out, "0\n");
     free(cmd), free(out), free(link), free(fifo), free(sub), free(dev);
+}
+
+/* ------------------------------------------------------------ output streams and paths */
+
+TestSuite(io, .init = setup, .fini = teardown);
+
+/* A write that failed (a full disk) is reported when the output is flushed or closed, naming the
+ * output and the reason; a good output closes with 0. */
+Test(io, write_errors_name_the_output)
+{
+    char *good = tu_join(dir, "good");
+    FILE *f = fopen(good, "w");
+    cr_assert_not_null(f);
+    fputs("text\n", f);
+    smt_err e;
+    cr_assert_eq(smt_flush_output(f, good, &e), 0);
+    cr_assert_eq(smt_close_output(f, good, &e), 0);
+    size_t len;
+    char *text = tu_read_file(good, &len);
+    cr_assert_str_eq(text, "text\n");
+    free(text), free(good);
+    if (access("/dev/full", W_OK) != 0)
+        cr_skip_test("/dev/full is absent (a bare chroot?): write errors not tested");
+    for (int close = 0; close < 2; close++) {
+        f = fopen("/dev/full", "w");
+        cr_assert_not_null(f);
+        fputs("lost\n", f);
+        smt_err_clear(&e);
+        int rc = close ? smt_close_output(f, "the output", &e) : smt_flush_output(f, "the output", &e);
+        cr_assert_eq(rc, SMT_ERR_IO);
+        cr_assert(strstr(e.msg, "the output: write error: ") && strstr(e.msg, strerror(ENOSPC)),
+                  "%s", e.msg);
+        if (!close) { /* the error flag stays: a second flush (nothing pending) still reports it */
+            cr_assert_eq(smt_flush_output(f, "the output", &e), SMT_ERR_IO);
+            cr_assert(strstr(e.msg, "the output: write error: "), "%s", e.msg);
+            cr_assert_eq(smt_close_output(f, "the output", NULL), SMT_ERR_IO);
+        }
+    }
+}
+
+/* The same file under another name (a link, another spelling) is the same file; "-", NULL, an
+ * absent path and a different file are not. */
+Test(io, same_file)
+{
+    char *a = tu_join(dir, "a"), *b = tu_join(dir, "b"), *sym = tu_join(dir, "link");
+    char *hard = tu_join(dir, "hard"), *other = NULL, *none = tu_join(dir, "none");
+    cr_assert(asprintf(&other, "%s/./a", dir) > 0);
+    cr_assert_eq(tu_write_file(a, "a", 1), 0);
+    cr_assert_eq(tu_write_file(b, "a", 1), 0);
+    cr_assert_eq(symlink("a", sym), 0);
+    cr_assert_eq(link(a, hard), 0);
+    cr_assert_eq(smt_same_file(a, a), 1);
+    cr_assert_eq(smt_same_file(a, sym), 1);
+    cr_assert_eq(smt_same_file(hard, a), 1);
+    cr_assert_eq(smt_same_file(other, a), 1);
+    cr_assert_eq(smt_same_file(a, b), 0);
+    cr_assert_eq(smt_same_file(a, none), 0);
+    cr_assert_eq(smt_same_file(none, none), 0);
+    cr_assert_eq(smt_same_file(a, NULL), 0);
+    cr_assert_eq(smt_same_file("-", "-"), 0);
+    free(a), free(b), free(sym), free(hard), free(other), free(none);
 }
 
 /* ------------------------------------------------------------ line reader */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "decoder.h"
+#include "dec_testutil.h"
 #include "testutil.h"
 
 #define LN10 2.302585093
@@ -26,19 +27,10 @@ static dec_model *model;
 static dec_worker *worker;
 static char *tmp;
 
-static dec_model *load(const char *ini, const dec_options *opt)
-{
-    smt_err e;
-    dec_model *m = NULL;
-    int rc = dec_model_load(&m, ini, opt, &e);
-    cr_assert_eq(rc, 0, "%s", e.msg);
-    return m;
-}
-
 static void setup(void)
 {
     char *ini = tu_data_path("decoder/tiny/moses.ini");
-    model = load(ini, NULL);
+    model = dtu_load(ini, NULL);
     smt_err e;
     cr_assert_eq(dec_worker_create(&worker, model, &e), 0);
     free(ini);
@@ -185,7 +177,7 @@ Test(decoder, reordered)
     dec_options_default(&opt);
     opt.weight_overwrite = "Distortion0= 10";
     char *ini = tu_data_path("decoder/tiny/moses.ini");
-    dec_model *m = load(ini, &opt);
+    dec_model *m = dtu_load(ini, &opt);
     dec_worker *w;
     smt_err e;
     cr_assert_eq(dec_worker_create(&w, m, &e), 0);
@@ -199,7 +191,7 @@ Test(decoder, reordered)
     dec_options_default(&opt);
     opt.distortion_limit = 0;
     opt.distortion_limit_set = 1;
-    m = load(ini, &opt);
+    m = dtu_load(ini, &opt);
     cr_assert_eq(dec_worker_create(&w, m, &e), 0);
     cr_assert_eq(dec_translate(w, "x y", 3, 0, &b, NULL, 0, 0, NULL, &e), 0);
     cr_assert_str_eq(b.data, "X Y \n");
@@ -312,12 +304,7 @@ static void expect_load_error(const char *features, int code, const char *needle
     char *tiny = tu_data_path("decoder/tiny"), *lines = NULL;
     cr_assert(asprintf(&lines, features, tiny, tiny, tiny) > 0);
     char *ini = write_ini("bad.ini", lines);
-    dec_model *m = NULL;
-    smt_err e;
-    int rc = dec_model_load(&m, ini, NULL, &e);
-    cr_assert_eq(rc, code, "rc %d: %s", rc, e.msg);
-    cr_assert(strstr(e.msg, needle), "message '%s' lacks '%s'", e.msg, needle);
-    cr_assert_null(m);
+    dtu_expect_load_error(ini, NULL, code, needle, NULL);
     free(lines);
     free(ini);
     free(tiny);
@@ -353,13 +340,7 @@ Test(decoder, unknown_keys_refused)
                        "path=%s/phrase-table frobnicate=1\n" LR_OK,
                        tiny, tiny) > 0);
     char *ini = write_ini("warn.ini", lines);
-    dec_options opt;
-    dec_options_default(&opt);
-    dec_model *m = NULL;
-    smt_err e;
-    cr_assert_eq(dec_model_load(&m, ini, &opt, &e), SMT_ERR_PARSE);
-    cr_assert_null(m);
-    cr_assert(strstr(e.msg, "warn.ini:") && strstr(e.msg, "'frobnicate'"), "%s", e.msg);
+    dtu_expect_load_error(ini, NULL, SMT_ERR_PARSE, "warn.ini:", "'frobnicate'", NULL);
     free(lines);
     free(ini);
     free(tiny);
@@ -522,7 +503,7 @@ Test(decoder, binarized_model_same_output)
     cr_assert(asprintf(&cmd, "%s %s %s", bin, ini, out_dir) > 0);
     cr_assert_eq(tu_run(cmd, NULL, &err), 0, "%s", err);
     char *bin_ini = tu_join(out_dir, "moses.ini");
-    dec_model *m = load(bin_ini, NULL);
+    dec_model *m = dtu_load(bin_ini, NULL);
     dec_worker *w;
     smt_err e;
     cr_assert_eq(dec_worker_create(&w, m, &e), 0);
@@ -549,7 +530,7 @@ static void translate_aligned(const char *ini, const char *line, dec_buf *b, dec
     dec_options o;
     dec_options_default(&o);
     o.print_alignment = o.nbest_alignment = 1;
-    dec_model *m = load(ini, &o);
+    dec_model *m = dtu_load(ini, &o);
     dec_worker *w;
     smt_err e;
     cr_assert_eq(dec_worker_create(&w, m, &e), 0);
@@ -933,7 +914,7 @@ Test(decoder, binarized_missing_reordering_entries)
     cr_assert(asprintf(&cmd, "%s %s %s", bin, ini, out_dir) > 0);
     cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
     char *bin_ini = tu_join(out_dir, "moses.ini");
-    dec_model *mt = load(ini, NULL), *mb = load(bin_ini, NULL);
+    dec_model *mt = dtu_load(ini, NULL), *mb = dtu_load(bin_ini, NULL);
     dec_worker *wt, *wb;
     smt_err e;
     cr_assert_eq(dec_worker_create(&wt, mt, &e), 0);
@@ -976,7 +957,7 @@ static double reordered_with(const char *type, int n, const char *weights, const
                        "UnknownWordPenalty0= 1\n",
                        tiny, n, type, rt, tiny, weights) > 0);
     cr_assert_eq(tu_write_file(ini, text, strlen(text)), 0);
-    dec_model *m = load(ini, NULL);
+    dec_model *m = dtu_load(ini, NULL);
     dec_worker *w;
     smt_err e;
     cr_assert_eq(dec_worker_create(&w, m, &e), 0);

@@ -3,18 +3,16 @@
  * fastsmt-binarize, progress, and expected reordering scores for every orientation kind. Uses the
  * tiny hand-built model (tests/data/decoder/tiny). */
 #include <criterion/criterion.h>
-#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "dec_internal.h"
 #include "decoder.h"
+#include "dec_testutil.h"
 #include "testutil.h"
 #ifdef DEC_TEST_BINARY
 #include "probingpt.h"
@@ -31,37 +29,6 @@ static void teardown(void)
 }
 
 TestSuite(dec_data, .init = setup, .fini = teardown);
-
-static dec_model *load(const char *ini, const dec_options *opt)
-{
-    smt_err e;
-    dec_model *m = NULL;
-    int rc = dec_model_load(&m, ini, opt, &e);
-    cr_assert_eq(rc, 0, "%s", e.msg);
-    return m;
-}
-
-/* Runs a shell command; returns its status, *out and *err (malloc'ed, never NULL). */
-static int run(char **out, char **err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *cmd = NULL;
-    cr_assert(vasprintf(&cmd, fmt, ap) > 0);
-    va_end(ap);
-    char *o = NULL, *e = NULL;
-    int rc = tu_run(cmd, &o, &e);
-    free(cmd);
-    if (out)
-        *out = o ? o : strdup("");
-    else
-        free(o);
-    if (err)
-        *err = e ? e : strdup("");
-    else
-        free(e);
-    return rc;
-}
 
 /* Copies the tiny model (ini, tables, LM) into tmp/name and returns that folder. */
 static char *tiny_copy(const char *name)
@@ -86,7 +53,7 @@ static char *tiny_binarized(const char *name)
 {
     char *ini = tu_data_path("decoder/tiny/moses.ini"), *bin = tu_bin_path("fastsmt-binarize");
     char *dir = tu_join(tmp, name), *err = NULL;
-    int rc = run(NULL, &err, "'%s' '%s' '%s'", bin, ini, dir);
+    int rc = tu_runf(NULL, &err, "'%s' '%s' '%s'", bin, ini, dir);
     cr_assert_eq(rc, 0, "%s", err);
     free(ini), free(bin), free(err);
     return dir;
@@ -138,13 +105,13 @@ Test(dec_data, damaged_group_is_an_error_for_its_sentence)
     char *ini = tu_join(dir, "moses.ini"), *fastsmt = tu_bin_path("fastsmt");
     char *in = tu_join(tmp, "in.txt"), *out = NULL, *err = NULL;
     cr_assert_eq(tu_write_file(in, "x y\na b\nx\n", 10), 0);
-    int rc = run(&out, &err, "'%s' -f '%s' -threads 2 < '%s'", fastsmt, ini, in);
+    int rc = tu_runf(&out, &err, "'%s' -f '%s' -threads 2 < '%s'", fastsmt, ini, in);
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert_str_eq(out, "Y X \nA B \nX \n");
     free(out), free(err);
     /* group "a b": header (3 words), source id (1), then the record: info, align id, target id */
     put_u32(ppt, group_word_offset(ppt, "a b", 6), 0xfffffff0u);
-    rc = run(&out, &err, "'%s' -f '%s' -threads 2 < '%s'", fastsmt, ini, in);
+    rc = tu_runf(&out, &err, "'%s' -f '%s' -threads 2 < '%s'", fastsmt, ini, in);
     cr_assert_eq(rc, 1, "%s", err);
     cr_assert_str_eq(out, "Y X \n\nX \n");
     cr_assert(strstr(err, "line 2: ") && strstr(err, "phrase-table.ppt: damaged group") &&
@@ -152,7 +119,7 @@ Test(dec_data, damaged_group_is_an_error_for_its_sentence)
               "%s", err);
     free(out), free(err);
     /* the library says the same for one sentence */
-    dec_model *m = load(ini, NULL);
+    dec_model *m = dtu_load(ini, NULL);
     dec_worker *w;
     smt_err e;
     cr_assert_eq(dec_worker_create(&w, m, &e), 0);
@@ -168,13 +135,13 @@ Test(dec_data, damaged_group_is_an_error_for_its_sentence)
     dec_model_free(m);
     /* an alignment id that names another pair's points (0-0 1-1, outside the 1 x 1 pair "x") */
     put_u32(ppt, group_word_offset(ppt, "x", 5), 1);
-    rc = run(&out, &err, "'%s' -f '%s' -threads 2 < '%s'", fastsmt, ini, in);
+    rc = tu_runf(&out, &err, "'%s' -f '%s' -threads 2 < '%s'", fastsmt, ini, in);
     cr_assert_eq(rc, 1, "%s", err);
     cr_assert_str_eq(out, "\n\n\n");
     cr_assert(strstr(err, "line 1: ") && strstr(err, "line 3: ") && strstr(err, "'x'"), "%s", err);
     free(out), free(err);
     /* --verify refuses the file at load */
-    rc = run(&out, &err, "'%s' -f '%s' --verify < '%s'", fastsmt, ini, in);
+    rc = tu_runf(&out, &err, "'%s' -f '%s' --verify < '%s'", fastsmt, ini, in);
     cr_assert_eq(rc, 1, "%s", err);
     cr_assert_str_eq(out, "");
     cr_assert(strstr(err, "phrase-table.ppt"), "%s", err);
@@ -190,19 +157,19 @@ Test(dec_data, verify_checks_every_checksum_at_load)
     char *glm = tu_join(dir, "LM0.glm");
     char *ini = tu_join(dir, "moses.ini"), *fastsmt = tu_bin_path("fastsmt");
     char *out = NULL, *err = NULL;
-    int rc = run(&out, &err, "echo x | '%s' -f '%s' --verify", fastsmt, ini);
+    int rc = tu_runf(&out, &err, "echo x | '%s' -f '%s' --verify", fastsmt, ini);
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert_str_eq(out, "X \n");
     free(out), free(err);
     /* group "x": header 3, source 1, info, align id, target id, then the score 0.5 */
     long off = group_word_offset(ppt, "x", 7);
     cr_assert_eq(tu_flip_bit(ppt, (uint64_t)off, 0), 0);
-    rc = run(&out, &err, "echo x | '%s' -f '%s'", fastsmt, ini);
+    rc = tu_runf(&out, &err, "echo x | '%s' -f '%s'", fastsmt, ini);
     cr_assert_eq(rc, 0, "%s", err);
     free(out), free(err);
     static const char *const flags[] = {"--verify", "-verify-models"};
     for (int k = 0; k < 2; k++) {
-        rc = run(&out, &err, "echo x | '%s' -f '%s' %s", fastsmt, ini, flags[k]);
+        rc = tu_runf(&out, &err, "echo x | '%s' -f '%s' %s", fastsmt, ini, flags[k]);
         cr_assert_eq(rc, 1, "%s: %s", flags[k], err);
         cr_assert_str_eq(out, "");
         cr_assert(strstr(err, "phrase-table.ppt") && strstr(err, "payload"), "%s", err);
@@ -214,7 +181,7 @@ Test(dec_data, verify_checks_every_checksum_at_load)
     /* the last section of a glm holds data that a lookup may not touch: damage its last byte but
      * one... any byte past the header works for the checksum; take the middle */
     cr_assert_eq(tu_flip_bit(glm, (uint64_t)size / 2, 3), 0);
-    rc = run(&out, &err, "echo x | '%s' -f '%s' --verify", fastsmt, ini);
+    rc = tu_runf(&out, &err, "echo x | '%s' -f '%s' --verify", fastsmt, ini);
     cr_assert_eq(rc, 1, "%s", err);
     cr_assert(strstr(err, "LM0.glm"), "%s", err);
     free(out), free(err);
@@ -230,16 +197,16 @@ Test(dec_data, read_error_is_an_error)
 {
     char *ini = tu_data_path("decoder/tiny/moses.ini"), *fastsmt = tu_bin_path("fastsmt");
     char *out = NULL, *err = NULL;
-    int rc = run(&out, &err, "'%s' -f '%s' -input-file '%s'", fastsmt, ini, tmp);
+    int rc = tu_runf(&out, &err, "'%s' -f '%s' -input-file '%s'", fastsmt, ini, tmp);
     cr_assert_eq(rc, 1, "%s", err);
     cr_assert(strstr(err, tmp) && strstr(err, "is a directory"), "%s", err);
     cr_assert_null(strstr(err, "0 lines"), "%s", err);
     free(out), free(err);
-    rc = run(&out, &err, "'%s' -f '%s' < '%s'", fastsmt, ini, tmp);
+    rc = tu_runf(&out, &err, "'%s' -f '%s' < '%s'", fastsmt, ini, tmp);
     cr_assert_eq(rc, 1, "%s", err);
     cr_assert(strstr(err, "<stdin>") && strstr(err, "is a directory"), "%s", err);
     free(out), free(err);
-    dec_model *m = load(ini, NULL);
+    dec_model *m = dtu_load(ini, NULL);
     FILE *in = fopen(tmp, "r"), *o = fopen("/dev/null", "w");
     cr_assert(in && o);
     smt_err e;
@@ -258,22 +225,22 @@ Test(dec_data, compressed_input)
     char *ini = tu_data_path("decoder/tiny/moses.ini"), *fastsmt = tu_bin_path("fastsmt");
     char *in = tu_join(tmp, "in.txt"), *gz = tu_join(tmp, "in.txt.gz"), *out = NULL, *err = NULL;
     cr_assert_eq(tu_write_file(in, "x y\na b\nc\n", 10), 0);
-    cr_assert_eq(run(NULL, NULL, "gzip -k '%s'", in), 0);
-    int rc = run(&out, &err, "'%s' -f '%s' -input-file '%s'", fastsmt, ini, gz);
+    cr_assert_eq(tu_runf(NULL, NULL, "gzip -k '%s'", in), 0);
+    int rc = tu_runf(&out, &err, "'%s' -f '%s' -input-file '%s'", fastsmt, ini, gz);
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert_str_eq(out, "Y X \nA B \nY X \n");
     free(out), free(err);
-    rc = run(&out, &err, "'%s' -f '%s' < '%s'", fastsmt, ini, gz);
+    rc = tu_runf(&out, &err, "'%s' -f '%s' < '%s'", fastsmt, ini, gz);
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert_str_eq(out, "Y X \nA B \nY X \n");
     free(out), free(err);
     /* through a pipe too (never translated as raw bytes) */
-    rc = run(&out, &err, "cat '%s' | '%s' -f '%s'", gz, fastsmt, ini);
+    rc = tu_runf(&out, &err, "cat '%s' | '%s' -f '%s'", gz, fastsmt, ini);
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert_str_eq(out, "Y X \nA B \nY X \n");
     free(out), free(err);
     /* a byte-order mark on a pipe is not part of the first word */
-    rc = run(&out, &err, "printf '\\357\\273\\277x y\\n' | '%s' -f '%s'", fastsmt, ini);
+    rc = tu_runf(&out, &err, "printf '\\357\\273\\277x y\\n' | '%s' -f '%s'", fastsmt, ini);
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert_str_eq(out, "Y X \n");
     free(out), free(err);
@@ -284,10 +251,10 @@ Test(dec_data, compressed_input)
     for (int i = 0; i < 200000; i++)
         fprintf(f, "%s %d\n", i % 2 ? "x y" : "a b", i);
     cr_assert_eq(fclose(f), 0);
-    cr_assert_eq(run(NULL, NULL, "gzip -1 -k '%s'", big), 0);
+    cr_assert_eq(tu_runf(NULL, NULL, "gzip -1 -k '%s'", big), 0);
     long long size = tu_file_size(bgz);
     cr_assert_eq(tu_truncate(bgz, (uint64_t)size / 2), 0);
-    rc = run(&out, &err, "'%s' -f '%s' -v 0 -threads 2 -input-file '%s'", fastsmt, ini, bgz);
+    rc = tu_runf(&out, &err, "'%s' -f '%s' -v 0 -threads 2 -input-file '%s'", fastsmt, ini, bgz);
     cr_assert_eq(rc, 1, "%s", err);
     cr_assert(strstr(err, bgz), "%s", err);
     cr_assert(strlen(out) > 0);
@@ -300,40 +267,16 @@ Test(dec_data, compressed_input)
 Test(dec_data, pipe_is_answered_line_by_line)
 {
     char *ini = tu_data_path("decoder/tiny/moses.ini"), *fastsmt = tu_bin_path("fastsmt");
-    int to[2], from[2];
-    cr_assert_eq(pipe(to), 0);
-    cr_assert_eq(pipe(from), 0);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        dup2(to[0], 0);
-        dup2(from[1], 1);
-        close(to[0]), close(to[1]), close(from[0]), close(from[1]);
-        execl(fastsmt, fastsmt, "-f", ini, "-v", "0", (char *)NULL);
-        _exit(127);
-    }
-    close(to[0]), close(from[1]);
-    char got[64];
-    size_t n = 0;
+    tu_proc p;
+    cr_assert_eq(tu_proc_start(&p, (char *const[]){fastsmt, "-f", ini, "-v", "0", NULL}), 0);
     for (int k = 0; k < 2; k++) {
         const char *line = k ? "a b\n" : "x y\n", *want = k ? "A B \n" : "Y X \n";
-        cr_assert_eq(write(to[1], line, 4), 4);
-        n = 0;
-        while (n < strlen(want)) {
-            struct pollfd p = {.fd = from[0], .events = POLLIN};
-            cr_assert_eq(poll(&p, 1, 20000), 1, "no answer to line %d while the input is open", k + 1);
-            ssize_t r = read(from[0], got + n, sizeof got - 1 - n);
-            cr_assert_gt(r, 0);
-            n += (size_t)r;
-        }
-        got[n] = '\0';
+        char got[64];
+        cr_assert_eq(tu_proc_ask(&p, line, got, sizeof got, 20000), 0,
+                     "no answer to line %d while the input is open", k + 1);
         cr_assert_str_eq(got, want);
     }
-    close(to[1]);
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    close(from[0]);
+    cr_assert_eq(tu_proc_finish(&p), 0);
     free(ini), free(fastsmt);
 }
 
@@ -355,7 +298,7 @@ Test(dec_data, progress_only_on_a_terminal)
     char *ini = tu_data_path("decoder/tiny/moses.ini"), *fastsmt = tu_bin_path("fastsmt");
     char *in = tu_join(tmp, "in.txt"), *out = NULL;
     cr_assert_eq(tu_write_file(in, "x y\na b\n", 8), 0);
-    int rc = run(&out, NULL, "'%s' -f '%s' -input-file '%s' 2>&1 >/dev/null | cat", fastsmt, ini, in);
+    int rc = tu_runf(&out, NULL, "'%s' -f '%s' -input-file '%s' 2>&1 >/dev/null | cat", fastsmt, ini, in);
     cr_assert_eq(rc, 0);
     cr_assert(strstr(out, "fastsmt: 2 lines"), "%s", out);
     cr_assert_null(strstr(out, "lines/s"), "%s", out);
@@ -365,12 +308,12 @@ Test(dec_data, progress_only_on_a_terminal)
         free(ini), free(fastsmt), free(in);
         cr_skip_test("no script(1) to give the program a terminal");
     }
-    rc = run(&out, NULL, "script -qec \"'%s' -f '%s' -input-file '%s' >/dev/null\" /dev/null",
+    rc = tu_runf(&out, NULL, "script -qec \"'%s' -f '%s' -input-file '%s' >/dev/null\" /dev/null",
              fastsmt, ini, in);
     cr_assert_eq(rc, 0);
     cr_assert(strstr(out, "2 lines, 4 words,") && strstr(out, "lines/s"), "%s", out);
     free(out);
-    rc = run(&out, NULL, "script -qec \"'%s' -f '%s' -v 0 -input-file '%s' >/dev/null\" /dev/null",
+    rc = tu_runf(&out, NULL, "script -qec \"'%s' -f '%s' -v 0 -input-file '%s' >/dev/null\" /dev/null",
              fastsmt, ini, in);
     cr_assert_eq(rc, 0);
     cr_assert_null(strstr(out, "lines/s"), "%s", out);
@@ -430,9 +373,9 @@ Test(dec_data, text_tables_one_verdict)
 #ifdef DEC_TEST_BINARY
             char *err = NULL;
             if (table == 0)
-                rc = run(NULL, &err, "'%s' build --phrase-table '%s' --out '%s'", probingpt, pt, ppt);
+                rc = tu_runf(NULL, &err, "'%s' build --phrase-table '%s' --out '%s'", probingpt, pt, ppt);
             else
-                rc = run(NULL, &err, "'%s' build --phrase-table '%s' --reordering '%s' --out '%s'",
+                rc = tu_runf(NULL, &err, "'%s' build --phrase-table '%s' --reordering '%s' --out '%s'",
                          probingpt, pt, rt, ppt);
             cr_assert_eq(rc, 1, "%s", err);
             char *build_msg = from_name(err, name);
@@ -529,7 +472,7 @@ static void reo_nbests(const char *type, int n, char **text_nbest, char **bin_nb
 #ifdef DEC_TEST_BINARY
             char *bin = tu_bin_path("fastsmt-binarize"), *err = NULL;
             bin_dir = tu_join(dir, "bin");
-            cr_assert_eq(run(NULL, &err, "'%s' '%s' '%s'", bin, ini, bin_dir), 0, "%s", err);
+            cr_assert_eq(tu_runf(NULL, &err, "'%s' '%s' '%s'", bin, ini, bin_dir), 0, "%s", err);
             use = tu_join(bin_dir, "moses.ini");
             free(bin), free(err);
 #else
@@ -537,7 +480,7 @@ static void reo_nbests(const char *type, int n, char **text_nbest, char **bin_nb
             break;
 #endif
         }
-        dec_model *m = load(use, &opt);
+        dec_model *m = dtu_load(use, &opt);
         dec_worker *w;
         smt_err e;
         cr_assert_eq(dec_worker_create(&w, m, &e), 0);
@@ -637,7 +580,7 @@ Test(dec_data, binarize_never_overwrites_an_input)
     char *ppt = tu_join(dir, "phrase-table.ppt"), *err = NULL;
     size_t before_len, after_len;
     char *before = tu_read_file(ini, &before_len);
-    int rc = run(NULL, &err, "'%s' '%s' '%s'", bin, ini, dir);
+    int rc = tu_runf(NULL, &err, "'%s' '%s' '%s'", bin, ini, dir);
     cr_assert_eq(rc, 1, "%s", err);
     cr_assert(strstr(err, "refusing to overwrite"), "%s", err);
     char *after = tu_read_file(ini, &after_len);
@@ -646,7 +589,7 @@ Test(dec_data, binarize_never_overwrites_an_input)
     cr_assert_eq(access(ppt, F_OK), -1, "nothing is written");
     free(err), free(before), free(after);
     /* the same through another spelling of the folder */
-    rc = run(NULL, &err, "cd '%s' && '%s' moses.ini ../own/.", dir, bin);
+    rc = tu_runf(NULL, &err, "cd '%s' && '%s' moses.ini ../own/.", dir, bin);
     cr_assert_eq(rc, 1, "%s", err);
     free(err);
     free(dir), free(ini), free(bin), free(ppt);
@@ -658,11 +601,11 @@ Test(dec_data, binarize_rewrites_paths_for_outdir)
 {
     char *first = tiny_binarized("bin1"), *bin = tu_bin_path("fastsmt-binarize"), *err = NULL;
     cr_assert_not_null(first);
-    int rc = run(NULL, &err, "cd '%s' && mkdir out && '%s' bin1/moses.ini out/bin2", tmp, bin);
+    int rc = tu_runf(NULL, &err, "cd '%s' && mkdir out && '%s' bin1/moses.ini out/bin2", tmp, bin);
     cr_assert_eq(rc, 0, "%s", err);
     free(err);
     char *a = tu_join(first, "moses.ini"), *d = tu_join(tmp, "out/bin2"), *b = tu_join(d, "moses.ini");
-    dec_model *ma = load(a, NULL), *mb = load(b, NULL);
+    dec_model *ma = dtu_load(a, NULL), *mb = dtu_load(b, NULL);
     dec_worker *wa, *wb;
     smt_err e;
     cr_assert_eq(dec_worker_create(&wa, ma, &e), 0);
@@ -677,6 +620,47 @@ Test(dec_data, binarize_rewrites_paths_for_outdir)
     free(first), free(bin), free(a), free(d), free(b);
 }
 
+/* The new moses.ini follows the common writer's rules: a symbolic link at OUTDIR/moses.ini is
+ * written through (the link stays, its target gets the new ini); a fifo or a folder there is
+ * refused and left as it was, and no temporary file stays behind. */
+Test(dec_data, binarize_output_ini_follows_the_writer_rules)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *bin = tu_bin_path("fastsmt-binarize");
+    char *dir = tu_join(tmp, "linked"), *link = tu_join(dir, "moses.ini");
+    char *real = tu_join(dir, "real.ini"), *err = NULL;
+    cr_assert_eq(mkdir(dir, 0777), 0);
+    cr_assert_eq(tu_write_file(real, "old\n", 4), 0);
+    cr_assert_eq(symlink("real.ini", link), 0);
+    int rc = tu_runf(NULL, &err, "'%s' '%s' '%s'", bin, ini, dir);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(err);
+    struct stat st;
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link was replaced");
+    size_t len;
+    char *text = tu_read_file(real, &len);
+    cr_assert(strstr(text, "Written by fastsmt-binarize") && strstr(text, "phrase-table.ppt"), "%s",
+              text);
+    free(text);
+    dec_model_free(dtu_load(link, NULL));
+    for (int k = 0; k < 2; k++) { /* a fifo, a folder */
+        char *out_dir = tu_join(tmp, k ? "folder" : "fifo"), *out_ini = tu_join(out_dir, "moses.ini");
+        cr_assert_eq(mkdir(out_dir, 0777), 0);
+        cr_assert_eq(k ? mkdir(out_ini, 0777) : mkfifo(out_ini, 0600), 0);
+        char *out = NULL;
+        rc = tu_runf(NULL, &err, "'%s' '%s' '%s'", bin, ini, out_dir);
+        cr_assert_eq(rc, 1, "%s", err);
+        cr_assert(strstr(err, out_ini) && strstr(err, k ? "directory" : "fifo") &&
+                  strstr(err, "refusing to replace"), "%s", err);
+        cr_assert_eq(lstat(out_ini, &st), 0);
+        cr_assert(k ? S_ISDIR(st.st_mode) : S_ISFIFO(st.st_mode), "%s was replaced", out_ini);
+        rc = tu_runf(&out, NULL, "ls -A '%s'", out_dir);
+        cr_assert_str_eq(out, "moses.ini\n", "nothing else is written: %s", out);
+        free(out), free(err), free(out_dir), free(out_ini);
+    }
+    free(ini), free(bin), free(dir), free(link), free(real);
+}
+
 /* A feature this decoder does not have: the binarized ini would not load, so no success and no
  * moses.ini in OUTDIR. --help: usage on stdout, exit 0. */
 Test(dec_data, binarize_checks_the_new_ini_loads)
@@ -688,13 +672,13 @@ Test(dec_data, binarize_checks_the_new_ini_loads)
                               "path=osm.bin\n[weight]\nOpSequenceModel0= 0.1 0.1 0.1 0.1 0.1\n", text) > 0);
     cr_assert_eq(tu_write_file(ini, more, strlen(more)), 0);
     char *out_dir = tu_join(tmp, "unsup-bin"), *out_ini = tu_join(out_dir, "moses.ini"), *err = NULL;
-    int rc = run(NULL, &err, "'%s' '%s' '%s'", bin, ini, out_dir);
+    int rc = tu_runf(NULL, &err, "'%s' '%s' '%s'", bin, ini, out_dir);
     cr_assert_eq(rc, 1, "%s", err);
     cr_assert(strstr(err, "does not load") && strstr(err, "OpSequenceModel"), "%s", err);
     cr_assert_eq(access(out_ini, F_OK), -1);
     free(err);
     char *out = NULL;
-    rc = run(&out, &err, "'%s' --help", bin);
+    rc = tu_runf(&out, &err, "'%s' --help", bin);
     cr_assert_eq(rc, 0);
     cr_assert(strstr(out, "usage: fastsmt-binarize"), "%s", out);
     cr_assert_str_eq(err, "");

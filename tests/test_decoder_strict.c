@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "decoder.h"
+#include "dec_testutil.h"
 #include "testutil.h"
 
 static char *tmp, *tiny;
@@ -74,22 +75,6 @@ static unsigned line_of(const char *text, const char *marker)
     return line;
 }
 
-/* Loads ini and expects the error code rc with every fragment (NULL-terminated) in its message. */
-static void expect_load_error(const char *ini, const dec_options *opt, int rc, ...)
-{
-    dec_model *m = NULL;
-    smt_err e;
-    smt_err_clear(&e);
-    int got = dec_model_load(&m, ini, opt, &e);
-    cr_assert_eq(got, rc, "rc %d (want %d): %s", got, rc, e.msg);
-    cr_assert_null(m);
-    va_list ap;
-    va_start(ap, rc);
-    for (const char *f; (f = va_arg(ap, const char *));)
-        cr_assert(strstr(e.msg, f) != NULL, "'%s' lacks '%s'", e.msg, f);
-    va_end(ap);
-}
-
 /* Translates line with m; returns the 1-best line without its newline (malloc'ed), the model score
  * in *score and the n-best list (n lines, malloc'ed) in *nbest when nbest is not NULL. */
 static char *translate(dec_model *m, const char *line, double *score, size_t n, char **nbest)
@@ -109,15 +94,6 @@ static char *translate(dec_model *m, const char *line, double *score, size_t n, 
     dec_buf_free(&nb);
     dec_worker_free(w);
     return out;
-}
-
-static dec_model *load_ok(const char *ini, const dec_options *opt)
-{
-    dec_model *m = NULL;
-    smt_err e;
-    int rc = dec_model_load(&m, ini, opt, &e);
-    cr_assert_eq(rc, 0, "%s", e.msg);
-    return m;
 }
 
 /* ---------------------------------------------------------------- the ARPA reader */
@@ -153,7 +129,7 @@ static char *finding_model(const char *finding)
 Test(strict, arpa_count_wrap)
 {
     char *ini = finding_model("dec_arpa_count_wrap.txt");
-    expect_load_error(ini, NULL, SMT_ERR_PARSE, "lm.arpa:", "4294967295", NULL);
+    dtu_expect_load_error(ini, NULL, SMT_ERR_PARSE, "lm.arpa:", "4294967295", NULL);
     free(ini);
 }
 
@@ -161,7 +137,7 @@ Test(strict, arpa_count_wrap)
 Test(strict, arpa_count_hang)
 {
     char *ini = finding_model("dec_arpa_count_hang.txt");
-    expect_load_error(ini, NULL, SMT_ERR_PARSE, "lm.arpa:", NULL);
+    dtu_expect_load_error(ini, NULL, SMT_ERR_PARSE, "lm.arpa:", NULL);
     free(ini);
 }
 
@@ -178,7 +154,7 @@ static void expect_arpa_error(const char *arpa, int rc, const char *fragment)
                        tiny, lm) > 0);
     ini = tu_join(tmp, "lm.ini");
     cr_assert_eq(tu_write_file(ini, text, strlen(text)), 0);
-    expect_load_error(ini, NULL, rc, "lm.arpa:", fragment, NULL);
+    dtu_expect_load_error(ini, NULL, rc, "lm.arpa:", fragment, NULL);
     free(lm), free(ini), free(text);
 }
 
@@ -229,7 +205,7 @@ Test(strict, arpa_tables_grow)
                        tiny, lm) > 0);
     char *ini = tu_join(tmp, "grow.ini");
     cr_assert_eq(tu_write_file(ini, text, strlen(text)), 0);
-    dec_model *m = load_ok(ini, NULL);
+    dec_model *m = dtu_load(ini, NULL);
     double score;
     char *out = translate(m, "a b", &score, 0, NULL);
     cr_assert_str_eq(out, "A B ");
@@ -258,7 +234,7 @@ Test(strict, stack_findings)
     char *ini = tu_join(tmp, "moses.ini"), *where = NULL;
     cr_assert_eq(tu_write_file(ini, text, len), 0);
     cr_assert(asprintf(&where, "moses.ini:%u: [s]", line_of(text, "600000000")) > 0);
-    expect_load_error(ini, NULL, SMT_ERR_PARSE, where, "600000000 is out of range [1, 1048576]",
+    dtu_expect_load_error(ini, NULL, SMT_ERR_PARSE, where, "600000000 is out of range [1, 1048576]",
                       NULL);
     free(src), free(text), free(where);
     /* the other finding names a binary table (pt.ppt) it never gets to open; as found, its
@@ -271,14 +247,14 @@ Test(strict, stack_findings)
     cr_assert_eq(tu_write_file(oom, text, len), 0);
     cr_assert(asprintf(&where, "oom.ini:%u: TranslationModel0 has no key 'inp'",
                        line_of(text, "inp=2")) > 0);
-    expect_load_error(oom, NULL, SMT_ERR_PARSE, where, NULL);
+    dtu_expect_load_error(oom, NULL, SMT_ERR_PARSE, where, NULL);
     free(where);
     char *key = strstr(text, " inp=2");
     cr_assert_not_null(key);
     memmove(key, key + 6, strlen(key + 6) + 1);
     cr_assert_eq(tu_write_file(oom, text, strlen(text)), 0);
     cr_assert(asprintf(&where, "oom.ini:%u: [s]", line_of(text, "102448364")) > 0);
-    expect_load_error(oom, NULL, SMT_ERR_PARSE, where, "out of range", NULL);
+    dtu_expect_load_error(oom, NULL, SMT_ERR_PARSE, where, "out of range", NULL);
     free(src), free(text), free(where), free(ini), free(oom);
 }
 
@@ -291,27 +267,27 @@ Test(strict, stack_maximum)
     dec_options opt;
     dec_options_default(&opt);
     opt.stack_size = 100;
-    dec_model *m = load_ok(ini, &opt);
+    dec_model *m = dtu_load(ini, &opt);
     double s1, s2;
     char *a = translate(m, "a b c x y", &s1, 0, NULL);
     dec_model_free(m);
     opt.stack_size = DEC_MAX_STACK;
     opt.pop_limit = DEC_MAX_POP_LIMIT;
-    m = load_ok(ini, &opt);
+    m = dtu_load(ini, &opt);
     char *b = translate(m, "a b c x y", &s2, 0, NULL);
     dec_model_free(m);
     cr_assert_str_eq(a, b);
     cr_assert_float_eq(s1, s2, 1e-9);
     opt.stack_size = DEC_MAX_STACK + 1;
-    expect_load_error(ini, &opt, SMT_ERR_ARG, "-s 1048577 is out of range", NULL);
+    dtu_expect_load_error(ini, &opt, SMT_ERR_ARG, "-s 1048577 is out of range", NULL);
     opt.stack_size = 0;
-    expect_load_error(ini, &opt, SMT_ERR_ARG, "-s 0", NULL);
+    dtu_expect_load_error(ini, &opt, SMT_ERR_ARG, "-s 0", NULL);
     dec_options_default(&opt);
     opt.pop_limit = DEC_MAX_POP_LIMIT + 1;
-    expect_load_error(ini, &opt, SMT_ERR_ARG, "-cube-pruning-pop-limit", NULL);
+    dtu_expect_load_error(ini, &opt, SMT_ERR_ARG, "-cube-pruning-pop-limit", NULL);
     dec_options_default(&opt);
     opt.beam_threshold = NAN;
-    expect_load_error(ini, &opt, SMT_ERR_ARG, "beam threshold", NULL);
+    dtu_expect_load_error(ini, &opt, SMT_ERR_ARG, "beam threshold", NULL);
     free(a), free(b), free(ini);
 }
 
@@ -360,7 +336,7 @@ Test(strict, ini_numbers_strict)
                                     &text);
         char *where = NULL;
         cr_assert(asprintf(&where, "bad.ini:%u: ", line_of(text, c->marker)) > 0);
-        expect_load_error(ini, NULL, c->rc, where, c->fragment, NULL);
+        dtu_expect_load_error(ini, NULL, c->rc, where, c->fragment, NULL);
         free(text), free(ini), free(where);
     }
     /* weights: strict, finite */
@@ -374,7 +350,7 @@ Test(strict, ini_numbers_strict)
                            tiny, weights[k]) > 0);
         char *ini = tu_join(tmp, "w.ini");
         cr_assert_eq(tu_write_file(ini, text, strlen(text)), 0);
-        expect_load_error(ini, NULL, SMT_ERR_PARSE, "w.ini:5: weight", "of 'LM0' is not", NULL);
+        dtu_expect_load_error(ini, NULL, SMT_ERR_PARSE, "w.ini:5: weight", "of 'LM0' is not", NULL);
         free(text), free(ini);
     }
 }
@@ -383,7 +359,7 @@ Test(strict, ini_numbers_strict)
 Test(strict, ini_factors)
 {
     char *ini = tiny_ini("f.ini", " output-factor=1", "", "", "", NULL);
-    expect_load_error(ini, NULL, SMT_ERR_PARSE, "key 'output-factor' given twice", NULL);
+    dtu_expect_load_error(ini, NULL, SMT_ERR_PARSE, "key 'output-factor' given twice", NULL);
     free(ini);
     char *text = NULL;
     cr_assert(asprintf(&text,
@@ -393,7 +369,7 @@ Test(strict, ini_factors)
                        tiny, tiny) > 0);
     ini = tu_join(tmp, "f.ini");
     cr_assert_eq(tu_write_file(ini, text, strlen(text)), 0);
-    expect_load_error(ini, NULL, SMT_ERR_UNSUPPORTED, "f.ini:3: LM0 factor=1", NULL);
+    dtu_expect_load_error(ini, NULL, SMT_ERR_UNSUPPORTED, "f.ini:3: LM0 factor=1", NULL);
     free(ini), free(text);
     cr_assert(asprintf(&text,
                        "[feature]\nPhraseDictionaryMemory name=TranslationModel0 num-features=1 "
@@ -402,7 +378,7 @@ Test(strict, ini_factors)
                        tiny) > 0);
     ini = tu_join(tmp, "f.ini");
     cr_assert_eq(tu_write_file(ini, text, strlen(text)), 0);
-    expect_load_error(ini, NULL, SMT_ERR_UNSUPPORTED, "f.ini:2: TranslationModel0 output-factor=1",
+    dtu_expect_load_error(ini, NULL, SMT_ERR_UNSUPPORTED, "f.ini:2: TranslationModel0 output-factor=1",
                       NULL);
     free(ini), free(text);
 }
@@ -444,15 +420,8 @@ Test(strict, ini_sections_classified)
         free(text), free(ini), free(where);
     }
     /* no effect on the output: a warning naming the line, and the same translation */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *w = open_memstream(&buf, &len);
-    dec_options opt;
-    dec_options_default(&opt);
-    opt.warn = w;
-    char *text, *ini = tiny_ini("sec.ini", "", "", "[description]\nbible es-en\n", "", &text);
-    dec_model *m = load_ok(ini, &opt);
-    fclose(w);
+    char *buf, *text, *ini = tiny_ini("sec.ini", "", "", "[description]\nbible es-en\n", "", &text);
+    dec_model *m = dtu_load_warned(ini, &buf);
     char *where = NULL;
     cr_assert(asprintf(&where, "sec.ini:%u: [description] is ignored",
                        line_of(text, "[description]")) > 0);
@@ -473,7 +442,7 @@ Test(strict, ini_forms_of_flags)
     char *ini = tiny_ini("t.ini", "", "", "[report-segmentation]\n[inputtype]\n0\n"
                                           "[search-algorithm]\n1\n",
                          "", NULL);
-    dec_model *m = load_ok(ini, NULL);
+    dec_model *m = dtu_load(ini, NULL);
     double score;
     char *out = translate(m, "a b c", &score, 0, NULL);
     cr_assert_str_eq(out, "A |0-0| B |1-1| X |2-2| ");
@@ -482,7 +451,7 @@ Test(strict, ini_forms_of_flags)
     ini = tiny_ini("t.ini", "", "", "[report-segmentation]\nfalse\n[mark-unknown]\ntrue\n"
                                     "[unknown-word-prefix]\n<\n[unknown-word-suffix]\n>\n",
                    "", NULL);
-    m = load_ok(ini, NULL);
+    m = dtu_load(ini, NULL);
     out = translate(m, "a q", &score, 0, NULL);
     cr_assert_str_eq(out, "A <q> ");
     free(out), free(ini);
@@ -490,13 +459,13 @@ Test(strict, ini_forms_of_flags)
     /* "c" has two translations, "a b" a two-word phrase: the limits show in the n-best list */
     char *nb;
     ini = tiny_ini("t.ini", "", "", "", "", NULL);
-    m = load_ok(ini, NULL);
+    m = dtu_load(ini, NULL);
     out = translate(m, "c", &score, 10, &nb);
     cr_assert(strstr(nb, "||| Y X  |||") && strstr(nb, "||| X  |||"), "%s", nb);
     free(out), free(nb), free(ini);
     dec_model_free(m);
     ini = tiny_ini("t.ini", "", "", "[ttable-limit]\n1\n[max-phrase-length]\n1\n", "", NULL);
-    m = load_ok(ini, NULL);
+    m = dtu_load(ini, NULL);
     out = translate(m, "c", &score, 10, &nb);
     cr_assert(strstr(nb, "||| Y X  |||") == NULL || strstr(nb, "||| X  |||") == NULL, "%s", nb);
     free(out), free(nb);
@@ -506,7 +475,7 @@ Test(strict, ini_forms_of_flags)
     dec_model_free(m);
     /* the phrase table's own table-limit= wins over [ttable-limit] */
     ini = tiny_ini("t.ini", " table-limit=2", "", "[ttable-limit]\n1\n", "", NULL);
-    m = load_ok(ini, NULL);
+    m = dtu_load(ini, NULL);
     out = translate(m, "c", &score, 10, &nb);
     cr_assert(strstr(nb, "||| Y X  |||") && strstr(nb, "||| X  |||"), "%s", nb);
     free(out), free(nb), free(ini);
@@ -545,7 +514,7 @@ Test(strict, binary_ini_not_echoed)
         char *frag = NULL;
         cr_assert(asprintf(&frag, "bin.ini: not a moses.ini (binary data at line %u)",
                            bins[k].line) > 0);
-        expect_load_error(p, NULL, SMT_ERR_FORMAT, frag, NULL);
+        dtu_expect_load_error(p, NULL, SMT_ERR_FORMAT, frag, NULL);
         free(frag);
     }
     /* the tool: a message, never the bytes */
@@ -577,7 +546,7 @@ Test(strict, ini_echo_truncated_and_bom)
     char *bom = NULL;
     cr_assert(asprintf(&bom, "\xEF\xBB\xBF%s", t) > 0);
     cr_assert_eq(tu_write_file(ini, bom, strlen(bom)), 0);
-    m = load_ok(ini, NULL);
+    m = dtu_load(ini, NULL);
     dec_model_free(m);
     free(t), free(ini), free(bom);
 }
@@ -829,7 +798,7 @@ Test(strict, distortion_limit_acts)
     cr_assert_not_null(p);
     p[19] = '0';
     cr_assert_eq(tu_write_file(dl_ini, text, strlen(text)), 0);
-    dec_model *m = load_ok(dl_ini, NULL);
+    dec_model *m = dtu_load(dl_ini, NULL);
     double score;
     char *o = translate(m, "b a", &score, 0, NULL);
     cr_assert_str_eq(o, "B A ");
@@ -841,7 +810,7 @@ Test(strict, distortion_limit_acts)
 static void search_with(const dec_options *opt, const char *line, double *score, size_t *n_nbest)
 {
     char *ini = tu_join(tiny, "moses.ini"), *nb;
-    dec_model *m = load_ok(ini, opt);
+    dec_model *m = dtu_load(ini, opt);
     char *o = translate(m, line, score, 100, &nb);
     *n_nbest = 0;
     for (char *p = nb; (p = strchr(p, '\n')); p++)

@@ -5,8 +5,6 @@
 #define _GNU_SOURCE /* open_memstream, symlink */
 #include <criterion/criterion.h>
 #include <math.h>
-#include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -974,38 +972,15 @@ Test(glm, tool_b_answers_a_pipe_line_by_line)
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s build %s %s", bin, arpa, model);
     cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
-    int to[2], from[2];
-    cr_assert_eq(pipe(to), 0);
-    cr_assert_eq(pipe(from), 0);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        dup2(to[0], 0);
-        dup2(from[1], 1);
-        close(to[0]), close(to[1]), close(from[0]), close(from[1]);
-        execl(bin, bin, "query", "-b", model, (char *)NULL);
-        _exit(127);
-    }
-    close(to[0]), close(from[1]);
+    tu_proc p;
+    cr_assert_eq(tu_proc_start(&p, (char *const[]){bin, "query", "-b", model, NULL}), 0);
     for (int k = 0; k < 2; k++) {
-        cr_assert_eq(write(to[1], "a b\n", 4), 4);
         char got[512];
-        size_t n = 0;
-        while (!memchr(got, '\n', n)) {
-            struct pollfd p = {.fd = from[0], .events = POLLIN};
-            cr_assert_eq(poll(&p, 1, 20000), 1, "no answer to line %d while the input is open", k + 1);
-            ssize_t r = read(from[0], got + n, sizeof got - 1 - n);
-            cr_assert_gt(r, 0);
-            n += (size_t)r;
-        }
-        got[n] = '\0';
+        cr_assert_eq(tu_proc_ask(&p, "a b\n", got, sizeof got, 20000), 0,
+                     "no answer to line %d while the input is open", k + 1);
         cr_assert(strncmp(got, "a=3 2 ", 6) == 0 && strstr(got, "Total: "), "%s", got);
     }
-    close(to[1]);
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    close(from[0]);
+    cr_assert_eq(tu_proc_finish(&p), 0);
     free(bin), free(arpa), free(model);
 }
 

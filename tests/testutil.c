@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,4 +179,78 @@ int tu_run(const char *cmd, char **out, char **err)
     tu_rmtree(dir);
     free(dir);
     return status;
+}
+
+int tu_runf(char **out, char **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *cmd = NULL;
+    int n = vasprintf(&cmd, fmt, ap);
+    va_end(ap);
+    int rc = n < 0 ? -1 : tu_run(cmd, out, err);
+    if (n >= 0)
+        free(cmd);
+    if (out && (n < 0 || !*out))
+        *out = strdup("");
+    if (err && (n < 0 || !*err))
+        *err = strdup("");
+    return rc;
+}
+
+int tu_proc_start(tu_proc *p, char *const argv[])
+{
+    int to[2], from[2];
+    if (pipe(to) != 0)
+        return -1;
+    if (pipe(from) != 0) {
+        close(to[0]), close(to[1]);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(to[0]), close(to[1]), close(from[0]), close(from[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[0]), close(to[1]), close(from[0]), close(from[1]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(to[0]), close(from[1]);
+    p->pid = pid;
+    p->to = to[1];
+    p->from = from[0];
+    return 0;
+}
+
+int tu_proc_ask(tu_proc *p, const char *line, char *buf, size_t size, int timeout_ms)
+{
+    size_t len = strlen(line), n = 0;
+    if (size == 0 || write(p->to, line, len) != (ssize_t)len)
+        return -1;
+    buf[0] = '\0';
+    while (!memchr(buf, '\n', n)) {
+        struct pollfd pf = {.fd = p->from, .events = POLLIN};
+        if (n + 1 >= size || poll(&pf, 1, timeout_ms) != 1)
+            return -1;
+        ssize_t r = read(p->from, buf + n, size - 1 - n);
+        if (r <= 0)
+            return -1;
+        n += (size_t)r;
+        buf[n] = '\0';
+    }
+    return 0;
+}
+
+int tu_proc_finish(tu_proc *p)
+{
+    close(p->to);
+    int status, rc = -1;
+    if (waitpid(p->pid, &status, 0) == p->pid && WIFEXITED(status))
+        rc = WEXITSTATUS(status);
+    close(p->from);
+    return rc;
 }

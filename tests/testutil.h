@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Exit status of a test program that tested nothing (every test skipped); ctest shows it as
  * "Skipped" (SKIP_RETURN_CODE, set by fastsmt_add_test). Criterion programs get it from tests/tu_main.c,
@@ -63,5 +64,32 @@ long long tu_file_size(const char *path);
 /* Runs a shell command, capturing stdout and stderr into malloc'ed strings (either may be NULL).
  * Returns the exit status (or -1). */
 int tu_run(const char *cmd, char **out, char **err);
+
+/* tu_run on a printf-formatted command line; *out and *err (when not NULL) are never NULL (empty
+ * when nothing could be read). */
+int tu_runf(char **out, char **err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* A program talked to through pipes, line by line, as an interactive user or a driving program
+ * does: its standard input and output are pipes, its standard error is the test's. */
+typedef struct tu_proc {
+    pid_t pid;
+    int to, from; /* the write end of its input, the read end of its output */
+} tu_proc;
+
+/* Starts the program argv[0] (a path) with the arguments argv (NULL-terminated). 0 or -1. */
+int tu_proc_start(tu_proc *p, char *const argv[]);
+
+/* Writes line (which ends with a newline) to the program, then reads its answer until a newline
+ * has arrived, within timeout_ms while the input stays open. The answer, NUL-terminated, is in
+ * buf (size bytes). 0, or -1 when no complete answer came (timeout, end of output, error). */
+int tu_proc_ask(tu_proc *p, const char *line, char *buf, size_t size, int timeout_ms);
+
+/* Closes the program's input, waits for it to end and closes its output: its exit status, or -1
+ * when it did not exit normally. */
+int tu_proc_finish(tu_proc *p);
 
 #endif

@@ -12,6 +12,7 @@
  * model works. Exit status: 0 success, 1 bad input or failure, 2 usage error. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 
 #include "dec_internal.h"
 #include "moses_ini.h"
+#include "smt_file.h"
+#include "smt_io.h"
 #include "smt_progress.h"
 
 static int is_fsmt(const char *path)
@@ -64,33 +67,23 @@ static const char usage_text[] =
 
 /* The inputs, to refuse an output that would replace one of them. */
 typedef struct {
-    dev_t dev[64];
-    ino_t ino[64];
     const char *name[64];
     int n;
 } input_set;
 
 static void add_input(input_set *s, const char *path)
 {
-    struct stat st;
-    if (path && s->n < 64 && stat(path, &st) == 0) {
-        s->dev[s->n] = st.st_dev;
-        s->ino[s->n] = st.st_ino;
+    if (path && s->n < 64)
         s->name[s->n++] = path;
-    }
 }
 
 /* 0, or -1 with a message when writing path would replace an input. */
 static int check_output(const input_set *s, const char *path)
 {
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return 0;
     for (int i = 0; i < s->n; i++)
-        if (s->dev[i] == st.st_dev && s->ino[i] == st.st_ino) {
-            fprintf(stderr,
-                    "fastsmt-binarize: %s is the input %s: refusing to overwrite it (choose another "
-                    "OUTDIR)\n", path, s->name[i]);
+        if (smt_same_file(path, s->name[i])) {
+            fprintf(stderr, "fastsmt-binarize: %s is the input %s: refusing to overwrite it "
+                            "(choose another OUTDIR)\n", path, s->name[i]);
             return -1;
         }
     return 0;
@@ -115,7 +108,7 @@ int main(int argc, char **argv)
 {
     if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         fputs(usage_text, stdout);
-        return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+        return smt_close_output(stdout, "standard output", NULL) ? 1 : 0;
     }
     if (argc != 3) {
         fputs(usage_text, stderr);
@@ -154,10 +147,9 @@ int main(int argc, char **argv)
     char *reo_path = lr && dec_ini_feature_arg(lr, "path")
                          ? dec_ini_resolve(ini, dec_ini_feature_arg(lr, "path"))
                          : NULL;
-    char *ppt_out = NULL, *pt_ref = NULL, *ini_out = NULL, *ini_tmp = NULL;
+    char *ppt_out = NULL, *pt_ref = NULL, *ini_out = NULL, *ini_target = NULL, *ini_tmp = NULL;
     FILE *in = NULL, *out = NULL;
     if (!new_lines || !lm_paths || !pt_path || asprintf(&ini_out, "%s/moses.ini", out_dir) < 0 ||
-        asprintf(&ini_tmp, "%s/.moses.ini.tmp.%ld", out_dir, (long)getpid()) < 0 ||
         asprintf(&ppt_out, "%s/phrase-table.ppt", out_dir) < 0) {
         fprintf(stderr, "fastsmt-binarize: out of memory\n");
         goto done;
@@ -178,6 +170,18 @@ int main(int argc, char **argv)
     int pt_binary = is_fsmt(pt_path);
     if (check_output(&inputs, ini_out) || (!pt_binary && check_output(&inputs, ppt_out)))
         goto done;
+    /* the new ini goes where the common writer puts a file: through a symbolic link at ini_out to
+     * its target, never over anything that is not a regular file; under a temporary name there
+     * until it has loaded */
+    if ((rc = smt_file_target(ini_out, &ini_target, &err)) != 0) {
+        fail("", &err, rc);
+        goto done;
+    }
+    if (asprintf(&ini_tmp, "%s.tmp-%ld", ini_target, (long)getpid()) < 0) {
+        ini_tmp = NULL;
+        fprintf(stderr, "fastsmt-binarize: out of memory\n");
+        goto done;
+    }
     for (size_t i = 0; i < ini->n_features; i++) {
         char *glm_out = NULL;
         if (lm_paths[i] && !is_fsmt(lm_paths[i])) {
@@ -243,8 +247,13 @@ int main(int argc, char **argv)
         perror(argv[1]);
         goto done;
     }
-    if (!(out = fopen(ini_tmp, "w"))) {
+    /* O_EXCL: a leftover temporary name (or a link planted there) is never followed */
+    unlink(ini_tmp);
+    int fd = open(ini_tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 || !(out = fdopen(fd, "w"))) {
         perror(ini_tmp);
+        if (fd >= 0)
+            close(fd);
         goto done;
     }
     fprintf(out, "# Written by fastsmt-binarize from %s\n", argv[1]);
@@ -269,13 +278,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "fastsmt-binarize: %s: read error\n", argv[1]);
         goto done;
     }
-    int write_failed = ferror(out) | fflush(out) | fsync(fileno(out));
-    if (fclose(out) != 0 || write_failed) {
-        out = NULL;
-        fprintf(stderr, "fastsmt-binarize: %s: write error: %s\n", ini_tmp, strerror(errno));
+    rc = smt_flush_output(out, ini_tmp, &err);
+    if (!rc && fsync(fileno(out)) != 0)
+        rc = smt_err_errno(&err, SMT_ERR_IO, errno, "%s: cannot sync", ini_tmp);
+    int close_rc = smt_close_output(out, ini_tmp, rc ? NULL : &err);
+    out = NULL;
+    if (rc || (rc = close_rc) != 0) {
+        fail("", &err, rc);
         goto done;
     }
-    out = NULL;
     /* the binarized model must load before it is presented as the result */
     dec_model *m = NULL;
     dec_options opt;
@@ -285,8 +296,17 @@ int main(int argc, char **argv)
         goto done;
     }
     dec_model_free(m);
-    if (rename(ini_tmp, ini_out) != 0) {
-        fprintf(stderr, "fastsmt-binarize: %s: %s\n", ini_out, strerror(errno));
+    /* the output path may have become something else meanwhile: checked again, as the writer does */
+    char *target_now = NULL;
+    rc = smt_file_target(ini_out, &target_now, &err);
+    free(target_now);
+    if (!rc && rename(ini_tmp, ini_target) != 0)
+        rc = smt_err_errno(&err, SMT_ERR_IO, errno, "%s: cannot rename %s into place", ini_out,
+                           ini_tmp);
+    if (!rc)
+        rc = smt_file_sync_dir(ini_target, &err); /* the rename itself reaches the disk */
+    if (rc) {
+        fail("", &err, rc);
         goto done;
     }
     fprintf(stderr, "fastsmt-binarize: wrote %s in %.1f s\n", ini_out, smt_now() - t0);
@@ -303,7 +323,8 @@ done:
     for (size_t i = 0; lm_paths && i < ini->n_features; i++)
         free(lm_paths[i]);
     free(new_lines), free(lm_paths);
-    free(ini_out), free(ini_tmp), free(ppt_out), free(pt_ref), free(pt_path), free(reo_path);
+    free(ini_out), free(ini_target), free(ini_tmp), free(ppt_out), free(pt_ref);
+    free(pt_path), free(reo_path);
     dec_ini_free(ini);
     return status;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "decoder.h"
+#include "smt_io.h"
 #include "smt_num.h"
 
 #define MAX_THREADS 1024
@@ -93,15 +94,11 @@ static int ini_nbest_list(const dec_model *m, const char *ini, char **path, int 
 /* Flushes and closes an output stream; 0, or -1 with a message naming it. */
 static int close_output(FILE *f, const char *name)
 {
-    int bad = fflush(f) != 0 || ferror(f);
-    int e = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    if (bad)
-        fprintf(stderr, "fastsmt: %s: write error: %s\n", name, strerror(e ? e : EIO));
-    return bad ? -1 : 0;
+    smt_err e;
+    int rc = smt_close_output(f, name, &e);
+    if (rc)
+        fprintf(stderr, "fastsmt: %s\n", smt_err_text(&e, rc));
+    return rc ? -1 : 0;
 }
 
 int main(int argc, char **argv)

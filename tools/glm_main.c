@@ -1,8 +1,8 @@
 /* glm — build a gLM binary from an ARPA file, and score text with KenLM query's output.
- *   glm build model.arpa[.gz] model.glm [-K 31] [--progress]
+ *   glm build model.arpa model.glm [-K 31] [--progress]
  *   glm query [-v summary|sentence|word] [-n] [-b] [-l lazy|populate|read|parallel]
  *             [--threads N] [--gpu|--ref] [--verify] [--mmap]
- *             [--no-index] model.glm|model.arpa[.gz]
+ *             [--no-index] model.glm|model.arpa
  *   glm info model.glm [--verify]
  * Every number on the command line is parsed strictly (smt_num.h); --help anywhere prints the usage
  * on stdout. Standard output is checked (flushed and closed) before a command reports success.
@@ -14,17 +14,18 @@
 
 #include "glm.h"
 #include "smt_num.h"
+#include "smt_io.h"
 #include "smt_progress.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage:\n"
-            "  glm build model.arpa[.gz] model.glm [-K N] [--progress]\n"
+            "  glm build model.arpa model.glm [-K N] [--progress]\n"
             "      binarize an ARPA file (B-tree node size K >= 3, default %d)\n"
             "  glm query [-v summary|sentence|word] [-n] [-b] [-l lazy|populate|read|parallel]\n"
             "            [--threads N] [--gpu | --ref] [--verify] [--mmap] [--no-index]\n"
-            "            model.glm|model.arpa[.gz] [< text]\n"
+            "            model.glm|model.arpa [< text]\n"
             "      KenLM query's output: per word 'word=id length log10p', per line 'Total: x OOV: "
             "n',\n"
             "      then perplexities. -n: no <s> context and no </s>. One thread unless --threads.\n"
@@ -33,6 +34,7 @@ static void usage(FILE *f)
             "      -l: KenLM's load methods: lazy/populate map the file, read/parallel copy it\n"
             "      (the default; --mmap is -l lazy).\n"
             "  glm info model.glm [--verify]\n"
+            "ARPA files and text may be plain or gzip, xz, bzip2 or zstd (told by their first bytes).\n"
             "exit codes: 0 ok, 1 bad input or file, 2 usage\n",
             GLM_DEFAULT_K);
 }
@@ -49,19 +51,11 @@ static const char *flag_value(int argc, char **argv, int *i)
  * that lost output never reads as success. Returns 0 or 1 (the exit code). */
 static int close_stdout(const char *cmd)
 {
-    errno = 0;
-    int bad = fflush(stdout) != 0 || ferror(stdout);
-    int e = errno;
-    if (!bad) {
-        errno = 0;
-        bad = fclose(stdout) != 0;
-        e = errno;
-    }
-    if (bad) {
-        fprintf(stderr, "glm %s: writing the output failed: %s\n", cmd, strerror(e ? e : EIO));
-        return 1;
-    }
-    return 0;
+    smt_err e;
+    int rc = smt_close_output(stdout, "standard output", &e);
+    if (rc)
+        fprintf(stderr, "glm %s: writing the output failed: %s\n", cmd, smt_err_text(&e, rc));
+    return rc ? 1 : 0;
 }
 
 static int cmd_build(int argc, char **argv)

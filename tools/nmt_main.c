@@ -23,6 +23,7 @@
 #include "nmt.h"
 #include "nmt_rescore.h"
 #include "smt_bleu.h"
+#include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_num.h"
 
@@ -76,13 +77,10 @@ static int usage(const char *cmd)
 /* Standard output flushed and closed: a write error (a full disk, a closed pipe) is an error. */
 static int close_stdout(const char *cmd, int rc)
 {
-    errno = 0;
-    int bad = ferror(stdout);
-    if (fclose(stdout) != 0)
-        bad = 1;
-    if (bad) { /* errno is known only when this close failed (not an earlier write) */
-        fprintf(stderr, "nmt%s%s: standard output: write error%s%s\n", cmd ? " " : "",
-                cmd ? cmd : "", errno ? ": " : "", errno ? strerror(errno) : "");
+    smt_err e;
+    int bad = smt_close_output(stdout, "standard output", &e);
+    if (bad) {
+        fprintf(stderr, "nmt%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", smt_err_text(&e, bad));
         return rc ? rc : 1;
     }
     return rc;
@@ -291,7 +289,7 @@ static int in_list(const char *path, const char *list)
     int found = 0;
     for (char *p = copy ? strtok_r(copy, ",", &save) : NULL; p && !found;
          p = strtok_r(NULL, ",", &save))
-        found = nmt_same_file(path, p);
+        found = smt_same_file(path, p);
     free(copy);
     return found;
 }
@@ -328,7 +326,7 @@ static int cmd_tune(const args *a)
     if ((a->range && parse_range("--range", a->range, &g.lo, &g.hi, &g.step)) ||
         (a->len_range && parse_range("--len-range", a->len_range, &g.ulo, &g.uhi, &g.ustep)))
         return 2;
-    if (nmt_same_file(a->best_out, a->nbest) || in_list(a->best_out, a->ref)) {
+    if (smt_same_file(a->best_out, a->nbest) || in_list(a->best_out, a->ref)) {
         fprintf(stderr, "nmt tune: --best-out %s is an input; refused\n", a->best_out);
         return 1;
     }
@@ -433,8 +431,10 @@ static int cmd_tune(const args *a)
             fprintf(report, "cross-validated BLEU %.2f (baseline %.2f)\n", smt_bleu_score(&sum),
                     base);
     }
-    if (best && best != stdout && (ferror(best) | (fclose(best) != 0)) && !rc) {
-        fprintf(stderr, "nmt tune: %s: write error: %s\n", a->best_out, strerror(errno));
+    smt_err e;
+    int bad = best && best != stdout ? smt_close_output(best, a->best_out, &e) : 0;
+    if (bad && !rc) {
+        fprintf(stderr, "nmt tune: %s\n", smt_err_text(&e, bad));
         rc = 1;
     }
     free(fw);
@@ -507,7 +507,7 @@ static int cmd_score(const args *a, const nmt_model *m, nmt_ctx *c, smt_err *err
         printf("%.6f\n", lp[i]);
         words += t[i].len + 1;
     }
-    if (!rc && fflush(stdout) == 0 && !ferror(stdout)) /* else close_stdout reports */
+    if (!rc && !smt_flush_output(stdout, "standard output", NULL)) /* else close_stdout reports */
         fprintf(stderr, "nmt score: %zu sentences, %ld words, %.0f words/s\n", ns, words,
                 (double)words / (now() - t0));
     free(lp);
@@ -543,7 +543,7 @@ static int cmd_translate(const args *a, const nmt_model *m, nmt_ctx *c, smt_err 
         putchar('\n');
         words += h[i].len;
     }
-    if (!rc && fflush(stdout) == 0 && !ferror(stdout)) /* else close_stdout reports */
+    if (!rc && !smt_flush_output(stdout, "standard output", NULL)) /* else close_stdout reports */
         fprintf(stderr, "nmt translate: %zu sentences, %ld words, %.0f words/s\n", ns, words,
                 (double)words / (now() - t0));
     if (h)
@@ -578,7 +578,7 @@ static int run_model(const args *a)
         int list_to_stdout = a->nbest_out && !strcmp(a->nbest_out, "-");
         rc = nmt_rescore_files(c, a->source, a->nbest, &ro, a->nbest_out,
                                list_to_stdout ? NULL : "-", &err);
-        if (!rc && fflush(stdout) == 0 && !ferror(stdout))
+        if (!rc && !smt_flush_output(stdout, "standard output", NULL))
             fprintf(stderr, "nmt rescore: %.1f s\n", now() - t0);
     } else if (!rc && strcmp(a->cmd, "score") == 0) {
         rc = cmd_score(a, m, c, &err);

@@ -7,16 +7,18 @@
 #include <string.h>
 
 #include "probingpt.h"
+#include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_num.h"
 
 static const char usage[] =
-    "usage: probingpt build --phrase-table PT[.gz] [--reordering RT[.gz]] --out MODEL.ppt\n"
+    "usage: probingpt build --phrase-table PT [--reordering RT] --out MODEL.ppt\n"
     "                       [--table-limit N --weights w1,w2,...] [--reordering-default v[,v...]]\n"
     "                       [--progress] [--no-threads]\n"
     "       probingpt query MODEL.ppt [--reordering]   (source phrases on stdin)\n"
     "       probingpt dump MODEL.ppt [--out PT] [--reordering-out RT]\n"
-    "       probingpt info MODEL.ppt [--verify]\n";
+    "       probingpt info MODEL.ppt [--verify]\n"
+    "PT and RT may be plain or gzip, xz, bzip2 or zstd (told by their first bytes; - is stdin).\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -45,11 +47,21 @@ static int parse_list(const char *s, float *out, int max, float lo, float hi)
 /* Writes stdout's pending output; 0, or 1 with a message naming the error. */
 static int flush_stdout(void)
 {
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "probingpt: write error on standard output: %s\n", strerror(errno));
-        return 1;
-    }
-    return 0;
+    smt_err e;
+    int rc = smt_flush_output(stdout, "standard output", &e);
+    if (rc)
+        fprintf(stderr, "probingpt: %s\n", smt_err_text(&e, rc));
+    return rc ? 1 : 0;
+}
+
+/* Closes an output file given by a flag; 0, or 1 with a message naming it. */
+static int close_file(FILE *f, const char *name)
+{
+    smt_err e;
+    int rc = smt_close_output(f, name, &e);
+    if (rc)
+        fprintf(stderr, "probingpt: %s\n", smt_err_text(&e, rc));
+    return rc ? 1 : 0;
 }
 
 static int cmd_build(int argc, char **argv)
@@ -233,16 +245,10 @@ static int cmd_dump(int argc, char **argv)
         else
             rc = 0;
     }
-    if (pf && pf != stdout && (ferror(pf) | fclose(pf))) {
-        fprintf(stderr, "probingpt: %s: write error: %s\n", out, strerror(errno));
+    if (pf && (pf == stdout ? flush_stdout() : close_file(pf, out)))
         rc = 1;
-    }
-    if (pf == stdout && flush_stdout())
+    if (rf && close_file(rf, rout))
         rc = 1;
-    if (rf && (ferror(rf) | fclose(rf))) {
-        fprintf(stderr, "probingpt: %s: write error: %s\n", rout, strerror(errno));
-        rc = 1;
-    }
     ppt_close(t);
     return rc;
 }

@@ -1,0 +1,36 @@
+/* smt_io.c — output stream checks; see smt_io.h. */
+#include "smt_io.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int write_error(const char *name, int e, smt_err *err)
+{
+    return smt_err_errno(err, SMT_ERR_IO, e ? e : EIO, "%s: write error", name);
+}
+
+int smt_flush_output(FILE *f, const char *name, smt_err *err)
+{
+    errno = 0; /* an earlier failed write leaves only the error flag: its errno is long gone */
+    if (fflush(f) != 0 || ferror(f))
+        return write_error(name, errno, err);
+    return 0;
+}
+
+int smt_close_output(FILE *f, const char *name, smt_err *err)
+{
+    int rc = smt_flush_output(f, name, err);
+    errno = 0;
+    if (fclose(f) != 0 && !rc)
+        rc = write_error(name, errno, err);
+    return rc;
+}
+
+int smt_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-") || stat(a, &sa) != 0 || stat(b, &sb) != 0)
+        return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
