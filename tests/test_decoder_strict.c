@@ -875,6 +875,33 @@ Test(strict, pop_limit_acts)
     free(out), free(err), free(ini);
 }
 
+/* The beam threshold prunes: with -b 1 only hypotheses as good as a stack's best survive, so the
+ * n-best list is shorter than with no threshold (-b 0 keeps all), and its best is no better. The
+ * flag and the option both act. */
+Test(strict, beam_threshold_acts)
+{
+    static const char *const lines[] = {"c b a", "a b c x y"};
+    for (int k = 0; k < 2; k++) {
+        dec_options opt;
+        dec_options_default(&opt);
+        double all, narrow;
+        size_t n_all, n_narrow;
+        opt.beam_threshold = 0;
+        search_with(&opt, lines[k], &all, &n_all);
+        opt.beam_threshold = 1;
+        search_with(&opt, lines[k], &narrow, &n_narrow);
+        cr_assert_lt(n_narrow, n_all, "%s: %zu n-best entries with -b 1, %zu with -b 0", lines[k],
+                     n_narrow, n_all);
+        cr_assert_leq(narrow, all + 1e-9);
+    }
+    char *ini = tu_join(tiny, "moses.ini"), *out0 = NULL, *out1 = NULL, *err = NULL;
+    cr_assert_eq(run_fastsmt(ini, "-v 0 -b 0 -n-best-list - 100", &out0, &err), 0, "%s", err);
+    free(err);
+    cr_assert_eq(run_fastsmt(ini, "-v 0 -b 1 -n-best-list - 100", &out1, &err), 0, "%s", err);
+    cr_assert_lt(strlen(out1), strlen(out0), "-b 1 must prune: %s", out1);
+    free(out0), free(out1), free(err), free(ini);
+}
+
 /* A sentence over DEC_MAX_SENTENCE tokens cannot be translated: its output line is kept (empty) so
  * the lines stay aligned, the other lines are translated, and the run fails at the end naming it —
  * an empty translation is never presented as success. */
