@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "smt_lines.h"
 #include "smt_num.h"
 
 /* Moses's ini parameters (sections), each classified for this decoder:
@@ -305,21 +306,19 @@ static int add_section(dec_ini *ini, const char *name, unsigned line, smt_err *e
     return 0;
 }
 
-static int parse(dec_ini *ini, FILE *f, smt_err *err)
+/* The ini's lines through the common reader (read errors, a byte-order mark, compression). */
+static int parse(dec_ini *ini, smt_lines *f, smt_err *err)
 {
-    char *buf = NULL;
-    size_t cap = 0;
-    ssize_t got;
+    char *s;
+    size_t got;
     unsigned line = 0;
     enum { NONE, FEATURE, WEIGHT, OTHER } mode = NONE;
     int rc = 0;
     char fb[64];
-    while (!rc && (got = getline(&buf, &cap, f)) >= 0) {
+    while (!rc && (rc = smt_lines_next(f, &s, &got, err)) == 1) {
+        rc = 0;
         line++;
-        char *s = buf;
-        if (line == 1 && got >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0)
-            s += 3, got -= 3; /* a UTF-8 byte-order mark */
-        if (!is_text(s, (size_t)got)) { /* never echo what may be binary data */
+        if (!is_text(s, got)) { /* never echo what may be binary data */
             rc = smt_err_set(err, SMT_ERR_FORMAT, "%s: not a moses.ini (binary data at line %u)",
                              ini->path, line);
             break;
@@ -365,9 +364,7 @@ static int parse(dec_ini *ini, FILE *f, smt_err *err)
         }
         }
     }
-    if (!rc && ferror(f))
-        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s: read error", ini->path);
-    free(buf);
+
     return rc;
 }
 
@@ -384,14 +381,14 @@ int dec_ini_load(dec_ini **out, const char *path, smt_err *err)
         slash[slash == ini->dir ? 1 : 0] = '\0';
     else
         strcpy(ini->dir, ".");
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        int rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot open", path);
+    smt_lines *f;
+    int rc = smt_lines_open(&f, path, 0, err);
+    if (rc) {
         dec_ini_free(ini);
         return rc;
     }
-    int rc = parse(ini, f, err);
-    fclose(f);
+    rc = parse(ini, f, err);
+    smt_lines_close(f);
     if (rc) {
         dec_ini_free(ini);
         return rc;

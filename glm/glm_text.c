@@ -2,7 +2,7 @@
  * (fast lanes, reference, or GPU rows; optionally over threads), then printed and summed in input
  * order, with KenLM's float/double arithmetic: the line total is a float sum of the word scores,
  * the corpus totals doubles. */
-#define _POSIX_C_SOURCE 200809L /* getline */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
