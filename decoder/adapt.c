@@ -1,7 +1,5 @@
-/* adapt.c — the decoder's model interfaces on top of probingpt (phrase table with integrated
- * reordering) and glm (LM). Compiled with DEC_HAVE_BINARY when both libraries are part of the
- * build; otherwise every function reports SMT_ERR_UNSUPPORTED, so a decoder-only build still runs
- * text models. */
+/* adapt.c — the decoder's models on top of probingpt (phrase table with integrated reordering)
+ * and glm (LM). */
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <stdlib.h>
@@ -9,13 +7,9 @@
 
 #include "dec_internal.h"
 
-#ifdef DEC_HAVE_BINARY
 #include "glm.h"
 #include "probingpt.h"
 
-_Static_assert(sizeof(glm_state) == sizeof(dec_lm_state), "glm_state layout");
-_Static_assert(offsetof(glm_state, length) == offsetof(dec_lm_state, length), "glm_state layout");
-_Static_assert(offsetof(glm_state, backoff) == offsetof(dec_lm_state, backoff), "glm_state layout");
 _Static_assert(sizeof(ppt_targets) <= sizeof(((dec_pt_iter *)0)->opaque), "ppt_targets size");
 
 int dec_have_binary_models(void) { return 1; }
@@ -115,88 +109,12 @@ int dec_ppt_build(const char *pt, const char *reo, const char *out, smt_err *err
 
 /* ---------------------------------------------------------------- glm */
 
-static uint32_t glm_index_fn(const dec_lm *lm, const char *w, size_t len)
+int dec_lm_open(glm_model **out, const char *path, int verify, smt_err *err)
 {
-    return glm_index(lm->impl, w, len);
-}
-
-static float glm_score_fn(const dec_lm *lm, const dec_lm_state *in, uint32_t w, dec_lm_state *out)
-{
-    return glm_score(lm->impl, (const glm_state *)(const void *)in, w,
-                     (glm_state *)(void *)out, NULL);
-}
-
-static void glm_free_fn(dec_lm *lm)
-{
-    if (!lm)
-        return;
-    glm_close(lm->impl);
-    free(lm);
-}
-
-int dec_lm_glm_open(dec_lm **out, const char *path, int verify, smt_err *err)
-{
-    *out = NULL;
-    dec_lm *lm = calloc(1, sizeof *lm);
-    if (!lm)
-        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-    glm_model *g;
-    int rc = glm_open(&g, path, verify ? GLM_OPEN_VERIFY : 0, err);
-    if (rc) {
-        free(lm);
-        return rc;
-    }
-    lm->impl = g;
-    lm->order = glm_order(g);
-    lm->bos = glm_bos(g);
-    lm->eos = glm_eos(g);
-    lm->index = glm_index_fn;
-    lm->score = glm_score_fn;
-    lm->free = glm_free_fn;
-    lm->kind = "glm";
-    *out = lm;
-    return 0;
+    return glm_load(out, path, verify ? GLM_OPEN_VERIFY : 0, NULL, err);
 }
 
 int dec_glm_build(const char *arpa, const char *out, smt_err *err)
 {
     return glm_build(arpa, out, NULL, NULL, err);
 }
-
-#else
-
-int dec_have_binary_models(void) { return 0; }
-
-static int unsupported(const char *path, smt_err *err)
-{
-    return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                       "%s: binary models need probingpt and glm, which this build lacks", path);
-}
-
-int dec_pt_ppt_open(dec_pt **out, const char *path, int verify, smt_err *err)
-{
-    (void)verify;
-    *out = NULL;
-    return unsupported(path, err);
-}
-
-int dec_lm_glm_open(dec_lm **out, const char *path, int verify, smt_err *err)
-{
-    (void)verify;
-    *out = NULL;
-    return unsupported(path, err);
-}
-
-int dec_ppt_build(const char *pt, const char *reo, const char *out, smt_err *err)
-{
-    (void)reo, (void)out;
-    return unsupported(pt, err);
-}
-
-int dec_glm_build(const char *arpa, const char *out, smt_err *err)
-{
-    (void)out;
-    return unsupported(arpa, err);
-}
-
-#endif

@@ -38,13 +38,13 @@ static inline float floor_ln(float p)
 }
 
 /* The LM's in-isolation estimate of a phrase (Moses's fullScore), log10. */
-static float lm_estimate(const dec_lm *lm, const uint32_t *ids, size_t n)
+static float lm_estimate(const glm_model *lm, const uint32_t *ids, size_t n)
 {
-    dec_lm_state s;
-    memset(&s, 0, sizeof s);
+    glm_state s;
+    glm_state_null(&s);
     float total = 0;
     for (size_t i = 0; i < n; i++)
-        total += lm->score(lm, &s, ids[i], &s);
+        total += glm_score(lm, &s, ids[i], &s, NULL);
     return total;
 }
 

@@ -1,11 +1,8 @@
 /* dec_internal.h — the decoder's private interfaces.
  *
- * The search talks to its models through two small interfaces, so that the same search runs on
- * in-memory models read from text (tests, text moses.ini files) and on the mapped binaries of
- * probingpt and glm:
- *   dec_lm  an n-gram LM with KenLM's right-state semantics (log10 scores);
- *   dec_pt  a phrase table with integrated lexicalized reordering scores (raw probabilities).
- * Both are immutable once loaded and queried from many threads without locks. */
+ * The LMs are glm models, called directly; the phrase table is reached through dec_pt (a phrase
+ * table with integrated lexicalized reordering scores, raw probabilities). Both are immutable
+ * once loaded and queried from many threads without locks. */
 #ifndef DEC_INTERNAL_H
 #define DEC_INTERNAL_H
 
@@ -15,11 +12,11 @@
 #include <stdio.h>
 
 #include "decoder.h"
+#include "glm.h"
 #include "moses_ini.h"
 #include "smt_error.h"
 #include "smt_vocab.h"
 
-#define DEC_LM_MAX_ORDER 6
 #define DEC_MAX_LMS 4
 #define DEC_MAX_TM_SCORES 32
 #define DEC_MAX_REO_SCORES 8
@@ -30,34 +27,13 @@
 
 /* ---------------------------------------------------------------- language model */
 
-/* KenLM's right state: the last words, most recent first, shortened to what can still extend,
- * and their log10 backoffs. Same layout as glm_state, so the glm adapter copies it bytewise.
- * Unused entries are zero so states hash and compare bytewise on words[0..length). */
-typedef struct dec_lm_state {
-    uint32_t words[DEC_LM_MAX_ORDER - 1];
-    float backoff[DEC_LM_MAX_ORDER - 1];
-    uint8_t length;
-} dec_lm_state;
+/* The LMs are glm models, called directly (glm_score, glm_index); glm_state is the decoder's LM
+ * state (KenLM's right state; unused entries zero, so states hash and compare bytewise on
+ * words[0..length)). */
 
-typedef struct dec_lm dec_lm;
-struct dec_lm {
-    unsigned order;
-    uint32_t bos, eos; /* ids of <s> and </s>; 0 is <unk> */
-    /* The id of a word, 0 when unknown. */
-    uint32_t (*index)(const dec_lm *lm, const char *word, size_t len);
-    /* log10 p(w | in), KenLM's FullScore; writes the new state to out (out may equal in). */
-    float (*score)(const dec_lm *lm, const dec_lm_state *in, uint32_t w, dec_lm_state *out);
-    void (*free)(dec_lm *lm);
-    void *impl;
-    const char *kind; /* "arpa" (in memory) or "glm" */
-};
-
-/* Reads an ARPA file (plain or gzip) into an in-memory hash LM with KenLM's semantics.
- * warn (may be NULL) receives a warning when <unk> is missing. Returns 0 or SMT_ERR_*. */
-int dec_lm_arpa_load(dec_lm **out, const char *path, FILE *warn, smt_err *err);
-
-/* Begin-of-sentence state (KenLM's BeginSentenceState). */
-void dec_lm_begin_state(const dec_lm *lm, dec_lm_state *s);
+/* Opens an LM for the decoder: a .glm binary is mapped; an ARPA file (plain, gzip, xz, bzip2 or
+ * zstd) is binarized by glm (glm_load). verify: check every checksum at open. */
+int dec_lm_open(glm_model **out, const char *path, int verify, smt_err *err);
 
 /* ---------------------------------------------------------------- phrase table */
 
@@ -110,7 +86,6 @@ int dec_pt_text_load(dec_pt **out, const char *pt_path, unsigned n_scores, const
 int dec_have_binary_models(void);
 /* verify: check every checksum and the whole file at open (fastsmt --verify) */
 int dec_pt_ppt_open(dec_pt **out, const char *path, int verify, smt_err *err);
-int dec_lm_glm_open(dec_lm **out, const char *path, int verify, smt_err *err);
 /* Binarizes with probingpt / glm (SMT_ERR_UNSUPPORTED when not linked). */
 int dec_ppt_build(const char *pt, const char *reo, const char *out, smt_err *err);
 int dec_glm_build(const char *arpa, const char *out, smt_err *err);
@@ -154,7 +129,7 @@ typedef struct dec_centry {
 struct dec_model {
     dec_ini *ini;
     dec_pt *pt;
-    dec_lm *lms[DEC_MAX_LMS];
+    glm_model *lms[DEC_MAX_LMS];
     unsigned n_lms;
     uint32_t **tgt2lm;            /* per LM: table target id -> LM id */
     /* feature layout */

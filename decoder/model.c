@@ -441,20 +441,16 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
             goto out;
         }
         char *lm_path = dec_ini_resolve(ini, lp);
+        /* glm reads both: a .glm binary is mapped, an ARPA file (any compression) binarized */
         int lb = lm_path ? is_binary(lm_path, err) : SMT_ERR_NOMEM;
-        if (lb < 0)
-            rc = lb;
-        else if (lb)
-            rc = dec_lm_glm_open(&m->lms[l], lm_path, verify, err);
-        else
-            rc = dec_lm_arpa_load(&m->lms[l], lm_path, warn, err);
+        rc = lb < 0 ? lb : dec_lm_open(&m->lms[l], lm_path, verify, err);
         long long o;
         int has_o = rc ? 0 : dec_ini_feature_ll(ini, lm_f[l], "order", 1, 255, &o, err);
         if (has_o < 0)
             rc = has_o;
-        else if (has_o && (unsigned)o != m->lms[l]->order)
+        else if (has_o && (unsigned)o != glm_order(m->lms[l]))
             fprintf(warn, "warning: %s: order %u, the moses.ini says %lld\n", lm_path,
-                    m->lms[l]->order, o);
+                    glm_order(m->lms[l]), o);
         free(lm_path);
         if (rc)
             goto out;
@@ -477,7 +473,7 @@ static int build_maps(dec_model *m, smt_err *err)
         for (uint32_t i = 0; i < n; i++) {
             size_t len;
             const char *w = smt_vocab_word(m->pt->tgt_vocab, i, &len);
-            m->tgt2lm[l][i] = m->lms[l]->index(m->lms[l], w, len);
+            m->tgt2lm[l][i] = glm_index(m->lms[l], w, len);
         }
     }
     uint64_t size = 1024;
@@ -654,8 +650,7 @@ void dec_model_free(dec_model *m)
             free(m->tgt2lm[l]);
     free(m->tgt2lm);
     for (unsigned l = 0; l < m->n_lms; l++)
-        if (m->lms[l])
-            m->lms[l]->free(m->lms[l]);
+        glm_close(m->lms[l]);
     if (m->pt)
         m->pt->free(m->pt);
     for (unsigned i = 0; i < m->n_features; i++)

@@ -70,9 +70,9 @@ void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double
     const dec_model *m = s->m;
     float sc[m->n_scores + 1];
     memset(sc, 0, sizeof sc);
-    dec_lm_state st[DEC_MAX_LMS];
+    glm_state st[DEC_MAX_LMS];
     for (unsigned l = 0; l < m->n_lms; l++)
-        dec_lm_begin_state(m->lms[l], &st[l]);
+        glm_state_begin(m->lms[l], &st[l]);
     int ps = -1, pe = -1;
     const dec_cand *pc = NULL;
     for (size_t i = 0; i < len; i++) {
@@ -90,9 +90,9 @@ void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double
         for (unsigned l = 0; l < m->n_lms; l++) {
             float lp = 0;
             for (unsigned k = 0; k < c->n_words; k++)
-                lp += m->lms[l]->score(m->lms[l], &st[l], c->lm_words[l * c->n_words + k], &st[l]);
+                lp += glm_score(m->lms[l], &st[l], c->lm_words[l * c->n_words + k], &st[l], NULL);
             if (i + 1 == len)
-                lp += m->lms[l]->score(m->lms[l], &st[l], m->lms[l]->eos, &st[l]);
+                lp += glm_score(m->lms[l], &st[l], glm_eos(m->lms[l]), &st[l], NULL);
             sc[m->off_lm[l]] += lp * DEC_LN10;
         }
         if (m->has_dist)

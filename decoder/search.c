@@ -283,13 +283,13 @@ static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end,
     h->alive = 0;
     double score = p->score + c->static_score;
     for (unsigned l = 0; l < m->n_lms; l++) {
-        dec_lm_state st = p->lm[l];
+        glm_state st = p->lm[l];
         const uint32_t *w = c->lm_words + (size_t)l * c->n_words;
         float lp = 0;
         for (unsigned i = 0; i < c->n_words; i++)
             lp += dec_lm_cached(s, l, &st, w[i], &st);
         if (complete)
-            lp += dec_lm_cached(s, l, &st, m->lms[l]->eos, &st);
+            lp += dec_lm_cached(s, l, &st, glm_eos(m->lms[l]), &st);
         h->lm[l] = st;
         score += (double)m->w_lm[l] * (double)(lp * DEC_LN10);
     }
@@ -736,7 +736,7 @@ int dec_search_create(dec_search **out, dec_model *m, smt_err *err)
     if (!p)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     p->pub.m = m;
-    p->pub.hyp_size = sizeof(hyp) + m->n_lms * sizeof(dec_lm_state);
+    p->pub.hyp_size = sizeof(hyp) + m->n_lms * sizeof(glm_state);
     size_t slots = (size_t)1 << DEC_LM_CACHE_BITS;
     for (unsigned l = 0; l < m->n_lms; l++) {
         p->pub.lmk[l] = aligned_alloc(64, slots * sizeof(lm_cache_key));
@@ -811,10 +811,10 @@ static int collect_options(dec_search *s, smt_err *err)
                           m->w_uwp * DEC_LOWEST_SCORE;
         c->future = c->static_score;
         for (unsigned l = 0; l < m->n_lms; l++) {
-            w[1 + l] = m->lms[l]->index(m->lms[l], s->tokens[i], s->lens[i]);
-            dec_lm_state st;
-            memset(&st, 0, sizeof st);
-            c->future += m->w_lm[l] * DEC_LN10 * m->lms[l]->score(m->lms[l], &st, w[1 + l], &st);
+            w[1 + l] = glm_index(m->lms[l], s->tokens[i], s->lens[i]);
+            glm_state st;
+            glm_state_null(&st);
+            c->future += m->w_lm[l] * DEC_LN10 * glm_score(m->lms[l], &st, w[1 + l], &st, NULL);
         }
         s->opts[i * s->max_len] = (cand_list){c, 1};
     }
@@ -893,7 +893,7 @@ int dec_search_run(dec_search *s, char **tokens, const uint32_t *lens, size_t n,
     h0->cov = c0;
     h0->start = h0->end = -1;
     for (unsigned l = 0; l < s->m->n_lms; l++)
-        dec_lm_begin_state(s->m->lms[l], &h0->lm[l]);
+        glm_state_begin(s->m->lms[l], &h0->lm[l]);
     h0->total = c0->future;
     h0->id = s->next_id++;
     h0->hash = hyp_hash(s, h0);

@@ -67,7 +67,7 @@ typedef struct hyp {
     uint32_t id;              /* creation order: the deterministic tie-break */
     int16_t start, end;       /* source range of the last phrase; -1 for the empty hypothesis */
     uint8_t alive;            /* in its stack (not pruned, not recombined away) */
-    dec_lm_state lm[];        /* one state per LM */
+    glm_state lm[];        /* one state per LM */
 } hyp;
 
 /* The hypotheses of one stack that share a coverage (Moses's BitmapContainer). */
@@ -113,14 +113,14 @@ typedef struct cand_list {
  * questions many times (every cube row with one LM state meets the same candidates). The key is
  * compared exactly, so a hit returns what the LM would. */
 typedef struct lm_cache_key {  /* 32 bytes: a probe reads half a cache line */
-    uint32_t in_words[DEC_LM_MAX_ORDER - 1];
+    uint32_t in_words[GLM_MAX_ORDER - 1];
     uint32_t w;
     uint8_t in_len, valid, pad[6];
 } lm_cache_key;
 
 typedef struct lm_cache_val {  /* read only on a hit */
     float prob;
-    dec_lm_state out;
+    glm_state out;
 } lm_cache_val;
 
 #ifndef DEC_LM_CACHE_BITS
@@ -150,8 +150,8 @@ struct dec_search {
 };
 
 /* log10 p(w | *in) of LM l, through the worker's cache; the new state goes to *out. */
-static inline float dec_lm_cached(dec_search *s, unsigned l, const dec_lm_state *in, uint32_t w,
-                                  dec_lm_state *out)
+static inline float dec_lm_cached(dec_search *s, unsigned l, const glm_state *in, uint32_t w,
+                                  glm_state *out)
 {
     uint64_t h = (uint64_t)w * 0x9E3779B97F4A7C15ull ^ in->length;
     for (unsigned i = 0; i < in->length; i++)
@@ -165,11 +165,10 @@ static inline float dec_lm_cached(dec_search *s, unsigned l, const dec_lm_state 
         *out = v->out;
         return v->prob;
     }
-    const dec_lm *lm = s->m->lms[l];
     memcpy(k->in_words, in->words, sizeof k->in_words);
     k->in_len = in->length;
     k->w = w;
-    v->prob = lm->score(lm, in, w, &v->out);
+    v->prob = glm_score(s->m->lms[l], in, w, &v->out, NULL);
     k->valid = 1;
     *out = v->out;
     return v->prob;
