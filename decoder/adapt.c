@@ -1,9 +1,11 @@
 /* adapt.c — the decoder's models on top of probingpt (phrase table with integrated reordering)
  * and glm (LM). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dec_internal.h"
 
@@ -105,6 +107,27 @@ int dec_ppt_build(const char *pt, const char *reo, const char *out, smt_err *err
     opt.reordering_default = &one;
     opt.num_reordering_default = 1;
     return ppt_build(&opt, NULL, err);
+}
+
+/* Text tables: probingpt binarizes them into a temporary file in $TMPDIR (default /tmp), which
+ * is mapped like any .ppt and removed once open (the mapping keeps it). */
+int dec_pt_text_open(dec_pt **out, const char *pt, const char *reo, int verify, smt_err *err)
+{
+    *out = NULL;
+    const char *dir = getenv("TMPDIR");
+    char tmp[4096];
+    int n = snprintf(tmp, sizeof tmp, "%s/fastsmt-pt-XXXXXX", dir && *dir ? dir : "/tmp");
+    if (n < 0 || (size_t)n >= sizeof tmp)
+        return smt_err_set(err, SMT_ERR_IO, "$TMPDIR is too long for a temporary file name");
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot create a temporary file", tmp);
+    close(fd);
+    int rc = dec_ppt_build(pt, reo, tmp, err);
+    if (!rc)
+        rc = dec_pt_ppt_open(out, tmp, verify, err);
+    unlink(tmp);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- glm */

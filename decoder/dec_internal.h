@@ -74,18 +74,15 @@ struct dec_pt {
     const char *kind; /* "text" (in memory) or "ppt" */
 };
 
-/* Reads a Moses phrase table and (when reo_path is not NULL) its lexicalized reordering table
- * into memory. n_scores: the number of scores per line the ini declares (0: take the first line's).
- * n_reo: reordering scores per line (checked). Returns 0 or SMT_ERR_* naming file:line. */
-int dec_pt_text_load(dec_pt **out, const char *pt_path, unsigned n_scores, const char *reo_path,
-                     unsigned n_reo, smt_err *err);
-
 /* ---------------------------------------------------------------- adapters */
 
 /* 1 when this build links probingpt and glm. */
 int dec_have_binary_models(void);
 /* verify: check every checksum and the whole file at open (fastsmt --verify) */
 int dec_pt_ppt_open(dec_pt **out, const char *path, int verify, smt_err *err);
+/* A text phrase table (plain or compressed) and its reordering table (reo: NULL for none),
+ * binarized by probingpt (dec_ppt_build) and opened as a .ppt. */
+int dec_pt_text_open(dec_pt **out, const char *pt, const char *reo, int verify, smt_err *err);
 /* Binarizes with probingpt / glm (SMT_ERR_UNSUPPORTED when not linked). */
 int dec_ppt_build(const char *pt, const char *reo, const char *out, smt_err *err);
 int dec_glm_build(const char *arpa, const char *out, smt_err *err);

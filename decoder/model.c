@@ -419,18 +419,27 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
     if (bin)
         rc = dec_pt_ppt_open(&m->pt, pt_path, verify, err);
     else
-        rc = dec_pt_text_load(&m->pt, pt_path, n_tm, reo_path, n_reo, err);
+        rc = dec_pt_text_open(&m->pt, pt_path, lr_f ? reo_path : NULL, verify, err);
     if (rc)
         goto out;
+    /* A text table disagreeing with the ini: the ini line is what is wrong (a binary's: the file) */
     if (m->pt->n_scores != n_tm) {
-        rc = smt_err_set(err, SMT_ERR_FORMAT, "%s: %u scores per phrase, the moses.ini says %u",
-                         pt_path, m->pt->n_scores, n_tm);
+        rc = bin ? smt_err_set(err, SMT_ERR_FORMAT,
+                               "%s: %u scores per phrase, the moses.ini says %u", pt_path,
+                               m->pt->n_scores, n_tm)
+                 : smt_err_set(err, SMT_ERR_PARSE,
+                               "%s:%u: %s num-features=%u, but %s has %u scores per phrase",
+                               ini->path, pt_f->line, pt_f->name, n_tm, pt_path,
+                               m->pt->n_scores);
         goto out;
     }
     if (lr_f && m->pt->n_reo != n_reo) {
-        rc = smt_err_set(err, SMT_ERR_FORMAT,
-                         "%s: %u reordering scores per phrase, the moses.ini says %u",
-                         reo_path ? reo_path : pt_path, m->pt->n_reo, n_reo);
+        rc = bin ? smt_err_set(err, SMT_ERR_FORMAT,
+                               "%s: %u reordering scores per phrase, the moses.ini says %u",
+                               reo_path ? reo_path : pt_path, m->pt->n_reo, n_reo)
+                 : smt_err_set(err, SMT_ERR_PARSE,
+                               "%s:%u: %s has %u scores, but %s has %u per phrase", ini->path,
+                               lr_f->line, lr_f->name, n_reo, reo_path, m->pt->n_reo);
         goto out;
     }
     for (unsigned l = 0; l < m->n_lms; l++) {

@@ -262,6 +262,41 @@ Test(dec_data, compressed_input)
     free(ini), free(fastsmt), free(in), free(gz), free(big), free(bgz);
 }
 
+/* The models are read through glm and probingpt, so any compression they read works: an xz ARPA,
+ * a zstd phrase table and a bzip2 reordering table give the plain model's 1-best and n-best. */
+Test(dec_data, compressed_models)
+{
+    char *dir = tiny_copy("z"), *fastsmt = tu_bin_path("fastsmt"), *ini = tu_join(dir, "moses.ini");
+    char *in = tu_join(tmp, "in.txt"), *nb = tu_join(tmp, "out.nbest");
+    cr_assert_eq(tu_write_file(in, "x y\na b\nc a\n", 12), 0);
+    char *out[2] = {NULL, NULL}, *nbest[2] = {NULL, NULL}, *err = NULL;
+    for (int k = 0; k < 2; k++) {
+        if (k == 1) { /* compress each file with another compressor */
+            int rc = tu_runf(NULL, &err,
+                             "cd '%s' && xz lm.arpa && zstd -q --rm phrase-table && "
+                             "bzip2 reordering-table && sed -i -e 's/path=lm.arpa/path=lm.arpa.xz/' "
+                             "-e 's/path=phrase-table/path=phrase-table.zst/' "
+                             "-e 's/path=reordering-table/path=reordering-table.bz2/' moses.ini",
+                             dir);
+            cr_assert_eq(rc, 0, "%s", err);
+            free(err);
+        }
+        int rc = tu_runf(&out[k], &err, "'%s' -f '%s' -n-best-list '%s' 10 < '%s'", fastsmt, ini,
+                         nb, in);
+        cr_assert_eq(rc, 0, "%s", err);
+        free(err);
+        size_t len;
+        nbest[k] = tu_read_file(nb, &len);
+        cr_assert_not_null(nbest[k]);
+    }
+    cr_assert(strlen(out[0]) > 0 && strlen(nbest[0]) > strlen(out[0]));
+    cr_assert_str_eq(out[1], out[0]);
+    cr_assert_str_eq(nbest[1], nbest[0]);
+    for (int k = 0; k < 2; k++)
+        free(out[k]), free(nbest[k]);
+    free(dir), free(fastsmt), free(ini), free(in), free(nb);
+}
+
 /* A pipe is answered line by line: the first line's translation arrives while the input is still
  * open. */
 Test(dec_data, pipe_is_answered_line_by_line)
