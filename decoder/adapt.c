@@ -109,32 +109,61 @@ int dec_ppt_build(const char *pt, const char *reo, const char *out, smt_err *err
     return ppt_build(&opt, NULL, err);
 }
 
-/* Text tables: probingpt binarizes them into a temporary file in $TMPDIR (default /tmp), which
- * is mapped like any .ppt and removed once open (the mapping keeps it). */
+static int ppt_build_fn(const char *const *in, const char *out, smt_err *err)
+{
+    return dec_ppt_build(in[0], in[1], out, err);
+}
+
+static int ppt_open_fn(void **obj, const char *path, int verify, smt_err *err)
+{
+    dec_pt *pt = NULL;
+    int rc = dec_pt_ppt_open(&pt, path, verify, err);
+    *obj = pt;
+    return rc;
+}
+
+/* Text tables: binarized by probingpt into the model cache (or a temporary file) and mapped. */
 int dec_pt_text_open(dec_pt **out, const char *pt, const char *reo, int verify, smt_err *err)
 {
-    *out = NULL;
-    const char *dir = getenv("TMPDIR");
-    char tmp[4096];
-    int n = snprintf(tmp, sizeof tmp, "%s/fastsmt-pt-XXXXXX", dir && *dir ? dir : "/tmp");
-    if (n < 0 || (size_t)n >= sizeof tmp)
-        return smt_err_set(err, SMT_ERR_IO, "$TMPDIR is too long for a temporary file name");
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot create a temporary file", tmp);
-    close(fd);
-    int rc = dec_ppt_build(pt, reo, tmp, err);
-    if (!rc)
-        rc = dec_pt_ppt_open(out, tmp, verify, err);
-    unlink(tmp);
+    const char *in[3] = {pt, reo, NULL};
+    void *obj = NULL;
+    int rc = dec_cached_load(&obj, "ppt", in, reo ? 2 : 1, ppt_build_fn, ppt_open_fn, verify, NULL,
+                             err);
+    *out = obj;
     return rc;
 }
 
 /* ---------------------------------------------------------------- glm */
 
+static int glm_build_fn(const char *const *in, const char *out, smt_err *err)
+{
+    return dec_glm_build(in[0], out, err);
+}
+
+static int glm_open_fn(void **obj, const char *path, int verify, smt_err *err)
+{
+    glm_model *g = NULL;
+    int rc = glm_open(&g, path, verify ? GLM_OPEN_VERIFY : 0, err);
+    *obj = g;
+    return rc;
+}
+
 int dec_lm_open(glm_model **out, const char *path, int verify, smt_err *err)
 {
-    return glm_load(out, path, verify ? GLM_OPEN_VERIFY : 0, NULL, err);
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return smt_err_errno(err, SMT_ERR_IO, errno, "%s", path);
+    char magic[4] = {0};
+    size_t got = fread(magic, 1, sizeof magic, f);
+    fclose(f);
+    if (got == sizeof magic && memcmp(magic, "FSMT", 4) == 0) /* a .glm: mapped as it is */
+        return glm_open(out, path, verify ? GLM_OPEN_VERIFY : 0, err);
+    const char *in[2] = {path, NULL};
+    void *obj = NULL;
+    int rc = dec_cached_load(&obj, "glm", in, 1, glm_build_fn, glm_open_fn, verify, NULL, err);
+    *out = obj;
+    return rc;
 }
 
 int dec_glm_build(const char *arpa, const char *out, smt_err *err)

@@ -87,6 +87,17 @@ int dec_pt_text_open(dec_pt **out, const char *pt, const char *reo, int verify, 
 int dec_ppt_build(const char *pt, const char *reo, const char *out, smt_err *err);
 int dec_glm_build(const char *arpa, const char *out, smt_err *err);
 
+/* The model cache (model_cache.c): builds in[0..n_in) (in[n_in] is NULL) into a .ext file with
+ * build, or finds the one built before from the same inputs (same paths, sizes, mtimes) in
+ * $XDG_CACHE_HOME/fastsmt, and opens it with open_fn (a cached file with every checksum checked;
+ * one that fails is rebuilt). FASTSMT_CACHE=0, no cache folder or a cache that cannot be written:
+ * a temporary file in $TMPDIR, removed once open. *from_cache (may be NULL): 1 when found. */
+typedef int (*dec_build_fn)(const char *const *in, const char *out, smt_err *err);
+typedef int (*dec_open_fn)(void **obj, const char *path, int verify, smt_err *err);
+int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n_in,
+                    dec_build_fn build, dec_open_fn open_fn, int verify, int *from_cache,
+                    smt_err *err);
+
 /* ---------------------------------------------------------------- the model */
 
 /* Kinds of lexicalized reordering model (Moses's LRModel). */

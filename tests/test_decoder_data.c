@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "dec_internal.h"
+#include "glm.h"
 #include "decoder.h"
 #include "dec_testutil.h"
 #include "testutil.h"
@@ -295,6 +297,104 @@ Test(dec_data, compressed_models)
     for (int k = 0; k < 2; k++)
         free(out[k]), free(nbest[k]);
     free(dir), free(fastsmt), free(ini), free(in), free(nb);
+}
+
+/* ---------------------------------------------------------------- the model cache */
+
+/* The entries of the cache folder dir ending in ext; the path of the last one in *path (may be
+ * NULL). */
+static int cache_entries(const char *dir, const char *ext, char **path)
+{
+    char *out = NULL;
+    int rc = tu_runf(&out, NULL, "ls '%s' 2>/dev/null | grep '[.]%s$' || true", dir, ext);
+    cr_assert_eq(rc, 0);
+    int n = 0;
+    char *last = NULL;
+    for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        n++, last = l;
+    if (path)
+        *path = last ? tu_join(dir, last) : NULL;
+    free(out);
+    return n;
+}
+
+static char *translate(const char *ini, const char *text)
+{
+    char *fastsmt = tu_bin_path("fastsmt"), *out = NULL, *err = NULL;
+    int rc = tu_runf(&out, &err, "printf '%s' | '%s' -f '%s'", text, fastsmt, ini);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(fastsmt), free(err);
+    return out;
+}
+
+/* Text tables are binarized once into $XDG_CACHE_HOME/fastsmt: a second load maps that file; a
+ * damaged entry is found by its checksums and rebuilt; an edited input gets a new entry (never the
+ * stale one); FASTSMT_CACHE=0 writes nothing. */
+Test(dec_data, model_cache)
+{
+    char *cache = tu_join(tmp, "cache"), *cdir = tu_join(cache, "fastsmt");
+    cr_assert_eq(setenv("XDG_CACHE_HOME", cache, 1), 0);
+    char *dir = tiny_copy("c"), *ini = tu_join(dir, "moses.ini");
+    char *out = translate(ini, "x\\nx y\\n");
+    cr_assert_str_eq(out, "X \nY X \n");
+    free(out);
+    char *ppt = NULL, *glm = NULL;
+    cr_assert_eq(cache_entries(cdir, "ppt", &ppt), 1);
+    cr_assert_eq(cache_entries(cdir, "glm", &glm), 1);
+    struct stat a, b;
+    cr_assert_eq(stat(ppt, &a), 0);
+    usleep(20000); /* a rebuilt file would have a later mtime */
+    /* the second load uses the entry as it is */
+    out = translate(ini, "x\\nx y\\n");
+    cr_assert_str_eq(out, "X \nY X \n");
+    free(out);
+    cr_assert_eq(stat(ppt, &b), 0);
+    cr_assert(a.st_ino == b.st_ino && a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
+              a.st_mtim.tv_nsec == b.st_mtim.tv_nsec);
+    /* a damaged entry is rebuilt (a new file under the same name), the output unchanged */
+    cr_assert_eq(tu_flip_bit(ppt, (uint64_t)a.st_size / 2, 3), 0);
+    cr_assert_eq(tu_flip_bit(glm, (uint64_t)tu_file_size(glm) / 2, 5), 0);
+    out = translate(ini, "x\\nx y\\n");
+    cr_assert_str_eq(out, "X \nY X \n");
+    free(out);
+    cr_assert_eq(cache_entries(cdir, "ppt", NULL), 1);
+    ppt_table *t;
+    smt_err e;
+    cr_assert_eq(ppt_open(&t, ppt, SMT_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    ppt_close(t);
+    glm_model *g;
+    cr_assert_eq(glm_open(&g, glm, GLM_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    glm_close(g);
+    /* the same size, edited in place, a later mtime: a new entry with the new table */
+    char *pt = tu_join(dir, "phrase-table");
+    size_t len;
+    char *text = tu_read_file(pt, &len), *x = strstr(text, "x ||| X");
+    cr_assert_not_null(x);
+    struct stat before;
+    cr_assert_eq(stat(pt, &before), 0);
+    FILE *f = fopen(pt, "r+");
+    cr_assert_not_null(f);
+    cr_assert_eq(fseek(f, (long)(x - text) + 6, SEEK_SET), 0);
+    cr_assert_eq(fputc('B', f), 'B');
+    cr_assert_eq(fclose(f), 0);
+    struct timespec times[2] = {before.st_atim, before.st_mtim};
+    times[1].tv_sec += 1;
+    cr_assert_eq(utimensat(AT_FDCWD, pt, times, 0), 0);
+    out = translate(ini, "x\\n");
+    cr_assert_str_eq(out, "B \n");
+    free(out);
+    cr_assert_eq(cache_entries(cdir, "ppt", NULL), 2);
+    cr_assert_eq(cache_entries(cdir, "glm", NULL), 1);
+    /* off */
+    char *dir2 = tiny_copy("d"), *ini2 = tu_join(dir2, "moses.ini");
+    char *cache2 = tu_join(tmp, "cache2"), *fastsmt = tu_bin_path("fastsmt"), *err = NULL;
+    int rc = tu_runf(&out, &err, "echo x | XDG_CACHE_HOME='%s' FASTSMT_CACHE=0 '%s' -f '%s'",
+                     cache2, fastsmt, ini2);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "X \n");
+    cr_assert_neq(access(cache2, F_OK), 0);
+    free(out), free(err), free(fastsmt), free(cache2), free(dir2), free(ini2);
+    free(text), free(pt), free(ppt), free(glm), free(dir), free(ini), free(cdir), free(cache);
 }
 
 /* A pipe is answered line by line: the first line's translation arrives while the input is still
