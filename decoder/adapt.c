@@ -12,56 +12,16 @@
 #include "glm.h"
 #include "probingpt.h"
 
-_Static_assert(sizeof(ppt_targets) <= sizeof(((dec_pt_iter *)0)->opaque), "ppt_targets size");
 
 int dec_have_binary_models(void) { return 1; }
 
 /* ---------------------------------------------------------------- probingpt */
 
-static int ppt_lookup_fn(const dec_pt *pt, const uint32_t *src, size_t n, dec_pt_iter *it,
-                         smt_err *err)
-{
-    ppt_targets tg;
-    int rc = ppt_lookup_ids(pt->impl, src, n, &tg);
-    if (rc == SMT_ERR_NOTFOUND)
-        return 0;
-    if (rc == SMT_ERR_CORRUPT)
-        return smt_err_set(err, rc, "%s: damaged group in the phrase table",
-                           smt_mapped_path(ppt_mapped(pt->impl)));
-    if (rc < 0)
-        return smt_err_set(err, rc, "%s: phrase table lookup: %s",
-                           smt_mapped_path(ppt_mapped(pt->impl)), smt_strerror(rc));
-    memcpy(it->opaque, &tg, sizeof tg);
-    return 1;
-}
-
-static int ppt_next_fn(dec_pt_iter *it, dec_pt_entry *e, smt_err *err)
-{
-    ppt_targets tg;
-    memcpy(&tg, it->opaque, sizeof tg);
-    ppt_target t;
-    int more = ppt_targets_next(&tg, &t);
-    memcpy(it->opaque, &tg, sizeof tg);
-    if (!more) {
-        if (tg.error) /* a damaged record: the group must not be used, not even cut short */
-            return smt_err_set(err, tg.error, "%s: damaged group in the phrase table",
-                               smt_mapped_path(ppt_mapped(tg.table)));
-        return 0;
-    }
-    e->words = t.words;
-    e->n_words = t.n_words;
-    e->scores = t.scores;
-    e->reo = t.reordering;
-    e->align = t.align;
-    e->n_align = t.n_align;
-    return 1;
-}
-
-static void ppt_free_fn(dec_pt *pt)
+void dec_pt_close(dec_pt *pt)
 {
     if (!pt)
         return;
-    ppt_close(pt->impl);
+    ppt_close(pt->t);
     free(pt);
 }
 
@@ -77,17 +37,13 @@ int dec_pt_ppt_open(dec_pt **out, const char *path, int verify, smt_err *err)
         free(pt);
         return rc;
     }
-    pt->impl = t;
+    pt->t = t;
     pt->n_scores = ppt_num_scores(t);
     pt->n_reo = ppt_num_reordering_scores(t);
     pt->n_sources = ppt_get_params(t)->num_sources;
     pt->max_src_len = ppt_get_params(t)->max_src_len;
     pt->src_vocab = ppt_src_vocab(t);
     pt->tgt_vocab = ppt_tgt_vocab(t);
-    pt->lookup = ppt_lookup_fn;
-    pt->next = ppt_next_fn;
-    pt->free = ppt_free_fn;
-    pt->kind = "ppt";
     *out = pt;
     return 0;
 }

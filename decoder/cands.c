@@ -81,12 +81,18 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
                    smt_err *err)
 {
     *out = NULL;
-    dec_pt_iter it;
-    int rc = m->pt->lookup(m->pt, src, n, &it, err);
-    if (rc == SMT_ERR_CORRUPT)
+    ppt_targets it;
+    int rc = ppt_lookup_ids(m->pt->t, src, n, &it);
+    if (rc == SMT_ERR_NOTFOUND)
+        return 0;
+    if (rc == SMT_ERR_CORRUPT) {
+        smt_err_set(err, rc, "%s: damaged group in the phrase table",
+                    smt_mapped_path(ppt_mapped(m->pt->t)));
         return src_error(m, src, n, rc, err);
-    if (rc <= 0)
-        return rc;
+    }
+    if (rc < 0)
+        return smt_err_set(err, rc, "%s: phrase table lookup: %s",
+                           smt_mapped_path(ppt_mapped(m->pt->t)), smt_strerror(rc));
     size_t cap = 64, cnt = 0;
     tmp_cand *t = malloc(cap * sizeof *t);
     if (!t)
@@ -96,8 +102,9 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
     float w_wp = m->has_wp ? (float)m->weights[m->off_wp] : 0;
     float w_pp = m->has_pp ? (float)m->weights[m->off_pp] : 0;
     uint32_t lm_ids[256];
-    dec_pt_entry e;
-    while ((rc = m->pt->next(&it, &e, err)) > 0) {
+    ppt_target pe;
+    while (ppt_targets_next(&it, &pe)) {
+        dec_pt_entry e = {pe.words, pe.n_words, pe.scores, pe.reordering, pe.align, pe.n_align};
         if (cnt == cap) {
             tmp_cand *nt = realloc(t, (cap *= 2) * sizeof *t);
             if (!nt) {
@@ -122,9 +129,11 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
         }
         c->future = f;
     }
-    if (rc < 0) { /* a damaged group: never decode with what was read of it */
+    if (it.error) { /* a damaged group: never decode with what was read of it */
         free(t);
-        return src_error(m, src, n, rc, err);
+        smt_err_set(err, it.error, "%s: damaged group in the phrase table",
+                    smt_mapped_path(ppt_mapped(m->pt->t)));
+        return src_error(m, src, n, it.error, err);
     }
     qsort(t, cnt, sizeof *t, cmp_tmp);
     if (m->table_limit > 0 && cnt > (size_t)m->table_limit)

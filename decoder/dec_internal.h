@@ -13,6 +13,7 @@
 
 #include "decoder.h"
 #include "glm.h"
+#include "probingpt.h"
 #include "moses_ini.h"
 #include "smt_error.h"
 #include "smt_vocab.h"
@@ -48,35 +49,22 @@ typedef struct dec_pt_entry {
     uint32_t n_align;
 } dec_pt_entry;
 
-/* An iteration over the targets of one source phrase; the fields are the table's own. */
-typedef struct dec_pt_iter {
-    const void *table;
-    const void *cursor;
-    uint64_t left;
-    uint64_t aux;
-    uint64_t opaque[12]; /* room for a table's own iterator (probingpt's ppt_targets) */
-} dec_pt_iter;
-
-typedef struct dec_pt dec_pt;
-struct dec_pt {
+/* The phrase table: a probingpt table (a text table is binarized at load), called directly
+ * (ppt_lookup_ids, ppt_targets_next); the fields cache what the search asks for often. */
+typedef struct dec_pt {
+    ppt_table *t;
     uint32_t n_scores, n_reo;
     uint32_t max_src_len; /* longest source phrase in the table (lookups stop there) */
     uint64_t n_sources;
     const smt_vocab *src_vocab, *tgt_vocab;
-    /* Finds the targets of the source phrase given as source-vocabulary ids. Returns 1 and sets *it
-     * when found, 0 when not, or a negative SMT_ERR_* (a damaged file). */
-    int (*lookup)(const dec_pt *pt, const uint32_t *src, size_t n, dec_pt_iter *it, smt_err *err);
-    /* Next target of an iteration: 1 and *e filled, 0 at the end, or SMT_ERR_CORRUPT (err filled)
-     * when the group is damaged: the caller must not use the targets it already had. */
-    int (*next)(dec_pt_iter *it, dec_pt_entry *e, smt_err *err);
-    void (*free)(dec_pt *pt);
-    void *impl;
-    const char *kind; /* "text" (in memory) or "ppt" */
-};
+} dec_pt;
+
+void dec_pt_close(dec_pt *pt);
 
 /* ---------------------------------------------------------------- adapters */
 
-/* 1 when this build links probingpt and glm. */
+/* 1: this build reads binary models (always, since the decoder is built on probingpt and glm;
+ * kept for the tests written when it was optional). */
 int dec_have_binary_models(void);
 /* verify: check every checksum and the whole file at open (fastsmt --verify) */
 int dec_pt_ppt_open(dec_pt **out, const char *path, int verify, smt_err *err);

@@ -660,8 +660,7 @@ void dec_model_free(dec_model *m)
     free(m->tgt2lm);
     for (unsigned l = 0; l < m->n_lms; l++)
         glm_close(m->lms[l]);
-    if (m->pt)
-        m->pt->free(m->pt);
+    dec_pt_close(m->pt);
     for (unsigned i = 0; i < m->n_features; i++)
         free(m->features[i].name);
     free(m->features);
