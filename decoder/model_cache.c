@@ -4,13 +4,16 @@
  *
  * An entry's name is a 128-bit hash of what it was built from: each input's absolute path, device,
  * inode, size and modification time (ns), the builder's kind and the decoder's build parameters
- * (DEC_CACHE_VERSION). An edited input gets a new name, so a stale entry is never found; old
- * entries are left for the user to clear. An entry is written by the component's writer (a
+ * (DEC_CACHE_VERSION), after a hash of the paths alone. An edited input gets a new name, so a
+ * stale entry is never found; building it removes the entries of the same paths' older versions
+ * (one entry per set of inputs; entries of files that were deleted stay until the user clears
+ * them). An entry is written by the component's writer (a
  * temporary name, fsync, rename: never half a file under the name) and opened with every checksum
  * verified; one that does not open is rebuilt. An input that changes during the build makes the
  * entry a temporary file. FASTSMT_CACHE=0 turns the cache off (a temporary file in $TMPDIR, removed
  * once mapped). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -66,11 +69,15 @@ static int make_dirs(const char *dir)
     return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
-/* What identifies the inputs: path, device, inode, size, mtime of each. 0, or -1 when one cannot
- * be read (the caller then builds without the cache, and the builder reports the error). */
-static int describe(const char *const *in, size_t n, char *buf, size_t size)
+/* What identifies the inputs: path, device, inode, size, mtime of each (into buf), and their paths
+ * alone (into who, may be NULL). 0, or -1 when one cannot be read (the caller then builds without
+ * the cache, and the builder reports the error). */
+static int describe(const char *ext, const char *const *in, size_t n, char *buf, size_t size,
+                    char *who, size_t who_size)
 {
-    size_t used = (size_t)snprintf(buf, size, "%s", DEC_CACHE_VERSION);
+    size_t used = (size_t)snprintf(buf, size, "%s %s", DEC_CACHE_VERSION, ext), wused = 0;
+    if (who)
+        wused = (size_t)snprintf(who, who_size, "%s %s", DEC_CACHE_VERSION, ext);
     for (size_t i = 0; i < n; i++) {
         struct stat st;
         char *abs = realpath(in[i], NULL);
@@ -82,12 +89,35 @@ static int describe(const char *const *in, size_t n, char *buf, size_t size)
                          "\n%s\n%" PRIu64 " %" PRIu64 " %" PRIu64 " %lld.%09ld", abs,
                          (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
                          (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+        int w = who ? snprintf(who + wused, who_size - wused, "\n%s", abs) : 0;
         free(abs);
-        if (k < 0 || (size_t)k >= size - used)
+        if (k < 0 || (size_t)k >= size - used || w < 0 || (who && (size_t)w >= who_size - wused))
             return -1;
         used += (size_t)k;
+        wused += (size_t)w;
     }
     return 0;
+}
+
+/* Removes the entries of dir built from the same input paths as `keep` (named "<paths hash>-...")
+ * but from other versions of the files: one entry per set of inputs, so that editing a table does
+ * not fill the cache. A process that has an old entry mapped keeps it. */
+static void evict_others(const char *dir, const char *keep)
+{
+    const char *dash = strchr(keep, '-'), *dot = strrchr(keep, '.');
+    if (!dash || !dot)
+        return;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    size_t plen = (size_t)(dash - keep) + 1;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (strcmp(e->d_name, keep) && len == strlen(keep) && !strncmp(e->d_name, keep, plen) &&
+            !strcmp(e->d_name + len - strlen(dot), dot))
+            unlinkat(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
 }
 
 int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n_in,
@@ -97,17 +127,19 @@ int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n
     *obj = NULL;
     if (from_cache)
         *from_cache = 0;
-    char desc[3 * 4096 + 256], before[sizeof desc], *dir = cache_dir(), *path = NULL;
-    int cached = dir && describe(in, n_in, before, sizeof before) == 0;
-    if (cached) {
+    char desc[3 * 4096 + 256], before[sizeof desc], who[sizeof desc];
+    char *dir = cache_dir(), *path = NULL;
+    int cached = dir && describe(ext, in, n_in, before, sizeof before, who, sizeof who) == 0;
+    if (cached) { /* <hash of the paths>-<128-bit hash of paths and versions>.ext */
         size_t len = strlen(before);
+        uint64_t h0 = smt_hash_bytes_seed(who, strlen(who), 0x66736d74u);
         uint64_t h1 = smt_hash_bytes_seed(before, len, 0x66736d74u);
         uint64_t h2 = smt_hash_bytes_seed(before, len, 0x63616368u);
-        cached = asprintf(&path, "%s/%016" PRIx64 "%016" PRIx64 ".%s", dir, h1, h2, ext) > 0;
+        cached = asprintf(&path, "%s/%016" PRIx64 "-%016" PRIx64 "%016" PRIx64 ".%s", dir, h0, h1,
+                          h2, ext) > 0;
         if (!cached)
             path = NULL;
     }
-    free(dir);
     int rc;
     if (cached && access(path, F_OK) == 0) {
         smt_err e2;
@@ -115,6 +147,7 @@ int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n
             if (from_cache)
                 *from_cache = 1;
             free(path);
+            free(dir);
             return 0;
         }
         unlink(path); /* damaged or from another version: rebuilt below */
@@ -129,20 +162,26 @@ int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n
         rc = build(in, path, err);
         if (rc == 0) {
             /* an input that changed while it was read: the entry must not outlive this load */
-            int same = describe(in, n_in, desc, sizeof desc) == 0 && !strcmp(desc, before);
+            int same = describe(ext, in, n_in, desc, sizeof desc, NULL, 0) == 0 &&
+                       !strcmp(desc, before);
             rc = open_fn(obj, path, verify, err);
             if (rc || !same)
                 unlink(path);
+            else
+                evict_others(dir, strrchr(path, '/') + 1);
             free(path);
+            free(dir);
             return rc;
         }
         if (rc != SMT_ERR_IO) { /* the input is wrong: the same error without the cache */
             free(path);
+            free(dir);
             return rc;
         }
         /* the cache could not be written (a full disk...): a temporary file instead */
     }
     free(path);
+    free(dir);
     const char *tdir = getenv("TMPDIR");
     char tmp[4096];
     int n = snprintf(tmp, sizeof tmp, "%s/fastsmt-%s-XXXXXX", tdir && *tdir ? tdir : "/tmp", ext);
