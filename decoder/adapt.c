@@ -13,8 +13,6 @@
 #include "probingpt.h"
 
 
-int dec_have_binary_models(void) { return 1; }
-
 /* ---------------------------------------------------------------- probingpt */
 
 void dec_pt_close(dec_pt *pt)

@@ -63,15 +63,12 @@ void dec_pt_close(dec_pt *pt);
 
 /* ---------------------------------------------------------------- adapters */
 
-/* 1: this build reads binary models (always, since the decoder is built on probingpt and glm;
- * kept for the tests written when it was optional). */
-int dec_have_binary_models(void);
 /* verify: check every checksum and the whole file at open (fastsmt --verify) */
 int dec_pt_ppt_open(dec_pt **out, const char *path, int verify, smt_err *err);
 /* A text phrase table (plain or compressed) and its reordering table (reo: NULL for none),
  * binarized by probingpt (dec_ppt_build) and opened as a .ppt. */
 int dec_pt_text_open(dec_pt **out, const char *pt, const char *reo, int verify, smt_err *err);
-/* Binarizes with probingpt / glm (SMT_ERR_UNSUPPORTED when not linked). */
+/* Binarizes with probingpt / glm (as fastsmt-binarize does). */
 int dec_ppt_build(const char *pt, const char *reo, const char *out, smt_err *err);
 int dec_glm_build(const char *arpa, const char *out, smt_err *err);
 

@@ -490,14 +490,10 @@ Test(decoder, report_segmentation)
     free(bin), free(data);
 }
 
-int dec_have_binary_models(void); /* decoder/dec_internal.h */
-
 /* fastsmt-binarize writes probingpt and glm files and an ini naming them; decoding with it gives
  * byte-identical 1-best and n-best output. */
 Test(decoder, binarized_model_same_output)
 {
-    if (!dec_have_binary_models())
-        cr_skip_test("built without probingpt and glm");
     char *bin = tu_bin_path("fastsmt-binarize"), *ini = tu_data_path("decoder/tiny/moses.ini");
     char *out_dir = tu_join(tmp, "bin"), *cmd = NULL, *err = NULL;
     cr_assert(asprintf(&cmd, "%s %s %s", bin, ini, out_dir) > 0);
@@ -547,7 +543,7 @@ Test(decoder, alignment_output)
     static const char *const inputs[] = {"a b", "c", "a q", "b a c x y q a b", "x y"};
     char *ini = tu_data_path("decoder/tiny/moses.ini");
     char *bin_ini = NULL;
-    if (dec_have_binary_models()) {
+    {
         char *bin = tu_bin_path("fastsmt-binarize"), *out_dir = tu_join(tmp, "abin"), *cmd = NULL;
         cr_assert(asprintf(&cmd, "%s %s %s", bin, ini, out_dir) > 0);
         cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
@@ -897,8 +893,6 @@ Test(decoder, untuneable_weight_defaults_to_one)
 /* Pairs missing from the reordering table get no reordering score, text or binarized. */
 Test(decoder, binarized_missing_reordering_entries)
 {
-    if (!dec_have_binary_models())
-        cr_skip_test("built without probingpt and glm");
     static const char *const files[] = {"moses.ini", "phrase-table", "lm.arpa"};
     char *src = tu_data_path("decoder/tiny"), *dir = tu_join(tmp, "partial");
     cr_assert_eq(mkdir(dir, 0777), 0);

@@ -16,9 +16,7 @@
 #include "decoder.h"
 #include "dec_testutil.h"
 #include "testutil.h"
-#ifdef DEC_TEST_BINARY
 #include "probingpt.h"
-#endif
 
 static char *tmp;
 
@@ -49,7 +47,6 @@ static char *tiny_copy(const char *name)
 
 /* ---------------------------------------------------------------- damaged binary tables */
 
-#ifdef DEC_TEST_BINARY
 /* Binarizes the tiny model into tmp/name; returns that folder. */
 static char *tiny_binarized(const char *name)
 {
@@ -189,7 +186,6 @@ Test(dec_data, verify_checks_every_checksum_at_load)
     free(out), free(err);
     free(dir), free(ppt), free(glm), free(ini), free(fastsmt);
 }
-#endif
 
 /* ---------------------------------------------------------------- the input */
 
@@ -482,9 +478,7 @@ Test(dec_data, text_tables_one_verdict)
     size_t pt_len, rt_len;
     char *pt_text = tu_read_file(pt, &pt_len), *rt_text = tu_read_file(rt, &rt_len);
     cr_assert(pt_text && rt_text);
-#ifdef DEC_TEST_BINARY
     char *probingpt = tu_bin_path("probingpt"), *ppt = tu_join(tmp, "out.ppt");
-#endif
     for (int table = 0; table < 2; table++) {
         for (size_t k = 0; k < sizeof bad_scores / sizeof *bad_scores; k++) {
             /* line 2 of the table gets the bad score in its first score */
@@ -509,7 +503,6 @@ Test(dec_data, text_tables_one_verdict)
                                bad_scores[k][0] == '-' && strcmp(bad_scores[k], "-inf") ? "negative" : "bad",
                                table ? "reordering " : "", bad_scores[k]) > 0);
             cr_assert_str_eq(dec_msg, want);
-#ifdef DEC_TEST_BINARY
             char *err = NULL;
             if (table == 0)
                 rc = tu_runf(NULL, &err, "'%s' build --phrase-table '%s' --out '%s'", probingpt, pt, ppt);
@@ -520,15 +513,12 @@ Test(dec_data, text_tables_one_verdict)
             char *build_msg = from_name(err, name);
             cr_assert_str_eq(build_msg, dec_msg);
             free(err), free(build_msg);
-#endif
             free(text), free(dec_msg), free(want);
             /* restore this table for the other one's cases */
             cr_assert_eq(tu_write_file(path, table == 0 ? pt_text : rt_text, table == 0 ? pt_len : rt_len), 0);
         }
     }
-#ifdef DEC_TEST_BINARY
     free(probingpt), free(ppt);
-#endif
     free(dir), free(ini), free(pt), free(rt), free(pt_text), free(rt_text);
 }
 
@@ -608,16 +598,11 @@ static void reo_nbests(const char *type, int n, char **text_nbest, char **bin_nb
     for (int b = 0; b < 2; b++) {
         char *use = ini, *bin_dir = NULL;
         if (b) {
-#ifdef DEC_TEST_BINARY
             char *bin = tu_bin_path("fastsmt-binarize"), *err = NULL;
             bin_dir = tu_join(dir, "bin");
             cr_assert_eq(tu_runf(NULL, &err, "'%s' '%s' '%s'", bin, ini, bin_dir), 0, "%s", err);
             use = tu_join(bin_dir, "moses.ini");
             free(bin), free(err);
-#else
-            *bin_nbest = NULL;
-            break;
-#endif
         }
         dec_model *m = dtu_load(use, &opt);
         dec_worker *w;
@@ -711,7 +696,6 @@ Test(dec_data, reordering_leftright)
 
 /* ---------------------------------------------------------------- fastsmt-binarize */
 
-#ifdef DEC_TEST_BINARY
 /* The model's own folder as OUTDIR would replace its moses.ini: refused, nothing written. */
 Test(dec_data, binarize_never_overwrites_an_input)
 {
@@ -824,4 +808,3 @@ Test(dec_data, binarize_checks_the_new_ini_loads)
     free(out), free(err);
     free(dir), free(ini), free(bin), free(text), free(more), free(out_dir), free(out_ini);
 }
-#endif
