@@ -81,8 +81,7 @@ int dec_pt_text_open(dec_pt **out, const char *pt, const char *reo, int verify, 
 {
     const char *in[3] = {pt, reo, NULL};
     void *obj = NULL;
-    int rc = dec_cached_load(&obj, "ppt", in, reo ? 2 : 1, ppt_build_fn, ppt_open_fn, verify, NULL,
-                             err);
+    int rc = dec_cached_load(&obj, "ppt", in, reo ? 2 : 1, ppt_build_fn, ppt_open_fn, verify, err);
     *out = obj;
     return rc;
 }
@@ -115,7 +114,7 @@ int dec_lm_open(glm_model **out, const char *path, int verify, smt_err *err)
         return glm_open(out, path, verify ? GLM_OPEN_VERIFY : 0, err);
     const char *in[2] = {path, NULL};
     void *obj = NULL;
-    int rc = dec_cached_load(&obj, "glm", in, 1, glm_build_fn, glm_open_fn, verify, NULL, err);
+    int rc = dec_cached_load(&obj, "glm", in, 1, glm_build_fn, glm_open_fn, verify, err);
     *out = obj;
     return rc;
 }

@@ -76,12 +76,11 @@ int dec_glm_build(const char *arpa, const char *out, smt_err *err);
  * build, or finds the one built before from the same inputs (same paths, sizes, mtimes) in
  * $XDG_CACHE_HOME/fastsmt, and opens it with open_fn (a cached file with every checksum checked;
  * one that fails is rebuilt). FASTSMT_CACHE=0, no cache folder or a cache that cannot be written:
- * a temporary file in $TMPDIR, removed once open. *from_cache (may be NULL): 1 when found. */
+ * a temporary file in $TMPDIR, removed once open. */
 typedef int (*dec_build_fn)(const char *const *in, const char *out, smt_err *err);
 typedef int (*dec_open_fn)(void **obj, const char *path, int verify, smt_err *err);
 int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n_in,
-                    dec_build_fn build, dec_open_fn open_fn, int verify, int *from_cache,
-                    smt_err *err);
+                    dec_build_fn build, dec_open_fn open_fn, int verify, smt_err *err);
 
 /* ---------------------------------------------------------------- the model */
 

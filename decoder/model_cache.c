@@ -121,12 +121,9 @@ static void evict_others(const char *dir, const char *keep)
 }
 
 int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n_in,
-                    dec_build_fn build, dec_open_fn open_fn, int verify, int *from_cache,
-                    smt_err *err)
+                    dec_build_fn build, dec_open_fn open_fn, int verify, smt_err *err)
 {
     *obj = NULL;
-    if (from_cache)
-        *from_cache = 0;
     char desc[3 * 4096 + 256], before[sizeof desc], who[sizeof desc];
     char *dir = cache_dir(), *path = NULL;
     int cached = dir && describe(ext, in, n_in, before, sizeof before, who, sizeof who) == 0;
@@ -144,8 +141,6 @@ int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n
     if (cached && access(path, F_OK) == 0) {
         smt_err e2;
         if (open_fn(obj, path, 1, &e2) == 0) { /* every checksum checked */
-            if (from_cache)
-                *from_cache = 1;
             free(path);
             free(dir);
             return 0;
