@@ -41,7 +41,7 @@ static inline float floor_ln(float p)
 static float lm_estimate(const glm_model *lm, const uint32_t *ids, size_t n)
 {
     glm_state s;
-    glm_state_null(&s);
+    memset(&s, 0, sizeof s); /* glm_state_null, inline */
     float total = 0;
     for (size_t i = 0; i < n; i++)
         total += glm_score(lm, &s, ids[i], &s, NULL);

@@ -122,6 +122,7 @@ struct dec_model {
     dec_ini *ini;
     dec_pt *pt;
     glm_model *lms[DEC_MAX_LMS];
+    uint32_t lm_eos[DEC_MAX_LMS];  /* glm_eos of each LM (read in the search's inner loop) */
     unsigned n_lms;
     uint32_t **tgt2lm;            /* per LM: table target id -> LM id */
     /* feature layout */

@@ -484,6 +484,7 @@ static int build_maps(dec_model *m, smt_err *err)
             const char *w = smt_vocab_word(m->pt->tgt_vocab, i, &len);
             m->tgt2lm[l][i] = glm_index(m->lms[l], w, len);
         }
+        m->lm_eos[l] = glm_eos(m->lms[l]);
     }
     uint64_t size = 1024;
     while (size < m->pt->n_sources * 2)

@@ -92,7 +92,7 @@ void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double
             for (unsigned k = 0; k < c->n_words; k++)
                 lp += glm_score(m->lms[l], &st[l], c->lm_words[l * c->n_words + k], &st[l], NULL);
             if (i + 1 == len)
-                lp += glm_score(m->lms[l], &st[l], glm_eos(m->lms[l]), &st[l], NULL);
+                lp += glm_score(m->lms[l], &st[l], m->lm_eos[l], &st[l], NULL);
             sc[m->off_lm[l]] += lp * DEC_LN10;
         }
         if (m->has_dist)

@@ -289,7 +289,7 @@ static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end,
         for (unsigned i = 0; i < c->n_words; i++)
             lp += dec_lm_cached(s, l, &st, w[i], &st);
         if (complete)
-            lp += dec_lm_cached(s, l, &st, glm_eos(m->lms[l]), &st);
+            lp += dec_lm_cached(s, l, &st, m->lm_eos[l], &st);
         h->lm[l] = st;
         score += (double)m->w_lm[l] * (double)(lp * DEC_LN10);
     }
