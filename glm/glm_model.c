@@ -10,6 +10,7 @@
 
 #include "glm_internal.h"
 #include "smt_hash.h"
+#include "smt_sniff.h"
 
 /* Every child range must be monotone and end at the next level's count: then no walk, whatever
  * the keys say, reads outside the arrays. Cheap next to reading the file. */
@@ -321,14 +322,14 @@ int glm_load(glm_model **out, const char *path, unsigned flags, const glm_build_
              smt_err *err)
 {
     *out = NULL;
-    char magic[4] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return smt_err_set(err, SMT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t got = fread(magic, 1, sizeof magic, f);
-    fclose(f);
-    if (got == sizeof magic && memcmp(magic, "FSMT", 4) == 0) /* the container's magic */
+    int kind = smt_file_kind(path, NULL, err);
+    if (kind < 0)
+        return kind;
+    if (kind == SMT_KIND_FASTSMT) /* glm_open names another kind, or an incomplete file */
         return glm_open(out, path, flags, err);
+    if (kind == SMT_KIND_KENLM)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s: a KenLM binary; give the ARPA file it was built from", path);
     const char *dir = getenv("TMPDIR");
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s/glm-arpa-XXXXXX", dir && *dir ? dir : "/tmp");
