@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "smt_file.h"
@@ -65,12 +66,26 @@ int smt_file_kind(const char *path, char sub[5], smt_err *err)
 {
     if (sub)
         sub[0] = '\0';
-    int fd;
+    int fd; /* O_NONBLOCK: opening a fifo without a writer must not wait */
     do
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return smt_err_errno(err, SMT_ERR_IO, errno, "%s", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return smt_err_errno(err, SMT_ERR_IO, e, "%s", path);
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return smt_err_set(err, SMT_ERR_IO, "%s: a directory, not a file", path);
+    }
+    if (!S_ISREG(st.st_mode)) { /* reading would take bytes its reader needs */
+        close(fd);
+        return SMT_KIND_TEXT;
+    }
     unsigned char b[SMT_SNIFF_BYTES];
     size_t n = 0;
     while (n < sizeof b) {

@@ -38,8 +38,10 @@ typedef enum smt_kind {
  * input ends first); otherwise sub is "". */
 smt_kind smt_sniff(const void *b, size_t n, int eof, char sub[5]);
 
-/* The kind of the file at path (its first SMT_SNIFF_BYTES bytes; an empty file is text), or
- * SMT_ERR_IO naming the file when it cannot be opened or read. sub: as for smt_sniff. */
+/* The kind of the regular file at path (its first SMT_SNIFF_BYTES bytes; an empty file is text), or
+ * SMT_ERR_IO naming the file when it cannot be opened or read, or is a directory. A fifo, device or
+ * socket is not read (the bytes would be lost to the reader that follows): SMT_KIND_TEXT, and
+ * smt_lines tells its compression as it reads. sub: as for smt_sniff. */
 int smt_file_kind(const char *path, char sub[5], smt_err *err);
 
 /* A short name of a kind for messages: "text", "gzip", "xz", "bzip2", "zstd", "fastsmt binary",

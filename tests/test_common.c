@@ -1209,5 +1209,18 @@ Test(sniff, unreadable_file_names_it)
     cr_expect(strstr(e.msg, "absent") != NULL, "%s", e.msg);
     free(p);
     cr_expect_eq(smt_file_kind(dir, NULL, &e), SMT_ERR_IO, "a directory cannot be read");
+    cr_expect(strstr(e.msg, "a directory") != NULL, "%s", e.msg);
+}
+
+/* A fifo is not read (its reader needs every byte) and, without a writer, not waited for. */
+Test(sniff, fifo_is_left_to_its_reader)
+{
+    char *p = tu_join(dir, "fifo");
+    cr_assert_eq(mkfifo(p, 0600), 0);
+    smt_err e;
+    char sub[5] = "xxxx";
+    cr_expect_eq(smt_file_kind(p, sub, &e), SMT_KIND_TEXT);
+    cr_expect_str_eq(sub, "");
+    free(p);
 }
 
