@@ -1,5 +1,7 @@
-/* glm_layout.h — the in-memory view of a gLM trie and the B-tree search, shared by the CPU paths and
- * the CUDA kernel (`GLM_HD` functions compile as __host__ __device__ under nvcc, plain C otherwise).
+/* glm_layout.h — the in-memory view of a gLM trie, the B-tree search and KenLM's state logic,
+ * shared by the CPU paths and the CUDA kernel (`GLM_HD` functions compile as __host__ __device__
+ * under nvcc, plain C otherwise). The bottom layer of glm: it calls nothing of glm's .c files, and
+ * glm_batch.c and glm_model.c call it (never each other in a circle: ctest layering_fastsmt_glm).
  *
  * Arrays (all offsets relative, so the same bytes work mapped on the host and copied to a device):
  *   keys  uint32 (sum of counts 2..N): level k's keys at key_off[k]; entry i of level k is the
