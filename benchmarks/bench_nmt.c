@@ -18,9 +18,6 @@
 #include <time.h>
 
 #include "nmt.h"
-#include "nmt_cuda.h"
-#include "nmt_out_fast.h"
-#include "nmt_rescore.h"
 #include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_num.h"

@@ -22,6 +22,8 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "smt_sniff.h"
+
 #define CHUNK_SIZE (4u << 20)
 #define IN_SIZE (256u << 10)
 #define QUEUE_LEN 4
@@ -139,43 +141,21 @@ static int input_ready(const smt_lines *r)
     return n != 0; /* readable, hung up, or an error read() will report */
 }
 
-/* 1: b[0..n) starts with pat[0..len) ('?' in pat: any digit 1-9); 0: it cannot; -1: n is too short
- * to tell and what there is matches. */
-static int magic_match(const unsigned char *b, size_t n, const char *pat, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (i == n)
-            return -1;
-        unsigned char p = (unsigned char)pat[i];
-        if (p == '?' ? !(b[i] >= '1' && b[i] <= '9') : b[i] != p)
-            return 0;
-    }
-    return 1;
-}
-
-/* The format told by the first bytes, or FMT_UNKNOWN while more bytes are needed to tell. */
+/* The format told by the first bytes (smt_sniff: the fastsmt and KenLM binaries read as text, and
+ * their parsers say what is wrong), or FMT_UNKNOWN while more bytes are needed to tell. */
 static int classify(const unsigned char *b, size_t n, int eof)
 {
-    static const struct {
-        const char *magic;
-        size_t len;
-        int fmt;
-    } magics[] = {
-        {"\x1f\x8b", 2, FMT_GZIP},
-        {"\xfd" "7zXZ\0", 6, FMT_XZ},
-        {"\x28\xb5\x2f\xfd", 4, FMT_ZSTD},
-        {"BZh?\x31\x41\x59\x26\x53\x59", 10, FMT_BZIP2}, /* first block */
-        {"BZh?\x17\x72\x45\x38\x50\x90", 10, FMT_BZIP2}, /* empty stream */
-    };
-    int undecided = 0;
-    for (size_t i = 0; i < sizeof magics / sizeof magics[0]; i++) {
-        int m = magic_match(b, n, magics[i].magic, magics[i].len);
-        if (m == 1)
-            return magics[i].fmt;
-        if (m == -1 && !eof)
-            undecided = 1;
+    switch (smt_sniff(b, n, eof, NULL)) {
+    case SMT_KIND_UNDECIDED: return FMT_UNKNOWN;
+    case SMT_KIND_GZIP: return FMT_GZIP;
+    case SMT_KIND_XZ: return FMT_XZ;
+    case SMT_KIND_BZIP2: return FMT_BZIP2;
+    case SMT_KIND_ZSTD: return FMT_ZSTD;
+    case SMT_KIND_TEXT:
+    case SMT_KIND_FASTSMT:
+    case SMT_KIND_KENLM: break;
     }
-    return undecided ? FMT_UNKNOWN : FMT_PLAIN;
+    return FMT_PLAIN;
 }
 
 static int start_decoder(smt_lines *r, chunk *c)

@@ -79,10 +79,11 @@ enum {
  * SMT_ERR_VERSION, SMT_ERR_INCOMPLETE, SMT_ERR_CORRUPT or SMT_ERR_NOMEM. */
 int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err);
 
-/* Opens either kind of model, as KenLM's query does: a .glm file with glm_open, or an ARPA file
- * (plain or gzip) binarized with glm_build (bopt; NULL: defaults) into a temporary file in
- * $TMPDIR (default /tmp) that is removed once open. Returns glm_open's codes or glm_build's (a
- * file that is neither names its first bad line). */
+/* Opens either kind of model, as KenLM's query does: a fastsmt binary with glm_open, or an ARPA
+ * file (plain, gzip, xz, bzip2 or zstd) binarized with glm_build (bopt; NULL: defaults) into a
+ * temporary file in $TMPDIR (default /tmp) that is removed once open. The kind is told by the
+ * file's first bytes (smt_file_kind). Returns glm_open's codes, glm_build's (a file that is neither
+ * names its first bad line), or SMT_ERR_UNSUPPORTED for a KenLM binary (give its ARPA file). */
 int glm_load(glm_model **out, const char *path, unsigned flags, const glm_build_options *bopt,
              smt_err *err);
 

@@ -328,6 +328,7 @@ float glm_score_fast(const glm_model *m, const glm_state *in, glm_word w, glm_st
 {
     const fast_layout *F = m->fast;
     walk k;
+    k.prob = 0.0f; /* set by the first step; GCC cannot tell once glm_finish is inlined */
     walk_start(F, &k, w, in->words, in->length);
     while (k.phase != PH_DONE)
         walk_step(F, &k);
@@ -337,6 +338,25 @@ float glm_score_fast(const glm_model *m, const glm_state *in, glm_word w, glm_st
 }
 
 /* ---------------------------------------------------------------- rows */
+
+/* One row at a time, the readable reference (and the path of models too big for the fast one). */
+int glm_score_rows_ref(const glm_model *m, const glm_word *rows, size_t n_rows, float *prob,
+                       uint8_t *len, smt_err *err)
+{
+    unsigned N = m->par.order;
+    for (size_t r = 0; r < n_rows; r++) {
+        const glm_word *row = rows + r * N;
+        glm_word hist[GLM_MAX_ORDER];
+        int nh = glm_row_context(N, m->vocab.n, row, hist);
+        if (nh < 0)
+            return smt_err_set(err, SMT_ERR_ARG, "row %zu: word id out of range", r);
+        unsigned la;
+        prob[r] = glm_row_walk(&m->lay, row, hist, (unsigned)nh, &la);
+        if (len)
+            len[r] = (uint8_t)la;
+    }
+    return 0;
+}
 
 typedef struct row_lane {
     size_t row;
@@ -360,7 +380,7 @@ static void rows_range(const glm_model *m, const glm_word *rows, size_t r0, size
         row_lane *l = &lanes[i];
         l->row = next;
         l->second = 0;
-        l->nh = (unsigned)glm_row_context(m, rows + next * N, l->hist);
+        l->nh = (unsigned)glm_row_context(N, m->vocab.n, rows + next * N, l->hist);
         walk_start(&F, &l->k, rows[next * N + N - 1], l->hist, l->nh);
     }
     while (active) {
@@ -386,7 +406,7 @@ static void rows_range(const glm_model *m, const glm_word *rows, size_t r0, size
             if (next < r1) { /* refill the lane */
                 l->row = next;
                 l->second = 0;
-                l->nh = (unsigned)glm_row_context(m, rows + next * N, l->hist);
+                l->nh = (unsigned)glm_row_context(N, m->vocab.n, rows + next * N, l->hist);
                 walk_start(&F, &l->k, rows[next * N + N - 1], l->hist, l->nh);
                 next++;
             } else { /* retire: move the last active lane here (re-pointing its history) */
@@ -420,7 +440,7 @@ int glm_score_rows(const glm_model *m, const glm_word *rows, size_t n_rows, floa
     unsigned N = m->par.order;
     for (size_t r = 0; r < n_rows; r++) { /* validate first: the lanes trust the ids */
         glm_word hist[GLM_MAX_ORDER];
-        if (glm_row_context(m, rows + r * N, hist) < 0)
+        if (glm_row_context(N, m->vocab.n, rows + r * N, hist) < 0)
             return smt_err_set(err, SMT_ERR_ARG, "row %zu: word id out of range", r);
     }
     if (!fast_ok(m))
@@ -454,13 +474,10 @@ static void sentences_ref(const glm_model *m, const glm_word *ids, const uint64_
 {
     for (size_t s = s0; s < s1; s++) {
         glm_state st;
-        if (null_context)
-            glm_state_null(&st);
-        else
-            glm_state_begin(m, &st);
+        glm_state_start(&m->lay, m->par.bos, null_context, &st);
         for (uint64_t t = sstart[s]; t < sstart[s + 1]; t++) {
             unsigned l;
-            prob[t] = glm_score_ref(m, &st, ids[t], &st, &l);
+            prob[t] = glm_score_walk(&m->lay, &st, ids[t], &st, &l);
             len[t] = (uint8_t)l;
         }
     }
@@ -516,10 +533,7 @@ static void sentences_levelsync(const glm_model *m, const fast_layout *F, const 
 {
     unsigned N = F->order, H = N - 1;
     glm_state begin, st;
-    if (null_context)
-        glm_state_null(&begin);
-    else
-        glm_state_begin(m, &begin);
+    glm_state_start(&m->lay, m->par.bos, null_context, &begin);
     st = begin;
     walk *wk = malloc(LS_CHUNK * sizeof *wk);
     enum { RB = 2 * LS_CHUNK + GLM_MAX_ORDER + 2 };
@@ -605,7 +619,7 @@ static void sentences_levelsync(const glm_model *m, const fast_layout *F, const 
                 glm_state o;
                 /* the state's words: the most recent ones, the start of this token's history */
                 memcpy(st.words, k->hist, st.length * sizeof st.words[0]);
-                prob[t] = glm_score_ref(m, &st, ids[t], &o, &l);
+                prob[t] = glm_score_walk(&m->lay, &st, ids[t], &o, &l);
                 st = o;
                 len[t] = (uint8_t)l;
                 continue;
@@ -646,10 +660,7 @@ void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t
     fast_setup(m, &F);
     unsigned N = F.order;
     glm_state begin;
-    if (null_context)
-        glm_state_null(&begin);
-    else
-        glm_state_begin(m, &begin);
+    glm_state_start(&m->lay, m->par.bos, null_context, &begin);
     sent_lane lanes[LANES];
     unsigned active = 0;
     size_t next = s0;

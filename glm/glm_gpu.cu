@@ -117,7 +117,7 @@ static __device__ void tile_count(const uint32_t *k, uint32_t cnt, uint32_t x,
     *hit = t.any(eq);
 }
 
-/* A row's context (most recent word first) and the two walks combined as glm_row_combine does. */
+/* A row's context (most recent word first) and the two walks combined by glm_row_combine. */
 template <typename Walk>
 static __device__ float score_row(const glm_layout &L, const glm_word *r, unsigned *len_out,
                                   Walk walk)
@@ -131,10 +131,8 @@ static __device__ float score_row(const glm_layout &L, const glm_word *r, unsign
     unsigned la = walk(r[N - 1], hist, nh, &pa, boA), lb = 0;
     if (nh > 0)
         lb = walk(hist[0], hist + 1, nh - 1, &pb, boB);
-    for (unsigned j = la - 1; j < lb; j++) /* glm_row_combine */
-        pa += boB[j];
     *len_out = la;
-    return pa;
+    return glm_row_combine(la, pa, lb, boB);
 }
 
 /* rows (n_rows, order) → prob (n_rows), len (n_rows, optional), G lanes per row: 32 a warp

@@ -10,6 +10,7 @@
 
 #include "glm_internal.h"
 #include "smt_hash.h"
+#include "smt_sniff.h"
 
 /* Every child range must be monotone and end at the next level's count: then no walk, whatever
  * the keys say, reads outside the arrays. Cheap next to reading the file. */
@@ -287,10 +288,7 @@ void glm_state_null(glm_state *s) { memset(s, 0, sizeof *s); }
 
 void glm_state_begin(const glm_model *m, glm_state *s)
 {
-    memset(s, 0, sizeof *s);
-    s->length = 1;
-    s->words[0] = m->par.bos;
-    s->backoff[0] = m->lay.mid[m->lay.mid_off[1] + m->par.bos].backoff;
+    glm_state_start(&m->lay, m->par.bos, 0, s);
 }
 
 int glm_state_equal(const glm_state *a, const glm_state *b)
@@ -304,39 +302,12 @@ uint64_t glm_state_hash(const glm_state *s)
     return smt_hash_bytes_seed(s->words, s->length * sizeof s->words[0], s->length);
 }
 
-/* KenLM's FullScore from a completed walk: the match's probability plus the in-state backoffs of
- * every context at least as long as the match, shortest first (float, in KenLM's order). The new
- * state keeps the words up to the deepest n-gram that can be extended. */
-float glm_finish(const glm_layout *L, const glm_state *in, glm_word w, unsigned len, float prob,
-                 const float *bo, glm_state *out)
-{
-    for (unsigned j = len - 1; j < in->length; j++)
-        prob += in->backoff[j];
-    glm_state o;
-    memset(&o, 0, sizeof o);
-    o.words[0] = w;
-    unsigned top = len < L->order ? len : L->order - 1;
-    for (unsigned i = 0; i < top; i++) {
-        o.backoff[i] = bo[i];
-        if (glm_has_extension(bo[i]))
-            o.length = (uint8_t)(i + 1);
-    }
-    for (unsigned i = 1; i < o.length; i++)
-        o.words[i] = in->words[i - 1];
-    for (unsigned i = o.length; i < top; i++)
-        o.backoff[i] = 0.0f; /* keep unused entries zero (bytewise-comparable states) */
-    *out = o;
-    return prob;
-}
+/* ---------------------------------------------------------------- scoring one word */
 
 float glm_score_ref(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
                     unsigned *ngram_length)
 {
-    float prob, bo[GLM_MAX_ORDER];
-    unsigned len = glm_walk(&m->lay, w, in->words, in->length, &prob, bo);
-    if (ngram_length)
-        *ngram_length = len;
-    return glm_finish(&m->lay, in, w, len, prob, bo, out);
+    return glm_score_walk(&m->lay, in, w, out, ngram_length);
 }
 
 float glm_score(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
@@ -344,66 +315,21 @@ float glm_score(const glm_model *m, const glm_state *in, glm_word w, glm_state *
 {
     if (m->fast)
         return glm_score_fast(m, in, w, out, ngram_length);
-    return glm_score_ref(m, in, w, out, ngram_length);
-}
-
-/* ---------------------------------------------------------------- rows, reference */
-
-/* The context of row r (most recent first) and its length; -1 when an id is out of range. */
-int glm_row_context(const glm_model *m, const glm_word *row, glm_word *hist)
-{
-    unsigned N = m->par.order, nh = 0;
-    for (int i = (int)N - 2; i >= 0 && row[i] != GLM_NONE; i--) {
-        if (row[i] >= m->vocab.n)
-            return -1;
-        hist[nh++] = row[i];
-    }
-    return row[N - 1] < m->vocab.n ? (int)nh : -1;
-}
-
-/* prob of row given its walk A (w, hist) and context walk B (hist[0], hist+1): the state-free
- * form of KenLM's FullScore (a context's backoff is added when it is at least as long as the
- * match; absent contexts add nothing). */
-float glm_row_combine(unsigned lenA, float prob, unsigned lenB, const float *boB)
-{
-    for (unsigned j = lenA - 1; j < lenB; j++)
-        prob += boB[j];
-    return prob;
-}
-
-int glm_score_rows_ref(const glm_model *m, const glm_word *rows, size_t n_rows, float *prob,
-                       uint8_t *len, smt_err *err)
-{
-    unsigned N = m->par.order;
-    for (size_t r = 0; r < n_rows; r++) {
-        const glm_word *row = rows + r * N;
-        glm_word hist[GLM_MAX_ORDER];
-        int nh = glm_row_context(m, row, hist);
-        if (nh < 0)
-            return smt_err_set(err, SMT_ERR_ARG, "row %zu: word id out of range", r);
-        float pa, pb, boA[GLM_MAX_ORDER], boB[GLM_MAX_ORDER];
-        unsigned la = glm_walk(&m->lay, row[N - 1], hist, (unsigned)nh, &pa, boA), lb = 0;
-        if (nh > 0)
-            lb = glm_walk(&m->lay, hist[0], hist + 1, (unsigned)nh - 1, &pb, boB);
-        prob[r] = glm_row_combine(la, pa, lb, boB);
-        if (len)
-            len[r] = (uint8_t)la;
-    }
-    return 0;
+    return glm_score_walk(&m->lay, in, w, out, ngram_length);
 }
 
 int glm_load(glm_model **out, const char *path, unsigned flags, const glm_build_options *bopt,
              smt_err *err)
 {
     *out = NULL;
-    char magic[4] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return smt_err_set(err, SMT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t got = fread(magic, 1, sizeof magic, f);
-    fclose(f);
-    if (got == sizeof magic && memcmp(magic, "FSMT", 4) == 0) /* the container's magic */
+    int kind = smt_file_kind(path, NULL, err);
+    if (kind < 0)
+        return kind;
+    if (kind == SMT_KIND_FASTSMT) /* glm_open names another kind, or an incomplete file */
         return glm_open(out, path, flags, err);
+    if (kind == SMT_KIND_KENLM)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s: a KenLM binary; give the ARPA file it was built from", path);
     const char *dir = getenv("TMPDIR");
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s/glm-arpa-XXXXXX", dir && *dir ? dir : "/tmp");

@@ -142,7 +142,7 @@ int nmt_translate(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_searc
 /* Frees the ids of n hypotheses. */
 void nmt_hyps_free(nmt_hyp *h, size_t n);
 
-/* ---- the output layer (CPU reference kernels; CUDA twins in nmt_cuda.h) ----
+/* ---- the output layer (CPU reference kernels, the CPU backend's vectorized ones, CUDA twins) ----
  * All take logits x (B,V) without bias and the bias (V) (NULL = zero). Ties in the k-best are broken
  * by the smaller id; -inf entries never win over finite ones; a row of -inf has lse = -inf. */
 
@@ -165,6 +165,52 @@ void nmt_out_argmax(const float *x, const float *bias, int B, int V, int32_t *id
 void nmt_out_gather(const float *x, const float *bias, int B, int V, const int32_t *ids,
                     float *logprob);
 
+/* The CPU backend's vectorized kernels, one row x (V) at a time (AVX2 where the CPU has it, chosen
+ * at load time; the same arithmetic, so the same results on every machine):
+ * nmt_out_topk with B = 1 and one shard: val (k) log-probabilities, ids (k), *lse. */
+void nmt_out_topk_fast(const float *x, const float *bias, int V, int k, float *val, int32_t *ids,
+                       float *lse);
+/* nmt_out_gather for one row: x[id] + bias[id] - lse (or -inf for an id out of range). */
+float nmt_out_gather_fast(const float *x, const float *bias, int V, int32_t id);
+
+/* The GPU output-layer kernels as host-callable functions (the model's CUDA backend uses them
+ * behind nmt_ctx; tests and benchmarks call them directly). Every function returns 0 or
+ * SMT_ERR_UNSUPPORTED (no CUDA in this build, or no device) or SMT_ERR_CUDA with the failing
+ * statement and file:line in the message. */
+
+/* A device, its stream, a cuBLAS handle and a workspace (no globals: everything lives here). */
+typedef struct nmt_gpu nmt_gpu;
+
+int nmt_gpu_create(nmt_gpu **out, int device, smt_err *err);
+void nmt_gpu_free(nmt_gpu *g);
+
+enum {
+    NMT_GPU_TOPK = 0,         /* fused bias + online softmax + sharded k-best */
+    NMT_GPU_TOPK_UNFUSED = 1, /* add-bias, log-softmax and k-best as separate kernels */
+    NMT_GPU_ARGMAX = 2,       /* k = 1 without probabilities */
+    NMT_GPU_GATHER = 3        /* log-softmax and gather of given ids */
+};
+
+/* One output-layer call on host arrays (copied to the device and back): x (B,V), bias (V) or
+ * NULL; results as in the CPU twins above: val (B,k) (ARGMAX: raw x+b of the best; GATHER: the
+ * log-probabilities (B)), ids (B,k), lse (B) (TOPK modes only; may be NULL). n_shards 0 = auto. */
+typedef struct nmt_gpu_out_args {
+    int mode;
+    const float *x, *bias;
+    int B, V, k, n_shards;
+    const int32_t *gather_ids;
+    float *val;
+    int32_t *ids;
+    float *lse;
+} nmt_gpu_out_args;
+
+int nmt_gpu_outlayer(nmt_gpu *g, const nmt_gpu_out_args *a, smt_err *err);
+
+/* Times `iters` calls of an output-layer mode on device-resident random logits (B,V), flushing
+ * L2 before each call and timing with CUDA events; *ms is the mean per call. */
+int nmt_gpu_bench_outlayer(nmt_gpu *g, int mode, int B, int V, int k, int iters, double *ms,
+                           smt_err *err);
+
 /* ---- n-best rescoring and BLEU ---- */
 
 typedef struct nmt_rescore_options {
@@ -184,6 +230,81 @@ typedef struct nmt_rescore_options {
 int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_path,
                       const nmt_rescore_options *opt, const char *nbest_out_path,
                       const char *best_out_path, smt_err *err);
+
+/* Moses n-best lines. One line, parsed in place (the pointers point into the line). */
+typedef struct nmt_nbest_line {
+    long id;
+    char *words, *feats, *rest; /* rest: fields after the total, or NULL */
+    char *plain;                /* rescoring: the words as scored (nmt_nbest_plain) */
+    double total, nmt, new_total;
+    long order; /* line number, for a stable ranking */
+} nmt_nbest_line;
+
+/* Splits `id ||| words ||| features ||| total [||| rest]` in place. The id (a non-negative
+ * integer) and the total (a number; infinities allowed, NaN not) are parsed strictly (smt_num.h):
+ * blanks around them are allowed, anything else is an error. Returns 0 or -1. */
+int nmt_nbest_parse(char *line, nmt_nbest_line *out);
+
+/* The translation in an n-best words field: its words separated by single blanks, without
+ * the trailing blank and without Moses's segmentation markers ("|3-5|", from
+ * -include-segmentation-in-n-best). Writes into out (strlen(words) + 1 bytes; out may be words
+ * itself) and returns its length. */
+size_t nmt_nbest_plain(const char *words, char *out);
+
+/* The first score of feature `name` (as `name= score`) in a feature string, parsed strictly.
+ * Returns 1 and sets *value, 0 when the feature is absent, -1 when its score is not a number. */
+int nmt_nbest_feature(const char *feats, const char *name, double *value);
+
+/* ---- tuning the rescoring weight (`nmt tune`) ----
+ * Over a rescored n-best list, each hypothesis scores base + w * F + u * words, where F is the
+ * rescoring feature (NMT0=), base the list's total less used_weight * F, and words its length; the
+ * re-ranked 1-best of each sentence is compared with the references (BLEU, common/smt_bleu.h). The
+ * grid of (w, u) giving the best BLEU wins; on ties the smallest |w| + |u| (starting from 0, 0). u
+ * re-tunes the word penalty: adding a log-probability, which falls with every word, shifts the
+ * length balance Moses's weights were tuned for. With folds > 1, sentence i belongs to fold
+ * i % folds and each fold's weights are chosen on the other folds (cross-validation). */
+#define NMT_TUNE_MAX_POINTS 1e6 /* grid steps per axis */
+
+typedef struct nmt_tune_options {
+    const char *feature;             /* the rescoring feature (NULL = "NMT0") */
+    double used_weight;              /* the weight the list was rescored with */
+    double lo, hi, step;             /* the weight grid: finite, LO <= HI, STEP > 0 */
+    double len_lo, len_hi, len_step; /* the length-bonus grid (0, 0, 1: no bonus) */
+    int per_word;                    /* 1: F divided by the words + </s> it covers */
+    int folds;                       /* >= 1 */
+} nmt_tune_options;
+
+/* The defaults of `nmt tune`: NMT0, used weight 0, weights 0:2:0.02, no length bonus, 1 fold. */
+void nmt_tune_options_default(nmt_tune_options *o);
+
+typedef struct nmt_tune_fold {
+    double weight, length_bonus; /* chosen on the other folds */
+    double train_bleu;           /* their BLEU on the other folds */
+    double base_bleu, bleu;      /* on this fold: the list's own 1-best, and with these weights */
+} nmt_tune_fold;
+
+typedef struct nmt_tune_result {
+    double base_bleu;                  /* the list's own 1-best (w = u = 0) */
+    double weight, length_bonus, bleu; /* the best on the whole set */
+    int folds;
+    nmt_tune_fold *fold;               /* [folds] when folds > 1, else NULL */
+    double cv_bleu;                    /* each sentence picked with its fold's weights (folds 1:
+                                        * the whole set's, so equal to bleu) */
+    const char **best;                 /* [n_sentences]: those picks' words (nmt_nbest_plain),
+                                        * "" for a sentence the list lacks; they point into the
+                                        * n-best lines */
+    size_t n_sentences;
+} nmt_tune_result;
+
+/* Tunes over the n-best lines nbest[0..n_lines) (parsed and rewritten in place; sentence ids in
+ * order, each below n_sentences) against n_refs references refs[k][0..n_sentences). nbest_name
+ * names the list in messages ("name:line: ..."). Fills *res (free with nmt_tune_result_free).
+ * Returns 0, SMT_ERR_PARSE (an empty list, a line that is not an n-best line, an id out of order
+ * or beyond the references, a missing or non-numeric feature), SMT_ERR_ARG (a bad grid, folds < 1,
+ * a used weight that is not finite, n_refs outside 1..SMT_BLEU_MAX_REFS) or SMT_ERR_NOMEM. */
+int nmt_tune(char **nbest, size_t n_lines, const char *nbest_name, char **const *refs, int n_refs,
+             size_t n_sentences, const nmt_tune_options *opt, nmt_tune_result *res, smt_err *err);
+void nmt_tune_result_free(nmt_tune_result *r);
 
 
 #ifdef __cplusplus

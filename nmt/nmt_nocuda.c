@@ -1,5 +1,4 @@
 /* nmt_nocuda.c — the CUDA entry points of a build without CUDA: they say so. */
-#include "nmt_cuda.h"
 #include "nmt_internal.h"
 
 int nmt_cuda_available(void) { return 0; }

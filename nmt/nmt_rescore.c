@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 
 #include "nmt_internal.h"
-#include "nmt_rescore.h"
 #include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_num.h"

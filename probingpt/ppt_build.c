@@ -9,11 +9,6 @@
 #include "ppt_build.h"
 #include "smt_progress.h"
 
-int ppt_oom(ppt_builder *b)
-{
-    return smt_err_set(b->err, SMT_ERR_NOMEM, "probingpt build: out of memory");
-}
-
 static int perr(ppt_builder *b, const char *fmt, const char *what, int wlen)
 {
     char msg[200];
@@ -22,24 +17,6 @@ static int perr(ppt_builder *b, const char *fmt, const char *what, int wlen)
                        (unsigned long long)smt_lines_lineno(b->pt), msg);
 }
 #define PERR(b, ...) smt_err_set((b)->err, SMT_ERR_PARSE, "%s:%llu: " __VA_ARGS__)
-
-/* Words of s to ids of an existing vocabulary; returns 0, or -1 when a word is absent or there are
- * too many (the reordering merge uses this: an unknown word means no such phrase pair). */
-int ppt_map_words(const smt_vocab_builder *v, ppt_span s, uint32_t *ids, uint32_t *n)
-{
-    smt_vocab view = smt_vocab_builder_view(v);
-    ppt_span w;
-    *n = 0;
-    while (ppt_next_word(&s, &w)) {
-        if (*n == PPT_MAX_PHRASE_LEN)
-            return -1;
-        uint32_t id = smt_vocab_find(&view, w.b, (size_t)(w.e - w.b));
-        if (id == SMT_VOCAB_NONE)
-            return -1;
-        ids[(*n)++] = id;
-    }
-    return 0;
-}
 
 /* Words of s to ids, adding new words. Returns 0, -1 (too long) or an SMT_ERR_*. */
 static int add_words(ppt_builder *b, smt_vocab_builder *v, ppt_span s, uint32_t *ids, uint32_t *n)

@@ -25,6 +25,7 @@
 #include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_num.h"
+#include "smt_sniff.h"
 #include "smt_vocab.h"
 #include "testutil.h"
 
@@ -1140,3 +1141,86 @@ Test(num, fast_path_equals_strtod)
         cr_assert(d == dr && signbit(d) == signbit(dr), "%s: %a vs strtod %a", buf, d, dr);
     }
 }
+
+/* ---- smt_sniff.h: one table of magics */
+
+TestSuite(sniff, .init = setup, .fini = teardown);
+
+Test(sniff, every_kind_by_its_first_bytes)
+{
+    static const struct {
+        const char *b;
+        size_t n;
+        int kind;
+        const char *sub;
+    } cases[] = {
+        {"\x1f\x8b\x08\x00", 4, SMT_KIND_GZIP, ""},
+        {"\xfd" "7zXZ\0\0", 7, SMT_KIND_XZ, ""},
+        {"\x28\xb5\x2f\xfd\x00", 5, SMT_KIND_ZSTD, ""},
+        {"BZh91AY&SY", 10, SMT_KIND_BZIP2, ""},
+        {"BZh9\x17\x72\x45\x38\x50\x90", 10, SMT_KIND_BZIP2, ""},
+        {"FSMTGLM1\x01\0\0\0", 12, SMT_KIND_FASTSMT, "GLM1"},
+        {"FSMTPPT1", 8, SMT_KIND_FASTSMT, "PPT1"},
+        {"FSMT-INC", 8, SMT_KIND_FASTSMT, "-INC"},
+        {"FSMTGL", 6, SMT_KIND_FASTSMT, "GL"}, /* cut short: still a (broken) fastsmt file */
+        {"mmap lm http://kheafield.com/code format version 5\n", 51, SMT_KIND_KENLM, ""},
+        {"\\data\\\nngram 1=3\n", 18, SMT_KIND_TEXT, ""},
+        {"FSM", 3, SMT_KIND_TEXT, ""},       /* not the whole magic */
+        {"mmap lm", 7, SMT_KIND_TEXT, ""},
+        {"BZh0", 4, SMT_KIND_TEXT, ""},      /* level 0 is no bzip2 */
+        {"", 0, SMT_KIND_TEXT, ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char sub[5] = "xxxx";
+        cr_expect_eq(smt_sniff(cases[i].b, cases[i].n, 1, sub), cases[i].kind, "case %zu", i);
+        cr_expect_str_eq(sub, cases[i].sub, "case %zu", i);
+        /* the same through a file */
+        char *p = tu_join(dir, "sniffed");
+        cr_assert_eq(tu_write_file(p, cases[i].b, cases[i].n), 0);
+        smt_err e;
+        cr_expect_eq(smt_file_kind(p, sub, &e), cases[i].kind, "case %zu", i);
+        cr_expect_str_eq(sub, cases[i].sub, "case %zu", i);
+        free(p);
+    }
+    cr_expect_str_eq(smt_kind_name(SMT_KIND_KENLM), "KenLM binary");
+    cr_expect_str_eq(smt_kind_name(SMT_KIND_FASTSMT), "fastsmt binary");
+    cr_expect_str_eq(smt_kind_name(SMT_KIND_ZSTD), "zstd");
+}
+
+/* A stream reader waits only while a compression magic is matched in part; a partial binary magic
+ * is text at once (a pipe answered line by line never waits for bytes that may not come). */
+Test(sniff, undecided_only_for_a_partial_compression_magic)
+{
+    cr_expect_eq(smt_sniff("", 0, 0, NULL), SMT_KIND_UNDECIDED);
+    cr_expect_eq(smt_sniff("\x1f", 1, 0, NULL), SMT_KIND_UNDECIDED);
+    cr_expect_eq(smt_sniff("\x1f", 1, 1, NULL), SMT_KIND_TEXT);
+    cr_expect_eq(smt_sniff("BZh9", 4, 0, NULL), SMT_KIND_UNDECIDED);
+    cr_expect_eq(smt_sniff("BZh9", 4, 1, NULL), SMT_KIND_TEXT);
+    cr_expect_eq(smt_sniff("FSM", 3, 0, NULL), SMT_KIND_TEXT);
+    cr_expect_eq(smt_sniff("mmap l", 6, 0, NULL), SMT_KIND_TEXT);
+    cr_expect_eq(smt_sniff("hello", 5, 0, NULL), SMT_KIND_TEXT);
+}
+
+Test(sniff, unreadable_file_names_it)
+{
+    char *p = tu_join(dir, "absent");
+    smt_err e;
+    cr_expect_eq(smt_file_kind(p, NULL, &e), SMT_ERR_IO);
+    cr_expect(strstr(e.msg, "absent") != NULL, "%s", e.msg);
+    free(p);
+    cr_expect_eq(smt_file_kind(dir, NULL, &e), SMT_ERR_IO, "a directory cannot be read");
+    cr_expect(strstr(e.msg, "a directory") != NULL, "%s", e.msg);
+}
+
+/* A fifo is not read (its reader needs every byte) and, without a writer, not waited for. */
+Test(sniff, fifo_is_left_to_its_reader)
+{
+    char *p = tu_join(dir, "fifo");
+    cr_assert_eq(mkfifo(p, 0600), 0);
+    smt_err e;
+    char sub[5] = "xxxx";
+    cr_expect_eq(smt_file_kind(p, sub, &e), SMT_KIND_TEXT);
+    cr_expect_str_eq(sub, "");
+    free(p);
+}
+

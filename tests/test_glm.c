@@ -1098,3 +1098,31 @@ Test(glm, tool_read_errors)
     }
     free(bin), free(arpa), free(model);
 }
+
+/* glm_load tells the kind by the first bytes (smt_file_kind): a .glm opens whatever its name, an
+ * ARPA file is built whatever its name, a KenLM binary is refused with what to give instead, and a
+ * fastsmt file of another kind names both kinds. */
+Test(glm, load_tells_the_kind_by_its_bytes)
+{
+    char *arpa = tu_data_path("glm/chain.arpa"), *glm = tu_join(dir, "model.arpa"),
+         *kenlm = tu_join(dir, "model.binary"), *other = tu_join(dir, "model.glm");
+    smt_err e;
+    cr_assert_eq(glm_build(arpa, glm, NULL, NULL, &e), 0, "%s", e.msg);
+    glm_model *a, *b;
+    cr_assert_eq(glm_load(&a, glm, 0, NULL, &e), 0, "%s", e.msg); /* named .arpa, a binary */
+    cr_assert_eq(glm_load(&b, arpa, 0, NULL, &e), 0, "%s", e.msg);
+    cr_expect_eq(glm_count(a, 2), glm_count(b, 2));
+    glm_close(a);
+    glm_close(b);
+    const char kb[] = "mmap lm http://kheafield.com/code format version 5\n\0\0\0";
+    cr_assert_eq(tu_write_file(kenlm, kb, sizeof kb - 1), 0);
+    cr_expect_eq(glm_load(&a, kenlm, 0, NULL, &e), SMT_ERR_UNSUPPORTED);
+    cr_expect(strstr(e.msg, "model.binary: a KenLM binary") != NULL, "%s", e.msg);
+    cr_expect_null(a);
+    const char pb[] = "FSMTPPT1\x01\0\0\0";
+    cr_assert_eq(tu_write_file(other, pb, sizeof pb - 1), 0);
+    cr_expect_neq(glm_load(&a, other, 0, NULL, &e), 0);
+    cr_expect(strstr(e.msg, "model.glm") != NULL, "%s", e.msg);
+    free(arpa), free(glm), free(kenlm), free(other);
+}
+

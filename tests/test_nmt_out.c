@@ -8,8 +8,6 @@
 #include <string.h>
 
 #include "nmt.h"
-#include "nmt_cuda.h"
-#include "nmt_out_fast.h"
 
 #define CLOSE(got, ref, a, r) (fabsf((got) - (ref)) <= (a) + (r)*fabsf(ref) || (got) == (ref))
 

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "nmt.h"
-#include "nmt_rescore.h"
 #include "testutil.h"
 
 #include <unistd.h>
@@ -741,4 +740,71 @@ Test(nmt_tool, tune_used_weight_per_word_and_ties)
     cr_expect_str_eq(so, "x y z w\ne f g h\n");
     free(so), free(se), free(ref), free(nb), free(tie);
     fx_close(&f);
+}
+
+/* nmt_tune, the library function behind `nmt tune`: a weight that lets the NMT feature overturn the
+ * list's 1-best is found (the smallest on the grid that gains), the picks are the re-ranked 1-best
+ * lines, folds report each fold, and bad lists and grids are errors naming the list and line. */
+Test(nmt_tune, library_search_picks_and_errors)
+{
+    char l0[] = "0 ||| a dog stood up ||| LM0= -3 NMT0= -10 ||| 0";
+    char l1[] = "0 ||| the cat sat on the mat ||| LM0= -4 NMT0= -1 ||| -1";
+    char l2[] = "1 ||| hello big world there ||| NMT0= -2 ||| 0";
+    char *nbest[] = {l0, l1, l2};
+    char r0[] = "the cat sat on the mat", r1[] = "hello big world there";
+    char *ref[] = {r0, r1};
+    char **refs[] = {ref};
+    nmt_tune_options o;
+    nmt_tune_options_default(&o);
+    o.lo = 0, o.hi = 1, o.step = 0.25;
+    nmt_tune_result t;
+    smt_err err;
+    /* A wins at w = 0 (total 0 > -1); B from 0 - 10w < -1 - w, w > 1/9: 0.25 on this grid */
+    cr_assert_eq(nmt_tune(nbest, 3, "list", refs, 1, 2, &o, &t, &err), 0, "%s", err.msg);
+    cr_expect_float_eq(t.weight, 0.25, 1e-12);
+    cr_expect_float_eq(t.length_bonus, 0, 1e-12);
+    cr_expect_float_eq(t.bleu, 100.0, 1e-9);
+    cr_expect_lt(t.base_bleu, 100.0);
+    cr_expect_float_eq(t.cv_bleu, t.bleu, 1e-12);
+    cr_expect_null(t.fold);
+    cr_assert_eq(t.n_sentences, 2);
+    cr_expect_str_eq(t.best[0], "the cat sat on the mat");
+    cr_expect_str_eq(t.best[1], "hello big world there");
+    nmt_tune_result_free(&t);
+
+    /* a third sentence the list lacks: picked as "", and two folds reported */
+    char l0b[] = "0 ||| a dog stood up ||| NMT0= -10 ||| 0";
+    char l1b[] = "0 ||| the cat sat on the mat ||| NMT0= -1 ||| -1";
+    char l2b[] = "1 ||| hello big world there ||| NMT0= -2 ||| 0";
+    char *nb2[] = {l0b, l1b, l2b};
+    char r2[] = "nothing here at all";
+    char *ref3[] = {r0, r1, r2};
+    char **refs3[] = {ref3};
+    o.folds = 2;
+    cr_assert_eq(nmt_tune(nb2, 3, "list", refs3, 1, 3, &o, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(t.folds, 2);
+    cr_assert_not_null(t.fold);
+    cr_expect_str_eq(t.best[2], "");
+    /* fold 0 (sentences 0 and 2) is chosen on fold 1 (sentence 1, one hypothesis): no gain, w 0 */
+    cr_expect_float_eq(t.fold[0].weight, 0, 1e-12);
+    cr_expect_str_eq(t.best[0], "a dog stood up");
+    nmt_tune_result_free(&t);
+
+    /* errors: a bad line names the list and line, a bad grid or fold count is an argument error */
+    char bad0[] = "0 ||| a ||| NMT0= -1 ||| 0", bad1[] = "not an n-best line";
+    char *bad[] = {bad0, bad1};
+    o.folds = 1;
+    cr_expect_eq(nmt_tune(bad, 2, "list", refs, 1, 2, &o, &t, &err), SMT_ERR_PARSE);
+    cr_expect(strstr(err.msg, "list:2") != NULL, "%s", err.msg);
+    char nf0[] = "0 ||| a ||| LM0= -1 ||| 0";
+    char *nf[] = {nf0};
+    cr_expect_eq(nmt_tune(nf, 1, "list", refs, 1, 2, &o, &t, &err), SMT_ERR_PARSE);
+    cr_expect(strstr(err.msg, "list:1: no NMT0= feature") != NULL, "%s", err.msg);
+    cr_expect_eq(nmt_tune(nbest, 0, "list", refs, 1, 2, &o, &t, &err), SMT_ERR_PARSE);
+    o.step = 0;
+    cr_expect_eq(nmt_tune(nbest, 3, "list", refs, 1, 2, &o, &t, &err), SMT_ERR_ARG);
+    o.step = 0.25, o.hi = NAN;
+    cr_expect_eq(nmt_tune(nbest, 3, "list", refs, 1, 2, &o, &t, &err), SMT_ERR_ARG);
+    o.hi = 1, o.folds = 0;
+    cr_expect_eq(nmt_tune(nbest, 3, "list", refs, 1, 2, &o, &t, &err), SMT_ERR_ARG);
 }

@@ -21,7 +21,6 @@
 #include <time.h>
 
 #include "nmt.h"
-#include "nmt_rescore.h"
 #include "smt_bleu.h"
 #include "smt_io.h"
 #include "smt_lines.h"
@@ -212,76 +211,6 @@ static void stats_for(char ***refs, int nref, size_t line, const char *hyp, smt_
     smt_bleu_stats(hyp, r, nref, st);
 }
 
-/* ---- tune: the NMT weight that maximizes BLEU of the re-ranked 1-best ----
- * score = base + w * NMT0 + u * words. u re-tunes the word penalty: adding a log-probability, which
- * falls with every word, shifts the length balance Moses's weights were tuned for. */
-
-typedef struct hyp_row {
-    long id;
-    double base, nmt;
-    smt_bleu_stat st;
-    const char *words;
-} hyp_row;
-
-typedef struct tune_set {
-    const hyp_row *h;
-    size_t n;
-    long n_ref;
-    const smt_bleu_stat *empty; /* statistics of an empty output, for missing sentences */
-} tune_set;
-
-/* The 1-best of sentence id (h[*i..] holds its rows; *i advances past them), or NULL. */
-static const hyp_row *pick(const tune_set *T, size_t *i, long id, double w, double u)
-{
-    const hyp_row *best = NULL;
-    double bs = 0;
-    for (; *i < T->n && T->h[*i].id == id; (*i)++) {
-        const hyp_row *r = &T->h[*i];
-        double s = r->base + w * r->nmt + u * (double)r->st.hyp_len;
-        if (!best || s > bs) /* ties: the earlier line */
-            best = r, bs = s;
-    }
-    return best;
-}
-
-/* BLEU of the picks over sentences in fold (fold < 0: all; out: all but fold). */
-static double pick_bleu(const tune_set *T, double w, double u, int folds, int fold, int out)
-{
-    smt_bleu_stat sum;
-    memset(&sum, 0, sizeof sum);
-    size_t i = 0;
-    for (long id = 0; id < T->n_ref; id++) {
-        const hyp_row *b = pick(T, &i, id, w, u);
-        int in = fold < 0 || ((id % folds == fold) != out);
-        if (in)
-            smt_bleu_add(&sum, b ? &b->st : &T->empty[id]);
-    }
-    return smt_bleu_score(&sum);
-}
-
-typedef struct grid {
-    double lo, hi, step, ulo, uhi, ustep;
-} grid;
-
-static void search(const tune_set *T, const grid *g, int folds, int fold, double *bw, double *bu,
-                   double *bleu)
-{
-    *bw = 0, *bu = 0, *bleu = -1;
-    int nu = (int)floor((g->uhi - g->ulo) / g->ustep + 1e-6);
-    int nw = (int)floor((g->hi - g->lo) / g->step + 1e-6);
-    for (int iu = 0; iu <= nu; iu++)
-        for (int iw = 0; iw <= nw; iw++) {
-            /* grid points by index, not by accumulation: 0 stays 0 */
-            double u = g->ulo + iu * g->ustep, w = g->lo + iw * g->step;
-            u = fabs(u) < 1e-12 ? 0 : u;
-            w = fabs(w) < 1e-12 ? 0 : w;
-            double b = pick_bleu(T, w, u, folds, fold, 1);
-            /* prefer the smallest change on ties: start from w = u = 0 and require a gain */
-            if (b > *bleu + 1e-9 || (fabs(b - *bleu) <= 1e-9 && fabs(w) + fabs(u) < fabs(*bw) + fabs(*bu)))
-                *bleu = b, *bw = w, *bu = u;
-        }
-}
-
 /* 1 when path is one of the files of a comma-separated list. */
 static int in_list(const char *path, const char *list)
 {
@@ -316,15 +245,22 @@ static int parse_range(const char *flag, const char *text, double *lo, double *h
     return 0;
 }
 
+/* tune: the NMT weight (and length bonus) that maximize BLEU of the re-ranked 1-best (nmt_tune in
+ * nmt.h); the report on standard output (standard error when the 1-best lines go there). */
 static int cmd_tune(const args *a)
 {
     smt_err err;
     size_t nr = 0, nl;
     char **refs[SMT_BLEU_MAX_REFS], **lines = NULL;
     int nref = 0, rc = 0;
-    grid g = {0, 2, 0.02, 0, 0, 1};
-    if ((a->range && parse_range("--range", a->range, &g.lo, &g.hi, &g.step)) ||
-        (a->len_range && parse_range("--len-range", a->len_range, &g.ulo, &g.uhi, &g.ustep)))
+    nmt_tune_options o;
+    nmt_tune_options_default(&o);
+    o.feature = a->feature;
+    o.used_weight = a->used_weight;
+    o.per_word = a->per_word;
+    o.folds = a->folds > 1 ? a->folds : 1;
+    if ((a->range && parse_range("--range", a->range, &o.lo, &o.hi, &o.step)) ||
+        (a->len_range && parse_range("--len-range", a->len_range, &o.len_lo, &o.len_hi, &o.len_step)))
         return 2;
     if (smt_same_file(a->best_out, a->nbest) || in_list(a->best_out, a->ref)) {
         fprintf(stderr, "nmt tune: --best-out %s is an input; refused\n", a->best_out);
@@ -338,49 +274,14 @@ static int cmd_tune(const args *a)
         free_all(lines, nl);
         return 1;
     }
-    hyp_row *h = calloc(nl ? nl : 1, sizeof *h);
-    smt_bleu_stat *empty = calloc(nr ? nr : 1, sizeof *empty);
-    const char *fname = a->feature ? a->feature : "NMT0";
     const char *nbest_name = a->nbest && strcmp(a->nbest, "-") ? a->nbest : "<stdin>";
-    size_t n = 0;
-    if (!h || !empty) {
-        fprintf(stderr, "nmt tune: out of memory\n");
-        rc = 1;
-    } else if (nl == 0) {
-        fprintf(stderr, "nmt tune: %s: no n-best lines (an empty list)\n", nbest_name);
+    nmt_tune_result t;
+    int trc = nmt_tune(lines, nl, nbest_name, refs, nref, nr, &o, &t, &err);
+    if (trc) {
+        fprintf(stderr, "nmt tune: %s\n", smt_err_text(&err, trc));
         rc = 1;
     }
-    for (size_t i = 0; !rc && i < nl; i++) {
-        nmt_nbest_line nb;
-        double f = 0;
-        int found = 0;
-        if (nmt_nbest_parse(lines[i], &nb) || (size_t)nb.id >= nr || (n && nb.id < h[n - 1].id)) {
-            fprintf(stderr, "nmt tune: %s:%zu: bad n-best line, id beyond the reference or out of "
-                            "order\n", nbest_name, i + 1);
-            rc = 1;
-        } else if ((found = nmt_nbest_feature(nb.feats, fname, &f)) <= 0) {
-            fprintf(stderr, found < 0 ? "nmt tune: %s:%zu: the %s= score is not a number\n"
-                                      : "nmt tune: %s:%zu: no %s= feature (run nmt rescore first)\n",
-                    nbest_name, i + 1, fname);
-            rc = 1;
-        } else {
-            h[n].id = nb.id;
-            h[n].base = nb.total - a->used_weight * f;
-            nmt_nbest_plain(nb.words, nb.words); /* segmentation markers are not words */
-            h[n].words = nb.words;
-            stats_for(refs, nref, (size_t)nb.id, nb.words, &h[n].st);
-            /* --per-word: the feature divided by the words + </s> it covers */
-            h[n].nmt = a->per_word ? f / (double)(h[n].st.hyp_len + 1) : f;
-            n++;
-        }
-    }
-    int folds = a->folds > 1 ? a->folds : 1;
-    double *fw = calloc((size_t)folds, sizeof *fw), *fu = calloc((size_t)folds, sizeof *fu);
     FILE *best = NULL, *report = stdout;
-    if (!rc && (!fw || !fu)) {
-        fprintf(stderr, "nmt tune: out of memory\n");
-        rc = 1;
-    }
     if (!rc && a->best_out) {
         /* the 1-best lines on standard output: the report goes to standard error */
         if (!strcmp(a->best_out, "-"))
@@ -391,45 +292,24 @@ static int cmd_tune(const args *a)
         }
     }
     if (!rc) {
-        for (size_t i = 0; i < nr; i++)
-            stats_for(refs, nref, i, "", &empty[i]);
-        tune_set T = {h, n, (long)nr, empty};
-        double base = pick_bleu(&T, 0, 0, 1, -1, 0), w, u, bleu;
-        search(&T, &g, 1, -1, &w, &u, &bleu);
         fprintf(report,
                 "baseline BLEU %.2f\nbest weight %.4g length bonus %.4g BLEU %.2f (tuned on this "
                 "set)\n",
-                base, w, u, bleu);
-        fw[0] = w, fu[0] = u;
-        if (folds > 1) {
-            /* cross-validation: each fold's weights are chosen on the other folds */
-            for (int f = 0; f < folds; f++) {
-                double fb;
-                search(&T, &g, folds, f, &fw[f], &fu[f], &fb);
-                fprintf(report,
-                        "fold %d: weight %.4g length bonus %.4g (train BLEU %.2f), held-out BLEU "
-                        "%.2f -> %.2f\n",
-                        f, fw[f], fu[f], fb, pick_bleu(&T, 0, 0, folds, f, 0),
-                        pick_bleu(&T, fw[f], fu[f], folds, f, 0));
-            }
+                t.base_bleu, t.weight, t.length_bonus, t.bleu);
+        for (int f = 0; f < t.folds && t.fold; f++)
+            fprintf(report,
+                    "fold %d: weight %.4g length bonus %.4g (train BLEU %.2f), held-out BLEU "
+                    "%.2f -> %.2f\n",
+                    f, t.fold[f].weight, t.fold[f].length_bonus, t.fold[f].train_bleu,
+                    t.fold[f].base_bleu, t.fold[f].bleu);
+        for (size_t i = 0; best && i < t.n_sentences; i++) {
+            size_t len = strlen(t.best[i]);
+            while (len && t.best[i][len - 1] == ' ')
+                len--;
+            fprintf(best, "%.*s\n", (int)len, t.best[i]);
         }
-        smt_bleu_stat sum;
-        memset(&sum, 0, sizeof sum);
-        size_t i = 0;
-        for (long id = 0; id < (long)nr; id++) {
-            int f = (int)(id % folds);
-            const hyp_row *b = pick(&T, &i, id, fw[f], fu[f]);
-            smt_bleu_add(&sum, b ? &b->st : &empty[id]);
-            if (best) {
-                size_t len = b ? strlen(b->words) : 0;
-                while (len && b->words[len - 1] == ' ')
-                    len--;
-                fprintf(best, "%.*s\n", (int)len, b ? b->words : "");
-            }
-        }
-        if (folds > 1)
-            fprintf(report, "cross-validated BLEU %.2f (baseline %.2f)\n", smt_bleu_score(&sum),
-                    base);
+        if (t.folds > 1)
+            fprintf(report, "cross-validated BLEU %.2f (baseline %.2f)\n", t.cv_bleu, t.base_bleu);
     }
     smt_err e;
     int bad = best && best != stdout ? smt_close_output(best, a->best_out, &e) : 0;
@@ -437,10 +317,8 @@ static int cmd_tune(const args *a)
         fprintf(stderr, "nmt tune: %s\n", smt_err_text(&e, bad));
         rc = 1;
     }
-    free(fw);
-    free(fu);
-    free(h);
-    free(empty);
+    if (!trc)
+        nmt_tune_result_free(&t);
     for (int k = 0; k < nref; k++)
         free_all(refs[k], nr);
     free_all(lines, nl);

@@ -119,11 +119,7 @@ void glm_ostore_free(glm_ostore *s);
  * n-key B-tree. */
 void glm_bt_order(const glm_layout *L, uint64_t n, uint32_t *slot_to_rank);
 
-/* ---- scoring pieces (glm_model.c, glm_batch.c) */
-float glm_finish(const glm_layout *L, const glm_state *in, glm_word w, unsigned len, float prob,
-                 const float *bo, glm_state *out);
-int glm_row_context(const glm_model *m, const glm_word *row, glm_word *hist);
-float glm_row_combine(unsigned lenA, float prob, unsigned lenB, const float *boB);
+/* ---- batch scoring (glm_batch.c; the state logic it shares is glm_layout.h's) */
 
 /* Scores sentences [s0, s1) of a block: tokens ids[sstart[s] .. sstart[s+1]) each scored after the
  * previous ones of its sentence, starting from <s> (or the null context). prob/len per token.

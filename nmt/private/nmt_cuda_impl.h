@@ -6,7 +6,6 @@
 #include <cuda_runtime.h>
 
 extern "C" {
-#include "nmt_cuda.h"
 #include "nmt_internal.h"
 }
 

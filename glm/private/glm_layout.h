@@ -1,5 +1,7 @@
-/* glm_layout.h — the in-memory view of a gLM trie and the B-tree search, shared by the CPU paths and
- * the CUDA kernel (`GLM_HD` functions compile as __host__ __device__ under nvcc, plain C otherwise).
+/* glm_layout.h — the in-memory view of a gLM trie, the B-tree search and KenLM's state logic,
+ * shared by the CPU paths and the CUDA kernel (`GLM_HD` functions compile as __host__ __device__
+ * under nvcc, plain C otherwise). The bottom layer of glm: it calls nothing of glm's .c files, and
+ * glm_batch.c and glm_model.c call it (never each other in a circle: ctest layering_fastsmt_glm).
  *
  * Arrays (all offsets relative, so the same bytes work mapped on the host and copied to a device):
  *   keys  uint32 (sum of counts 2..N): level k's keys at key_off[k]; entry i of level k is the
@@ -20,6 +22,7 @@
 #define GLM_LAYOUT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "glm.h"
 
@@ -203,6 +206,97 @@ static inline GLM_HD unsigned glm_walk(const glm_layout *L, glm_word w, const gl
         }
     }
     return len;
+}
+
+/* ---- KenLM's state logic: one copy, used by glm_model.c (the public score), glm_batch.c (the
+ * reference and the lanes) and the CUDA kernels. */
+
+/* The state a sentence starts from: after "<s>" (KenLM's BeginSentenceState: length 1, the
+ * unigram's backoff), or the empty state (NullContextState) when null_context. */
+static inline GLM_HD void glm_state_start(const glm_layout *L, glm_word bos, int null_context,
+                                          glm_state *s)
+{
+    memset(s, 0, sizeof *s);
+    if (null_context)
+        return;
+    s->length = 1;
+    s->words[0] = bos;
+    s->backoff[0] = L->mid[L->mid_off[1] + bos].backoff;
+}
+
+/* KenLM's FullScore from a completed walk: the match's probability plus the in-state backoffs of
+ * every context at least as long as the match, shortest first (float, in KenLM's order). The new
+ * state keeps the words up to the deepest n-gram that can be extended. */
+static inline GLM_HD float glm_finish(const glm_layout *L, const glm_state *in, glm_word w,
+                                      unsigned len, float prob, const float *bo, glm_state *out)
+{
+    for (unsigned j = len - 1; j < in->length; j++)
+        prob += in->backoff[j];
+    glm_state o;
+    memset(&o, 0, sizeof o);
+    o.words[0] = w;
+    unsigned top = len < L->order ? len : L->order - 1;
+    for (unsigned i = 0; i < top; i++) {
+        o.backoff[i] = bo[i];
+        if (glm_has_extension(bo[i]))
+            o.length = (uint8_t)(i + 1);
+    }
+    for (unsigned i = 1; i < o.length; i++)
+        o.words[i] = in->words[i - 1];
+    for (unsigned i = o.length; i < top; i++)
+        o.backoff[i] = 0.0f; /* keep unused entries zero (bytewise-comparable states) */
+    *out = o;
+    return prob;
+}
+
+/* The reference score of w after state in: glm_walk, then glm_finish. */
+static inline GLM_HD float glm_score_walk(const glm_layout *L, const glm_state *in, glm_word w,
+                                          glm_state *out, unsigned *ngram_length)
+{
+    float prob, bo[GLM_MAX_ORDER];
+    unsigned len = glm_walk(L, w, in->words, in->length, &prob, bo);
+    if (ngram_length)
+        *ngram_length = len;
+    return glm_finish(L, in, w, len, prob, bo, out);
+}
+
+/* ---- rows: an n-gram (order words, oldest first, GLM_NONE-padded in front) scored without state */
+
+/* The context of a row (most recent first) and its length; -1 when an id is not below nvocab. */
+static inline GLM_HD int glm_row_context(unsigned order, uint32_t nvocab, const glm_word *row,
+                                         glm_word *hist)
+{
+    unsigned nh = 0;
+    for (int i = (int)order - 2; i >= 0 && row[i] != GLM_NONE; i--) {
+        if (row[i] >= nvocab)
+            return -1;
+        hist[nh++] = row[i];
+    }
+    return row[order - 1] < nvocab ? (int)nh : -1;
+}
+
+/* prob of row given its walk A (w, hist) and context walk B (hist[0], hist+1): the state-free
+ * form of KenLM's FullScore (a context's backoff is added when it is at least as long as the
+ * match; absent contexts add nothing). */
+static inline GLM_HD float glm_row_combine(unsigned lenA, float prob, unsigned lenB,
+                                           const float *boB)
+{
+    for (unsigned j = lenA - 1; j < lenB; j++)
+        prob += boB[j];
+    return prob;
+}
+
+/* The reference score of a row whose context hist[0..nh) glm_row_context gave: the two walks
+ * combined. The matched length in *len. */
+static inline GLM_HD float glm_row_walk(const glm_layout *L, const glm_word *row,
+                                        const glm_word *hist, unsigned nh, unsigned *len)
+{
+    float pa, pb, boA[GLM_MAX_ORDER], boB[GLM_MAX_ORDER];
+    unsigned la = glm_walk(L, row[L->order - 1], hist, nh, &pa, boA), lb = 0;
+    if (nh > 0)
+        lb = glm_walk(L, hist[0], hist + 1, nh - 1, &pb, boB);
+    *len = la;
+    return glm_row_combine(la, pa, lb, boB);
 }
 
 #endif

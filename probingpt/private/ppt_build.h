@@ -1,5 +1,6 @@
 /* ppt_build.h — private: the state of a build, shared by ppt_build.c (phrase table, groups, file)
- * and ppt_reorder.c (merging the reordering table). */
+ * and ppt_reorder.c (merging the reordering table). ppt_build.c calls ppt_reorder.c; what both use
+ * is defined here, so ppt_reorder.c never calls back up. */
 #ifndef PPT_BUILD_H
 #define PPT_BUILD_H
 
@@ -102,13 +103,34 @@ typedef struct ppt_builder {
     uint64_t rt_matched;
 } ppt_builder;
 
-/* ppt_reorder.c */
+/* ---- shared by both files (ppt_build.c calls ppt_reorder.c, never the reverse) */
+
+static inline int ppt_oom(ppt_builder *b)
+{
+    return smt_err_set(b->err, SMT_ERR_NOMEM, "probingpt build: out of memory");
+}
+
+/* Words of s to ids of an existing vocabulary; returns 0, or -1 when a word is absent or there are
+ * too many (the reordering merge uses this: an unknown word means no such phrase pair). */
+static inline int ppt_map_words(const smt_vocab_builder *v, ppt_span s, uint32_t *ids, uint32_t *n)
+{
+    smt_vocab view = smt_vocab_builder_view(v);
+    ppt_span w;
+    *n = 0;
+    while (ppt_next_word(&s, &w)) {
+        if (*n == PPT_MAX_PHRASE_LEN)
+            return -1;
+        uint32_t id = smt_vocab_find(&view, w.b, (size_t)(w.e - w.b));
+        if (id == SMT_VOCAB_NONE)
+            return -1;
+        ids[(*n)++] = id;
+    }
+    return 0;
+}
+
+/* ---- ppt_reorder.c: merging the reordering table */
 int ppt_rt_start(ppt_builder *b);                                   /* opens, reads line 1 */
 int ppt_rt_match(ppt_builder *b, const char *key, size_t key_len, float *dst, int *matched);
 int ppt_rt_finish(ppt_builder *b);                                  /* phase 2 */
-
-/* ppt_build.c */
-int ppt_oom(ppt_builder *b);
-int ppt_map_words(const smt_vocab_builder *v, ppt_span s, uint32_t *ids, uint32_t *n);
 
 #endif
