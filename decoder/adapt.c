@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "dec_internal.h"
+#include "smt_sniff.h"
 
 #include "glm.h"
 #include "probingpt.h"
@@ -104,13 +105,10 @@ static int glm_open_fn(void **obj, const char *path, int verify, smt_err *err)
 int dec_lm_open(glm_model **out, const char *path, int verify, smt_err *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return smt_err_errno(err, SMT_ERR_IO, errno, "%s", path);
-    char magic[4] = {0};
-    size_t got = fread(magic, 1, sizeof magic, f);
-    fclose(f);
-    if (got == sizeof magic && memcmp(magic, "FSMT", 4) == 0) /* a .glm: mapped as it is */
+    int kind = smt_file_kind(path, NULL, err);
+    if (kind < 0)
+        return kind;
+    if (kind == SMT_KIND_FASTSMT) /* a .glm: mapped as it is (glm_open checks its kind) */
         return glm_open(out, path, verify ? GLM_OPEN_VERIFY : 0, err);
     const char *in[2] = {path, NULL};
     void *obj = NULL;

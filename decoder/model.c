@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dec_internal.h"
+#include "smt_sniff.h"
 #include "smt_progress.h"
 
 void dec_options_default(dec_options *opt)
@@ -70,21 +71,15 @@ int dec_model_param_bool(const dec_model *m, const char *section, int *out, smt_
     return dec_ini_param_bool(m->ini, section, out, err);
 }
 
-/* 1 when the file is a fastsmt binary (magic "FSMT"), 0 when text, <0 when it cannot be read. */
+/* 1 when the file is a fastsmt binary, 0 when text (plain or compressed), <0 when it cannot be read
+ * or is a KenLM binary. */
 static int is_binary(const char *path, smt_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return smt_err_errno(err, SMT_ERR_IO, errno, "%s", path);
-    char magic[8] = {0};
-    size_t n = fread(magic, 1, sizeof magic, f);
-    fclose(f);
-    if (n >= 4 && memcmp(magic, "FSMT", 4) == 0)
-        return 1;
-    if (n >= 8 && memcmp(magic, "mmap lm ", 8) == 0)
+    int kind = smt_file_kind(path, NULL, err);
+    if (kind == SMT_KIND_KENLM)
         return smt_err_set(err, SMT_ERR_UNSUPPORTED,
                            "%s: a KenLM binary; give the ARPA file or run fastsmt-binarize", path);
-    return 0;
+    return kind < 0 ? kind : kind == SMT_KIND_FASTSMT;
 }
 
 /* Feature keys this decoder reads (each checked below); keys Moses knows that would change the

@@ -24,15 +24,13 @@
 #include "smt_file.h"
 #include "smt_io.h"
 #include "smt_progress.h"
+#include "smt_sniff.h"
 
+/* 1 when path is a fastsmt binary already (kept as it is), else 0 (text, or unreadable: the
+ * build that follows says why). */
 static int is_fsmt(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    char magic[4] = {0};
-    int yes = f && fread(magic, 1, 4, f) == 4 && memcmp(magic, "FSMT", 4) == 0;
-    if (f)
-        fclose(f);
-    return yes;
+    return smt_file_kind(path, NULL, NULL) == SMT_KIND_FASTSMT;
 }
 
 /* The feature line rewritten: type replaced (when new_type), path= replaced or dropped
