@@ -942,3 +942,21 @@ Test(strict, overlong_sentence_fails_the_run)
     free(in), free(out), free(warn), free(ini);
     dec_model_free(m);
 }
+
+/* A KenLM binary named as the LM is refused with what to give instead (the common sniffer tells it
+ * by its magic), never parsed as an ARPA file or mapped as a .glm. */
+Test(strict, kenlm_binary_lm_refused)
+{
+    char *text = NULL, *ini = tiny_ini("kenlm.ini", "", "", "", "", &text);
+    char *kb = tu_join(tmp, "lm.binary");
+    static const char magic[] = "mmap lm http://kheafield.com/code format version 5\n\0\0\0";
+    cr_assert_eq(tu_write_file(kb, magic, sizeof magic - 1), 0);
+    char *lm = strstr(text, "/lm.arpa"), *t2 = NULL;
+    cr_assert_not_null(lm);
+    *lm = '\0';
+    const char *lm_dir_end = strrchr(text, '=') + 1; /* path=<tiny> */
+    cr_assert(asprintf(&t2, "%.*s%s%s", (int)(lm_dir_end - text), text, kb, lm + 8) > 0);
+    cr_assert_eq(tu_write_file(ini, t2, strlen(t2)), 0);
+    dtu_expect_load_error(ini, NULL, SMT_ERR_UNSUPPORTED, "lm.binary: a KenLM binary", NULL);
+    free(text), free(t2), free(ini), free(kb);
+}
