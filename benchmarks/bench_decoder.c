@@ -216,7 +216,11 @@ int main(int argc, char **argv)
         size_t out_len = 0;
         FILE *o = open_memstream(&out, &out_len);
         dec_run_stats st;
-        rc = dec_run(m, in, o, NULL, 0, 0, threads, stderr, &st, &err);
+        dec_run_options ro;
+        dec_run_options_default(&ro);
+        ro.n_best = 0;
+        ro.threads = (int)threads;
+        rc = dec_run(m, in, o, &ro, &st, &err);
         fclose(in);
         fclose(o);
         if (rc) {

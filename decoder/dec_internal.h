@@ -137,9 +137,8 @@ struct dec_model {
     /* search settings */
     int stack_size, pop_limit, distortion_limit, table_limit, max_phrase_len;
     int seg_best, seg_nbest;       /* report the source span of each phrase (Moses's -t) */
-    int align_best, align_nbest;   /* report the word alignment (-print-alignment-info...) */
-    int align_inline;              /* the 1-best line keeps it (else it only goes to align_file) */
-    FILE *align_file;
+    int align_inline, align_nbest; /* the word alignment in the 1-best / n-best lines
+                                    * (-print-alignment-info, -print-alignment-info-in-n-best) */
     int mark_unknown;              /* -mark-unknown: passed-through words as prefix word suffix */
     const char *unk_prefix, *unk_suffix;
     float beam_width;              /* ln of Moses's beam-threshold (0 keeps every hypothesis) */
@@ -199,8 +198,16 @@ void dec_search_free(dec_search *s);
 int dec_search_run(dec_search *s, char **tokens, const uint32_t *lens, size_t n, int want_nbest,
                    smt_err *err);
 
-/* Appends the 1-best (Moses's format: every word followed by a space) to buf. */
-int dec_search_best(dec_search *s, dec_buf *buf, double *score);
+/* Appends the 1-best (Moses's format: every word followed by a space; " ||| points" after them
+ * with -print-alignment-info) and its newline to buf; align (may be NULL) receives the word
+ * alignment's points and a newline (only the newline when there is no 1-best). */
+int dec_search_best(dec_search *s, dec_buf *buf, dec_buf *align, double *score);
+
+/* dec_translate, the word alignment of the 1-best also appended to align (may be NULL): its
+ * points and a newline, an empty line for a refused sentence. */
+int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
+                        dec_buf *best, dec_buf *align, dec_buf *nbest, size_t n_best,
+                        int distinct, double *score, smt_err *err);
 
 /* Appends up to n n-best lines "id ||| words ||| features ||| total\n" to buf. */
 int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, dec_buf *buf);

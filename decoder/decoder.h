@@ -47,8 +47,6 @@ typedef struct dec_options {
     int nbest_segmentation;       /* -include-segmentation-in-n-best: the same in n-best words */
     int print_alignment;          /* -print-alignment-info: "words ||| s-t s-t ..." in the 1-best */
     int nbest_alignment;          /* -print-alignment-info-in-n-best: " ||| s-t ..." after the total */
-    FILE *alignment_file;         /* -alignment-output-file: dec_run writes each 1-best's alignment
-                                   * there, one line per input line (NULL: none) */
     int max_phrase_len;           /* -max-phrase-length (-1: the ini's, default 20) */
     int table_limit;              /* -ttable-limit (-1: the phrase table's table-limit, default 20) */
     double beam_threshold;        /* -b / -beam-threshold (< 0: the ini's, default 1e-5) */
@@ -120,26 +118,66 @@ void dec_worker_free(dec_worker *w);
 int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, dec_buf *best,
                   dec_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err);
 
-/* Translates every line of in to out (in input order) with threads workers (0 = all CPUs),
- * writing n-best lists to nbest when it is not NULL. A sentence that is too long is reported on
- * warn and gives an empty line. A sentence that cannot be translated for another reason (a damaged
- * phrase-table group) is reported on warn ("line N: ...") and gives an empty line too; the other
- * lines are translated and the call then fails with that error. A read error on in is an error
- * (SMT_ERR_IO naming the line), never an end of input. stats (may be NULL): lines, tokens,
- * seconds, summed 1-best model score. Returns 0, SMT_ERR_IO, SMT_ERR_NOMEM or SMT_ERR_CORRUPT. */
+/* How a run is driven: the output streams and Moses's run flags. Each field is what a flag sets;
+ * dec_run_options_default marks every one "not given" (-1 or NULL), and dec_run_options_resolve
+ * fills what was not given from the ini ([threads], [verbose], [show-weights], [input-file],
+ * [n-best-list]) and then from the defaults: a flag wins over the ini, the ini over the default. */
+#define DEC_MAX_THREADS 1024 /* -threads / [threads]: 0 (every CPU; "all") .. this */
+#define DEC_MAX_NBEST 1000000 /* -n-best-list N / [n-best-list] N: 0 .. this */
+#define DEC_MAX_VERBOSE 10    /* -v / [verbose]: 0 .. this */
+typedef struct dec_run_options {
+    int threads;                /* -threads: 0 = every CPU; -1: the ini's [threads], else 1 */
+    int verbose;                /* -v: -1: the ini's [verbose], else 1; > 0: dec_run_input shows
+                                 * lines/s and words/s on stderr while it runs, on a terminal */
+    int show_weights;           /* -show-weights: 1; -1: the ini's [show-weights], else 0 (read by
+                                 * the caller: dec_model_show_weights) */
+    const char *input;          /* -input-file (dec_run_input): NULL: the ini's [input-file]
+                                 * (against the ini's folder), else "-", standard input */
+    const char *nbest_path;     /* -n-best-list FILE ("-": the output stream); NULL: the ini's */
+    int n_best;                 /* its N, 0 .. DEC_MAX_NBEST (0: no list) */
+    int distinct;               /* its "distinct" */
+    FILE *nbest;                /* a stream for the list instead of nbest_path (NULL: none) */
+    const char *alignment_path; /* -alignment-output-file: each 1-best's word alignment, one line
+                                 * per input line (an empty line for an empty or refused one) */
+    FILE *alignment;            /* a stream for it instead of alignment_path (NULL: none) */
+    FILE *warn;                 /* where a refused line is reported; NULL: stderr */
+    int resolved;               /* set by dec_run_options_resolve */
+    char *owned_[2];            /* private: what dec_run_options_resolve allocated */
+} dec_run_options;
+
+/* Marks every setting "not given". */
+void dec_run_options_default(dec_run_options *o);
+/* out = given (NULL: all "not given") with what was not given taken from m's ini, then the
+ * defaults. A malformed ini section is SMT_ERR_PARSE with "moses.ini:LINE: [section] ..." in err
+ * (out is then released). Release out with dec_run_options_release. */
+int dec_run_options_resolve(const dec_model *m, const dec_run_options *given,
+                            dec_run_options *out, smt_err *err);
+/* Frees what dec_run_options_resolve allocated (not the streams the caller gave). */
+void dec_run_options_release(dec_run_options *o);
+
+/* Translates every line of in to out (in input order) with opt->threads workers, writing the
+ * n-best list and the alignment where opt says (a stream given in opt, else the file its path
+ * names, opened for writing here and closed, with its errors checked, before this returns; "-"
+ * for the n-best list: out). opt NULL or not yet resolved: dec_run_options_resolve is applied
+ * first, so that a library caller gets the ini's settings as the fastsmt tool does.
+ * A sentence that is too long is reported on warn and gives an empty line. A sentence that cannot
+ * be translated for another reason (a damaged phrase-table group) is reported on warn ("line N:
+ * ...") and gives an empty line too; the other lines are translated and the call then fails with
+ * that error. A read error on in is an error (SMT_ERR_IO naming the line), never an end of input.
+ * stats (may be NULL): lines, tokens, seconds, summed 1-best model score. Returns 0, SMT_ERR_IO,
+ * SMT_ERR_PARSE (the ini's run settings), SMT_ERR_NOMEM or SMT_ERR_CORRUPT. */
 typedef struct dec_run_stats {
     uint64_t lines, tokens, refused;
     double seconds, score_sum;
 } dec_run_stats;
-int dec_run(dec_model *m, FILE *in, FILE *out, FILE *nbest, size_t n_best, int distinct,
-            unsigned threads, FILE *warn, dec_run_stats *stats, smt_err *err);
+int dec_run(dec_model *m, FILE *in, FILE *out, const dec_run_options *opt, dec_run_stats *stats,
+            smt_err *err);
 
-/* dec_run reading the file at input (NULL or "-": standard input) through smt_lines, so that a
- * compressed input (.gz ...) is decompressed; a pipe or terminal is read as lines arrive and each
- * line is answered before the next is waited for. progress: 1 shows lines/s and words/s on stderr
- * while it runs, when stderr is a terminal. */
-int dec_run_input(dec_model *m, const char *input, FILE *out, FILE *nbest, size_t n_best,
-                  int distinct, unsigned threads, int progress, FILE *warn, dec_run_stats *stats,
+/* dec_run reading the file at opt->input (NULL or "-": standard input) through smt_lines, so that
+ * a compressed input (.gz ...) is decompressed; a pipe or terminal is read as lines arrive and
+ * each line is answered before the next is waited for. The input is opened before any output
+ * file, so that a missing input leaves none behind. */
+int dec_run_input(dec_model *m, FILE *out, const dec_run_options *opt, dec_run_stats *stats,
                   smt_err *err);
 
 #ifdef __cplusplus

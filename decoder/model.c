@@ -580,7 +580,6 @@ static int search_settings(dec_model *m, const dec_options *opt, const dec_ini_f
                            &m->align_nbest, err)) ||
         (rc = bool_setting(ini, "mark-unknown", opt->mark_unknown, &m->mark_unknown, err)))
         return rc;
-    m->align_best = m->align_inline || opt->alignment_file;
     const char *pre = dec_ini_param(ini, "unknown-word-prefix");
     const char *suf = dec_ini_param(ini, "unknown-word-suffix");
     m->unk_prefix = opt->unknown_prefix ? opt->unknown_prefix : pre ? pre : "UNK";
@@ -620,7 +619,6 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
     dec_model *m = calloc(1, sizeof *m);
     if (!m)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-    m->align_file = opt->alignment_file;
     int rc = dec_ini_load(&m->ini, ini_path, err);
     if (!rc && opt->weight_overwrite)
         rc = dec_ini_overwrite_weights(m->ini, opt->weight_overwrite, err);

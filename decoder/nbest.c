@@ -190,7 +190,7 @@ static size_t chain(hyp *h, hyp **out, size_t cap)
     return n;
 }
 
-int dec_search_best(dec_search *s, dec_buf *buf, double *score)
+int dec_search_best(dec_search *s, dec_buf *buf, dec_buf *align, double *score)
 {
     if (score)
         *score = s->best ? s->best->score : 0;
@@ -201,10 +201,14 @@ int dec_search_best(dec_search *s, dec_buf *buf, double *score)
         size_t len = chain(s->best, path, s->n + 1);
         if (append_words(s, buf, path, len, s->m->seg_best))
             return SMT_ERR_NOMEM;
-        if (s->m->align_best &&
+        if (s->m->align_inline &&
             (dec_buf_append(buf, "||| ", 4) || append_alignment(buf, path, len)))
             return SMT_ERR_NOMEM;
+        if (align && append_alignment(align, path, len))
+            return SMT_ERR_NOMEM;
     }
+    if (align && dec_buf_append(align, "\n", 1))
+        return SMT_ERR_NOMEM;
     return dec_buf_append(buf, "\n", 1);
 }
 

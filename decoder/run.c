@@ -13,6 +13,7 @@
 
 #include "dec_internal.h"
 #include "search.h"
+#include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_progress.h"
 #include "smt_threads.h"
@@ -96,6 +97,14 @@ static int tokenize(dec_worker *w, const char *line, size_t len, size_t *n_out)
 int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, dec_buf *best,
                   dec_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err)
 {
+    return dec_translate_align(w, line, len, sent_id, best, NULL, nbest, n_best, distinct, score,
+                               err);
+}
+
+int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
+                        dec_buf *best, dec_buf *align, dec_buf *nbest, size_t n_best,
+                        int distinct, double *score, smt_err *err)
+{
     size_t n = 0;
     if (score)
         *score = 0;
@@ -107,14 +116,18 @@ int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
                          "sentence %llu has %zu tokens; the limit is %d: translation skipped",
                          (unsigned long long)sent_id, n, DEC_MAX_SENTENCE);
         dec_buf_append(best, "\n", 1);
+        if (align)
+            dec_buf_append(align, "\n", 1);
         return rc;
     }
     rc = dec_search_run(w->s, w->tokens, w->lens, n, nbest && n_best > 0, err);
     if (rc) {
         dec_buf_append(best, "\n", 1);
+        if (align)
+            dec_buf_append(align, "\n", 1);
         return rc;
     }
-    if ((rc = dec_search_best(w->s, best, score)) != 0)
+    if ((rc = dec_search_best(w->s, best, align, score)) != 0)
         return smt_err_set(err, rc, "out of memory");
     if (nbest && n_best && (rc = dec_search_nbest(w->s, sent_id, n_best, distinct, nbest)) != 0)
         return smt_err_set(err, rc, "out of memory");
@@ -192,7 +205,7 @@ static void src_close(line_src *s)
 typedef struct line_job {
     char *text;
     size_t len, cap;
-    dec_buf best, nbest;
+    dec_buf best, nbest, align;
     double score;
     int rc;
     uint32_t tokens;
@@ -204,7 +217,7 @@ typedef struct run_ctx {
     line_job *jobs;
     uint64_t first_id;
     size_t n_best;
-    int distinct, want_nbest;
+    int distinct, want_nbest, want_align;
     /* the progress meter (drawn by worker 0, the calling thread) */
     int progress, drawn;
     double start, last_draw;
@@ -237,9 +250,11 @@ static void run_one(void *ctx_p, size_t task, unsigned worker)
     smt_err_clear(&e);
     j->best.len = 0;
     j->nbest.len = 0;
-    j->rc = dec_translate(ctx->workers[worker], j->text, j->len, ctx->first_id + task, &j->best,
-                          ctx->want_nbest ? &j->nbest : NULL, ctx->n_best, ctx->distinct,
-                          &j->score, &e);
+    j->align.len = 0;
+    j->rc = dec_translate_align(ctx->workers[worker], j->text, j->len, ctx->first_id + task,
+                                &j->best, ctx->want_align ? &j->align : NULL,
+                                ctx->want_nbest ? &j->nbest : NULL, ctx->n_best, ctx->distinct,
+                                &j->score, &e);
     j->msg[0] = '\0';
     if (j->rc)
         snprintf(j->msg, sizeof j->msg, "%s", smt_err_text(&e, j->rc));
@@ -265,8 +280,8 @@ static void run_one(void *ctx_p, size_t task, unsigned worker)
 }
 
 static int run_src(dec_model *m, line_src *src, FILE *out, FILE *nbest, size_t n_best,
-                   int distinct, unsigned threads, int progress, FILE *warn, dec_run_stats *stats,
-                   smt_err *err)
+                   int distinct, FILE *align, unsigned threads, int progress, FILE *warn,
+                   dec_run_stats *stats, smt_err *err)
 {
     double t0 = smt_now();
     if (!warn)
@@ -282,6 +297,7 @@ static int run_src(dec_model *m, line_src *src, FILE *out, FILE *nbest, size_t n
     ctx.n_best = n_best;
     ctx.distinct = distinct;
     ctx.want_nbest = nbest != NULL && n_best > 0;
+    ctx.want_align = align != NULL;
     ctx.progress = progress && isatty(2);
     ctx.start = ctx.last_draw = t0;
     atomic_init(&ctx.lines, 0);
@@ -354,24 +370,9 @@ static int run_src(dec_model *m, line_src *src, FILE *out, FILE *nbest, size_t n
                 }
                 n_failed++;
             }
-            if (m->align_file) { /* "words ||| points\n": the points go to their own file */
-                const char *sep = NULL;
-                for (const char *p = j->best.data; j->best.len && (p = strstr(p, "||| ")); p++)
-                    sep = p; /* the last one: the words may hold "|||" tokens, points never */
-                size_t wl = sep ? (size_t)(sep - j->best.data) : j->best.len;
-                if (sep)
-                    fputs(sep + 4, m->align_file);
-                else
-                    fputc('\n', m->align_file); /* a refused line */
-                if (m->align_inline || !sep) {
-                    fwrite(j->best.data, 1, j->best.len, out);
-                } else {
-                    fwrite(j->best.data, 1, wl, out);
-                    fputc('\n', out);
-                }
-            } else {
-                fwrite(j->best.data, 1, j->best.len, out);
-            }
+            fwrite(j->best.data, 1, j->best.len, out);
+            if (align)
+                fwrite(j->align.data, 1, j->align.len, align);
             if (ctx.want_nbest && j->nbest.len)
                 fwrite(j->nbest.data, 1, j->nbest.len, nbest);
             st.tokens += j->tokens;
@@ -383,10 +384,9 @@ static int run_src(dec_model *m, line_src *src, FILE *out, FILE *nbest, size_t n
         fflush(out);
         if (ctx.want_nbest)
             fflush(nbest);
-        if (m->align_file)
-            fflush(m->align_file);
-        if (!rc && (ferror(out) || (ctx.want_nbest && ferror(nbest)) ||
-                    (m->align_file && ferror(m->align_file))))
+        if (align)
+            fflush(align);
+        if (!rc && (ferror(out) || (ctx.want_nbest && ferror(nbest)) || (align && ferror(align))))
             rc = smt_err_set(err, SMT_ERR_IO, "write error");
     }
     if (ctx.progress && atomic_load(&ctx.lines))
@@ -400,6 +400,7 @@ static int run_src(dec_model *m, line_src *src, FILE *out, FILE *nbest, size_t n
         free(ctx.jobs[i].text);
         dec_buf_free(&ctx.jobs[i].best);
         dec_buf_free(&ctx.jobs[i].nbest);
+        dec_buf_free(&ctx.jobs[i].align);
     }
     for (unsigned i = 0; i < nw && ctx.workers; i++)
         dec_worker_free(ctx.workers[i]);
@@ -412,30 +413,115 @@ static int run_src(dec_model *m, line_src *src, FILE *out, FILE *nbest, size_t n
     return rc;
 }
 
-int dec_run(dec_model *m, FILE *in, FILE *out, FILE *nbest, size_t n_best, int distinct,
-            unsigned threads, FILE *warn, dec_run_stats *stats, smt_err *err)
+/* The run's output streams: those opt gives, else the files its paths name (opened here). */
+typedef struct run_outs {
+    FILE *nbest, *align;
+    const char *nbest_name, *align_name;
+    int close_nbest, close_align;
+} run_outs;
+
+static int open_out(FILE *given, const char *path, FILE *out, FILE **f, const char **name,
+                    int *close_it, smt_err *err)
 {
-    line_src src;
-    memset(&src, 0, sizeof src);
-    src.name = "input";
-    src.f = in;
-    int rc = run_src(m, &src, out, nbest, n_best, distinct, threads, 0, warn, stats, err);
-    free(src.buf);
+    *f = given;
+    *name = given ? "output" : path;
+    *close_it = 0;
+    if (given || !path)
+        return 0;
+    if (!strcmp(path, "-")) {
+        *f = out;
+        *name = "<stdout>";
+        return 0;
+    }
+    if (!(*f = fopen(path, "w")))
+        return smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot open for writing", path);
+    *close_it = 1;
+    return 0;
+}
+
+static int outs_open(run_outs *o, const dec_run_options *opt, FILE *out, smt_err *err)
+{
+    memset(o, 0, sizeof *o);
+    int rc = 0;
+    if (opt->n_best > 0)
+        rc = open_out(opt->nbest, opt->nbest_path, out, &o->nbest, &o->nbest_name,
+                      &o->close_nbest, err);
+    if (!rc)
+        rc = open_out(opt->alignment, opt->alignment_path, out, &o->align, &o->align_name,
+                      &o->close_align, err);
     return rc;
 }
 
-int dec_run_input(dec_model *m, const char *input, FILE *out, FILE *nbest, size_t n_best,
-                  int distinct, unsigned threads, int progress, FILE *warn, dec_run_stats *stats,
+/* Closes what outs_open opened; the first error is kept unless rc already is one. */
+static int outs_close(run_outs *o, int rc, smt_err *err)
+{
+    smt_err e;
+    int c;
+    if (o->close_nbest && (c = smt_close_output(o->nbest, o->nbest_name, &e)) && !rc)
+        rc = smt_err_set(err, c, "%s", e.msg);
+    if (o->close_align && (c = smt_close_output(o->align, o->align_name, &e)) && !rc)
+        rc = smt_err_set(err, c, "%s", e.msg);
+    return rc;
+}
+
+/* The options as given when resolved, else resolved into *tmp. */
+static int resolved(const dec_model *m, const dec_run_options *opt, dec_run_options *tmp,
+                    const dec_run_options **use, smt_err *err)
+{
+    *use = opt;
+    if (opt && opt->resolved)
+        return 0;
+    int rc = dec_run_options_resolve(m, opt, tmp, err);
+    *use = rc ? NULL : tmp;
+    return rc;
+}
+
+int dec_run(dec_model *m, FILE *in, FILE *out, const dec_run_options *opt_in,
+            dec_run_stats *stats, smt_err *err)
+{
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    dec_run_options tmp;
+    const dec_run_options *opt;
+    int rc = resolved(m, opt_in, &tmp, &opt, err);
+    if (rc)
+        return rc;
+    run_outs o;
+    if (!(rc = outs_open(&o, opt, out, err))) {
+        line_src src;
+        memset(&src, 0, sizeof src);
+        src.name = "input";
+        src.f = in;
+        rc = run_src(m, &src, out, o.nbest, (size_t)opt->n_best, opt->distinct, o.align,
+                     (unsigned)opt->threads, 0, opt->warn, stats, err);
+        free(src.buf);
+    }
+    rc = outs_close(&o, rc, err);
+    if (opt == &tmp)
+        dec_run_options_release(&tmp);
+    return rc;
+}
+
+int dec_run_input(dec_model *m, FILE *out, const dec_run_options *opt_in, dec_run_stats *stats,
                   smt_err *err)
 {
-    line_src src;
-    int rc = src_open(&src, input, err);
-    if (rc) {
-        if (stats)
-            memset(stats, 0, sizeof *stats);
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    dec_run_options tmp;
+    const dec_run_options *opt;
+    int rc = resolved(m, opt_in, &tmp, &opt, err);
+    if (rc)
         return rc;
+    line_src src;
+    if (!(rc = src_open(&src, opt->input, err))) { /* before any output file is made */
+        run_outs o;
+        if (!(rc = outs_open(&o, opt, out, err)))
+            rc = run_src(m, &src, out, o.nbest, (size_t)opt->n_best, opt->distinct, o.align,
+                         (unsigned)opt->threads, opt->verbose > 0, opt->warn, stats, err);
+        rc = outs_close(&o, rc, err);
+        src_close(&src);
     }
-    rc = run_src(m, &src, out, nbest, n_best, distinct, threads, progress, warn, stats, err);
-    src_close(&src);
+    if (opt == &tmp)
+        dec_run_options_release(&tmp);
     return rc;
 }

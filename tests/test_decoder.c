@@ -355,7 +355,13 @@ Test(decoder, run_keeps_order)
     FILE *o = open_memstream(&out, &out_len), *n = open_memstream(&nb, &nb_len);
     dec_run_stats st;
     smt_err e;
-    cr_assert_eq(dec_run(model, in, o, n, 5, 1, 2, stderr, &st, &e), 0);
+    dec_run_options ro;
+    dec_run_options_default(&ro);
+    ro.nbest = n;
+    ro.n_best = 5;
+    ro.distinct = 1;
+    ro.threads = 2;
+    cr_assert_eq(dec_run(model, in, o, &ro, &st, &e), 0);
     fclose(in);
     fclose(o);
     fclose(n);
@@ -977,4 +983,157 @@ Test(decoder, reordering_variants)
     s = reordered_with("wbe-monotonicity-bidirectional-fe-allff", 4, "0.1 0.2 0.3 0.4",
                        "x ||| X ||| 0.5 0.5 0.6 0.4\ny ||| Y ||| 0.7 0.3 0.8 0.25\n");
     cr_assert_float_eq(s, base + 0.2 * (log(0.3) + log(0.5)) + 0.4 * log(0.25), 1e-4);
+}
+
+/* dec_run_options_resolve: a flag wins over the ini, the ini over the default; the ini's
+ * [threads] "all" is 0, its [input-file] is resolved against the ini's folder, its [n-best-list]
+ * is read on one line or several; a malformed section names ini:line. */
+Test(decoder, run_options_resolved_in_the_library)
+{
+    char *ini = tu_join(tmp, "moses.ini");
+    size_t len;
+    char *text = tiny_model_in_tmp(&len), *full = NULL;
+    cr_assert(asprintf(&full, "%s\n[threads]\nall\n[verbose]\n0\n[input-file]\nin.txt\n"
+                              "[n-best-list]\nnb.txt\n3 distinct\n[show-weights]\n", text) > 0);
+    cr_assert_eq(tu_write_file(ini, full, strlen(full)), 0);
+    dec_model *m = dtu_load(ini, NULL);
+    smt_err e;
+    dec_run_options given, r;
+    cr_assert_eq(dec_run_options_resolve(m, NULL, &r, &e), 0, "%s", e.msg);
+    cr_assert(r.resolved);
+    cr_assert_eq(r.threads, 0);
+    cr_assert_eq(r.verbose, 0);
+    cr_assert_eq(r.show_weights, 1);
+    cr_assert_eq(r.n_best, 3);
+    cr_assert_eq(r.distinct, 1);
+    cr_assert_str_eq(r.nbest_path, "nb.txt");
+    char *want_in = tu_join(tmp, "in.txt");
+    cr_assert_str_eq(r.input, want_in);
+    dec_run_options_release(&r);
+    /* every flag given: the ini is not consulted for them */
+    dec_run_options_default(&given);
+    given.threads = 3, given.verbose = 2, given.show_weights = 0, given.input = "-";
+    given.n_best = 0;
+    cr_assert_eq(dec_run_options_resolve(m, &given, &r, &e), 0, "%s", e.msg);
+    cr_assert_eq(r.threads, 3);
+    cr_assert_eq(r.verbose, 2);
+    cr_assert_eq(r.show_weights, 0);
+    cr_assert_eq(r.n_best, 0);
+    cr_assert_null(r.nbest_path);
+    cr_assert_str_eq(r.input, "-");
+    dec_run_options_release(&r);
+    dec_model_free(m);
+    /* no section: the defaults */
+    cr_assert_eq(tu_write_file(ini, text, strlen(text)), 0);
+    m = dtu_load(ini, NULL);
+    cr_assert_eq(dec_run_options_resolve(m, NULL, &r, &e), 0, "%s", e.msg);
+    cr_assert_eq(r.threads, 1);
+    cr_assert_eq(r.verbose, 1);
+    cr_assert_eq(r.show_weights, 0);
+    cr_assert_eq(r.n_best, 0);
+    cr_assert_null(r.input);
+    cr_assert_null(r.nbest_path);
+    dec_run_options_release(&r);
+    dec_model_free(m);
+    /* malformed */
+    free(full);
+    cr_assert(asprintf(&full, "%s\n[n-best-list]\nnb.txt 3 sometimes\n", text) > 0);
+    cr_assert_eq(tu_write_file(ini, full, strlen(full)), 0);
+    m = dtu_load(ini, NULL);
+    cr_assert_eq(dec_run_options_resolve(m, NULL, &r, &e), SMT_ERR_PARSE);
+    cr_assert(strstr(e.msg, "moses.ini:") && strstr(e.msg, "[n-best-list] wants FILE N"), "%s",
+              e.msg);
+    dec_model_free(m);
+    free(full), free(text), free(ini), free(want_in);
+}
+
+/* A library caller of dec_run gets the ini's [n-best-list] as the tool does, with the same lines
+ * the tool writes. */
+Test(decoder, dec_run_reads_the_ini_nbest_list)
+{
+    char *ini = tu_join(tmp, "moses.ini"), *nb_path = tu_join(tmp, "ini.nbest");
+    char *in_path = tu_join(tmp, "in.txt"), *flag_nb = tu_join(tmp, "flag.nbest");
+    size_t len;
+    char *text = tiny_model_in_tmp(&len), *full = NULL;
+    cr_assert(asprintf(&full, "%s\n[n-best-list]\n%s 4\n", text, nb_path) > 0);
+    cr_assert_eq(tu_write_file(ini, full, strlen(full)), 0);
+    const char *input = "a b\nc\n";
+    cr_assert_eq(tu_write_file(in_path, input, strlen(input)), 0);
+    dec_model *m = dtu_load(ini, NULL);
+    FILE *in = fmemopen((void *)input, strlen(input), "r"), *o = fopen("/dev/null", "w");
+    cr_assert(in && o);
+    smt_err e;
+    cr_assert_eq(dec_run(m, in, o, NULL, NULL, &e), 0, "%s", e.msg);
+    fclose(in), fclose(o);
+    dec_model_free(m);
+    char *lib = tu_read_file(nb_path, &len);
+    cr_assert_not_null(lib, "dec_run did not write the ini's n-best list");
+    char *bin = tu_bin_path("fastsmt"), *cmd = NULL;
+    cr_assert(asprintf(&cmd, "%s -f %s -v 0 -n-best-list %s 4 < %s > /dev/null", bin, ini,
+                       flag_nb, in_path) > 0);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    char *tool = tu_read_file(flag_nb, &len);
+    cr_assert_not_null(tool);
+    cr_assert_str_eq(lib, tool);
+    cr_assert(strncmp(lib, "0 ||| ", 6) == 0, "%s", lib);
+    free(lib), free(tool), free(bin), free(cmd), free(full), free(text);
+    free(ini), free(nb_path), free(in_path), free(flag_nb);
+}
+
+/* The alignment goes to its stream as data, not cut out of the 1-best: the 1-best stays the plain
+ * translation, one alignment line per input line (empty for an empty or too long line), and with
+ * -print-alignment-info as well the inline points equal the stream's. A target word "|||" in the
+ * 1-best does not confuse the split. */
+Test(decoder, alignment_stream_from_data)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini");
+    size_t long_len = 4 * (DEC_MAX_SENTENCE + 1) + 64;
+    char *input = malloc(long_len + 64);
+    size_t n = (size_t)sprintf(input, "a b\n\n");
+    for (int i = 0; i < DEC_MAX_SENTENCE + 1; i++)
+        n += (size_t)sprintf(input + n, "a ");
+    n += (size_t)sprintf(input + n, "\n|||\nb a c\n");
+    char *plain = NULL, *out = NULL, *al = NULL, *inl = NULL, *al2 = NULL;
+    size_t l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0;
+    smt_err e;
+    for (int k = 0; k < 3; k++) {
+        dec_options mo;
+        dec_options_default(&mo);
+        mo.print_alignment = k == 2;
+        dec_model *m = dtu_load(ini, &mo);
+        FILE *in = fmemopen(input, n, "r");
+        FILE *o = open_memstream(k == 0 ? &plain : k == 1 ? &out : &inl, k == 0 ? &l1 : k == 1 ? &l2 : &l4);
+        FILE *a = k == 0 ? NULL : open_memstream(k == 1 ? &al : &al2, k == 1 ? &l3 : &l5);
+        FILE *warn = fopen("/dev/null", "w");
+        dec_run_options ro;
+        dec_run_options_default(&ro);
+        ro.threads = 2, ro.n_best = 0, ro.alignment = a, ro.warn = warn;
+        cr_assert_eq(dec_run(m, in, o, &ro, NULL, &e), SMT_ERR_LIMIT);
+        fclose(in), fclose(o), fclose(warn);
+        if (a)
+            fclose(a);
+        dec_model_free(m);
+    }
+    cr_assert_str_eq(out, plain, "the 1-best stays plain");
+    /* line by line: one alignment line per input line */
+    const char *p = al, *q = inl, *r = al2;
+    int lines = 0;
+    while (*p) {
+        const char *pe = strchr(p, '\n'), *qe = strchr(q, '\n'), *re = strchr(r, '\n');
+        cr_assert(pe && qe && re);
+        cr_assert_eq(pe - p, re - r);
+        cr_assert(strncmp(p, r, (size_t)(pe - p)) == 0, "the same points with and without inline");
+        if (pe > p) { /* the inline line ends with "||| " + the same points */
+            size_t pl = (size_t)(pe - p);
+            cr_assert((size_t)(qe - q) > pl + 4);
+            cr_assert(strncmp(qe - pl - 4, "||| ", 4) == 0 && strncmp(qe - pl, p, pl) == 0,
+                      "%.*s", (int)(qe - q), q);
+        }
+        if (lines == 1 || lines == 2)
+            cr_assert_eq(pe, p, "an empty or refused line has no points");
+        p = pe + 1, q = qe + 1, r = re + 1;
+        lines++;
+    }
+    cr_assert_eq(lines, 5);
+    free(plain), free(out), free(al), free(inl), free(al2), free(input), free(ini);
 }

@@ -209,7 +209,11 @@ Test(dec_data, read_error_is_an_error)
     cr_assert(in && o);
     smt_err e;
     dec_run_stats st;
-    cr_assert_eq(dec_run(m, in, o, NULL, 0, 0, 1, stderr, &st, &e), SMT_ERR_IO);
+    dec_run_options ro;
+    dec_run_options_default(&ro);
+    ro.n_best = 0;
+    ro.threads = 1;
+    cr_assert_eq(dec_run(m, in, o, &ro, &st, &e), SMT_ERR_IO);
     cr_assert(strstr(e.msg, "read error"), "%s", e.msg);
     fclose(in), fclose(o);
     dec_model_free(m);

@@ -932,7 +932,12 @@ Test(strict, overlong_sentence_fails_the_run)
     FILE *fout = open_memstream(&out, &olen), *fwarn = open_memstream(&warn, &wlen);
     cr_assert(fin && fout && fwarn);
     dec_run_stats st;
-    int rc = dec_run(m, fin, fout, NULL, 0, 0, 1, fwarn, &st, &e);
+    dec_run_options ro;
+    dec_run_options_default(&ro);
+    ro.n_best = 0;
+    ro.threads = 1;
+    ro.warn = fwarn;
+    int rc = dec_run(m, fin, fout, &ro, &st, &e);
     fclose(fin), fclose(fout), fclose(fwarn);
     cr_assert_eq(rc, SMT_ERR_LIMIT, "%d %s", rc, e.msg);
     cr_assert_str_eq(out, "Y X \n\nA B \n");

@@ -22,7 +22,13 @@ static int decode(const char *ini, const char *input, unsigned threads, char **o
     size_t ol = 0, nl = 0;
     FILE *in = fmemopen((void *)input, strlen(input), "r");
     FILE *o = open_memstream(out, &ol), *n = open_memstream(nb, &nl);
-    rc = dec_run(m, in, o, n, 20, 1, threads, stderr, NULL, &e);
+    dec_run_options ro;
+    dec_run_options_default(&ro);
+    ro.nbest = n;
+    ro.n_best = 20;
+    ro.distinct = 1;
+    ro.threads = (int)threads;
+    rc = dec_run(m, in, o, &ro, NULL, &e);
     fclose(in);
     fclose(o);
     fclose(n);

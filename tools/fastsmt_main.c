@@ -6,19 +6,17 @@
  *           [-print-alignment-info-in-n-best] [-input-file FILE] < input > output
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "decoder.h"
 #include "smt_io.h"
 #include "smt_num.h"
 
-#define MAX_THREADS 1024
-#define MAX_NBEST 1000000
-#define MAX_VERBOSE 10
+#define MAX_THREADS DEC_MAX_THREADS
+#define MAX_NBEST DEC_MAX_NBEST
+#define MAX_VERBOSE DEC_MAX_VERBOSE
 
 static void usage(FILE *f)
 {
@@ -56,41 +54,6 @@ static int int_flag(const char *flag, const char *v, int lo, int hi, int *out)
     return 0;
 }
 
-/* The ini's [n-best-list]: FILE N [distinct], on one line or several. 0 with *path malloc'ed
- * (left NULL when the section is absent or empty), -1 when it is malformed (a message naming
- * ini:line printed). */
-static int ini_nbest_list(const dec_model *m, const char *ini, char **path, int *n, int *distinct)
-{
-    char *const *v;
-    size_t nv = dec_model_param_values(m, "n-best-list", &v), len = 1;
-    *path = NULL;
-    for (size_t i = 0; i < nv; i++)
-        len += strlen(v[i]) + 1;
-    char *all = malloc(len), *save = NULL;
-    if (!all)
-        return -1;
-    all[0] = '\0';
-    for (size_t i = 0; i < nv; i++)
-        strcat(strcat(all, v[i]), " ");
-    char *file = strtok_r(all, " \t", &save), *num = file ? strtok_r(NULL, " \t", &save) : NULL;
-    char *d = num ? strtok_r(NULL, " \t", &save) : NULL;
-    char *extra = d ? strtok_r(NULL, " \t", &save) : NULL;
-    char what[600];
-    snprintf(what, sizeof what, "%s:%u: [n-best-list] N", ini,
-             dec_model_param_line(m, "n-best-list", nv > 1 ? 1 : 0));
-    int ok = !file || (num && !extra && (!d || !strcmp(d, "distinct")) &&
-                       !int_flag(what, num, 0, MAX_NBEST, n));
-    if (!ok && (!num || extra || (d && strcmp(d, "distinct"))))
-        fprintf(stderr, "fastsmt: %s:%u: [n-best-list] wants FILE N [distinct]\n", ini,
-                dec_model_param_line(m, "n-best-list", 0));
-    if (ok && file) {
-        *distinct = d != NULL;
-        ok = (*path = strdup(file)) != NULL;
-    }
-    free(all);
-    return ok ? 0 : -1;
-}
-
 /* Flushes and closes an output stream; 0, or -1 with a message naming it. */
 static int close_output(FILE *f, const char *name)
 {
@@ -103,10 +66,11 @@ static int close_output(FILE *f, const char *name)
 
 int main(int argc, char **argv)
 {
-    const char *ini = NULL, *nbest_path = NULL, *input = NULL, *align_path = NULL;
-    int threads = -1, n_best = 0, distinct = 0, verbose = -1, show_weights = 0;
+    const char *ini = NULL;
     dec_options opt;
     dec_options_default(&opt);
+    dec_run_options ro; /* what the flags give; the library fills the rest from the ini */
+    dec_run_options_default(&ro);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -118,8 +82,8 @@ int main(int argc, char **argv)
             ini = v, i++;
         } else if (!strcmp(a, "-threads") || !strcmp(a, "-th")) {
             if (v && !strcmp(v, "all"))
-                threads = 0;
-            else if (int_flag(a, v, 0, MAX_THREADS, &threads))
+                ro.threads = 0;
+            else if (int_flag(a, v, 0, MAX_THREADS, &ro.threads))
                 return 2;
             i++;
         } else if (!strcmp(a, "-n-best-list")) {
@@ -127,12 +91,12 @@ int main(int argc, char **argv)
                 fprintf(stderr, "fastsmt: -n-best-list needs FILE N [distinct]\n");
                 return 2;
             }
-            if (int_flag("-n-best-list N", argv[i + 2], 0, MAX_NBEST, &n_best))
+            if (int_flag("-n-best-list N", argv[i + 2], 0, MAX_NBEST, &ro.n_best))
                 return 2;
-            nbest_path = argv[i + 1];
+            ro.nbest_path = argv[i + 1];
             i += 2;
             if (i + 1 < argc && !strcmp(argv[i + 1], "distinct"))
-                distinct = 1, i++;
+                ro.distinct = 1, i++;
         } else if (!strcmp(a, "-s") || !strcmp(a, "-stack")) {
             if (int_flag(a, v, 1, DEC_MAX_STACK, &opt.stack_size))
                 return 2;
@@ -172,7 +136,7 @@ int main(int argc, char **argv)
                 return 2;
             i++;
         } else if (!strcmp(a, "-show-weights")) {
-            show_weights = 1;
+            ro.show_weights = 1;
         } else if (!strcmp(a, "-mark-unknown") || !strcmp(a, "-mu")) {
             opt.mark_unknown = 1;
         } else if (!strcmp(a, "-unknown-word-prefix") || !strcmp(a, "-unknown-word-suffix")) {
@@ -182,7 +146,7 @@ int main(int argc, char **argv)
             }
             *(a[14] == 'p' ? &opt.unknown_prefix : &opt.unknown_suffix) = v, i++;
         } else if (!strcmp(a, "-v") || !strcmp(a, "-verbose")) {
-            if (int_flag(a, v, 0, MAX_VERBOSE, &verbose))
+            if (int_flag(a, v, 0, MAX_VERBOSE, &ro.verbose))
                 return 2;
             i++;
         } else if (!strcmp(a, "-search-algorithm")) {
@@ -211,7 +175,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "fastsmt: -alignment-output-file needs a file\n");
                 return 2;
             }
-            align_path = v, i++;
+            ro.alignment_path = v, i++;
         } else if (!strcmp(a, "-print-alignment-info-in-n-best")) {
             opt.nbest_alignment = 1;
         } else if (!strcmp(a, "-input-file") || !strcmp(a, "-i")) {
@@ -219,7 +183,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "fastsmt: %s needs a file\n", a);
                 return 2;
             }
-            input = v, i++;
+            ro.input = v, i++;
         } else if (!strcmp(a, "--verify") || !strcmp(a, "-verify-models")) {
             opt.verify = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help") || !strcmp(a, "-help")) {
@@ -235,91 +199,38 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (align_path && !(opt.alignment_file = fopen(align_path, "w"))) {
-        perror(align_path);
-        return 1;
-    }
     smt_err err;
     smt_err_clear(&err);
     dec_model *m;
-    char *ini_nbest_path = NULL, *ini_input = NULL;
-    FILE *nb = NULL;
     int rc = dec_model_load(&m, ini, &opt, &err);
     if (rc) {
         fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
-        if (opt.alignment_file)
-            fclose(opt.alignment_file);
         return 1;
     }
-    /* the ini's forms of the flags this tool reads itself ([threads], [verbose], [show-weights],
-     * [input-file], [n-best-list]); a flag wins */
-    long long x;
-    int ini_rc = 0, sw = 0;
-    if (!show_weights && (ini_rc = dec_model_param_bool(m, "show-weights", &sw, &err)) > 0)
-        show_weights = sw;
-    if (ini_rc >= 0 && verbose < 0 &&
-        (ini_rc = dec_model_param_ll(m, "verbose", 0, MAX_VERBOSE, &x, &err)) > 0)
-        verbose = (int)x;
-    if (ini_rc >= 0 && threads < 0) { /* the ini's [threads], else 1 */
-        const char *t = dec_model_param(m, "threads");
-        threads = 1;
-        if (t && !strcmp(t, "all"))
-            threads = 0;
-        else if ((ini_rc = dec_model_param_ll(m, "threads", 0, MAX_THREADS, &x, &err)) > 0)
-            threads = (int)x;
-    }
-    if (ini_rc >= 0 && !input && dec_model_param(m, "input-file"))
-        input = ini_input = dec_model_param_path(m, "input-file");
-    if (ini_rc < 0) {
-        fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, ini_rc));
-        rc = 2;
-        goto done;
-    }
-    if (verbose < 0)
-        verbose = 1;
-    if (show_weights) { /* Moses's tuning scripts ask for the features this way */
-        rc = dec_model_show_weights(m, stdout) || close_output(stdout, "<stdout>") ? 1 : 0;
-        goto done;
-    }
-    if (!nbest_path) {
-        if (ini_nbest_list(m, ini, &ini_nbest_path, &n_best, &distinct)) {
-            rc = 2;
-            goto done;
-        }
-        nbest_path = ini_nbest_path;
-    }
-    if (input && strcmp(input, "-") && access(input, R_OK) != 0) { /* before any output */
-        perror(input);
-        rc = 1;
-        goto done;
-    }
-    if (nbest_path && n_best > 0) {
-        nb = strcmp(nbest_path, "-") ? fopen(nbest_path, "w") : stdout;
-        if (!nb) {
-            perror(nbest_path);
-            rc = 1;
-            goto done;
-        }
-    }
-    dec_run_stats st;
-    rc = dec_run_input(m, input, stdout, nb, (size_t)n_best, distinct, (unsigned)threads,
-                       verbose > 0, stderr, &st, &err);
-    if (rc)
+    /* the ini's forms of the run flags ([threads], [verbose], [show-weights], [input-file],
+     * [n-best-list]): a flag wins */
+    dec_run_options run;
+    if ((rc = dec_run_options_resolve(m, &ro, &run, &err)) != 0) {
         fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
-    else if (verbose > 0)
-        fprintf(stderr, "fastsmt: %llu lines, %llu words in %.2f s (load %.2f s)\n",
-                (unsigned long long)st.lines, (unsigned long long)st.tokens, st.seconds,
-                dec_model_load_seconds(m));
-    if (nb && nb != stdout && close_output(nb, nbest_path))
-        rc = 1;
-    if (close_output(stdout, "<stdout>"))
-        rc = 1;
-    rc = rc ? 1 : 0;
-done:
-    if (opt.alignment_file && close_output(opt.alignment_file, align_path))
-        rc = 1;
+        dec_model_free(m);
+        return 2;
+    }
+    if (run.show_weights) { /* Moses's tuning scripts ask for the features this way */
+        rc = dec_model_show_weights(m, stdout) || close_output(stdout, "<stdout>") ? 1 : 0;
+    } else {
+        dec_run_stats st;
+        rc = dec_run_input(m, stdout, &run, &st, &err);
+        if (rc)
+            fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
+        else if (run.verbose > 0)
+            fprintf(stderr, "fastsmt: %llu lines, %llu words in %.2f s (load %.2f s)\n",
+                    (unsigned long long)st.lines, (unsigned long long)st.tokens, st.seconds,
+                    dec_model_load_seconds(m));
+        if (close_output(stdout, "<stdout>"))
+            rc = 1;
+        rc = rc ? 1 : 0;
+    }
+    dec_run_options_release(&run);
     dec_model_free(m);
-    free(ini_nbest_path);
-    free(ini_input);
     return rc;
 }

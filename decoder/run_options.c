@@ -1,0 +1,123 @@
+/* run_options.c — the run settings (dec_run_options) resolved once: a flag, else the ini, else the
+ * default. The fastsmt tool and any library caller of dec_run get the same decisions. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "dec_internal.h"
+#include "smt_num.h"
+
+void dec_run_options_default(dec_run_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->threads = -1;
+    o->verbose = -1;
+    o->show_weights = -1;
+    o->n_best = -1;
+}
+
+void dec_run_options_release(dec_run_options *o)
+{
+    if (!o)
+        return;
+    for (size_t i = 0; i < sizeof o->owned_ / sizeof *o->owned_; i++) {
+        free(o->owned_[i]);
+        o->owned_[i] = NULL;
+    }
+}
+
+/* The ini's [n-best-list]: FILE N [distinct], on one line or several. */
+static int ini_nbest_list(const dec_model *m, dec_run_options *o, smt_err *err)
+{
+    char *const *v;
+    size_t nv = dec_model_param_values(m, "n-best-list", &v), len = 1;
+    if (nv == 0)
+        return 0;
+    for (size_t i = 0; i < nv; i++)
+        len += strlen(v[i]) + 1;
+    char *all = malloc(len), *save = NULL;
+    if (!all)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    all[0] = '\0';
+    for (size_t i = 0; i < nv; i++)
+        strcat(strcat(all, v[i]), " ");
+    char *file = strtok_r(all, " \t", &save), *num = file ? strtok_r(NULL, " \t", &save) : NULL;
+    char *d = num ? strtok_r(NULL, " \t", &save) : NULL;
+    char *extra = d ? strtok_r(NULL, " \t", &save) : NULL;
+    int rc = 0;
+    if (!file) {
+        free(all);
+        return 0;
+    }
+    if (!num || extra || (d && strcmp(d, "distinct"))) {
+        rc = smt_err_set(err, SMT_ERR_PARSE, "%s:%u: [n-best-list] wants FILE N [distinct]",
+                         m->ini->path, dec_model_param_line(m, "n-best-list", 0));
+    } else {
+        char what[600];
+        snprintf(what, sizeof what, "%s:%u: [n-best-list] N", m->ini->path,
+                 dec_model_param_line(m, "n-best-list", nv > 1 ? 1 : 0));
+        rc = smt_parse_int_arg(what, num, 0, DEC_MAX_NBEST, &o->n_best, err);
+        if (rc)
+            rc = SMT_ERR_PARSE;
+    }
+    if (!rc) {
+        o->distinct = d != NULL;
+        if (!(o->owned_[0] = strdup(file)))
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        o->nbest_path = o->owned_[0];
+    }
+    free(all);
+    return rc;
+}
+
+int dec_run_options_resolve(const dec_model *m, const dec_run_options *given,
+                            dec_run_options *out, smt_err *err)
+{
+    if (given)
+        *out = *given;
+    else
+        dec_run_options_default(out);
+    out->owned_[0] = out->owned_[1] = NULL;
+    out->resolved = 0;
+    long long x;
+    int rc = 0, b = 0;
+    if (out->show_weights < 0) {
+        out->show_weights = 0;
+        if ((rc = dec_model_param_bool(m, "show-weights", &b, err)) > 0)
+            out->show_weights = b;
+    }
+    if (rc >= 0 && out->verbose < 0) {
+        out->verbose = 1;
+        if ((rc = dec_model_param_ll(m, "verbose", 0, DEC_MAX_VERBOSE, &x, err)) > 0)
+            out->verbose = (int)x;
+    }
+    if (rc >= 0 && out->threads < 0) { /* the ini's [threads] ("all" or N), else 1 */
+        const char *t = dec_model_param(m, "threads");
+        out->threads = 1;
+        if (t && !strcmp(t, "all"))
+            out->threads = 0;
+        else if ((rc = dec_model_param_ll(m, "threads", 0, DEC_MAX_THREADS, &x, err)) > 0)
+            out->threads = (int)x;
+    }
+    if (rc >= 0 && !out->input && dec_model_param(m, "input-file")) {
+        if (!(out->input = out->owned_[1] = dec_model_param_path(m, "input-file")))
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    }
+    if (rc >= 0 && out->n_best < 0 && !out->nbest_path && !out->nbest) {
+        out->n_best = 0;
+        out->distinct = 0;
+        rc = ini_nbest_list(m, out, err);
+    }
+    if (rc >= 0 && out->n_best < 0)
+        out->n_best = 0;
+    if (rc >= 0 && (out->threads > DEC_MAX_THREADS || out->verbose > DEC_MAX_VERBOSE ||
+                    out->n_best > DEC_MAX_NBEST))
+        rc = smt_err_set(err, SMT_ERR_ARG, "a run setting is out of range (threads %d, "
+                         "verbose %d, n-best %d)", out->threads, out->verbose, out->n_best);
+    if (rc < 0) {
+        dec_run_options_release(out);
+        return rc;
+    }
+    out->resolved = 1;
+    return 0;
+}
