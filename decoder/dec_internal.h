@@ -136,9 +136,6 @@ struct dec_model {
     float w_reo[DEC_MAX_REO_SCORES];
     /* search settings */
     int stack_size, pop_limit, distortion_limit, table_limit, max_phrase_len;
-    int seg_best, seg_nbest;       /* report the source span of each phrase (Moses's -t) */
-    int align_inline, align_nbest; /* the word alignment in the 1-best / n-best lines
-                                    * (-print-alignment-info, -print-alignment-info-in-n-best) */
     int mark_unknown;              /* -mark-unknown: passed-through words as prefix word suffix */
     const char *unk_prefix, *unk_suffix;
     float beam_width;              /* ln of Moses's beam-threshold (0 keeps every hypothesis) */
@@ -188,6 +185,13 @@ static inline int dec_distortion(int prev_end, int cur_start)
 }
 
 /* ---------------------------------------------------------------- search */
+
+/* What a worker's lines show (dec_run_options' output settings). */
+typedef struct dec_output {
+    int seg_best, seg_nbest;       /* the source span of each phrase (Moses's -t) */
+    int align_inline, align_nbest; /* the word alignment in the 1-best / n-best lines
+                                    * (-print-alignment-info, -print-alignment-info-in-n-best) */
+} dec_output;
 
 typedef struct dec_search dec_search;
 int dec_search_create(dec_search **out, dec_model *m, smt_err *err);

@@ -31,11 +31,13 @@ extern "C" {
 
 typedef struct dec_model dec_model;
 typedef struct dec_worker dec_worker;
+typedef struct dec_run_options dec_run_options; /* below, with dec_run */
 
 /* Settings that override the ini (Moses's command-line flags). The value dec_options_default sets
  * (-1; a negative beam threshold) keeps the ini's value (or the default when the ini has none);
  * any other value outside its documented range makes dec_model_load fail with SMT_ERR_ARG.
- * The ini's boolean sections ([report-segmentation], [mark-unknown], ...) are read as the flags. */
+ * The ini's [mark-unknown] is read as the flag; what a line shows besides its words
+ * (segmentation, alignment) is a run option (dec_run_options), not the model's. */
 typedef struct dec_options {
     int stack_size;               /* -s (default 200), 1 .. DEC_MAX_STACK */
     int pop_limit;                /* -cube-pruning-pop-limit (default 1000), 1 .. DEC_MAX_POP_LIMIT */
@@ -43,10 +45,6 @@ typedef struct dec_options {
     int distortion_limit_set;
     const char *weight_overwrite; /* -weight-overwrite "Name= v ... Name= v ..." or NULL */
     FILE *warn;                   /* where warnings go (unknown ini keys); NULL: stderr */
-    int report_segmentation;      /* -t: "|start-end| " after each phrase of the 1-best */
-    int nbest_segmentation;       /* -include-segmentation-in-n-best: the same in n-best words */
-    int print_alignment;          /* -print-alignment-info: "words ||| s-t s-t ..." in the 1-best */
-    int nbest_alignment;          /* -print-alignment-info-in-n-best: " ||| s-t ..." after the total */
     int max_phrase_len;           /* -max-phrase-length (-1: the ini's, default 20) */
     int table_limit;              /* -ttable-limit (-1: the phrase table's table-limit, default 20) */
     double beam_threshold;        /* -b / -beam-threshold (< 0: the ini's, default 1e-5) */
@@ -104,8 +102,13 @@ typedef struct dec_buf {
 } dec_buf;
 void dec_buf_free(dec_buf *b);
 
+/* A worker; what its lines show (segmentation, alignment) is the ini's until
+ * dec_worker_set_options. Returns 0, SMT_ERR_PARSE (a malformed ini section) or SMT_ERR_NOMEM. */
 int dec_worker_create(dec_worker **out, dec_model *m, smt_err *err);
 void dec_worker_free(dec_worker *w);
+/* What w's lines show from now on: opt's segmentation and alignment settings (opt resolved
+ * first when it is not yet; NULL: the ini's). Returns 0 or what dec_run_options_resolve returns. */
+int dec_worker_set_options(dec_worker *w, const dec_run_options *opt, smt_err *err);
 
 /* Translates one line (tokens separated by spaces or tabs; it need not be NUL-terminated).
  * best: receives the 1-best line with its newline (Moses's format: every word followed by a
@@ -141,6 +144,11 @@ typedef struct dec_run_options {
                                  * per input line (an empty line for an empty or refused one) */
     FILE *alignment;            /* a stream for it instead of alignment_path (NULL: none) */
     FILE *warn;                 /* where a refused line is reported; NULL: stderr */
+    /* What each line shows; 1 sets it, -1: the ini's section of the same name, else 0. */
+    int report_segmentation;    /* -t: "|start-end| " after each phrase of the 1-best */
+    int nbest_segmentation;     /* -include-segmentation-in-n-best: the same in n-best words */
+    int print_alignment;        /* -print-alignment-info: "words ||| s-t s-t ..." in the 1-best */
+    int nbest_alignment;        /* -print-alignment-info-in-n-best: " ||| s-t ..." after the total */
     int resolved;               /* set by dec_run_options_resolve */
     char *owned_[2];            /* private: what dec_run_options_resolve allocated */
 } dec_run_options;

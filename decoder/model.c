@@ -570,15 +570,18 @@ static int search_settings(dec_model *m, const dec_options *opt, const dec_ini_f
         return smt_err_set(err, SMT_ERR_UNSUPPORTED,
                            "%s:%u: [search-algorithm] %d: only cube pruning (1) is implemented",
                            ini->path, dec_ini_param_line(ini, "search-algorithm", 0), sa);
-    if ((rc = bool_setting(ini, "report-segmentation", opt->report_segmentation, &m->seg_best,
-                           err)) ||
-        (rc = bool_setting(ini, "include-segmentation-in-n-best", opt->nbest_segmentation,
-                           &m->seg_nbest, err)) ||
-        (rc = bool_setting(ini, "print-alignment-info", opt->print_alignment, &m->align_inline,
-                           err)) ||
-        (rc = bool_setting(ini, "print-alignment-info-in-n-best", opt->nbest_alignment,
-                           &m->align_nbest, err)) ||
-        (rc = bool_setting(ini, "mark-unknown", opt->mark_unknown, &m->mark_unknown, err)))
+    /* the output sections are dec_run_options' (dec_run_options_resolve reads them); an ini is
+     * still checked whole here, so that a malformed one fails at load */
+    static const char *const output_sections[] = {"report-segmentation",
+                                                  "include-segmentation-in-n-best",
+                                                  "print-alignment-info",
+                                                  "print-alignment-info-in-n-best"};
+    for (size_t i = 0; i < sizeof output_sections / sizeof *output_sections; i++) {
+        int v;
+        if ((rc = dec_ini_param_bool(ini, output_sections[i], &v, err)) < 0)
+            return rc;
+    }
+    if ((rc = bool_setting(ini, "mark-unknown", opt->mark_unknown, &m->mark_unknown, err)))
         return rc;
     const char *pre = dec_ini_param(ini, "unknown-word-prefix");
     const char *suf = dec_ini_param(ini, "unknown-word-suffix");

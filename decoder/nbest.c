@@ -199,9 +199,9 @@ int dec_search_best(dec_search *s, dec_buf *buf, dec_buf *align, double *score)
         if (!path)
             return SMT_ERR_NOMEM;
         size_t len = chain(s->best, path, s->n + 1);
-        if (append_words(s, buf, path, len, s->m->seg_best))
+        if (append_words(s, buf, path, len, s->out.seg_best))
             return SMT_ERR_NOMEM;
-        if (s->m->align_inline &&
+        if (s->out.align_inline &&
             (dec_buf_append(buf, "||| ", 4) || append_alignment(buf, path, len)))
             return SMT_ERR_NOMEM;
         if (align && append_alignment(align, path, len))
@@ -349,7 +349,7 @@ static int format_line(dec_search *s, uint64_t id, const tpath *p, dec_buf *buf,
     dec_path_features(s, fwd, p->len, sc);
     int rc = dec_buf_printf(buf, "%llu ||| ", (unsigned long long)id);
     if (!rc)
-        rc = append_words(s, buf, fwd, p->len, s->m->seg_nbest);
+        rc = append_words(s, buf, fwd, p->len, s->out.seg_nbest);
     if (!rc)
         rc = dec_buf_append(buf, " |||", 4);
     float total = 0;
@@ -365,7 +365,7 @@ static int format_line(dec_search *s, uint64_t id, const tpath *p, dec_buf *buf,
     }
     if (!rc)
         rc = dec_buf_printf(buf, " ||| %g", (double)(float)total);
-    if (!rc && m->align_nbest) {
+    if (!rc && s->out.align_nbest) {
         rc = dec_buf_append(buf, " ||| ", 5);
         if (!rc)
             rc = append_alignment(buf, fwd, p->len);

@@ -35,11 +35,31 @@ int dec_worker_create(dec_worker **out, dec_model *m, smt_err *err)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     w->m = m;
     int rc = dec_search_create(&w->s, m, err);
+    if (!rc)
+        rc = dec_worker_set_options(w, NULL, err);
     if (rc) {
-        free(w);
+        dec_worker_free(w);
         return rc;
     }
     *out = w;
+    return 0;
+}
+
+int dec_worker_set_options(dec_worker *w, const dec_run_options *opt, smt_err *err)
+{
+    dec_run_options tmp;
+    int rc = 0;
+    if (!opt || !opt->resolved) {
+        if ((rc = dec_run_options_resolve(w->m, opt, &tmp, err)) != 0)
+            return rc;
+    }
+    const dec_run_options *o = opt && opt->resolved ? opt : &tmp;
+    w->s->out.seg_best = o->report_segmentation > 0;
+    w->s->out.seg_nbest = o->nbest_segmentation > 0;
+    w->s->out.align_inline = o->print_alignment > 0;
+    w->s->out.align_nbest = o->nbest_alignment > 0;
+    if (o == &tmp)
+        dec_run_options_release(&tmp);
     return 0;
 }
 
@@ -279,10 +299,14 @@ static void run_one(void *ctx_p, size_t task, unsigned worker)
     }
 }
 
-static int run_src(dec_model *m, line_src *src, FILE *out, FILE *nbest, size_t n_best,
-                   int distinct, FILE *align, unsigned threads, int progress, FILE *warn,
-                   dec_run_stats *stats, smt_err *err)
+/* Runs the lines of src with the resolved opt, into out and the opened nbest and align. */
+static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options *opt,
+                   FILE *nbest, FILE *align, int progress, dec_run_stats *stats, smt_err *err)
 {
+    size_t n_best = (size_t)opt->n_best;
+    int distinct = opt->distinct;
+    unsigned threads = (unsigned)opt->threads;
+    FILE *warn = opt->warn;
     double t0 = smt_now();
     if (!warn)
         warn = stderr;
@@ -305,7 +329,8 @@ static int run_src(dec_model *m, line_src *src, FILE *out, FILE *nbest, size_t n
     if (!ctx.workers || !ctx.jobs)
         rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     for (unsigned i = 0; i < nw && !rc; i++)
-        rc = dec_worker_create(&ctx.workers[i], m, err);
+        if (!(rc = dec_worker_create(&ctx.workers[i], m, err)))
+            rc = dec_worker_set_options(ctx.workers[i], opt, err);
     dec_run_stats st = {0};
     int eof = 0;
     /* a line that could not be translated for a reason other than its length (a damaged table):
@@ -492,8 +517,7 @@ int dec_run(dec_model *m, FILE *in, FILE *out, const dec_run_options *opt_in,
         memset(&src, 0, sizeof src);
         src.name = "input";
         src.f = in;
-        rc = run_src(m, &src, out, o.nbest, (size_t)opt->n_best, opt->distinct, o.align,
-                     (unsigned)opt->threads, 0, opt->warn, stats, err);
+        rc = run_src(m, &src, out, opt, o.nbest, o.align, 0, stats, err);
         free(src.buf);
     }
     rc = outs_close(&o, rc, err);
@@ -516,8 +540,7 @@ int dec_run_input(dec_model *m, FILE *out, const dec_run_options *opt_in, dec_ru
     if (!(rc = src_open(&src, opt->input, err))) { /* before any output file is made */
         run_outs o;
         if (!(rc = outs_open(&o, opt, out, err)))
-            rc = run_src(m, &src, out, o.nbest, (size_t)opt->n_best, opt->distinct, o.align,
-                         (unsigned)opt->threads, opt->verbose > 0, opt->warn, stats, err);
+            rc = run_src(m, &src, out, opt, o.nbest, o.align, opt->verbose > 0, stats, err);
         rc = outs_close(&o, rc, err);
         src_close(&src);
     }

@@ -14,6 +14,8 @@ void dec_run_options_default(dec_run_options *o)
     o->verbose = -1;
     o->show_weights = -1;
     o->n_best = -1;
+    o->report_segmentation = o->nbest_segmentation = -1;
+    o->print_alignment = o->nbest_alignment = -1;
 }
 
 void dec_run_options_release(dec_run_options *o)
@@ -81,6 +83,16 @@ int dec_run_options_resolve(const dec_model *m, const dec_run_options *given,
     out->resolved = 0;
     long long x;
     int rc = 0, b = 0;
+    static const char *const shows[] = {"report-segmentation", "include-segmentation-in-n-best",
+                                        "print-alignment-info", "print-alignment-info-in-n-best"};
+    int *show[] = {&out->report_segmentation, &out->nbest_segmentation, &out->print_alignment,
+                   &out->nbest_alignment};
+    for (size_t i = 0; i < sizeof shows / sizeof *shows && rc >= 0; i++)
+        if (*show[i] < 0) {
+            *show[i] = 0;
+            if ((rc = dec_model_param_bool(m, shows[i], &b, err)) > 0)
+                *show[i] = b;
+        }
     if (out->show_weights < 0) {
         out->show_weights = 0;
         if ((rc = dec_model_param_bool(m, "show-weights", &b, err)) > 0)

@@ -147,6 +147,7 @@ struct dec_search {
     int nbest;
     size_t hyp_size;
     hyp *best;
+    dec_output out;           /* what the lines show */
 };
 
 /* log10 p(w | *in) of LM l, through the worker's cache; the new state goes to *out. */

@@ -529,13 +529,14 @@ Test(decoder, binarized_model_same_output)
 /* Translates line with a model loaded with the alignment flags, text or binarized. */
 static void translate_aligned(const char *ini, const char *line, dec_buf *b, dec_buf *nb)
 {
-    dec_options o;
-    dec_options_default(&o);
+    dec_run_options o;
+    dec_run_options_default(&o);
     o.print_alignment = o.nbest_alignment = 1;
-    dec_model *m = dtu_load(ini, &o);
+    dec_model *m = dtu_load(ini, NULL);
     dec_worker *w;
     smt_err e;
     cr_assert_eq(dec_worker_create(&w, m, &e), 0);
+    cr_assert_eq(dec_worker_set_options(w, &o, &e), 0, "%s", e.msg);
     cr_assert_eq(dec_translate(w, line, strlen(line), 7, b, nb, 10, 0, NULL, &e), 0);
     dec_worker_free(w);
     dec_model_free(m);
@@ -1097,10 +1098,7 @@ Test(decoder, alignment_stream_from_data)
     size_t l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0;
     smt_err e;
     for (int k = 0; k < 3; k++) {
-        dec_options mo;
-        dec_options_default(&mo);
-        mo.print_alignment = k == 2;
-        dec_model *m = dtu_load(ini, &mo);
+        dec_model *m = dtu_load(ini, NULL);
         FILE *in = fmemopen(input, n, "r");
         FILE *o = open_memstream(k == 0 ? &plain : k == 1 ? &out : &inl, k == 0 ? &l1 : k == 1 ? &l2 : &l4);
         FILE *a = k == 0 ? NULL : open_memstream(k == 1 ? &al : &al2, k == 1 ? &l3 : &l5);
@@ -1108,6 +1106,7 @@ Test(decoder, alignment_stream_from_data)
         dec_run_options ro;
         dec_run_options_default(&ro);
         ro.threads = 2, ro.n_best = 0, ro.alignment = a, ro.warn = warn;
+        ro.print_alignment = k == 2;
         cr_assert_eq(dec_run(m, in, o, &ro, NULL, &e), SMT_ERR_LIMIT);
         fclose(in), fclose(o), fclose(warn);
         if (a)
@@ -1136,4 +1135,36 @@ Test(decoder, alignment_stream_from_data)
     }
     cr_assert_eq(lines, 5);
     free(plain), free(out), free(al), free(inl), free(al2), free(input), free(ini);
+}
+
+/* The model holds only the model: two workers of one model show their lines as each is told
+ * (segmentation and alignment are run options), and a worker starts with the ini's settings. */
+Test(decoder, output_settings_per_worker_not_per_model)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini");
+    dec_model *m = dtu_load(ini, NULL);
+    dec_worker *w1, *w2;
+    smt_err e;
+    cr_assert_eq(dec_worker_create(&w1, m, &e), 0);
+    cr_assert_eq(dec_worker_create(&w2, m, &e), 0);
+    dec_run_options o;
+    dec_run_options_default(&o);
+    o.report_segmentation = o.print_alignment = o.nbest_segmentation = 1;
+    cr_assert_eq(dec_worker_set_options(w2, &o, &e), 0, "%s", e.msg);
+    dec_buf b1 = {0}, b2 = {0}, nb1 = {0}, nb2 = {0};
+    cr_assert_eq(dec_translate(w1, "a b", 3, 0, &b1, &nb1, 2, 0, NULL, &e), 0);
+    cr_assert_eq(dec_translate(w2, "a b", 3, 0, &b2, &nb2, 2, 0, NULL, &e), 0);
+    cr_assert_str_eq(b1.data, "A B \n");
+    cr_assert(strncmp(b2.data, "A |0-0| B |1-1| ||| ", 20) == 0 ||
+                  strncmp(b2.data, "A B |0-1| ||| ", 14) == 0, "%s", b2.data);
+    cr_assert(strstr(nb2.data, "|0-") && !strstr(nb1.data, "|0-"), "%s", nb2.data);
+    /* back to the ini's (none set in it) */
+    cr_assert_eq(dec_worker_set_options(w2, NULL, &e), 0);
+    b2.len = 0;
+    cr_assert_eq(dec_translate(w2, "a b", 3, 0, &b2, NULL, 0, 0, NULL, &e), 0);
+    cr_assert_str_eq(b2.data, "A B \n");
+    dec_buf_free(&b1), dec_buf_free(&b2), dec_buf_free(&nb1), dec_buf_free(&nb2);
+    dec_worker_free(w1), dec_worker_free(w2);
+    dec_model_free(m);
+    free(ini);
 }

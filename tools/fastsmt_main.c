@@ -117,9 +117,9 @@ int main(int argc, char **argv)
             }
             opt.weight_overwrite = v, i++;
         } else if (!strcmp(a, "-t") || !strcmp(a, "-report-segmentation")) {
-            opt.report_segmentation = 1;
+            ro.report_segmentation = 1;
         } else if (!strcmp(a, "-include-segmentation-in-n-best")) {
-            opt.nbest_segmentation = 1;
+            ro.nbest_segmentation = 1;
         } else if (!strcmp(a, "-b") || !strcmp(a, "-beam-threshold")) {
             smt_err e;
             if (smt_parse_double_arg(a, v, 0, 1, &opt.beam_threshold, &e)) {
@@ -169,7 +169,7 @@ int main(int argc, char **argv)
             }
             i++;
         } else if (!strcmp(a, "-print-alignment-info")) {
-            opt.print_alignment = 1;
+            ro.print_alignment = 1;
         } else if (!strcmp(a, "-alignment-output-file")) {
             if (!v) {
                 fprintf(stderr, "fastsmt: -alignment-output-file needs a file\n");
@@ -177,7 +177,7 @@ int main(int argc, char **argv)
             }
             ro.alignment_path = v, i++;
         } else if (!strcmp(a, "-print-alignment-info-in-n-best")) {
-            opt.nbest_alignment = 1;
+            ro.nbest_alignment = 1;
         } else if (!strcmp(a, "-input-file") || !strcmp(a, "-i")) {
             if (!v) {
                 fprintf(stderr, "fastsmt: %s needs a file\n", a);
