@@ -92,6 +92,19 @@ int dec_model_param_bool(const dec_model *m, const char *section, int *out, smt_
  * feature names, counts and starting weights). Returns 0 or SMT_ERR_IO. */
 int dec_model_show_weights(const dec_model *m, FILE *out);
 
+/* Binarizes the text models ini_path names, for fast loading (what fastsmt-binarize does): the
+ * phrase table and its lexicalized reordering table become one probingpt file
+ * (out_dir/phrase-table.ppt, reordering integrated), every KENLM ARPA file a glm file
+ * (out_dir/<name>.glm), and out_dir/moses.ini is the input ini with those feature lines pointing
+ * at the binaries (relative to out_dir) and every other line kept as it was. Files that are
+ * already binary are referenced by their absolute path, not rebuilt. out_dir is created when
+ * missing. No input is ever overwritten (an output that would replace the ini or a table is
+ * refused with SMT_ERR_ARG), and the new moses.ini is written under a temporary name and loaded
+ * (dec_model_load) before it takes its name: success means the binarized model works. report (may
+ * be NULL) receives one line per table built. Returns 0, SMT_ERR_IO, SMT_ERR_PARSE,
+ * SMT_ERR_FORMAT, SMT_ERR_ARG, SMT_ERR_NOMEM or what the load of a table returns. */
+int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_err *err);
+
 /* Seconds dec_model_load took. */
 double dec_model_load_seconds(const dec_model *m);
 

@@ -1168,3 +1168,36 @@ Test(decoder, output_settings_per_worker_not_per_model)
     dec_model_free(m);
     free(ini);
 }
+
+/* dec_binarize, the library function behind fastsmt-binarize: the binarized model translates as
+ * the text one; the model's own folder (which would replace its moses.ini) is refused by name. */
+Test(decoder, dec_binarize_in_the_library)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *dir = tu_join(tmp, "lib-bin");
+    char *bin_ini = tu_join(dir, "moses.ini"), *report = NULL;
+    size_t rlen = 0;
+    FILE *rep = open_memstream(&report, &rlen);
+    smt_err e;
+    cr_assert_eq(dec_binarize(ini, dir, rep, &e), 0, "%s", e.msg);
+    fclose(rep);
+    cr_assert(strstr(report, "phrase-table.ppt"), "%s", report);
+    dec_model *mt = dtu_load(ini, NULL), *mb = dtu_load(bin_ini, NULL);
+    dec_worker *wt, *wb;
+    cr_assert_eq(dec_worker_create(&wt, mt, &e), 0);
+    cr_assert_eq(dec_worker_create(&wb, mb, &e), 0);
+    dec_buf t = {0}, b = {0};
+    cr_assert_eq(dec_translate(wt, "b a c x y q a b", 15, 0, &t, &t, 5, 0, NULL, &e), 0);
+    cr_assert_eq(dec_translate(wb, "b a c x y q a b", 15, 0, &b, &b, 5, 0, NULL, &e), 0);
+    cr_assert_str_eq(t.data, b.data);
+    dec_buf_free(&t), dec_buf_free(&b);
+    dec_worker_free(wt), dec_worker_free(wb);
+    dec_model_free(mt), dec_model_free(mb);
+    /* into the model's own folder: refused, its moses.ini untouched */
+    size_t before_len, after_len;
+    char *before = tu_read_file(bin_ini, &before_len);
+    cr_assert_eq(dec_binarize(bin_ini, dir, NULL, &e), SMT_ERR_ARG);
+    cr_assert(strstr(e.msg, "refusing to overwrite"), "%s", e.msg);
+    char *after = tu_read_file(bin_ini, &after_len);
+    cr_assert_str_eq(before, after);
+    free(before), free(after), free(report), free(ini), free(dir), free(bin_ini);
+}

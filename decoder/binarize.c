@@ -1,0 +1,295 @@
+/* binarize.c — dec_binarize: the text models a moses.ini names made binary, and a new ini naming
+ * them (what fastsmt-binarize does; decoder.h documents it). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dec_internal.h"
+#include "moses_ini.h"
+#include "smt_file.h"
+#include "smt_io.h"
+#include "smt_sniff.h"
+
+/* 1 when path is a fastsmt binary already (kept as it is), else 0 (text, or unreadable: the
+ * build that follows says why). */
+static int is_fsmt(const char *path)
+{
+    return smt_file_kind(path, NULL, NULL) == SMT_KIND_FASTSMT;
+}
+
+/* The feature line rewritten: type replaced (when new_type), path= replaced or dropped
+ * (new_path NULL), extra appended. */
+static char *rewrite(const dec_ini_feature *f, const char *new_type, const char *new_path,
+                     const char *extra)
+{
+    size_t cap = 4096, len = 0;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    len += (size_t)snprintf(s + len, cap - len, "%s", new_type ? new_type : f->type);
+    for (size_t i = 0; i < f->n_args && len < cap; i++) {
+        if (!strcmp(f->keys[i], "path")) {
+            if (new_path)
+                len += (size_t)snprintf(s + len, cap - len, " path=%s", new_path);
+            continue;
+        }
+        len += (size_t)snprintf(s + len, cap - len, " %s=%s", f->keys[i], f->values[i]);
+    }
+    if (extra && len < cap)
+        snprintf(s + len, cap - len, " %s", extra);
+    return s;
+}
+
+/* The inputs, to refuse an output that would replace one of them. */
+typedef struct {
+    const char *name[64];
+    int n;
+} input_set;
+
+static void add_input(input_set *s, const char *path)
+{
+    if (path && s->n < 64)
+        s->name[s->n++] = path;
+}
+
+/* 0, or SMT_ERR_ARG when writing path would replace an input. */
+static int check_output(const input_set *s, const char *path, smt_err *err)
+{
+    for (int i = 0; i < s->n; i++)
+        if (smt_same_file(path, s->name[i]))
+            return smt_err_set(err, SMT_ERR_ARG,
+                               "%s is the input %s: refusing to overwrite it (choose another "
+                               "OUTDIR)", path, s->name[i]);
+    return 0;
+}
+
+/* The absolute path of an existing file (what the new ini names, so that it works from OUTDIR). */
+static int absolute(const char *path, char **out, smt_err *err)
+{
+    if (!(*out = realpath(path, NULL)))
+        return smt_err_errno(err, SMT_ERR_IO, errno, "%s", path);
+    return 0;
+}
+
+static int nomem(smt_err *err)
+{
+    return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+}
+
+int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_err *err)
+{
+    dec_ini *ini;
+    int rc = dec_ini_load(&ini, ini_path, err);
+    if (rc)
+        return rc;
+    const dec_ini_feature *pt = NULL, *lr = NULL;
+    for (size_t i = 0; i < ini->n_features; i++) {
+        const char *t = ini->features[i].type;
+        if (!strcmp(t, "PhraseDictionaryMemory") || !strcmp(t, "ProbingPT"))
+            pt = &ini->features[i];
+        else if (!strcmp(t, "LexicalReordering"))
+            lr = &ini->features[i];
+    }
+    if (!pt || !dec_ini_feature_arg(pt, "path")) {
+        dec_ini_free(ini);
+        return smt_err_set(err, SMT_ERR_FORMAT, "%s names no phrase table", ini_path);
+    }
+    if (mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
+        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", out_dir);
+        dec_ini_free(ini);
+        return rc;
+    }
+    char **new_lines = calloc(ini->n_features, sizeof *new_lines);
+    char **lm_paths = calloc(ini->n_features, sizeof *lm_paths);
+    char *pt_path = dec_ini_resolve(ini, dec_ini_feature_arg(pt, "path"));
+    char *reo_path = lr && dec_ini_feature_arg(lr, "path")
+                         ? dec_ini_resolve(ini, dec_ini_feature_arg(lr, "path"))
+                         : NULL;
+    char *ppt_out = NULL, *pt_ref = NULL, *ini_out = NULL, *ini_target = NULL, *ini_tmp = NULL;
+    FILE *in = NULL, *out = NULL;
+    if (!new_lines || !lm_paths || !pt_path || asprintf(&ini_out, "%s/moses.ini", out_dir) < 0 ||
+        asprintf(&ppt_out, "%s/phrase-table.ppt", out_dir) < 0) {
+        rc = nomem(err);
+        goto done;
+    }
+    /* every input, and every output checked against them before anything is written */
+    input_set inputs = {.n = 0};
+    add_input(&inputs, ini_path);
+    add_input(&inputs, pt_path);
+    add_input(&inputs, reo_path);
+    for (size_t i = 0; i < ini->n_features; i++) {
+        const dec_ini_feature *f = &ini->features[i];
+        if (!strcmp(f->type, "KENLM") && dec_ini_feature_arg(f, "path")) {
+            if (!(lm_paths[i] = dec_ini_resolve(ini, dec_ini_feature_arg(f, "path")))) {
+                rc = nomem(err);
+                goto done;
+            }
+            add_input(&inputs, lm_paths[i]);
+        }
+    }
+    int pt_binary = is_fsmt(pt_path);
+    if ((rc = check_output(&inputs, ini_out, err)) != 0 ||
+        (!pt_binary && (rc = check_output(&inputs, ppt_out, err)) != 0))
+        goto done;
+    /* the new ini goes where the common writer puts a file: through a symbolic link at ini_out to
+     * its target, never over anything that is not a regular file; under a temporary name there
+     * until it has loaded */
+    if ((rc = smt_file_target(ini_out, &ini_target, err)) != 0)
+        goto done;
+    if (asprintf(&ini_tmp, "%s.tmp-%ld", ini_target, (long)getpid()) < 0) {
+        ini_tmp = NULL;
+        rc = nomem(err);
+        goto done;
+    }
+    for (size_t i = 0; i < ini->n_features; i++) {
+        char *glm_out = NULL;
+        if (lm_paths[i] && !is_fsmt(lm_paths[i])) {
+            if (asprintf(&glm_out, "%s/%s.glm", out_dir, ini->features[i].name) < 0) {
+                rc = nomem(err);
+                goto done;
+            }
+            rc = check_output(&inputs, glm_out, err);
+            free(glm_out);
+            if (rc)
+                goto done;
+        }
+    }
+    if (pt_binary) {
+        if ((rc = absolute(pt_path, &pt_ref, err)) != 0)
+            goto done;
+    } else {
+        if (report)
+            fprintf(report, "fastsmt-binarize: %s + %s -> %s\n", pt_path,
+                    reo_path ? reo_path : "-", ppt_out);
+        if ((rc = dec_ppt_build(pt_path, reo_path, ppt_out, err)) != 0)
+            goto done;
+        if (!(pt_ref = strdup("phrase-table.ppt"))) {
+            rc = nomem(err);
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < ini->n_features; i++) {
+        const dec_ini_feature *f = &ini->features[i];
+        if (f == pt) {
+            new_lines[i] = rewrite(f, "ProbingPT", pt_ref, NULL);
+        } else if (f == lr) {
+            new_lines[i] = rewrite(f, NULL, NULL,
+                                   dec_ini_feature_arg(f, "property-index") ? NULL
+                                                                            : "property-index=0");
+        } else if (lm_paths[i]) {
+            char *ref = NULL;
+            if (is_fsmt(lm_paths[i])) {
+                if ((rc = absolute(lm_paths[i], &ref, err)) != 0)
+                    goto done;
+            } else {
+                char *glm_out = NULL;
+                if (asprintf(&glm_out, "%s/%s.glm", out_dir, f->name) < 0) {
+                    rc = nomem(err);
+                    goto done;
+                }
+                if (asprintf(&ref, "%s.glm", f->name) < 0) {
+                    free(glm_out);
+                    rc = nomem(err);
+                    goto done;
+                }
+                if (report)
+                    fprintf(report, "fastsmt-binarize: %s -> %s\n", lm_paths[i], glm_out);
+                rc = dec_glm_build(lm_paths[i], glm_out, err);
+                free(glm_out);
+                if (rc) {
+                    free(ref);
+                    goto done;
+                }
+            }
+            new_lines[i] = rewrite(f, NULL, ref, NULL);
+            free(ref);
+        } else {
+            continue;
+        }
+        if (!new_lines[i]) {
+            rc = nomem(err);
+            goto done;
+        }
+    }
+    /* copy the ini line by line, replacing the rewritten feature lines, under a temporary name */
+    if (!(in = fopen(ini_path, "r"))) {
+        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", ini_path);
+        goto done;
+    }
+    /* O_EXCL: a leftover temporary name (or a link planted there) is never followed */
+    unlink(ini_tmp);
+    int fd = open(ini_tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 || !(out = fdopen(fd, "w"))) {
+        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", ini_tmp);
+        if (fd >= 0)
+            close(fd);
+        goto done;
+    }
+    fprintf(out, "# Written by fastsmt-binarize from %s\n", ini_path);
+    char *line = NULL;
+    size_t cap = 0;
+    unsigned lineno = 0;
+    while (getline(&line, &cap, in) >= 0) {
+        lineno++;
+        size_t k = 0;
+        while (k < ini->n_features && !(ini->features[k].line == lineno && new_lines[k]))
+            k++;
+        if (k < ini->n_features)
+            fprintf(out, "%s\n", new_lines[k]);
+        else
+            fputs(line, out);
+    }
+    free(line);
+    int read_failed = ferror(in);
+    fclose(in);
+    in = NULL;
+    if (read_failed) {
+        rc = smt_err_set(err, SMT_ERR_IO, "%s: read error", ini_path);
+        goto done;
+    }
+    rc = smt_flush_output(out, ini_tmp, err);
+    if (!rc && fsync(fileno(out)) != 0)
+        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot sync", ini_tmp);
+    int close_rc = smt_close_output(out, ini_tmp, rc ? NULL : err);
+    out = NULL;
+    if (rc || (rc = close_rc) != 0)
+        goto done;
+    /* the binarized model must load before it is presented as the result */
+    dec_model *m = NULL;
+    smt_err le;
+    if ((rc = dec_model_load(&m, ini_tmp, NULL, &le)) != 0) {
+        smt_err_set(err, rc, "the binarized model does not load: %s", smt_err_text(&le, rc));
+        goto done;
+    }
+    dec_model_free(m);
+    /* the output path may have become something else meanwhile: checked again, as the writer does */
+    char *target_now = NULL;
+    rc = smt_file_target(ini_out, &target_now, err);
+    free(target_now);
+    if (!rc && rename(ini_tmp, ini_target) != 0)
+        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot rename %s into place", ini_out,
+                           ini_tmp);
+    if (!rc)
+        rc = smt_file_sync_dir(ini_target, err); /* the rename itself reaches the disk */
+done:
+    if (in)
+        fclose(in);
+    if (out)
+        fclose(out);
+    if (rc && ini_tmp)
+        unlink(ini_tmp);
+    for (size_t i = 0; new_lines && i < ini->n_features; i++)
+        free(new_lines[i]);
+    for (size_t i = 0; lm_paths && i < ini->n_features; i++)
+        free(lm_paths[i]);
+    free(new_lines), free(lm_paths);
+    free(ini_out), free(ini_target), free(ini_tmp), free(ppt_out), free(pt_ref);
+    free(pt_path), free(reo_path);
+    dec_ini_free(ini);
+    return rc;
+}
