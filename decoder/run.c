@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "dec_internal.h"
-#include "search.h"
+#include "dec_search.h"
 #include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_progress.h"

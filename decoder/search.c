@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search.h"
+#include "dec_search.h"
 #include "smt_hash.h"
 
 /* ---------------------------------------------------------------- arena */

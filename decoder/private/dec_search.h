@@ -1,4 +1,4 @@
-/* search.h — the search's data structures, shared by search.c (cube pruning) and nbest.c. */
+/* dec_search.h — the search's data structures, shared by search.c (cube pruning) and nbest.c. */
 #ifndef DEC_SEARCH_H
 #define DEC_SEARCH_H
 
