@@ -15,86 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dec_queue.h"
 #include "dec_search.h"
 #include "smt_hash.h"
 
-/* ---------------------------------------------------------------- arena */
-
-void *arena_alloc_slow(arena *a, size_t size)
-{
-    arena_chunk *c = a->head;
-    {
-        size_t want = size > ((size_t)1 << 20) ? size : ((size_t)1 << 20);
-        arena_chunk **pp = &a->spare;
-        while (*pp && (*pp)->size < want)
-            pp = &(*pp)->next;
-        if (*pp) {
-            c = *pp;
-            *pp = c->next;
-        } else {
-            c = malloc(sizeof *c + want);
-            if (!c)
-                return NULL;
-            c->size = want;
-        }
-        c->used = 0;
-        c->next = a->head;
-        a->head = c;
-    }
-    void *p = (char *)c->data + c->used;
-    c->used += size;
-    return p;
-}
-
-static void *arena_zalloc(arena *a, size_t size)
-{
-    void *p = arena_alloc(a, size);
-    if (p)
-        memset(p, 0, size);
-    return p;
-}
-
-void arena_reset(arena *a)
-{
-    while (a->head) {
-        arena_chunk *c = a->head;
-        a->head = c->next;
-        c->next = a->spare;
-        a->spare = c;
-    }
-}
-
-void arena_free(arena *a)
-{
-    arena_reset(a);
-    while (a->spare) {
-        arena_chunk *c = a->spare;
-        a->spare = c->next;
-        free(c);
-    }
-}
-
-/* ---------------------------------------------------------------- candidate queue */
-
-/* A heap entry is small (16 bytes: the heap moves entries around); the rest of a queued cube cell
- * lies in a side array, by slot. */
-typedef struct qitem {
-    double total; /* h->total and h->id, copied so that the heap stays within its array */
-    uint32_t id, slot;
-} qitem;
-
-typedef struct qcell {
-    hyp *h;
-    edge *e;
-    uint32_t x, y;
-} qcell;
-
-static inline int q_better(const qitem *a, const qitem *b)
-{
-    if (a->total != b->total)
-        return a->total > b->total;
-    return a->id < b->id;
-}
+/* ---------------------------------------------------------------- hypotheses */
 
 static inline int better(const hyp *a, const hyp *b)
 {
@@ -102,121 +27,6 @@ static inline int better(const hyp *a, const hyp *b)
         return a->total > b->total;
     return a->id < b->id;
 }
-
-typedef struct queue {
-    qitem *items;
-    size_t n, cap;
-    qcell *cells;
-    size_t n_cells, cap_cells;
-} queue;
-
-static int q_push(queue *q, qitem it)
-{
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 1024;
-        qitem *p = realloc(q->items, cap * sizeof *p);
-        if (!p)
-            return SMT_ERR_NOMEM;
-        q->items = p;
-        q->cap = cap;
-    }
-    size_t i = q->n++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!q_better(&it, &q->items[parent]))
-            break;
-        q->items[i] = q->items[parent];
-        i = parent;
-    }
-    q->items[i] = it;
-    return 0;
-}
-
-static qitem q_pop(queue *q)
-{
-    qitem top = q->items[0], last = q->items[--q->n];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, b = i;
-        const qitem *bh = &last;
-        if (l < q->n && q_better(&q->items[l], bh))
-            b = l, bh = &q->items[l];
-        if (r < q->n && q_better(&q->items[r], bh))
-            b = r;
-        if (b == i)
-            break;
-        q->items[i] = q->items[b];
-        i = b;
-    }
-    if (q->n)
-        q->items[i] = last;
-    return top;
-}
-
-/* ---------------------------------------------------------------- coverage */
-
-static inline int covered(const uint64_t *bits, size_t i) { return (bits[i >> 6] >> (i & 63)) & 1; }
-
-static double gaps_future(const dec_search *s, const uint64_t *bits)
-{
-    double f = 0;
-    size_t n = s->n;
-    for (size_t i = 0; i < n;) {
-        if (covered(bits, i)) {
-            i++;
-            continue;
-        }
-        size_t j = i;
-        while (j + 1 < n && !covered(bits, j + 1))
-            j++;
-        f += s->fc[i * n + j];
-        i = j + 1;
-    }
-    return f;
-}
-
-static cov *cov_get(dec_search *s, stack *st, const uint64_t *bits)
-{
-    uint64_t h = smt_hash_bytes(bits, s->nw * 8);
-    if (!st->cov_table || st->n_covs + 1 > (st->cov_mask + 1) / 2) {
-        uint32_t size = st->cov_table ? (st->cov_mask + 1) * 2 : 64;
-        cov **t = arena_zalloc(&s->ar, size * sizeof *t);
-        if (!t)
-            return NULL;
-        for (uint32_t i = 0; i < st->n_covs; i++) {
-            cov *c = st->covs[i];
-            c->hnext = t[c->hash & (size - 1)];
-            t[c->hash & (size - 1)] = c;
-        }
-        st->cov_table = t;
-        st->cov_mask = size - 1;
-    }
-    for (cov *c = st->cov_table[h & st->cov_mask]; c; c = c->hnext)
-        if (c->hash == h && memcmp(c->bits, bits, s->nw * 8) == 0)
-            return c;
-    cov *c = arena_zalloc(&s->ar, sizeof *c);
-    if (!c || !(c->bits = arena_alloc(&s->ar, s->nw * 8)))
-        return NULL;
-    memcpy(c->bits, bits, s->nw * 8);
-    c->hash = h;
-    c->future = gaps_future(s, bits);
-    uint32_t g = 0;
-    while (g < s->n && covered(bits, g))
-        g++;
-    c->first_gap = g;
-    if (st->n_covs == st->cap_covs) {
-        cov **p = arena_grow(&s->ar, st->covs, st->n_covs, &st->cap_covs, 16, sizeof *p);
-        if (!p)
-            return NULL;
-        st->covs = p;
-    }
-    st->covs[st->n_covs++] = c;
-    c->hnext = st->cov_table[h & st->cov_mask];
-    st->cov_table[h & st->cov_mask] = c;
-    return c;
-}
-
-/* ---------------------------------------------------------------- hypotheses */
 
 static uint64_t hyp_hash(const dec_search *s, const hyp *h)
 {
@@ -669,7 +479,7 @@ static int forward_todos(dec_search *s, uint32_t k)
                 for (size_t i = start; i <= end; i++)
                     bits[i >> 6] |= 1ull << (i & 63);
                 stack *to_st = &s->stacks[k + len];
-                cov *to = cov_get(s, to_st, bits);
+                cov *to = dec_cov_get(s, to_st, bits);
                 edge *e = arena_alloc(&s->ar, sizeof *e);
                 size_t seen_bytes = ((size_t)nh * o->n + 7) / 8;
                 if (!to || !e || !(e->seen = arena_zalloc(&s->ar, seen_bytes)))
@@ -886,7 +696,7 @@ int dec_search_run(dec_search *s, char **tokens, const uint32_t *lens, size_t n,
         if ((rc = stack_init(s, &s->stacks[k])))
             return smt_err_set(err, rc, "out of memory");
     uint64_t *zero = arena_zalloc(&s->ar, s->nw * 8);
-    cov *c0 = zero ? cov_get(s, &s->stacks[0], zero) : NULL;
+    cov *c0 = zero ? dec_cov_get(s, &s->stacks[0], zero) : NULL;
     hyp *h0 = arena_zalloc(&s->ar, s->hyp_size);
     if (!c0 || !h0)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");

@@ -1,55 +1,12 @@
-/* dec_search.h — the search's data structures, shared by search.c (cube pruning) and nbest.c. */
+/* dec_search.h — the search's data structures, shared by search.c (cube pruning), coverage.c and
+ * nbest.c; the arena is dec_arena.h, the queue dec_queue.h. */
 #ifndef DEC_SEARCH_H
 #define DEC_SEARCH_H
 
 #include <string.h>
 
+#include "dec_arena.h"
 #include "dec_internal.h"
-
-/* A per-sentence bump allocator: everything a sentence allocates dies together. */
-typedef struct arena_chunk {
-    struct arena_chunk *next;
-    size_t size, used;
-    max_align_t data[];
-} arena_chunk;
-
-typedef struct arena {
-    arena_chunk *head;   /* current chunk */
-    arena_chunk *spare;  /* chunks kept for the next sentence */
-} arena;
-
-void *arena_alloc_slow(arena *a, size_t size);
-
-/* Bump allocation, 16-byte aligned; a new chunk only when the current one is full. */
-static inline void *arena_alloc(arena *a, size_t size)
-{
-    size = (size + 15) & ~(size_t)15;
-    arena_chunk *c = a->head;
-    if (__builtin_expect(c != NULL && c->used + size <= c->size, 1)) {
-        void *p = (char *)c->data + c->used;
-        c->used += size;
-        return p;
-    }
-    return arena_alloc_slow(a, size);
-}
-void arena_reset(arena *a);
-void arena_free(arena *a);
-
-/* Grows an arena-backed array that holds n elements of elem bytes in *cap slots (n == *cap): a copy
- * with twice the slots (initial slots when *cap is 0). Returns the new array and updates *cap, or
- * returns NULL (out of memory) leaving both as they were. */
-static inline void *arena_grow(arena *a, const void *old, uint32_t n, uint32_t *cap, uint32_t initial,
-                               size_t elem)
-{
-    uint32_t c = *cap ? *cap * 2 : initial;
-    void *p = arena_alloc(a, (size_t)c * elem);
-    if (!p)
-        return NULL;
-    if (n)
-        memcpy(p, old, (size_t)n * elem);
-    *cap = c;
-    return p;
-}
 
 struct cov;
 
@@ -149,6 +106,13 @@ struct dec_search {
     hyp *best;
     dec_output out;           /* what the lines show */
 };
+
+/* 1 when source position i is covered in bits. */
+static inline int covered(const uint64_t *bits, size_t i) { return (bits[i >> 6] >> (i & 63)) & 1; }
+
+/* The coverage of stack st with these bits, made (with the future cost of its gaps) when new;
+ * NULL when out of memory (coverage.c). */
+cov *dec_cov_get(dec_search *s, stack *st, const uint64_t *bits);
 
 /* log10 p(w | *in) of LM l, through the worker's cache; the new state goes to *out. */
 static inline float dec_lm_cached(dec_search *s, unsigned l, const glm_state *in, uint32_t w,
