@@ -36,8 +36,8 @@ typedef struct dec_run_options dec_run_options; /* below, with dec_run */
 /* Settings that override the ini (Moses's command-line flags). The value dec_options_default sets
  * (-1; a negative beam threshold) keeps the ini's value (or the default when the ini has none);
  * any other value outside its documented range makes dec_model_load fail with SMT_ERR_ARG.
- * The ini's [mark-unknown] is read as the flag; what a line shows besides its words
- * (segmentation, alignment) is a run option (dec_run_options), not the model's. */
+ * What a line shows besides the translation's words (segmentation, alignment, marked unknown
+ * words) is a run option (dec_run_options), not the model's. */
 typedef struct dec_options {
     int stack_size;               /* -s (default 200), 1 .. DEC_MAX_STACK */
     int pop_limit;                /* -cube-pruning-pop-limit (default 1000), 1 .. DEC_MAX_POP_LIMIT */
@@ -48,9 +48,6 @@ typedef struct dec_options {
     int max_phrase_len;           /* -max-phrase-length (-1: the ini's, default 20) */
     int table_limit;              /* -ttable-limit (-1: the phrase table's table-limit, default 20) */
     double beam_threshold;        /* -b / -beam-threshold (< 0: the ini's, default 1e-5) */
-    int mark_unknown;             /* -mark-unknown: unknown words printed as prefix word suffix */
-    const char *unknown_prefix;   /* -unknown-word-prefix (NULL: "UNK") */
-    const char *unknown_suffix;   /* -unknown-word-suffix (NULL: "") */
     int verify;                   /* --verify / -verify-models: check every checksum of the binary
                                    * tables and LMs at load (reads every byte once) */
 } dec_options;
@@ -162,6 +159,10 @@ typedef struct dec_run_options {
     int nbest_segmentation;     /* -include-segmentation-in-n-best: the same in n-best words */
     int print_alignment;        /* -print-alignment-info: "words ||| s-t s-t ..." in the 1-best */
     int nbest_alignment;        /* -print-alignment-info-in-n-best: " ||| s-t ..." after the total */
+    int mark_unknown;           /* -mark-unknown: unknown words printed as prefix word suffix (the
+                                 * scores are the same) */
+    const char *unknown_prefix; /* -unknown-word-prefix (NULL: the ini's, else "UNK") */
+    const char *unknown_suffix; /* -unknown-word-suffix (NULL: the ini's, else "") */
     int resolved;               /* set by dec_run_options_resolve */
     char *owned_[2];            /* private: what dec_run_options_resolve allocated */
 } dec_run_options;
@@ -173,6 +174,7 @@ void dec_run_options_default(dec_run_options *o);
  * (out is then released). Release out with dec_run_options_release. */
 int dec_run_options_resolve(const dec_model *m, const dec_run_options *given,
                             dec_run_options *out, smt_err *err);
+/* Resolved options may point into m's ini: use them while m is loaded. */
 /* Frees what dec_run_options_resolve allocated (not the streams the caller gave). */
 void dec_run_options_release(dec_run_options *o);
 

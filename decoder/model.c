@@ -512,17 +512,6 @@ static int setting(const dec_ini *ini, const char *section, int opt_set, int opt
     return 0;
 }
 
-/* A boolean output setting: the flag, or the ini's section ([report-segmentation] as -t). */
-static int bool_setting(const dec_ini *ini, const char *section, int opt_value, int *out,
-                        smt_err *err)
-{
-    int v = 0, rc = dec_ini_param_bool(ini, section, &v, err);
-    if (rc < 0)
-        return rc;
-    *out = opt_value || v;
-    return 0;
-}
-
 /* The search settings and output options: flags (opt) first, then the ini, then the defaults; all
  * numbers strict and range-checked (docs/decoder.md lists the ranges). */
 static int search_settings(dec_model *m, const dec_options *opt, const dec_ini_feature *pt_f,
@@ -575,18 +564,13 @@ static int search_settings(dec_model *m, const dec_options *opt, const dec_ini_f
     static const char *const output_sections[] = {"report-segmentation",
                                                   "include-segmentation-in-n-best",
                                                   "print-alignment-info",
-                                                  "print-alignment-info-in-n-best"};
+                                                  "print-alignment-info-in-n-best",
+                                                  "mark-unknown"};
     for (size_t i = 0; i < sizeof output_sections / sizeof *output_sections; i++) {
         int v;
         if ((rc = dec_ini_param_bool(ini, output_sections[i], &v, err)) < 0)
             return rc;
     }
-    if ((rc = bool_setting(ini, "mark-unknown", opt->mark_unknown, &m->mark_unknown, err)))
-        return rc;
-    const char *pre = dec_ini_param(ini, "unknown-word-prefix");
-    const char *suf = dec_ini_param(ini, "unknown-word-suffix");
-    m->unk_prefix = opt->unknown_prefix ? opt->unknown_prefix : pre ? pre : "UNK";
-    m->unk_suffix = opt->unknown_suffix ? opt->unknown_suffix : suf ? suf : "";
     /* one decoding path of one factor: [mapping] "0 T 0" (or "T 0"), [input-factors] 0;
      * anything else (factored models, generation steps, several paths) is not ignored */
     char *const *mv;

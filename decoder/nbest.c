@@ -123,10 +123,10 @@ static int append_words(const dec_search *s, dec_buf *b, hyp *const *path, size_
             size_t wl;
             const char *w =
                 dec_word(s->m, c->words[k], (const char *const *)s->tokens, s->lens, &wl);
-            int mark = s->m->mark_unknown && (c->words[k] & DEC_PASS_BIT);
-            if ((mark && dec_buf_append(b, s->m->unk_prefix, strlen(s->m->unk_prefix))) ||
+            int mark = s->out.mark_unknown && (c->words[k] & DEC_PASS_BIT);
+            if ((mark && dec_buf_append(b, s->out.unk_prefix, strlen(s->out.unk_prefix))) ||
                 dec_buf_append(b, w, wl) ||
-                (mark && dec_buf_append(b, s->m->unk_suffix, strlen(s->m->unk_suffix))) ||
+                (mark && dec_buf_append(b, s->out.unk_suffix, strlen(s->out.unk_suffix))) ||
                 dec_buf_append(b, " ", 1))
                 return SMT_ERR_NOMEM;
         }

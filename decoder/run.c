@@ -58,15 +58,30 @@ int dec_worker_set_options(dec_worker *w, const dec_run_options *opt, smt_err *e
     w->s->out.seg_nbest = o->nbest_segmentation > 0;
     w->s->out.align_inline = o->print_alignment > 0;
     w->s->out.align_nbest = o->nbest_alignment > 0;
+    w->s->out.mark_unknown = o->mark_unknown > 0;
+    char *pre = strdup(o->unknown_prefix ? o->unknown_prefix : "UNK");
+    char *suf = strdup(o->unknown_suffix ? o->unknown_suffix : "");
+    if (!pre || !suf) {
+        free(pre), free(suf);
+        rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    } else {
+        free(w->s->out.unk_prefix), free(w->s->out.unk_suffix);
+        w->s->out.unk_prefix = pre;
+        w->s->out.unk_suffix = suf;
+    }
     if (o == &tmp)
         dec_run_options_release(&tmp);
-    return 0;
+    return rc;
 }
 
 void dec_worker_free(dec_worker *w)
 {
     if (!w)
         return;
+    if (w->s) {
+        free(w->s->out.unk_prefix);
+        free(w->s->out.unk_suffix);
+    }
     dec_search_free(w->s);
     free(w->line);
     free(w->tokens);

@@ -16,6 +16,7 @@ void dec_run_options_default(dec_run_options *o)
     o->n_best = -1;
     o->report_segmentation = o->nbest_segmentation = -1;
     o->print_alignment = o->nbest_alignment = -1;
+    o->mark_unknown = -1;
 }
 
 void dec_run_options_release(dec_run_options *o)
@@ -84,9 +85,18 @@ int dec_run_options_resolve(const dec_model *m, const dec_run_options *given,
     long long x;
     int rc = 0, b = 0;
     static const char *const shows[] = {"report-segmentation", "include-segmentation-in-n-best",
-                                        "print-alignment-info", "print-alignment-info-in-n-best"};
+                                        "print-alignment-info", "print-alignment-info-in-n-best",
+                                        "mark-unknown"};
     int *show[] = {&out->report_segmentation, &out->nbest_segmentation, &out->print_alignment,
-                   &out->nbest_alignment};
+                   &out->nbest_alignment, &out->mark_unknown};
+    if (!out->unknown_prefix) {
+        const char *v = dec_model_param(m, "unknown-word-prefix");
+        out->unknown_prefix = v ? v : "UNK";
+    }
+    if (!out->unknown_suffix) {
+        const char *v = dec_model_param(m, "unknown-word-suffix");
+        out->unknown_suffix = v ? v : "";
+    }
     for (size_t i = 0; i < sizeof shows / sizeof *shows && rc >= 0; i++)
         if (*show[i] < 0) {
             *show[i] = 0;

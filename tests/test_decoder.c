@@ -1201,3 +1201,32 @@ Test(decoder, dec_binarize_in_the_library)
     cr_assert_str_eq(before, after);
     free(before), free(after), free(report), free(ini), free(dir), free(bin_ini);
 }
+
+/* -mark-unknown and its prefix/suffix are a worker's run options too: the worker keeps its own copy
+ * of the strings (the caller's may go away), and the scores do not change. */
+Test(decoder, mark_unknown_is_a_run_option)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini");
+    dec_model *m = dtu_load(ini, NULL);
+    dec_worker *w;
+    smt_err e;
+    cr_assert_eq(dec_worker_create(&w, m, &e), 0);
+    dec_run_options o;
+    dec_run_options_default(&o);
+    char *pre = strdup("<"), *suf = strdup(">");
+    o.mark_unknown = 1, o.unknown_prefix = pre, o.unknown_suffix = suf;
+    cr_assert_eq(dec_worker_set_options(w, &o, &e), 0, "%s", e.msg);
+    free(pre), free(suf);
+    dec_buf b = {0}, plain = {0};
+    double s1, s2;
+    cr_assert_eq(dec_translate(w, "a q", 3, 0, &b, NULL, 0, 0, &s1, &e), 0);
+    cr_assert_str_eq(b.data, "A <q> \n");
+    cr_assert_eq(dec_worker_set_options(w, NULL, &e), 0);
+    cr_assert_eq(dec_translate(w, "a q", 3, 0, &plain, NULL, 0, 0, &s2, &e), 0);
+    cr_assert_str_eq(plain.data, "A q \n");
+    cr_assert_eq(s1, s2);
+    dec_buf_free(&b), dec_buf_free(&plain);
+    dec_worker_free(w);
+    dec_model_free(m);
+    free(ini);
+}

@@ -138,13 +138,13 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "-show-weights")) {
             ro.show_weights = 1;
         } else if (!strcmp(a, "-mark-unknown") || !strcmp(a, "-mu")) {
-            opt.mark_unknown = 1;
+            ro.mark_unknown = 1;
         } else if (!strcmp(a, "-unknown-word-prefix") || !strcmp(a, "-unknown-word-suffix")) {
             if (!v) {
                 fprintf(stderr, "fastsmt: %s needs a string\n", a);
                 return 2;
             }
-            *(a[14] == 'p' ? &opt.unknown_prefix : &opt.unknown_suffix) = v, i++;
+            *(a[14] == 'p' ? &ro.unknown_prefix : &ro.unknown_suffix) = v, i++;
         } else if (!strcmp(a, "-v") || !strcmp(a, "-verbose")) {
             if (int_flag(a, v, 0, MAX_VERBOSE, &ro.verbose))
                 return 2;

@@ -136,8 +136,6 @@ struct dec_model {
     float w_reo[DEC_MAX_REO_SCORES];
     /* search settings */
     int stack_size, pop_limit, distortion_limit, table_limit, max_phrase_len;
-    int mark_unknown;              /* -mark-unknown: passed-through words as prefix word suffix */
-    const char *unk_prefix, *unk_suffix;
     float beam_width;              /* ln of Moses's beam-threshold (0 keeps every hypothesis) */
     /* the candidate cache: open addressing, lock-free insert (entries immutable once published) */
     _Atomic(dec_centry *) *cache;
@@ -191,6 +189,8 @@ typedef struct dec_output {
     int seg_best, seg_nbest;       /* the source span of each phrase (Moses's -t) */
     int align_inline, align_nbest; /* the word alignment in the 1-best / n-best lines
                                     * (-print-alignment-info, -print-alignment-info-in-n-best) */
+    int mark_unknown;              /* -mark-unknown: passed-through words as prefix word suffix */
+    char *unk_prefix, *unk_suffix; /* the worker's copies */
 } dec_output;
 
 typedef struct dec_search dec_search;
