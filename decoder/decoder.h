@@ -183,12 +183,13 @@ void dec_run_options_release(dec_run_options *o);
  * names, opened for writing here and closed, with its errors checked, before this returns; "-"
  * for the n-best list: out). opt NULL or not yet resolved: dec_run_options_resolve is applied
  * first, so that a library caller gets the ini's settings as the fastsmt tool does.
- * A sentence that is too long is reported on warn and gives an empty line. A sentence that cannot
- * be translated for another reason (a damaged phrase-table group) is reported on warn ("line N:
- * ...") and gives an empty line too; the other lines are translated and the call then fails with
- * that error. A read error on in is an error (SMT_ERR_IO naming the line), never an end of input.
- * stats (may be NULL): lines, tokens, seconds, summed 1-best model score. Returns 0, SMT_ERR_IO,
- * SMT_ERR_PARSE (the ini's run settings), SMT_ERR_NOMEM or SMT_ERR_CORRUPT. */
+ * A sentence that cannot be translated (more than DEC_MAX_SENTENCE tokens, or a damaged
+ * phrase-table group) is reported on warn ("line N: ...") and gives an empty line (and an empty
+ * alignment line); the other lines are translated and the call then fails with the first such
+ * error (SMT_ERR_LIMIT or SMT_ERR_CORRUPT). A read error on in is an error (SMT_ERR_IO naming the
+ * line), never an end of input. stats (may be NULL): lines, tokens, refused lines, seconds, summed
+ * 1-best model score. Returns 0, SMT_ERR_IO, SMT_ERR_PARSE or SMT_ERR_ARG (the run settings),
+ * SMT_ERR_LIMIT, SMT_ERR_CORRUPT or SMT_ERR_NOMEM. */
 typedef struct dec_run_stats {
     uint64_t lines, tokens, refused;
     double seconds, score_sum;
