@@ -19,6 +19,7 @@
 
 #include "decoder.h"
 #include "smt_bleu.h"
+#include "smt_num.h"
 #include "smt_progress.h"
 
 /* ---------------------------------------------------------------- BLEU */
@@ -93,31 +94,77 @@ static double peak_rss_mb(void)
     return ru.ru_maxrss / 1024.0;
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: bench_decoder -f moses.ini [-i input] [-r ref]... [-t 1,2] [-s S] [-cbp P]\n"
+               "                     [-o out_prefix]\n"
+               "Loads the model and translates the input once per thread count of -t, printing\n"
+               "load time, words/s, mean model score, BLEU against the -r references and peak\n"
+               "memory. Without -i: $FASTSMT_SHARED/data/bible/test-a.es (reference test-a.en).\n"
+               "-s 1..%d, -cbp 1..%d (default: the ini's).\n",
+            DEC_MAX_STACK, DEC_MAX_POP_LIMIT);
+}
+
 int main(int argc, char **argv)
 {
     const char *ini = NULL, *input = NULL, *refs_path[4], *threads_arg = "1,2", *prefix = NULL;
     int n_refs = 0;
     dec_options opt;
     dec_options_default(&opt);
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "-f"))
-            ini = argv[i + 1];
-        else if (!strcmp(argv[i], "-i"))
-            input = argv[i + 1];
-        else if (!strcmp(argv[i], "-r") && n_refs < 4)
-            refs_path[n_refs++] = argv[i + 1];
-        else if (!strcmp(argv[i], "-t"))
-            threads_arg = argv[i + 1];
-        else if (!strcmp(argv[i], "-s"))
-            opt.stack_size = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "-cbp"))
-            opt.pop_limit = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "-o"))
-            prefix = argv[i + 1];
-        else {
-            fprintf(stderr, "bench_decoder: unknown argument %s\n", argv[i]);
+    smt_err e;
+    for (int i = 1; i < argc; i += 2) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return fflush(stdout) || ferror(stdout) ? 1 : 0;
+        }
+        if (!v) {
+            fprintf(stderr, "bench_decoder: %s needs a value\n", a);
             return 2;
         }
+        if (!strcmp(a, "-f"))
+            ini = v;
+        else if (!strcmp(a, "-i"))
+            input = v;
+        else if (!strcmp(a, "-r")) {
+            if (n_refs == 4) {
+                fprintf(stderr, "bench_decoder: at most 4 references (-r)\n");
+                return 2;
+            }
+            refs_path[n_refs++] = v;
+        } else if (!strcmp(a, "-t"))
+            threads_arg = v;
+        else if (!strcmp(a, "-s")) {
+            if (smt_parse_int_arg("-s", v, 1, DEC_MAX_STACK, &opt.stack_size, &e)) {
+                fprintf(stderr, "bench_decoder: %s\n", e.msg);
+                return 2;
+            }
+        } else if (!strcmp(a, "-cbp")) {
+            if (smt_parse_int_arg("-cbp", v, 1, DEC_MAX_POP_LIMIT, &opt.pop_limit, &e)) {
+                fprintf(stderr, "bench_decoder: %s\n", e.msg);
+                return 2;
+            }
+        } else if (!strcmp(a, "-o"))
+            prefix = v;
+        else {
+            fprintf(stderr, "bench_decoder: unknown argument %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    /* the thread counts, checked before any work */
+    for (const char *p = threads_arg;;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        long long t;
+        if (smt_parse_ll(p, len, 0, 1024, &t)) {
+            fprintf(stderr, "bench_decoder: -t '%s': a comma-separated list of thread counts "
+                            "(0..1024) is expected\n", threads_arg);
+            return 2;
+        }
+        if (!c)
+            break;
+        p = c + 1;
     }
     static char def_in[4096], def_ref[4096];
     const char *shared = getenv("FASTSMT_SHARED");
@@ -129,8 +176,7 @@ int main(int argc, char **argv)
             refs_path[n_refs++] = def_ref;
     }
     if (!ini || !input) {
-        fprintf(stderr, "usage: bench_decoder -f moses.ini [-i input] [-r ref]... [-t 1,2] "
-                        "[-s S] [-cbp P] [-o out_prefix]\n");
+        usage(stderr);
         return 2;
     }
     size_t in_len;
@@ -151,7 +197,9 @@ int main(int argc, char **argv)
     }
     char *targs = strdup(threads_arg), *save = NULL;
     for (char *tk = strtok_r(targs, ",", &save); tk; tk = strtok_r(NULL, ",", &save)) {
-        unsigned threads = (unsigned)atoi(tk);
+        long long tv = 0;
+        smt_parse_ll(tk, strlen(tk), 0, 1024, &tv); /* checked above */
+        unsigned threads = (unsigned)tv;
         smt_err err;
         dec_model *m;
         double t0 = smt_now();
@@ -178,9 +226,15 @@ int main(int argc, char **argv)
             char path[4096];
             snprintf(path, sizeof path, "%s.%ut.out", prefix, threads);
             FILE *f = fopen(path, "w");
+            int bad = !f;
             if (f) {
-                fwrite(out, 1, out_len, f);
-                fclose(f);
+                bad = fwrite(out, 1, out_len, f) != out_len;
+                bad |= fflush(f) != 0 || ferror(f);
+                bad |= fclose(f) != 0;
+            }
+            if (bad) {
+                perror(path);
+                return 1;
             }
         }
         lines hyp = split_lines(out);
@@ -204,5 +258,9 @@ int main(int argc, char **argv)
         free(refs[r].v[0] ? refs[r].v : NULL);
     }
     free(in_text);
+    if (fflush(stdout) || ferror(stdout) || fclose(stdout)) {
+        perror("bench_decoder: <stdout>");
+        return 1;
+    }
     return 0;
 }

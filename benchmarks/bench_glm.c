@@ -7,6 +7,7 @@
  * The KenLM anchors (same files, same machine kind; ../shared/reference/anchors.md) are printed as
  * ratios: probing 4.4 M tokens/s single thread and 183.5 MB, trie 2.3 M tokens/s and 98.5 MB. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 #include "glm.h"
 #include "smt_lines.h"
+#include "smt_num.h"
 #include "smt_progress.h"
 
 #define KENLM_PROBING_TPS 4.4e6
@@ -257,10 +259,41 @@ static void gpu_speed(const glm_model *m, const glm_word *rows, size_t n)
 }
 #endif
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: bench_glm [--arpa big.arpa | --model big.glm] [--text sample] "
+               "[--karpa small.arpa] [--out dir] [--reps N] [--quick | --gpu-only]\n"
+               "  --arpa: build time and size (then the model measured is the one built)\n"
+               "  --model with --text: the perplexity task, rows/s against batch size, the GPU\n"
+               "  --karpa with --text: build and query speed for several node sizes K\n"
+               "  one line per measurement on stdout: glm_bench <name> key=value ...\n");
+}
+
+/* Flushes and closes stdout: 0, or 1 with a message when a write failed. */
+static int close_stdout(void)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
+    if (!bad) {
+        errno = 0;
+        bad = fclose(stdout) != 0;
+        e = errno;
+    }
+    if (bad)
+        fprintf(stderr, "bench_glm: writing the output failed: %s\n", strerror(e ? e : EIO));
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     const char *arpa = NULL, *model = NULL, *text = NULL, *karpa = NULL, *outdir = "/tmp";
     int reps = 3, quick = 0, gpu_only = 0;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return close_stdout();
+        }
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--arpa") == 0)
             arpa = argv[++i];
@@ -276,13 +309,25 @@ int main(int argc, char **argv)
             quick = 1;
         else if (strcmp(argv[i], "--gpu-only") == 0)
             gpu_only = 1;
-        else if (i + 1 < argc && strcmp(argv[i], "--reps") == 0)
-            reps = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: bench_glm [--arpa big.arpa | --model big.glm] [--text sample] "
-                            "[--karpa small.arpa] [--out dir] [--reps N] [--quick | --gpu-only]\n");
+        else if (strcmp(argv[i], "--reps") == 0) {
+            smt_err e;
+            if (smt_parse_int_arg("--reps", i + 1 < argc ? argv[++i] : NULL, 1, 1000000, &reps,
+                                  &e)) {
+                fprintf(stderr, "bench_glm: %s\n", e.msg);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "bench_glm: unknown or incomplete option %s\n", argv[i]);
+            usage(stderr);
             return 2;
         }
+    }
+    /* something to measure: a build, or a model (given or built) with a text */
+    if (!arpa && !((model && text) || (karpa && text))) {
+        fprintf(stderr, "bench_glm: nothing to measure: give --arpa, or --model/--arpa with "
+                        "--text, or --karpa with --text\n");
+        usage(stderr);
+        return 2;
     }
     char path[4096];
     if (arpa) {
@@ -305,12 +350,12 @@ int main(int argc, char **argv)
             gpu_speed(m, rows, n);
             free(rows);
             glm_close(m);
-            return 0;
+            return close_stdout();
         }
         if (quick) { /* --quick: only the single-thread fast path, the issue-3 measurement */
             perplexity(m, text, GLM_PATH_FAST, 1, reps, " index=1");
             glm_close(m);
-            return 0;
+            return close_stdout();
         }
         perplexity(m, text, GLM_PATH_REF, 1, 1, "");
         perplexity(m, text, GLM_PATH_FAST, 1, reps, " index=1");
@@ -351,5 +396,5 @@ int main(int argc, char **argv)
             remove(path);
         }
     }
-    return 0;
+    return close_stdout();
 }

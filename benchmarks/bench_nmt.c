@@ -7,8 +7,9 @@
  *   words backend=cpu task=score sentences=500 words=15000 seconds=2.1 words_per_s=7100
  *   nbest backend=cpu sharing=1 sentences=200 hypotheses=15000 ... hyps_per_s=2900 (n-best scoring,
  *   with and without prefix sharing)
- * Usage: bench_nmt [--quick] [--no-cpu-outlayer] [--model DIR --source SRC --target TGT [--n N]]
- *                  [--beam K] [--threads N] [--nbest LIST] */
+ *   load backend=cpu seconds=0.41 (model load: read, shape and finiteness checks, conversion)
+ * Usage: bench_nmt [--quick] [--no-cpu-outlayer] [--model DIR [--load]] [--source SRC --target TGT
+ *                  [--n N]] [--beam K] [--threads N] [--nbest LIST]; --help */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -19,7 +20,9 @@
 #include "nmt.h"
 #include "nmt_cuda.h"
 #include "nmt_out_fast.h"
+#include "nmt_rescore.h"
 #include "smt_lines.h"
+#include "smt_num.h"
 
 static double now(void)
 {
@@ -209,14 +212,14 @@ static void bench_words(const char *model, const char *src_path, const char *tgt
 
 /* Scoring an n-best list (the work of nmt rescore): hypotheses of sentence ids < max against their
  * source lines, with and without prefix sharing (same scores; nmt_ctx_options.no_sharing). */
-static void bench_nbest(const char *model, const char *src_path, const char *nbest_path, int max,
-                        unsigned threads)
+static int bench_nbest(const char *model, const char *src_path, const char *nbest_path, int max,
+                       unsigned threads)
 {
     nmt_model *m;
     smt_err err;
     if (nmt_model_open(&m, model, &err)) {
         fprintf(stderr, "bench_nmt: %s\n", err.msg);
-        return;
+        return 1;
     }
     int ns;
     nmt_sentence *src = read_sents(m, 0, src_path, max, &ns);
@@ -224,34 +227,41 @@ static void bench_nbest(const char *model, const char *src_path, const char *nbe
     if (!src || smt_lines_open(&r, nbest_path, 0, &err)) {
         fprintf(stderr, "bench_nmt: %s\n", src ? err.msg : "cannot read the source");
         nmt_model_free(m);
-        return;
+        return 1;
     }
     size_t n = 0, cap = 1024;
     nmt_sentence *hs = malloc(cap * sizeof *hs), *hsrc = malloc(cap * sizeof *hsrc);
     char *line;
     size_t len;
     long words = 0;
-    while (smt_lines_next(r, &line, &len, &err) == 1) {
-        char *sep = strstr(line, " ||| "), *end = sep ? strstr(sep + 5, " ||| ") : NULL;
-        long id = strtol(line, NULL, 10);
-        if (!end || id < 0 || id >= ns)
+    int rc;
+    while ((rc = smt_lines_next(r, &line, &len, &err)) == 1) {
+        nmt_nbest_line nb;
+        if (nmt_nbest_parse(line, &nb)) {
+            rc = smt_err_set(&err, SMT_ERR_PARSE, "%s:%llu: not a Moses n-best line", nbest_path,
+                             (unsigned long long)smt_lines_lineno(r));
+            break;
+        }
+        if (nb.id >= ns) /* beyond the --n sentences measured */
             continue;
-        *end = 0;
+        long id = nb.id;
         if (n == cap) {
             cap *= 2;
             hs = realloc(hs, cap * sizeof *hs);
             hsrc = realloc(hsrc, cap * sizeof *hsrc);
         }
-        size_t k = nmt_model_tokenize(m, 1, sep + 5, NULL, 0);
+        size_t k = nmt_model_tokenize(m, 1, nb.words, NULL, 0);
         int32_t *ids = malloc((k ? k : 1) * sizeof *ids);
-        nmt_model_tokenize(m, 1, sep + 5, ids, k);
+        nmt_model_tokenize(m, 1, nb.words, ids, k);
         hs[n] = (nmt_sentence){ids, (int)k};
         hsrc[n++] = src[id]; /* one array per sentence, as nmt rescore passes them */
         words += (long)k + 1;
     }
     smt_lines_close(r);
+    if (rc < 0) /* nothing measured on a list that could not be read */
+        fprintf(stderr, "bench_nmt: %s\n", err.msg);
     float *lp = malloc((n ? n : 1) * sizeof *lp);
-    for (int b = 0; b < 2; b++)
+    for (int b = 0; b < 2 && rc >= 0; b++)
         for (int share = 1; share >= 0; share--) {
             nmt_ctx *c;
             nmt_ctx_options o = {b ? NMT_BACKEND_CUDA : NMT_BACKEND_CPU, 0, threads, 64, !share};
@@ -261,9 +271,9 @@ static void bench_nbest(const char *model, const char *src_path, const char *nbe
                 break;
             }
             double t0 = now();
-            int rc = nmt_score(c, n, hsrc, hs, lp, &err);
+            int src_rc = nmt_score(c, n, hsrc, hs, lp, &err);
             double t = now() - t0;
-            if (rc)
+            if (src_rc)
                 printf("nbest backend=%s error=\"%s\"\n", name, err.msg);
             else
                 printf("nbest backend=%s sharing=%d sentences=%d hypotheses=%zu words=%ld "
@@ -278,44 +288,98 @@ static void bench_nbest(const char *model, const char *src_path, const char *nbe
         free((void *)src[i].ids);
     free(hs), free(hsrc), free(src), free(lp);
     nmt_model_free(m);
+    return rc < 0;
+}
+
+/* Loading a model: reading, checking (shapes, and every weight finite) and converting. */
+static int bench_load(const char *model)
+{
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        nmt_model *m;
+        smt_err err;
+        double t0 = now();
+        if (nmt_model_open(&m, model, &err)) {
+            fprintf(stderr, "bench_nmt: %s\n", err.msg);
+            return 1;
+        }
+        best = fmin(best, now() - t0);
+        nmt_model_free(m);
+    }
+    printf("load backend=cpu seconds=%.3f\n", best);
+    fflush(stdout);
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: bench_nmt [--quick] [--no-cpu-outlayer] [--model DIR [--load]] [--source SRC]\n"
+          "                 [--target TGT] [--nbest LIST] [--n N] [--beam K] [--threads N]\n"
+          "  output layer (CPU, and CUDA when present) fused vs unfused; with --model, --source\n"
+          "  and --target: words/s of scoring and translation; with --model, --source and --nbest:\n"
+          "  n-best scoring with and without prefix sharing; --load: model load time only.\n",
+          f);
 }
 
 int main(int argc, char **argv)
 {
     const char *model = NULL, *src = NULL, *tgt = NULL, *nbest = NULL;
-    int quick = 0, cpu_out = 1, n = 200, beam = 5;
-    unsigned threads = 0;
+    int quick = 0, cpu_out = 1, n = 200, beam = 5, threads = 0, load_only = 0;
+    smt_err err;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick"))
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int rc = 0;
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+            usage(stdout);
+            return fflush(stdout) || ferror(stdout) ? 1 : 0;
+        } else if (!strcmp(o, "--quick"))
             quick = 1;
-        else if (!strcmp(argv[i], "--no-cpu-outlayer"))
+        else if (!strcmp(o, "--no-cpu-outlayer"))
             cpu_out = 0;
-        else if (!strcmp(argv[i], "--model") && i + 1 < argc)
-            model = argv[++i];
-        else if (!strcmp(argv[i], "--source") && i + 1 < argc)
-            src = argv[++i];
-        else if (!strcmp(argv[i], "--target") && i + 1 < argc)
-            tgt = argv[++i];
-        else if (!strcmp(argv[i], "--nbest") && i + 1 < argc)
-            nbest = argv[++i];
-        else if (!strcmp(argv[i], "--n") && i + 1 < argc)
-            n = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--beam") && i + 1 < argc)
-            beam = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-            threads = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(o, "--load"))
+            load_only = 1;
+        else if (!v) {
+            fprintf(stderr, "bench_nmt: unknown option or missing value: '%s'\n", o);
+            usage(stderr);
+            return 2;
+        } else if (!strcmp(o, "--model"))
+            model = v, i++;
+        else if (!strcmp(o, "--source"))
+            src = v, i++;
+        else if (!strcmp(o, "--target"))
+            tgt = v, i++;
+        else if (!strcmp(o, "--nbest"))
+            nbest = v, i++;
+        else if (!strcmp(o, "--n"))
+            rc = smt_parse_int_arg(o, v, 1, 100000000, &n, &err), i++;
+        else if (!strcmp(o, "--beam"))
+            rc = smt_parse_int_arg(o, v, 1, NMT_MAX_K, &beam, &err), i++;
+        else if (!strcmp(o, "--threads"))
+            rc = smt_parse_int_arg(o, v, 0, 4096, &threads, &err), i++;
         else {
-            fprintf(stderr, "usage: bench_nmt [--quick] [--no-cpu-outlayer] [--model DIR --source SRC "
-                            "--target TGT [--n N] [--beam K] [--threads N]] [--nbest LIST (with --model, --source)]\n");
+            fprintf(stderr, "bench_nmt: unknown option '%s'\n", o);
+            usage(stderr);
+            return 2;
+        }
+        if (rc) {
+            fprintf(stderr, "bench_nmt: %s\n", err.msg);
             return 2;
         }
     }
+    if (load_only && !model) {
+        fprintf(stderr, "bench_nmt: --load needs --model\n");
+        return 2;
+    }
+    if (load_only)
+        return bench_load(model);
     if (cpu_out)
         bench_cpu_outlayer(quick);
     bench_gpu_outlayer();
+    if (model && bench_load(model))
+        return 1;
     if (model && src && tgt)
-        bench_words(model, src, tgt, n, beam, threads);
-    if (model && src && nbest)
-        bench_nbest(model, src, nbest, n, threads);
-    return 0;
+        bench_words(model, src, tgt, n, beam, (unsigned)threads);
+    if (model && src && nbest && bench_nbest(model, src, nbest, n, (unsigned)threads))
+        return 1;
+    return fflush(stdout) || ferror(stdout) ? 1 : 0;
 }

@@ -108,7 +108,8 @@ static void text_queries(const ppt_table *t, const char *path, queries *q)
     char *line;
     size_t len;
     const smt_vocab *v = ppt_src_vocab(t);
-    while (smt_lines_next(r, &line, &len, &e) == 1) {
+    int rc;
+    while ((rc = smt_lines_next(r, &line, &len, &e)) == 1) {
         const char *wb[1024];
         size_t wl[1024];
         uint32_t ids[1024];
@@ -131,6 +132,10 @@ static void text_queries(const ppt_table *t, const char *path, queries *q)
                 }
                 q_add(q, ids + i, k, buf, bl);
             }
+    }
+    if (rc < 0) {
+        fprintf(stderr, "bench_probingpt: %s\n", e.msg);
+        exit(1);
     }
     smt_lines_close(r);
 }
@@ -210,7 +215,23 @@ int main(int argc, char **argv)
     char *rt = shared("models/bible-es-en/reordering-table.wbe-msd-bidirectional-fe.gz");
     char *text = shared("data/bible/test-a.es");
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    for (int i = 1; i + 1 < argc; i += 2) {
+    static const char usage[] =
+        "usage: bench_probingpt [--phrase-table PT] [--reordering RT] [--text FILE] [--out DIR]\n"
+        "Builds PT (+ RT; --reordering '' for none) into DIR and measures builds and lookups, one\n"
+        "line per measurement. Defaults: the shared Bible tables and test-a.es under\n"
+        "$FASTSMT_SHARED (or ../shared).\n";
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            free(pt), free(rt), free(text);
+            return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+        }
+    for (int i = 1; i < argc; i += 2) {
+        if (i + 1 == argc) {
+            fprintf(stderr, "bench_probingpt: %s needs a value\n%s", argv[i], usage);
+            free(pt), free(rt), free(text);
+            return 2;
+        }
         if (!strcmp(argv[i], "--phrase-table")) {
             free(pt);
             pt = strdup(argv[i + 1]);
@@ -223,7 +244,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--out")) {
             dir = argv[i + 1];
         } else {
-            fprintf(stderr, "usage: bench_probingpt [--phrase-table PT] [--reordering RT] [--text FILE] [--out DIR]\n");
+            fprintf(stderr, "bench_probingpt: unknown argument '%s'\n%s", argv[i], usage);
+            free(pt), free(rt), free(text);
             return 2;
         }
     }
@@ -260,8 +282,10 @@ int main(int argc, char **argv)
     printf("bench=probingpt op=open seconds=%.4f\n", smt_now() - t0);
     t0 = smt_now();
     smt_err_clear(&e);
-    rc = ppt_verify(t, &e);
-    printf("bench=probingpt op=verify seconds=%.3f ok=%d\n", smt_now() - t0, rc == 0);
+    int verified = ppt_verify(t, &e);
+    printf("bench=probingpt op=verify seconds=%.3f ok=%d\n", smt_now() - t0, verified == 0);
+    if (verified)
+        fprintf(stderr, "bench_probingpt: %s\n", smt_err_text(&e, verified));
     queries all = {0}, sub = {0};
     ppt_foreach(t, collect_group, &all);
     shuffle(&all);
@@ -279,5 +303,9 @@ int main(int argc, char **argv)
     free(all.ids); free(all.off); free(all.text);
     free(sub.ids); free(sub.off); free(sub.text);
     free(out); free(pt); free(rt); free(text);
-    return 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        perror("bench_probingpt: standard output");
+        return 1;
+    }
+    return verified ? 1 : 0;
 }

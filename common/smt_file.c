@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,14 +79,77 @@ struct smt_writer {
     XXH3_state_t hash;
 };
 
+static const char *file_type(mode_t m)
+{
+    return S_ISDIR(m)    ? "a directory"
+           : S_ISFIFO(m) ? "a fifo"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+                         : "not a regular file";
+}
+
+int smt_file_target(const char *path, char **target, smt_err *err)
+{
+    *target = NULL;
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno != ENOENT)
+            return smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot write", path);
+        if (!(*target = strdup(path)))
+            return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+        return 0;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        if (stat(path, &st) != 0)
+            return smt_err_errno(err, SMT_ERR_IO, errno,
+                                 "%s: a symbolic link to a missing file; not writing through it",
+                                 path);
+        if (!S_ISREG(st.st_mode))
+            return smt_err_set(err, SMT_ERR_IO, "%s: a symbolic link to %s; refusing to replace it",
+                               path, file_type(st.st_mode));
+        if (!(*target = realpath(path, NULL)))
+            return smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot resolve the symbolic link",
+                                 path);
+        return 0;
+    }
+    if (!S_ISREG(st.st_mode))
+        return smt_err_set(err, SMT_ERR_IO, "%s: exists and is %s; refusing to replace it", path,
+                           file_type(st.st_mode));
+    if (!(*target = strdup(path)))
+        return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+    return 0;
+}
+
+int smt_file_sync_dir(const char *path, smt_err *err)
+{
+    char *copy = strdup(path);
+    if (!copy)
+        return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+    int rc = 0;
+    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL && errno != EROFS))
+        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot sync its folder", path);
+    if (fd >= 0)
+        close(fd);
+    free(copy);
+    return rc;
+}
+
 int smt_writer_open(smt_writer **out, const char *path, const char kind[4], uint32_t kind_version,
                     smt_err *err)
 {
     *out = NULL;
     if (!path || !kind)
         return smt_err_set(err, SMT_ERR_ARG, "smt_writer_open: NULL argument");
+    /* the file written: path, or the file a symbolic link at path names (written through, as cp
+     * does); anything else that is not a regular file is refused, never replaced */
+    char *target;
+    int rc = smt_file_target(path, &target, err);
+    if (rc)
+        return rc;
     smt_writer *w = calloc(1, sizeof *w);
-    size_t n = strlen(path);
+    size_t n = strlen(target);
     if (!w || !(w->path = malloc(n + 1)) || !(w->tmp_path = malloc(n + 32)) ||
         !(w->iobuf = malloc(1 << 20))) {
         if (w) {
@@ -92,13 +157,22 @@ int smt_writer_open(smt_writer **out, const char *path, const char kind[4], uint
             free(w->tmp_path);
         }
         free(w);
+        free(target);
         return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
     }
-    memcpy(w->path, path, n + 1);
-    snprintf(w->tmp_path, n + 32, "%s.tmp-%ld", path, (long)getpid());
-    w->f = fopen(w->tmp_path, "wb");
+    memcpy(w->path, target, n + 1);
+    free(target);
+    snprintf(w->tmp_path, n + 32, "%s.tmp-%ld", w->path, (long)getpid());
+    /* O_EXCL: a leftover temporary name (or a link planted there) is never followed */
+    unlink(w->tmp_path);
+    int fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    w->f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!w->f) {
         int e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(w->tmp_path);
+        }
         free(w->iobuf);
         free(w->path);
         free(w->tmp_path);
@@ -247,11 +321,16 @@ int smt_writer_finish(smt_writer *w, smt_err *err)
         return rc;
     }
     w->f = NULL;
-    if (rename(w->tmp_path, w->path) != 0) {
+    /* the output path may have become something else while the file was written */
+    char *target = NULL;
+    if ((rc = smt_file_target(w->path, &target, err)) == 0 && rename(w->tmp_path, w->path) != 0)
         rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot rename %s into place", w->path,
                            w->tmp_path);
+    free(target);
+    if (rc)
         unlink(w->tmp_path);
-    }
+    else
+        rc = smt_file_sync_dir(w->path, err); /* the rename itself reaches the disk */
     writer_free(w);
     return rc;
 }

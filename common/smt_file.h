@@ -10,8 +10,11 @@
  * (up to 23 bytes) and gives its offset, size and xxh3-64 checksum.
  *
  * While a file is being written its magic is SMT_FILE_MAGIC_INCOMPLETE and it lives under a
- * temporary name; smt_writer_finish() writes the real magic and renames it into place, so a crashed
- * build never leaves a file that opens as a model.
+ * temporary name; smt_writer_finish() writes the real magic, fsyncs the file, renames it into place
+ * and fsyncs the folder, so a crashed build never leaves a file that opens as a model.
+ * A symbolic link at the output path is written through to its target (as cp does; the link
+ * stays); a dangling link, or anything at the path that is not a regular file (a directory, fifo,
+ * device node, socket), is refused and left alone.
  *
  * Opening always checks the magic, kind, versions, byte order, sanity block, header checksum, the
  * file size and every section's bounds and alignment; section checksums are checked on request
@@ -43,7 +46,17 @@ extern "C" {
 
 typedef struct smt_writer smt_writer;
 
-/* Creates `path`.tmp-<pid> and writes a provisional header with the incomplete magic.
+/* The file to write for the output path `path`: path itself when it is absent or a regular file,
+ * the resolved target when it is a symbolic link to a regular file; SMT_ERR_IO naming path for a
+ * dangling link or anything that is not a regular file. *target is malloc'ed. Every writer that
+ * replaces an output by renaming a temporary file checks its path with this first. */
+int smt_file_target(const char *path, char **target, smt_err *err);
+
+/* fsyncs the folder holding path (after a rename into it). 0 or SMT_ERR_IO. */
+int smt_file_sync_dir(const char *path, smt_err *err);
+
+/* Creates `target`.tmp-<pid> (target: see smt_file_target) and writes a provisional header with the
+ * incomplete magic.
  * kind: exactly 4 bytes (e.g. "PPT1"). kind_version: the component's own format version.
  * Returns 0, SMT_ERR_IO, SMT_ERR_NOMEM or SMT_ERR_ARG. */
 int smt_writer_open(smt_writer **out, const char *path, const char kind[4], uint32_t kind_version,
@@ -64,7 +77,8 @@ int smt_writer_end(smt_writer *w, smt_err *err);
 /* Convenience: begin + write + end. */
 int smt_writer_section(smt_writer *w, const char *name, const void *data, size_t size, smt_err *err);
 
-/* Writes the section table and final header, syncs, and renames the file to its final path.
+/* Writes the section table and final header, syncs, renames the file to its final path (checked
+ * again with smt_file_target) and syncs the folder.
  * Frees w whatever the outcome; on failure the temporary file is removed. */
 int smt_writer_finish(smt_writer *w, smt_err *err);
 

@@ -1,8 +1,17 @@
-/* Line reader: chunks of decompressed bytes, optionally produced by a helper thread. */
+/* Line reader: chunks of decompressed bytes, optionally produced by a helper thread.
+ *
+ * The input's format is told by its first bytes (gzip, xz, bzip2, zstd or plain), never by its name.
+ * Raw bytes are read with read(2) into `in`; a decoder (or, for plain text, read itself) fills the
+ * chunk. A chunk is handed over when full, at the end, on an error, or when the input is not a
+ * regular file and nothing more is waiting on it (poll), so a pipe is answered line by line. */
 #define _GNU_SOURCE
 #include "smt_lines.h"
 
+#include <bzlib.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <lzma.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -11,8 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #define CHUNK_SIZE (4u << 20)
+#define IN_SIZE (256u << 10)
 #define QUEUE_LEN 4
 
 typedef struct {
@@ -23,11 +34,29 @@ typedef struct {
     char msg[160];
 } chunk;
 
+enum { FMT_UNKNOWN, FMT_PLAIN, FMT_GZIP, FMT_XZ, FMT_BZIP2, FMT_ZSTD };
+static const char *const fmt_name[] = {"?", "text", "gzip", "xz", "bzip2", "zstd"};
+
 struct smt_lines {
     char *path;
-    gzFile gz;
+    int fd;
+    int regular; /* a regular file: reads never wait, so chunks are always filled */
     uint64_t total;
     _Atomic uint64_t consumed;
+
+    /* raw (compressed) input and the decoder state, used by the filling thread only */
+    int fmt;
+    unsigned char *in;
+    size_t in_pos, in_len;
+    int in_eof;
+    int pending;     /* the decoder's last call filled the chunk: it may hold more output */
+    int member_done; /* gzip/bzip2: a member ended; more input starts another */
+    int frame_done;  /* zstd: the last frame is complete */
+    int dec_init;
+    z_stream zs;
+    lzma_stream xs;
+    bz_stream bs;
+    ZSTD_DStream *zd;
 
     /* chunk currently being scanned */
     chunk *cur;
@@ -53,42 +82,327 @@ struct smt_lines {
     chunk pool[QUEUE_LEN + 1];
 };
 
+static int fail(chunk *c, const char *fmt, const char *what)
+{
+    c->error = 1;
+    c->eof = 1;
+    snprintf(c->msg, sizeof c->msg, fmt, what);
+    return -1;
+}
+
+/* read(2), retried on EINTR. On the helper thread this is the only place it can be cancelled, so
+ * closing a reader whose input waits forever (a pipe kept open by its writer) does not hang. */
+static ssize_t read_some(const smt_lines *r, void *buf, size_t n)
+{
+    int old;
+    if (r->threaded)
+        pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
+    ssize_t k;
+    do
+        k = read(r->fd, buf, n);
+    while (k < 0 && errno == EINTR);
+    if (r->threaded) {
+        int e = errno;
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+        errno = e;
+    }
+    return k;
+}
+
+/* Reads more raw bytes after those not yet consumed. 0, or -1 with the chunk's error set. */
+static int read_input(smt_lines *r, chunk *c)
+{
+    if (r->in_pos == r->in_len)
+        r->in_pos = r->in_len = 0;
+    if (r->in_len == IN_SIZE)
+        return 0;
+    ssize_t n = read_some(r, r->in + r->in_len, IN_SIZE - r->in_len);
+    if (n < 0)
+        return fail(c, "%s", strerror(errno));
+    if (n == 0)
+        r->in_eof = 1;
+    r->in_len += (size_t)n;
+    atomic_fetch_add(&r->consumed, (uint64_t)n);
+    return 0;
+}
+
+/* Whether a read would return at once (always, for a regular file). */
+static int input_ready(const smt_lines *r)
+{
+    if (r->regular)
+        return 1;
+    struct pollfd p = {r->fd, POLLIN, 0};
+    int n;
+    do
+        n = poll(&p, 1, 0);
+    while (n < 0 && errno == EINTR);
+    return n != 0; /* readable, hung up, or an error read() will report */
+}
+
+/* 1: b[0..n) starts with pat[0..len) ('?' in pat: any digit 1-9); 0: it cannot; -1: n is too short
+ * to tell and what there is matches. */
+static int magic_match(const unsigned char *b, size_t n, const char *pat, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (i == n)
+            return -1;
+        unsigned char p = (unsigned char)pat[i];
+        if (p == '?' ? !(b[i] >= '1' && b[i] <= '9') : b[i] != p)
+            return 0;
+    }
+    return 1;
+}
+
+/* The format told by the first bytes, or FMT_UNKNOWN while more bytes are needed to tell. */
+static int classify(const unsigned char *b, size_t n, int eof)
+{
+    static const struct {
+        const char *magic;
+        size_t len;
+        int fmt;
+    } magics[] = {
+        {"\x1f\x8b", 2, FMT_GZIP},
+        {"\xfd" "7zXZ\0", 6, FMT_XZ},
+        {"\x28\xb5\x2f\xfd", 4, FMT_ZSTD},
+        {"BZh?\x31\x41\x59\x26\x53\x59", 10, FMT_BZIP2}, /* first block */
+        {"BZh?\x17\x72\x45\x38\x50\x90", 10, FMT_BZIP2}, /* empty stream */
+    };
+    int undecided = 0;
+    for (size_t i = 0; i < sizeof magics / sizeof magics[0]; i++) {
+        int m = magic_match(b, n, magics[i].magic, magics[i].len);
+        if (m == 1)
+            return magics[i].fmt;
+        if (m == -1 && !eof)
+            undecided = 1;
+    }
+    return undecided ? FMT_UNKNOWN : FMT_PLAIN;
+}
+
+static int start_decoder(smt_lines *r, chunk *c)
+{
+    switch (r->fmt) {
+    case FMT_GZIP:
+        if (inflateInit2(&r->zs, 16 + MAX_WBITS) != Z_OK)
+            return fail(c, "%s", "cannot start the gzip decoder (out of memory)");
+        break;
+    case FMT_XZ: {
+        lzma_stream init = LZMA_STREAM_INIT;
+        r->xs = init;
+        if (lzma_stream_decoder(&r->xs, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
+            return fail(c, "%s", "cannot start the xz decoder (out of memory)");
+        break;
+    }
+    case FMT_BZIP2:
+        if (BZ2_bzDecompressInit(&r->bs, 0, 0) != BZ_OK)
+            return fail(c, "%s", "cannot start the bzip2 decoder (out of memory)");
+        break;
+    case FMT_ZSTD:
+        if (!(r->zd = ZSTD_createDStream()) || ZSTD_isError(ZSTD_initDStream(r->zd)))
+            return fail(c, "%s", "cannot start the zstd decoder (out of memory)");
+        break;
+    default:
+        return 0;
+    }
+    r->dec_init = 1;
+    return 0;
+}
+
+static void end_decoder(smt_lines *r)
+{
+    if (!r->dec_init)
+        return;
+    switch (r->fmt) {
+    case FMT_GZIP: inflateEnd(&r->zs); break;
+    case FMT_XZ: lzma_end(&r->xs); break;
+    case FMT_BZIP2: BZ2_bzDecompressEnd(&r->bs); break;
+    case FMT_ZSTD: ZSTD_freeDStream(r->zd); break;
+    default: break;
+    }
+    r->dec_init = 0;
+}
+
+static int truncated(smt_lines *r, chunk *c)
+{
+    return fail(c, "unexpected end of file: truncated %s data", fmt_name[r->fmt]);
+}
+
+static const char *lzma_message(lzma_ret e)
+{
+    switch (e) {
+    case LZMA_MEM_ERROR: return "out of memory";
+    case LZMA_MEMLIMIT_ERROR: return "memory limit reached";
+    case LZMA_FORMAT_ERROR: return "not in the xz format";
+    case LZMA_OPTIONS_ERROR: return "unsupported xz options";
+    case LZMA_DATA_ERROR: return "compressed data is corrupt";
+    case LZMA_BUF_ERROR: return "unexpected end of file: truncated xz data";
+    default: return "decoder error";
+    }
+}
+
+/* One decoder call: consumes raw input and appends to the chunk. 0: go on; 1: end of data (the chunk
+ * is the last); -1: an error (set in the chunk). Called only with input, pending output, or at the
+ * end of the raw input. */
+static int decode(smt_lines *r, chunk *c)
+{
+    size_t avail_in = r->in_len - r->in_pos, space = CHUNK_SIZE - c->len;
+    unsigned char *next_in = r->in + r->in_pos;
+    char *next_out = c->data + c->len;
+    switch (r->fmt) {
+    case FMT_GZIP:
+    case FMT_BZIP2: {
+        if (r->member_done) { /* a member ended: the end, or another member follows */
+            if (avail_in == 0) {
+                if (r->in_eof) {
+                    c->eof = 1;
+                    return 1;
+                }
+                return 0;
+            }
+            if (r->fmt == FMT_GZIP ? inflateReset(&r->zs) != Z_OK
+                                   : (BZ2_bzDecompressEnd(&r->bs),
+                                      BZ2_bzDecompressInit(&r->bs, 0, 0) != BZ_OK)) {
+                r->dec_init = r->fmt == FMT_GZIP;
+                return fail(c, "cannot restart the %s decoder", fmt_name[r->fmt]);
+            }
+            r->member_done = 0;
+        }
+        if (!r->pending && avail_in == 0 && r->in_eof)
+            return truncated(r, c);
+        if (r->fmt == FMT_GZIP) {
+            z_stream *z = &r->zs;
+            z->next_in = next_in;
+            z->avail_in = (uInt)avail_in;
+            z->next_out = (Bytef *)next_out;
+            z->avail_out = (uInt)space;
+            int zr = inflate(z, Z_NO_FLUSH);
+            r->in_pos = r->in_len - z->avail_in;
+            c->len = CHUNK_SIZE - z->avail_out;
+            r->pending = z->avail_out == 0;
+            if (zr == Z_STREAM_END)
+                r->member_done = 1;
+            else if (zr != Z_OK && zr != Z_BUF_ERROR)
+                return fail(c, "gzip: %s", z->msg ? z->msg : zr == Z_MEM_ERROR ? "out of memory"
+                                                                                : "corrupt data");
+        } else {
+            bz_stream *b = &r->bs;
+            b->next_in = (char *)next_in;
+            b->avail_in = (unsigned)avail_in;
+            b->next_out = next_out;
+            b->avail_out = (unsigned)space;
+            int br = BZ2_bzDecompress(b);
+            r->in_pos = r->in_len - b->avail_in;
+            c->len = CHUNK_SIZE - b->avail_out;
+            r->pending = b->avail_out == 0;
+            if (br == BZ_STREAM_END)
+                r->member_done = 1;
+            else if (br != BZ_OK)
+                return fail(c, "bzip2: %s", br == BZ_MEM_ERROR ? "out of memory"
+                                            : br == BZ_DATA_ERROR_MAGIC ? "not in the bzip2 format"
+                                                                        : "compressed data is corrupt");
+        }
+        return 0;
+    }
+    case FMT_XZ: {
+        lzma_stream *x = &r->xs;
+        x->next_in = next_in;
+        x->avail_in = avail_in;
+        x->next_out = (uint8_t *)next_out;
+        x->avail_out = space;
+        lzma_ret lr = lzma_code(x, r->in_eof ? LZMA_FINISH : LZMA_RUN);
+        r->in_pos = r->in_len - x->avail_in;
+        c->len = CHUNK_SIZE - x->avail_out;
+        r->pending = x->avail_out == 0;
+        if (lr == LZMA_STREAM_END) {
+            c->eof = 1;
+            return 1;
+        }
+        if (lr == LZMA_OK || (lr == LZMA_BUF_ERROR && !r->in_eof))
+            return 0;
+        return fail(c, "xz: %s", lzma_message(lr));
+    }
+    case FMT_ZSTD: {
+        if (!r->pending && avail_in == 0 && r->in_eof) {
+            if (r->frame_done) {
+                c->eof = 1;
+                return 1;
+            }
+            return truncated(r, c);
+        }
+        ZSTD_inBuffer zi = {r->in, r->in_len, r->in_pos};
+        ZSTD_outBuffer zo = {c->data, CHUNK_SIZE, c->len};
+        size_t zr = ZSTD_decompressStream(r->zd, &zo, &zi);
+        r->in_pos = zi.pos;
+        c->len = zo.pos;
+        r->pending = zo.pos == zo.size;
+        if (ZSTD_isError(zr))
+            return fail(c, "zstd: %s", ZSTD_getErrorName(zr));
+        r->frame_done = zr == 0;
+        return 0;
+    }
+    default:
+        return fail(c, "%s", "internal error: no decoder");
+    }
+}
+
 static void fill_chunk(smt_lines *r, chunk *c)
 {
     c->len = 0;
     c->eof = 0;
     c->error = 0;
-    while (c->len < CHUNK_SIZE) {
-        int n = gzread(r->gz, c->data + c->len, (unsigned)(CHUNK_SIZE - c->len));
-        if (n < 0) {
-            int zerr;
-            const char *m = gzerror(r->gz, &zerr);
-            c->error = 1;
-            snprintf(c->msg, sizeof c->msg, "%s", zerr == Z_ERRNO ? strerror(errno) : m);
-            c->eof = 1;
-            break;
-        }
-        if (n == 0) {
-            /* zlib reports a truncated gzip stream only through gzerror after EOF */
-            int zerr;
-            const char *m = gzerror(r->gz, &zerr);
-            if (zerr != Z_OK && zerr != Z_STREAM_END) {
-                c->error = 1;
-                snprintf(c->msg, sizeof c->msg, "%s", m);
-            }
-            c->eof = 1;
-            break;
-        }
-        c->len += (size_t)n;
+    if (r->fmt == FMT_UNKNOWN) {
+        while ((r->fmt = classify(r->in, r->in_len, r->in_eof)) == FMT_UNKNOWN)
+            if (read_input(r, c))
+                return;
+        if (start_decoder(r, c))
+            return;
     }
-    z_off_t off = gzoffset(r->gz);
-    if (off >= 0)
-        atomic_store(&r->consumed, (uint64_t)off);
+    while (c->len < CHUNK_SIZE) {
+        if (r->fmt == FMT_PLAIN) {
+            if (r->in_pos < r->in_len) { /* bytes read while telling the format */
+                size_t n = r->in_len - r->in_pos;
+                if (n > CHUNK_SIZE - c->len)
+                    n = CHUNK_SIZE - c->len;
+                memcpy(c->data + c->len, r->in + r->in_pos, n);
+                r->in_pos += n;
+                c->len += n;
+                continue;
+            }
+            if (r->in_eof) {
+                c->eof = 1;
+                return;
+            }
+            if (c->len > 0 && !input_ready(r))
+                return; /* hand over what arrived */
+            ssize_t n = read_some(r, c->data + c->len, CHUNK_SIZE - c->len);
+            if (n < 0) {
+                fail(c, "%s", strerror(errno));
+                return;
+            }
+            if (n == 0)
+                r->in_eof = 1;
+            c->len += (size_t)n;
+            atomic_fetch_add(&r->consumed, (uint64_t)n);
+            continue;
+        }
+        if (r->in_pos < r->in_len || r->pending || r->in_eof || r->member_done) {
+            size_t before_in = r->in_pos, before_out = c->len;
+            int st = decode(r, c);
+            if (st != 0)
+                return;
+            if (r->in_pos != before_in || c->len != before_out || r->in_pos < r->in_len)
+                continue;
+        }
+        if (c->len > 0 && !input_ready(r))
+            return;
+        if (read_input(r, c))
+            return;
+    }
 }
 
 static void *producer(void *arg)
 {
     smt_lines *r = arg;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL); /* but in read_some */
     for (;;) {
         pthread_mutex_lock(&r->mu);
         while (!r->stop && r->free_count == 0)
@@ -138,37 +452,35 @@ int smt_lines_open(smt_lines **out, const char *path, unsigned flags, smt_err *e
 {
     *out = NULL;
     int is_stdin = strcmp(path, "-") == 0;
+    const char *name = is_stdin ? "<stdin>" : path;
     smt_lines *r = calloc(1, sizeof *r);
-    if (!r || !(r->path = strdup(is_stdin ? "<stdin>" : path))) {
+    if (!r || !(r->path = strdup(name)) || !(r->in = malloc(IN_SIZE))) {
+        if (r)
+            free(r->path);
         free(r);
-        return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+        return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", name);
     }
-    int fd = is_stdin ? dup(0) : -1;
-    if (is_stdin && fd < 0) {
-        int e = errno;
-        free(r->path);
-        free(r);
-        return smt_err_errno(err, SMT_ERR_IO, e, "<stdin>: cannot read");
-    }
-    r->gz = is_stdin ? gzdopen(fd, "rb") : gzopen(path, "rb");
-    if (!r->gz) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        free(r->path);
-        free(r);
-        return smt_err_errno(err, SMT_ERR_IO, e ? e : ENOMEM, "%s: cannot open", path);
-    }
-    gzbuffer(r->gz, 1u << 18);
+    r->fd = is_stdin ? fcntl(0, F_DUPFD_CLOEXEC, 3) : open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (!is_stdin && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+    if (r->fd < 0 || fstat(r->fd, &st) != 0) {
+        int e = errno;
+        smt_lines_close(r);
+        return smt_err_errno(err, SMT_ERR_IO, e, "%s: cannot %s", name, is_stdin ? "read" : "open");
+    }
+    if (S_ISDIR(st.st_mode)) {
+        smt_lines_close(r);
+        return smt_err_set(err, SMT_ERR_IO, "%s: is a directory, not a file to read", name);
+    }
+    r->regular = S_ISREG(st.st_mode);
+    if (!is_stdin && r->regular)
         r->total = (uint64_t)st.st_size;
     r->threaded = (flags & SMT_LINES_THREADED) != 0;
     int n_chunks = r->threaded ? QUEUE_LEN + 1 : 1;
     for (int i = 0; i < n_chunks; i++) {
         if (!(r->pool[i].data = malloc(CHUNK_SIZE))) {
+            r->threaded = 0;
             smt_lines_close(r);
-            return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+            return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", name);
         }
     }
     if (r->threaded) {
@@ -203,11 +515,17 @@ static int carry_append(smt_lines *r, const char *p, size_t n)
     return 0;
 }
 
-static void finish_line(char *line, size_t *len)
+/* Drops the "\r" of a "\r\n" terminator, and a UTF-8 byte-order mark at the start of the input
+ * (it would otherwise stay glued to the first word). */
+static void finish_line(const smt_lines *r, char **line, size_t *len)
 {
-    if (*len && line[*len - 1] == '\r')
+    if (*len && (*line)[*len - 1] == '\r')
         (*len)--;
-    line[*len] = '\0';
+    (*line)[*len] = '\0';
+    if (r->lineno == 1 && *len >= 3 && memcmp(*line, "\xef\xbb\xbf", 3) == 0) {
+        *line += 3;
+        *len -= 3;
+    }
 }
 
 int smt_lines_next(smt_lines *r, char **line, size_t *len, smt_err *err)
@@ -232,7 +550,11 @@ int smt_lines_next(smt_lines *r, char **line, size_t *len, smt_err *err)
                         return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", r->path);
                     *len = r->carry_len;
                     *line = r->carry;
-                    finish_line(*line, len);
+                    finish_line(r, line, len);
+                    if (r->lineno == 1 && *len == 0 && *line != r->carry) {
+                        r->lineno = 0; /* only a byte-order mark: an empty input */
+                        return 0;
+                    }
                     return 1;
                 }
                 return 0;
@@ -258,7 +580,7 @@ int smt_lines_next(smt_lines *r, char **line, size_t *len, smt_err *err)
                 *line = start;
                 *len = n;
             }
-            finish_line(*line, len);
+            finish_line(r, line, len);
             return 1;
         }
         /* No newline in the rest of this chunk: keep it and continue with the next. */
@@ -267,6 +589,22 @@ int smt_lines_next(smt_lines *r, char **line, size_t *len, smt_err *err)
         spanning = 1;
         r->pos = r->cur->len;
     }
+}
+
+int smt_lines_ready(smt_lines *r)
+{
+    if (r->done || r->regular)
+        return 1;
+    if (r->cur && (r->cur->eof || (r->pos < r->cur->len &&
+                                   memchr(r->cur->data + r->pos, '\n', r->cur->len - r->pos))))
+        return 1;
+    if (r->threaded) { /* the helper thread reads; a chunk it handed over is what is ready */
+        pthread_mutex_lock(&r->mu);
+        int n = r->full_count;
+        pthread_mutex_unlock(&r->mu);
+        return n > 0;
+    }
+    return r->in_pos < r->in_len || r->pending || input_ready(r);
 }
 
 uint64_t smt_lines_lineno(const smt_lines *r) { return r->lineno; }
@@ -284,12 +622,15 @@ void smt_lines_close(smt_lines *r)
         r->stop = 1;
         pthread_cond_broadcast(&r->cv);
         pthread_mutex_unlock(&r->mu);
+        pthread_cancel(r->thread); /* acts only if it waits in read_some */
         pthread_join(r->thread, NULL);
         pthread_mutex_destroy(&r->mu);
         pthread_cond_destroy(&r->cv);
     }
-    if (r->gz)
-        gzclose(r->gz);
+    end_decoder(r);
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->in);
     for (int i = 0; i < QUEUE_LEN + 1; i++)
         free(r->pool[i].data);
     free(r->carry);

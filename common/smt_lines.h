@@ -1,9 +1,16 @@
-/* smt_lines.h — a fast line reader for plain or gzip text (zlib detects which), from a file or stdin.
+/* smt_lines.h — a fast line reader for plain, gzip, xz, bzip2 or zstd text, from a file or stdin.
  *
- * Lines are returned without their terminator ("\n" or "\r\n"), NUL-terminated, in a buffer the caller
- * may modify in place (parsers tokenize destructively); the pointer is valid until the next call.
+ * The compression is told by the input's first bytes (its magic), never by its name; concatenated
+ * members/streams/frames are read as one text. A UTF-8 byte-order mark at the start of the input is
+ * dropped. Lines are returned without their terminator ("\n" or "\r\n"), NUL-terminated, in a buffer
+ * the caller may modify in place (parsers tokenize destructively); the pointer is valid until the
+ * next call.
  * With SMT_LINES_THREADED a second thread decompresses ahead while the caller parses, so reading a
- * .gz file costs the parser almost nothing on a two-core machine.
+ * compressed file costs the parser almost nothing on a two-core machine.
+ * Reading from a pipe or a terminal, each line is returned as soon as it has arrived (the reader
+ * never waits to fill a buffer), so a tool can answer line by line.
+ * Every read or decompression error (an I/O error, a directory, corrupt or truncated compressed
+ * data, trailing garbage) is an error naming file:line, never an early end of input.
  * Thread-safety: one reader is used by one thread (its helper thread is internal). */
 #ifndef SMT_LINES_H
 #define SMT_LINES_H
@@ -21,12 +28,20 @@ typedef struct smt_lines smt_lines;
 
 enum { SMT_LINES_THREADED = 1u << 0 };
 
-/* Opens path ("-" reads standard input). Returns 0, SMT_ERR_IO or SMT_ERR_NOMEM. */
+/* Opens path ("-" reads standard input). Returns 0, SMT_ERR_IO (also for a directory) or
+ * SMT_ERR_NOMEM. */
 int smt_lines_open(smt_lines **out, const char *path, unsigned flags, smt_err *err);
 
 /* Reads the next line. Returns 1 and sets *line and *len, 0 at end of input, or a negative error
- * (SMT_ERR_IO for a read or decompression error, e.g. a truncated .gz, naming file:line). */
+ * (SMT_ERR_IO for a read or decompression error, e.g. a truncated .gz, naming file:line: the line
+ * being read when the error was met, after every line decoded before it). */
 int smt_lines_next(smt_lines *r, char **line, size_t *len, smt_err *err);
+
+/* 1 when the next smt_lines_next will not wait for input: a line is buffered, the input is a
+ * regular file or at its end, or bytes are waiting on the pipe or terminal (they may not complete a
+ * line yet). 0 when it would wait. For readers that batch lines but must answer an interactive user
+ * at once. */
+int smt_lines_ready(smt_lines *r);
 
 /* The 1-based number of the line last returned (0 before the first). */
 uint64_t smt_lines_lineno(const smt_lines *r);
@@ -34,7 +49,8 @@ uint64_t smt_lines_lineno(const smt_lines *r);
 /* 1 when the line last returned ended with a newline, 0 when it was an unterminated last line. */
 int smt_lines_had_newline(const smt_lines *r);
 
-/* Bytes of the underlying file consumed so far (compressed bytes for .gz), for progress meters. */
+/* Bytes of the underlying file consumed so far (compressed bytes when compressed), for progress
+ * meters. */
 uint64_t smt_lines_bytes_read(const smt_lines *r);
 
 /* Size of the underlying file, or 0 when unknown (a pipe). */

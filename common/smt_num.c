@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,13 +132,82 @@ static int parse_real(const char *s, size_t len, unsigned flags, int as_float, d
     return 0;
 }
 
+/* The fast path for the short decimals model files are made of: [+-]digits[.digits][e[+-]digits]
+ * with at most 19 significant digits, fully consumed. Returns 1 with the value m * 10^exp10 (sign
+ * in *neg), or 0 when the token needs the general path (which also judges its syntax). */
+static int scan_decimal(const char *s, size_t len, int *neg, uint64_t *m, int *exp10)
+{
+    const char *p = s, *e = s + len;
+    uint64_t v = 0;
+    int ex = 0, digits = 0, sig = 0;
+    *neg = 0;
+    if (p < e && (*p == '-' || *p == '+')) {
+        *neg = *p == '-';
+        p++;
+    }
+    for (int frac = 0;; frac = 1) {
+        while (p < e && is_digit(*p)) {
+            if (v || *p != '0')
+                sig++;
+            if (sig > 19)
+                return 0;
+            v = v * 10u + (unsigned)(*p - '0');
+            ex -= frac;
+            digits++;
+            p++;
+        }
+        if (frac || p == e || *p != '.')
+            break;
+        p++;
+    }
+    if (!digits)
+        return 0;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        int eneg = 0, x = 0, ed = 0;
+        if (p < e && (*p == '-' || *p == '+')) {
+            eneg = *p == '-';
+            p++;
+        }
+        while (p < e && is_digit(*p)) {
+            if (x < 100000)
+                x = x * 10 + (*p - '0');
+            ed++;
+            p++;
+        }
+        if (!ed)
+            return 0;
+        ex += eneg ? -x : x;
+    }
+    if (p != e)
+        return 0;
+    *m = v;
+    *exp10 = ex;
+    return 1;
+}
+
+static const double pow10_tab[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
 int smt_parse_double(const char *s, size_t len, double lo, double hi, unsigned flags, double *out)
 {
     double d;
     float f;
-    int rc = parse_real(s, len, flags, 0, &d, &f);
-    if (rc)
-        return rc;
+    int neg, ex;
+    uint64_t m;
+    /* Clinger's fast path: m < 2^53 and 10^|ex| <= 10^22 are exact doubles, so one IEEE operation
+     * gives the correctly rounded result, as strtod does. */
+    if (scan_decimal(s, len, &neg, &m, &ex) && m <= (UINT64_C(1) << 53) && ex >= -22 && ex <= 22) {
+        d = (double)m;
+        d = ex < 0 ? d / pow10_tab[-ex] : d * pow10_tab[ex];
+        if (neg)
+            d = -d;
+    } else {
+        int rc = parse_real(s, len, flags, 0, &d, &f);
+        if (rc)
+            return rc;
+    }
     if (!(d >= lo && d <= hi))
         return SMT_ERR_LIMIT;
     *out = d;
@@ -148,9 +218,21 @@ int smt_parse_float(const char *s, size_t len, float lo, float hi, unsigned flag
 {
     double d;
     float f;
-    int rc = parse_real(s, len, flags, 1, &d, &f);
-    if (rc)
-        return rc;
+    int neg, ex;
+    uint64_t m;
+    /* m <= 2^24 and 10^|ex| <= 10^10 are exact floats; a double operation on two floats rounded
+     * again to float is the correctly rounded float (53 >= 2*24+2 bits; Figueroa, "When is double
+     * rounding innocuous?", 1995), which is what strtof gives. */
+    if (scan_decimal(s, len, &neg, &m, &ex) && m <= (UINT64_C(1) << 24) && ex >= -10 && ex <= 10) {
+        d = (double)m;
+        f = (float)(ex < 0 ? d / pow10_tab[-ex] : d * pow10_tab[ex]);
+        if (neg)
+            f = -f;
+    } else {
+        int rc = parse_real(s, len, flags, 1, &d, &f);
+        if (rc)
+            return rc;
+    }
     if (!(f >= lo && f <= hi))
         return SMT_ERR_LIMIT;
     *out = f;

@@ -29,21 +29,29 @@ static int ppt_lookup_fn(const dec_pt *pt, const uint32_t *src, size_t n, dec_pt
     int rc = ppt_lookup_ids(pt->impl, src, n, &tg);
     if (rc == SMT_ERR_NOTFOUND)
         return 0;
+    if (rc == SMT_ERR_CORRUPT)
+        return smt_err_set(err, rc, "%s: damaged group in the phrase table",
+                           smt_mapped_path(ppt_mapped(pt->impl)));
     if (rc < 0)
-        return smt_err_set(err, rc, "phrase table lookup: %s", smt_strerror(rc));
+        return smt_err_set(err, rc, "%s: phrase table lookup: %s",
+                           smt_mapped_path(ppt_mapped(pt->impl)), smt_strerror(rc));
     memcpy(it->opaque, &tg, sizeof tg);
     return 1;
 }
 
-static int ppt_next_fn(dec_pt_iter *it, dec_pt_entry *e)
+static int ppt_next_fn(dec_pt_iter *it, dec_pt_entry *e, smt_err *err)
 {
     ppt_targets tg;
     memcpy(&tg, it->opaque, sizeof tg);
     ppt_target t;
     int more = ppt_targets_next(&tg, &t);
     memcpy(it->opaque, &tg, sizeof tg);
-    if (!more)
+    if (!more) {
+        if (tg.error) /* a damaged record: the group must not be used, not even cut short */
+            return smt_err_set(err, tg.error, "%s: damaged group in the phrase table",
+                               smt_mapped_path(ppt_mapped(tg.table)));
         return 0;
+    }
     e->words = t.words;
     e->n_words = t.n_words;
     e->scores = t.scores;
@@ -61,14 +69,14 @@ static void ppt_free_fn(dec_pt *pt)
     free(pt);
 }
 
-int dec_pt_ppt_open(dec_pt **out, const char *path, smt_err *err)
+int dec_pt_ppt_open(dec_pt **out, const char *path, int verify, smt_err *err)
 {
     *out = NULL;
     dec_pt *pt = calloc(1, sizeof *pt);
     if (!pt)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     ppt_table *t;
-    int rc = ppt_open(&t, path, 0, err);
+    int rc = ppt_open(&t, path, verify ? SMT_OPEN_VERIFY : 0, err);
     if (rc) {
         free(pt);
         return rc;
@@ -126,14 +134,14 @@ static void glm_free_fn(dec_lm *lm)
     free(lm);
 }
 
-int dec_lm_glm_open(dec_lm **out, const char *path, smt_err *err)
+int dec_lm_glm_open(dec_lm **out, const char *path, int verify, smt_err *err)
 {
     *out = NULL;
     dec_lm *lm = calloc(1, sizeof *lm);
     if (!lm)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     glm_model *g;
-    int rc = glm_open(&g, path, 0, err);
+    int rc = glm_open(&g, path, verify ? GLM_OPEN_VERIFY : 0, err);
     if (rc) {
         free(lm);
         return rc;
@@ -165,14 +173,16 @@ static int unsupported(const char *path, smt_err *err)
                        "%s: binary models need probingpt and glm, which this build lacks", path);
 }
 
-int dec_pt_ppt_open(dec_pt **out, const char *path, smt_err *err)
+int dec_pt_ppt_open(dec_pt **out, const char *path, int verify, smt_err *err)
 {
+    (void)verify;
     *out = NULL;
     return unsupported(path, err);
 }
 
-int dec_lm_glm_open(dec_lm **out, const char *path, smt_err *err)
+int dec_lm_glm_open(dec_lm **out, const char *path, int verify, smt_err *err)
 {
+    (void)verify;
     *out = NULL;
     return unsupported(path, err);
 }

@@ -54,6 +54,28 @@ static uint64_t src_key(const uint32_t *src, size_t n)
     return k ? k : 1;
 }
 
+/* Adds the source phrase to the message the table left in err: "...: source phrase 'a b'". */
+static int src_error(const dec_model *m, const uint32_t *src, size_t n, int rc, smt_err *err)
+{
+    char words[256];
+    size_t used = 0;
+    for (size_t i = 0; i < n && used + 1 < sizeof words; i++) {
+        size_t len;
+        const char *w = smt_vocab_word(m->pt->src_vocab, src[i], &len);
+        int k = snprintf(words + used, sizeof words - used, "%s%.*s", i ? " " : "", (int)len, w);
+        if (k < 0)
+            break;
+        used += (size_t)k;
+        if (used >= sizeof words)
+            used = sizeof words - 1;
+    }
+    words[used] = '\0';
+    char what[SMT_ERR_MSG_MAX];
+    snprintf(what, sizeof what, "%s", err && err->msg[0] ? err->msg : "damaged phrase table");
+    return smt_err_set(err, rc, "%s (source phrase '%s'; fastsmt --verify checks the whole file)",
+                       what, words);
+}
+
 /* Builds the entry of one source phrase; *out NULL when the table does not have it. */
 static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, dec_centry **out,
                    smt_err *err)
@@ -61,6 +83,8 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
     *out = NULL;
     dec_pt_iter it;
     int rc = m->pt->lookup(m->pt, src, n, &it, err);
+    if (rc == SMT_ERR_CORRUPT)
+        return src_error(m, src, n, rc, err);
     if (rc <= 0)
         return rc;
     size_t cap = 64, cnt = 0;
@@ -73,7 +97,7 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
     float w_pp = m->has_pp ? (float)m->weights[m->off_pp] : 0;
     uint32_t lm_ids[256];
     dec_pt_entry e;
-    while (m->pt->next(&it, &e)) {
+    while ((rc = m->pt->next(&it, &e, err)) > 0) {
         if (cnt == cap) {
             tmp_cand *nt = realloc(t, (cap *= 2) * sizeof *t);
             if (!nt) {
@@ -97,6 +121,10 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
             f += m->w_lm[l] * DEC_LN10 * lm_estimate(m->lms[l], lm_ids, e.n_words);
         }
         c->future = f;
+    }
+    if (rc < 0) { /* a damaged group: never decode with what was read of it */
+        free(t);
+        return src_error(m, src, n, rc, err);
     }
     qsort(t, cnt, sizeof *t, cmp_tmp);
     if (m->table_limit > 0 && cnt > (size_t)m->table_limit)

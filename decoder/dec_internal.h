@@ -90,8 +90,9 @@ struct dec_pt {
     /* Finds the targets of the source phrase given as source-vocabulary ids. Returns 1 and sets *it
      * when found, 0 when not, or a negative SMT_ERR_* (a damaged file). */
     int (*lookup)(const dec_pt *pt, const uint32_t *src, size_t n, dec_pt_iter *it, smt_err *err);
-    /* Next target of an iteration: 1 and *e filled, or 0 at the end. */
-    int (*next)(dec_pt_iter *it, dec_pt_entry *e);
+    /* Next target of an iteration: 1 and *e filled, 0 at the end, or SMT_ERR_CORRUPT (err filled)
+     * when the group is damaged: the caller must not use the targets it already had. */
+    int (*next)(dec_pt_iter *it, dec_pt_entry *e, smt_err *err);
     void (*free)(dec_pt *pt);
     void *impl;
     const char *kind; /* "text" (in memory) or "ppt" */
@@ -107,8 +108,9 @@ int dec_pt_text_load(dec_pt **out, const char *pt_path, unsigned n_scores, const
 
 /* 1 when this build links probingpt and glm. */
 int dec_have_binary_models(void);
-int dec_pt_ppt_open(dec_pt **out, const char *path, smt_err *err);
-int dec_lm_glm_open(dec_lm **out, const char *path, smt_err *err);
+/* verify: check every checksum and the whole file at open (fastsmt --verify) */
+int dec_pt_ppt_open(dec_pt **out, const char *path, int verify, smt_err *err);
+int dec_lm_glm_open(dec_lm **out, const char *path, int verify, smt_err *err);
 /* Binarizes with probingpt / glm (SMT_ERR_UNSUPPORTED when not linked). */
 int dec_ppt_build(const char *pt, const char *reo, const char *out, smt_err *err);
 int dec_glm_build(const char *arpa, const char *out, smt_err *err);
@@ -234,6 +236,10 @@ int dec_search_best(dec_search *s, dec_buf *buf, double *score);
 
 /* Appends up to n n-best lines "id ||| words ||| features ||| total\n" to buf. */
 int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, dec_buf *buf);
+
+/* The progress line of dec_run_input: "fastsmt: L lines, W words, x lines/s, y words/s, s s".
+ * Returns what snprintf returns. */
+int dec_progress_format(char *buf, size_t size, uint64_t lines, uint64_t words, double seconds);
 
 /* Appends to buf; returns 0 or SMT_ERR_NOMEM. */
 int dec_buf_append(dec_buf *b, const char *s, size_t len);

@@ -8,13 +8,16 @@
  * "Can extend" (the n-gram is the context of a longer one, or has a non-zero backoff) is encoded
  * KenLM's way: a backoff of -0.0 means "never a context". */
 #define _GNU_SOURCE
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dec_internal.h"
 #include "smt_hash.h"
 #include "smt_lines.h"
+#include "smt_num.h"
 
 typedef struct ngram_slot {
     uint64_t key; /* 0: empty */
@@ -31,6 +34,8 @@ typedef struct arpa_lm {
     smt_vocab_builder *vb;
     smt_vocab vocab;
     uint32_t n_words;
+    size_t uni_cap;           /* room in uni_prob / uni_backoff (grown as unigrams are read) */
+    uint64_t uni_declared;    /* the header's unigram count */
     float *uni_prob, *uni_backoff;
     ngram_table tables[DEC_LM_MAX_ORDER + 1]; /* [2..order] */
 } arpa_lm;
@@ -59,10 +64,34 @@ static ngram_slot *table_find(const ngram_table *t, uint64_t key)
     }
 }
 
-/* Inserts key (or returns the existing slot); NULL when the table is too full. */
+/* Doubles a table (the declared counts only size the first allocation: a table grows with what
+ * is read, so a hostile header costs nothing). */
+static int table_grow(ngram_table *t)
+{
+    uint64_t size = (t->mask + 1) * 2;
+    ngram_slot *slots = calloc(size, sizeof *slots);
+    if (!slots)
+        return SMT_ERR_NOMEM;
+    for (uint64_t i = 0; i <= t->mask; i++) {
+        const ngram_slot *o = &t->slots[i];
+        if (!o->key)
+            continue;
+        uint64_t j = smt_hash_u64(o->key) & (size - 1);
+        while (slots[j].key)
+            j = (j + 1) & (size - 1);
+        slots[j] = *o;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->mask = size - 1;
+    return 0;
+}
+
+/* Inserts key (or returns the existing slot), growing the table as needed; NULL when out of
+ * memory. */
 static ngram_slot *table_insert(ngram_table *t, uint64_t key, int *fresh)
 {
-    if ((t->used + 1) * 4 > (t->mask + 1) * 3)
+    if ((t->used + 1) * 4 > (t->mask + 1) * 3 && table_grow(t))
         return NULL;
     for (uint64_t i = smt_hash_u64(key) & t->mask;; i = (i + 1) & t->mask) {
         ngram_slot *s = &t->slots[i];
@@ -207,6 +236,43 @@ static void mark_context(arpa_lm *a, const uint32_t *ids, unsigned n)
         s->backoff = 0.0f;
 }
 
+/* Makes room in the unigram arrays for id. */
+static int uni_grow(arpa_lm *a, uint32_t id)
+{
+    size_t cap = a->uni_cap * 2 > (size_t)id + 1 ? a->uni_cap * 2 : (size_t)id + 1;
+    float *p = realloc(a->uni_prob, cap * sizeof *p);
+    if (!p)
+        return SMT_ERR_NOMEM;
+    a->uni_prob = p;
+    float *b = realloc(a->uni_backoff, cap * sizeof *b);
+    if (!b)
+        return SMT_ERR_NOMEM;
+    a->uni_backoff = b;
+    memset(p + a->uni_cap, 0, (cap - a->uni_cap) * sizeof *p);
+    memset(b + a->uni_cap, 0, (cap - a->uni_cap) * sizeof *b);
+    a->uni_cap = cap;
+    return 0;
+}
+
+/* Parses a count line "ngram N=C" strictly: 1 with *n and *c, 0 when it is not one. */
+static int count_line(const char *line, unsigned *n, uint64_t *c)
+{
+    size_t len = strlen(line);
+    while (len && (line[len - 1] == ' ' || line[len - 1] == '\t' || line[len - 1] == '\r'))
+        len--;
+    if (len < 6 || strncmp(line, "ngram ", 6) != 0)
+        return 0;
+    const char *eq = memchr(line + 6, '=', len - 6);
+    long long nv, cv;
+    if (!eq || smt_parse_ll(line + 6, (size_t)(eq - line - 6), 1, 1000, &nv) ||
+        smt_parse_ll(eq + 1, len - (size_t)(eq + 1 - line), 0, __LONG_LONG_MAX__, &cv) ||
+        eq[1] == '+' || eq[1] == '-' || line[6] == '+' || line[6] == '-')
+        return 0;
+    *n = (unsigned)nv;
+    *c = (uint64_t)cv;
+    return 1;
+}
+
 static int read_section(arpa_lm *a, reader *rd, unsigned n, uint64_t count, smt_err *err)
 {
     char *line, *tok[DEC_LM_MAX_ORDER + 3];
@@ -222,16 +288,12 @@ static int read_section(arpa_lm *a, reader *rd, unsigned n, uint64_t count, smt_
                         ln, n, (unsigned long long)i, (unsigned long long)count);
         if (nt != (int)n + 1 && nt != (int)n + 2)
             return PERR("%s:%lu: expected %u words", rd->path, ln, n);
-        char *end;
-        float prob = strtof(tok[0], &end);
-        if (*end || prob > 0)
-            return PERR("%s:%lu: bad log10 probability '%s'", rd->path, ln, tok[0]);
-        float bo = 0.0f;
-        if (nt == (int)n + 2) {
-            bo = strtof(tok[n + 1], &end);
-            if (*end || isnan(bo) || isinf(bo))
-                return PERR("%s:%lu: bad backoff '%s'", rd->path, ln, tok[n + 1]);
-        }
+        float prob, bo = 0.0f;
+        if (smt_parse_float(tok[0], strlen(tok[0]), -INFINITY, 0.0f, SMT_NUM_ALLOW_INF, &prob))
+            return PERR("%s:%lu: bad log10 probability '%.64s'", rd->path, ln, tok[0]);
+        if (nt == (int)n + 2 &&
+            smt_parse_float(tok[n + 1], strlen(tok[n + 1]), -FLT_MAX, FLT_MAX, 0, &bo))
+            return PERR("%s:%lu: bad backoff '%.64s'", rd->path, ln, tok[n + 1]);
         if (bo == 0.0f)
             bo = -0.0f; /* no extension until a longer n-gram uses it as a context */
         for (unsigned k = 0; k < n; k++) {
@@ -246,8 +308,11 @@ static int read_section(arpa_lm *a, reader *rd, unsigned n, uint64_t count, smt_
             }
         }
         if (n == 1) {
-            if (ids[0] >= a->n_words)
-                return PERR("%s:%lu: too many unigrams", rd->path, ln);
+            if (ids[0] > a->uni_declared) /* <unk> comes first, with or without a line */
+                return PERR("%s:%lu: more 1-grams than the header's %llu", rd->path, ln,
+                            (unsigned long long)a->uni_declared);
+            if (ids[0] >= a->uni_cap && uni_grow(a, ids[0]))
+                return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
             a->uni_prob[ids[0]] = prob;
             a->uni_backoff[ids[0]] = bo;
             continue;
@@ -267,7 +332,8 @@ static int read_section(arpa_lm *a, reader *rd, unsigned n, uint64_t count, smt_
                     int fresh;
                     ngram_slot *s = table_insert(&a->tables[n - 1], key, &fresh);
                     if (!s)
-                        return PERR("%s:%lu: too many missing suffixes", rd->path, ln);
+                        return smt_err_set(err, SMT_ERR_NOMEM, "%s:%lu: out of memory",
+                                           rd->path, ln);
                     s->prob = p;
                     s->backoff = 0.0f;
                 }
@@ -277,7 +343,7 @@ static int read_section(arpa_lm *a, reader *rd, unsigned n, uint64_t count, smt_
         int fresh;
         ngram_slot *s = table_insert(&a->tables[n], key, &fresh);
         if (!s)
-            return PERR("%s:%lu: more %u-grams than declared", rd->path, ln, n);
+            return smt_err_set(err, SMT_ERR_NOMEM, "%s:%lu: out of memory", rd->path, ln);
         s->prob = prob;
         s->backoff = bo;
         mark_context(a, ids, n);
@@ -315,12 +381,12 @@ int dec_lm_arpa_load(dec_lm **out, const char *path, FILE *warn, smt_err *err)
         goto fail;
     while ((rc = next_line(&rd, &line, 1)) == 1) {
         unsigned n;
-        unsigned long long c;
+        uint64_t c;
         if (line[strspn(line, " \t\r")] == '\0')
             break;
-        if (sscanf(line, "ngram %u=%llu", &n, &c) != 2 || n != order + 1) {
-            rc = PERR("%s:%lu: bad count line '%s'", path, (unsigned long)smt_lines_lineno(rd.r),
-                      line);
+        if (!count_line(line, &n, &c) || n != order + 1) {
+            rc = PERR("%s:%lu: bad count line '%.64s' (expected 'ngram %u=COUNT')", path,
+                      (unsigned long)smt_lines_lineno(rd.r), line, order + 1);
             goto fail;
         }
         if (n > DEC_LM_MAX_ORDER) {
@@ -338,9 +404,17 @@ int dec_lm_arpa_load(dec_lm **out, const char *path, FILE *warn, smt_err *err)
         goto fail;
     }
     a->base.order = order;
-    a->n_words = (uint32_t)counts[1] + 1;
-    a->uni_prob = calloc(a->n_words, sizeof(float));
-    a->uni_backoff = calloc(a->n_words, sizeof(float));
+    /* The declared counts only size the first allocations, capped by the file's size (a line of
+     * the file holds at least a byte): tables and arrays grow with what is actually read. */
+    struct stat sb;
+    uint64_t cap = stat(path, &sb) == 0 && sb.st_size > 0 ? (uint64_t)sb.st_size : 0;
+    if (cap < 65536)
+        cap = 65536;
+    a->uni_declared = counts[1];
+    a->uni_cap = (size_t)((counts[1] < cap ? counts[1] : cap) + 1);
+    a->n_words = 0;
+    a->uni_prob = calloc(a->uni_cap, sizeof(float));
+    a->uni_backoff = calloc(a->uni_cap, sizeof(float));
     if (!a->uni_prob || !a->uni_backoff ||
         (rc = smt_vocab_builder_create(&a->vb, err)) != 0) {
         rc = rc ? rc : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
@@ -351,8 +425,8 @@ int dec_lm_arpa_load(dec_lm **out, const char *path, FILE *warn, smt_err *err)
         goto fail;
     a->uni_prob[0] = NAN; /* "not seen yet" */
     for (unsigned n = 2; n <= order; n++) {
-        uint64_t size = 16;
-        while (size < counts[n] * 2 + 16)
+        uint64_t want = counts[n] < cap ? counts[n] : cap, size = 16;
+        while (size < want * 2 + 16)
             size <<= 1;
         a->tables[n].slots = calloc(size, sizeof(ngram_slot));
         a->tables[n].mask = size - 1;

@@ -48,6 +48,28 @@ size_t dec_model_param_values(const dec_model *m, const char *section, char *con
     return dec_ini_param_values(m->ini, section, values);
 }
 
+unsigned dec_model_param_line(const dec_model *m, const char *section, size_t i)
+{
+    return dec_ini_param_line(m->ini, section, i);
+}
+
+int dec_model_param_ll(const dec_model *m, const char *section, long long lo, long long hi,
+                       long long *out, smt_err *err)
+{
+    return dec_ini_param_ll(m->ini, section, lo, hi, out, err);
+}
+
+char *dec_model_param_path(const dec_model *m, const char *section)
+{
+    const char *v = dec_ini_param(m->ini, section);
+    return v ? dec_ini_resolve(m->ini, v) : NULL;
+}
+
+int dec_model_param_bool(const dec_model *m, const char *section, int *out, smt_err *err)
+{
+    return dec_ini_param_bool(m->ini, section, out, err);
+}
+
 /* 1 when the file is a fastsmt binary (magic "FSMT"), 0 when text, <0 when it cannot be read. */
 static int is_binary(const char *path, smt_err *err)
 {
@@ -65,28 +87,73 @@ static int is_binary(const char *path, smt_err *err)
     return 0;
 }
 
-/* Feature keys this decoder reads; others get a warning. */
+/* Feature keys this decoder reads (each checked below); keys Moses knows that would change the
+ * output and are not implemented are an error; any other key gets a warning. */
 static const char *const known_keys[] = {"name", "num-features", "path", "input-factor",
                                          "output-factor", "type", "order", "factor",
                                          "table-limit", "tuneable", "lazyken", "property-index",
-                                         NULL};
+                                         "verbose", "filterable", NULL};
+static const char *const unsupported_keys[] = {"default-scores", "tuneable-components",
+                                               "sparse-feature", "feature-name-overwrite", NULL};
 
-static void warn_unknown_keys(const dec_ini *ini, FILE *warn)
+static int in_list(const char *const *list, const char *s)
+{
+    for (; *list; list++)
+        if (!strcmp(*list, s))
+            return 1;
+    return 0;
+}
+
+/* A true/false key (tuneable=, filterable=, lazyken=): 1, 0, or -1 when it is neither. */
+static int bool_value(const char *v)
+{
+    if (!strcmp(v, "true") || !strcmp(v, "1"))
+        return 1;
+    if (!strcmp(v, "false") || !strcmp(v, "0"))
+        return 0;
+    return -1;
+}
+
+static int check_keys(const dec_ini *ini, FILE *warn, smt_err *err)
 {
     for (size_t i = 0; i < ini->n_features; i++) {
         const dec_ini_feature *f = &ini->features[i];
         for (size_t k = 0; k < f->n_args; k++) {
-            const char *const *kk = known_keys;
-            while (*kk && strcmp(*kk, f->keys[k]) != 0)
-                kk++;
-            if (!*kk)
-                fprintf(warn, "warning: %s:%u: key '%s' of %s is not used by this decoder\n",
-                        ini->path, f->line, f->keys[k], f->name);
+            const char *key = f->keys[k], *v = f->values[k];
+            if (in_list(unsupported_keys, key))
+                return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                                   "%s:%u: key '%s' of %s is not implemented by this decoder and "
+                                   "would change the output",
+                                   ini->path, f->line, key, f->name);
+            if (!in_list(known_keys, key)) {
+                fprintf(warn, "warning: %s:%u: key '%.64s' of %s is not used by this decoder\n",
+                        ini->path, f->line, key, f->name);
+                continue;
+            }
+            long long x; /* keys are unique (the ini reader checks): the arg is this value */
+            int rc = 0;
+            if (!strcmp(key, "input-factor") || !strcmp(key, "output-factor") ||
+                !strcmp(key, "factor")) {
+                rc = dec_ini_feature_ll(ini, f, key, 0, 1000, &x, err);
+                if (rc > 0 && x != 0)
+                    return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                                       "%s:%u: %s %s=%lld: only factor 0 (plain words) is "
+                                       "supported",
+                                       ini->path, f->line, f->name, key, x);
+            } else if (!strcmp(key, "property-index") || !strcmp(key, "verbose")) {
+                rc = dec_ini_feature_ll(ini, f, key, 0, 1000000, &x, err);
+            } else if ((!strcmp(key, "tuneable") || !strcmp(key, "filterable") ||
+                        !strcmp(key, "lazyken")) &&
+                       bool_value(v) < 0) {
+                return smt_err_set(err, SMT_ERR_PARSE,
+                                   "%s:%u: %s %s='%.64s' is not a boolean (true, false, 1 or 0)",
+                                   ini->path, f->line, f->name, key, v);
+            }
+            if (rc < 0)
+                return rc;
         }
     }
-    char buf[512];
-    if (dec_ini_unknown(ini, buf, sizeof buf))
-        fprintf(warn, "warning: %s: sections not used by this decoder: %s\n", ini->path, buf);
+    return 0;
 }
 
 static int parse_lr_type(dec_model *m, const char *type, const dec_ini *ini, unsigned line,
@@ -131,10 +198,16 @@ static int parse_lr_type(dec_model *m, const char *type, const dec_ini *ini, uns
     return 0;
 }
 
-static unsigned num_features_arg(const dec_ini_feature *f, unsigned dflt)
+/* num-features= of a feature, strictly (1 .. 64; dflt when absent). */
+static int num_features_arg(const dec_ini *ini, const dec_ini_feature *f, unsigned dflt,
+                            unsigned *n, smt_err *err)
 {
-    const char *v = dec_ini_feature_arg(f, "num-features");
-    return v ? (unsigned)strtoul(v, NULL, 10) : dflt;
+    long long v;
+    int rc = dec_ini_feature_ll(ini, f, "num-features", 1, 64, &v, err);
+    if (rc < 0)
+        return rc;
+    *n = rc ? (unsigned)v : dflt;
+    return 0;
 }
 
 static int add_feature(dec_model *m, const dec_ini_feature *f, unsigned n, int tuneable)
@@ -147,7 +220,7 @@ static int add_feature(dec_model *m, const dec_ini_feature *f, unsigned n, int t
     nf[m->n_features].offset = m->n_scores;
     nf[m->n_features].n = n;
     const char *t = dec_ini_feature_arg(f, "tuneable");
-    nf[m->n_features].tuneable = t ? strcmp(t, "false") != 0 : tuneable;
+    nf[m->n_features].tuneable = t ? bool_value(t) == 1 : tuneable;
     m->n_features++;
     m->n_scores += n;
     return nf[m->n_features - 1].name ? 0 : SMT_ERR_NOMEM;
@@ -175,6 +248,16 @@ static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f
             if (is_stateful(f->type) != (pass == 0))
                 continue;
             int rc = 0;
+            if (!strcmp(f->type, "Distortion") || !strcmp(f->type, "KENLM") ||
+                !strcmp(f->type, "UnknownWordPenalty") || !strcmp(f->type, "WordPenalty") ||
+                !strcmp(f->type, "PhrasePenalty")) {
+                unsigned n;
+                if ((rc = num_features_arg(ini, f, 1, &n, err)))
+                    return rc;
+                if (n != 1)
+                    return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has 1 score, not %u",
+                                       ini->path, f->line, f->name, n);
+            }
             if (!strcmp(f->type, "LexicalReordering")) {
                 if (*lr_f)
                     return smt_err_set(err, SMT_ERR_UNSUPPORTED,
@@ -183,8 +266,9 @@ static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f
                 *lr_f = f;
                 if ((rc = parse_lr_type(m, dec_ini_feature_arg(f, "type"), ini, f->line, err)))
                     return rc;
-                unsigned want = m->lr_types * (m->lr_dir == DEC_LR_BIDI ? 2 : 1);
-                unsigned n = num_features_arg(f, want);
+                unsigned want = m->lr_types * (m->lr_dir == DEC_LR_BIDI ? 2 : 1), n;
+                if ((rc = num_features_arg(ini, f, want, &n, err)))
+                    return rc;
                 if (n != want)
                     return smt_err_set(err, SMT_ERR_PARSE,
                                        "%s:%u: reordering type %s has %u scores, not %u",
@@ -221,15 +305,18 @@ static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f
                                        "%s:%u: only one phrase table is supported", ini->path,
                                        f->line);
                 *pt_f = f;
-                unsigned n = num_features_arg(f, 0);
+                unsigned n;
+                if ((rc = num_features_arg(ini, f, 0, &n, err)))
+                    return rc;
                 if (n == 0 || n > DEC_MAX_TM_SCORES)
-                    return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: bad num-features", ini->path,
-                                       f->line);
+                    return smt_err_set(err, SMT_ERR_PARSE,
+                                       "%s:%u: %s needs num-features= between 1 and %d",
+                                       ini->path, f->line, f->name, DEC_MAX_TM_SCORES);
                 m->off_tm = m->n_scores;
                 rc = add_feature(m, f, n, 1);
             } else {
                 return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                                   "%s:%u: feature type %s is not supported by this decoder",
+                                   "%s:%u: feature type %.64s is not supported by this decoder",
                                    ini->path, f->line, f->type);
             }
             if (rc)
@@ -258,6 +345,9 @@ static int load_weights(dec_model *m, const dec_ini *ini, FILE *warn, smt_err *e
         if (!w)
             return smt_err_set(err, SMT_ERR_PARSE, "%s: no weights for feature %s", ini->path,
                                f->name);
+        if (w->n != f->n && w->line == 0) /* given by -weight-overwrite */
+            return smt_err_set(err, SMT_ERR_PARSE, "-weight-overwrite: %s has %u scores but %zu "
+                               "weights", f->name, f->n, w->n);
         if (w->n != f->n)
             return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has %u scores but %zu weights",
                                ini->path, w->line, f->name, f->n, w->n);
@@ -268,9 +358,13 @@ static int load_weights(dec_model *m, const dec_ini *ini, FILE *warn, smt_err *e
         unsigned k = 0;
         while (k < m->n_features && strcmp(m->features[k].name, ini->weights[i].name))
             k++;
+        if (k == m->n_features && ini->weights[i].line == 0) /* a typo would change nothing */
+            return smt_err_set(err, SMT_ERR_PARSE,
+                               "-weight-overwrite: '%.64s' is not a feature of %s",
+                               ini->weights[i].name, ini->path);
         if (k == m->n_features)
-            fprintf(warn, "warning: %s: weights for '%s', which is not a feature\n", ini->path,
-                    ini->weights[i].name);
+            fprintf(warn, "warning: %s:%u: weights for '%.64s', which is not a feature\n",
+                    ini->path, ini->weights[i].line, ini->weights[i].name);
     }
     for (unsigned l = 0; l < m->n_lms; l++)
         m->w_lm[l] = (float)m->weights[m->off_lm[l]];
@@ -282,14 +376,8 @@ static int load_weights(dec_model *m, const dec_ini *ini, FILE *warn, smt_err *e
     return 0;
 }
 
-static int int_param(const dec_ini *ini, const char *name, int dflt)
-{
-    const char *v = dec_ini_param(ini, name);
-    return v ? atoi(v) : dflt;
-}
-
 static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_feature *lr_f,
-                       const dec_ini_feature *const *lm_f, FILE *warn, smt_err *err)
+                       const dec_ini_feature *const *lm_f, FILE *warn, int verify, smt_err *err)
 {
     const dec_ini *ini = m->ini;
     const char *p = dec_ini_feature_arg(pt_f, "path");
@@ -298,7 +386,9 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
                            pt_f->name);
     char *pt_path = dec_ini_resolve(ini, p), *reo_path = NULL;
     int rc = 0, bin = is_binary(pt_path, err);
-    unsigned n_tm = num_features_arg(pt_f, 0), n_reo = 0;
+    unsigned n_tm = 0, n_reo = 0;
+    if (bin >= 0)
+        bin = num_features_arg(ini, pt_f, 0, &n_tm, err) ? SMT_ERR_PARSE : bin;
     if (bin < 0) {
         rc = bin;
         goto out;
@@ -327,7 +417,7 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
         rc = 0;
     }
     if (bin)
-        rc = dec_pt_ppt_open(&m->pt, pt_path, err);
+        rc = dec_pt_ppt_open(&m->pt, pt_path, verify, err);
     else
         rc = dec_pt_text_load(&m->pt, pt_path, n_tm, reo_path, n_reo, err);
     if (rc)
@@ -355,15 +445,16 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
         if (lb < 0)
             rc = lb;
         else if (lb)
-            rc = dec_lm_glm_open(&m->lms[l], lm_path, err);
+            rc = dec_lm_glm_open(&m->lms[l], lm_path, verify, err);
         else
             rc = dec_lm_arpa_load(&m->lms[l], lm_path, warn, err);
-        if (!rc) {
-            const char *o = dec_ini_feature_arg(lm_f[l], "order");
-            if (o && (unsigned)atoi(o) != m->lms[l]->order)
-                fprintf(warn, "warning: %s: order %u, the moses.ini says %s\n", lm_path,
-                        m->lms[l]->order, o);
-        }
+        long long o;
+        int has_o = rc ? 0 : dec_ini_feature_ll(ini, lm_f[l], "order", 1, 255, &o, err);
+        if (has_o < 0)
+            rc = has_o;
+        else if (has_o && (unsigned)o != m->lms[l]->order)
+            fprintf(warn, "warning: %s: order %u, the moses.ini says %lld\n", lm_path,
+                    m->lms[l]->order, o);
         free(lm_path);
         if (rc)
             goto out;
@@ -400,6 +491,123 @@ static int build_maps(dec_model *m, smt_err *err)
     return 0;
 }
 
+/* An int setting: the option when opt_set, else the ini's section, else dflt; either value
+ * range-checked against [lo, hi] (the option's message names the flag, -section). */
+static int setting(const dec_ini *ini, const char *section, int opt_set, int opt_value, int lo,
+                   int hi, int dflt, int *out, smt_err *err)
+{
+    if (opt_set) {
+        if (opt_value < lo || opt_value > hi)
+            return smt_err_set(err, SMT_ERR_ARG, "-%s %d is out of range [%d, %d]", section,
+                               opt_value, lo, hi);
+        *out = opt_value;
+        return 0;
+    }
+    long long v;
+    int rc = dec_ini_param_ll(ini, section, lo, hi, &v, err);
+    if (rc < 0)
+        return rc;
+    *out = rc ? (int)v : dflt;
+    return 0;
+}
+
+/* A boolean output setting: the flag, or the ini's section ([report-segmentation] as -t). */
+static int bool_setting(const dec_ini *ini, const char *section, int opt_value, int *out,
+                        smt_err *err)
+{
+    int v = 0, rc = dec_ini_param_bool(ini, section, &v, err);
+    if (rc < 0)
+        return rc;
+    *out = opt_value || v;
+    return 0;
+}
+
+/* The search settings and output options: flags (opt) first, then the ini, then the defaults; all
+ * numbers strict and range-checked (docs/decoder.md lists the ranges). */
+static int search_settings(dec_model *m, const dec_options *opt, const dec_ini_feature *pt_f,
+                           smt_err *err)
+{
+    const dec_ini *ini = m->ini;
+    int rc;
+    if ((rc = setting(ini, "s", opt->stack_size != -1, opt->stack_size, 1, DEC_MAX_STACK, 200,
+                      &m->stack_size, err)) ||
+        (rc = setting(ini, "cube-pruning-pop-limit", opt->pop_limit != -1, opt->pop_limit, 1,
+                      DEC_MAX_POP_LIMIT, 1000, &m->pop_limit, err)) ||
+        (rc = setting(ini, "distortion-limit", opt->distortion_limit_set, opt->distortion_limit,
+                      -1, DEC_MAX_SENTENCE, -1, &m->distortion_limit, err)) ||
+        (rc = setting(ini, "max-phrase-length", opt->max_phrase_len != -1, opt->max_phrase_len,
+                      1, DEC_MAX_SENTENCE, 20, &m->max_phrase_len, err)))
+        return rc;
+    /* table limit: the flag, the table's table-limit=, the ini's [ttable-limit], 20 */
+    long long tl;
+    int has_tl = dec_ini_feature_ll(ini, pt_f, "table-limit", 0, DEC_MAX_TABLE_LIMIT, &tl, err);
+    if (has_tl < 0)
+        return has_tl;
+    if ((rc = setting(ini, "ttable-limit", opt->table_limit != -1 || has_tl,
+                      opt->table_limit != -1 ? opt->table_limit : (int)tl, 0,
+                      DEC_MAX_TABLE_LIMIT, 20, &m->table_limit, err)))
+        return rc;
+    double b = 0.00001;
+    if (!(opt->beam_threshold < 0)) { /* set (NaN included, refused below) */
+        if (!(opt->beam_threshold >= 0 && opt->beam_threshold <= 1))
+            return smt_err_set(err, SMT_ERR_ARG, "beam threshold %g is out of range [0, 1]",
+                               opt->beam_threshold);
+        b = opt->beam_threshold;
+    } else if ((rc = dec_ini_param_double(ini, "beam-threshold", 0, 1, &b, err)) < 0) {
+        return rc;
+    }
+    m->beam_width = b > 0 ? (float)log(b) : -INFINITY;
+    int it = 0, sa = 1;
+    if ((rc = setting(ini, "inputtype", 0, 0, 0, 3, 0, &it, err)) ||
+        (rc = setting(ini, "search-algorithm", 0, 0, 0, 9, 1, &sa, err)))
+        return rc;
+    if (it != 0)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s:%u: [inputtype] %d: only plain text (0) is read", ini->path,
+                           dec_ini_param_line(ini, "inputtype", 0), it);
+    if (sa != 1)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s:%u: [search-algorithm] %d: only cube pruning (1) is implemented",
+                           ini->path, dec_ini_param_line(ini, "search-algorithm", 0), sa);
+    if ((rc = bool_setting(ini, "report-segmentation", opt->report_segmentation, &m->seg_best,
+                           err)) ||
+        (rc = bool_setting(ini, "include-segmentation-in-n-best", opt->nbest_segmentation,
+                           &m->seg_nbest, err)) ||
+        (rc = bool_setting(ini, "print-alignment-info", opt->print_alignment, &m->align_inline,
+                           err)) ||
+        (rc = bool_setting(ini, "print-alignment-info-in-n-best", opt->nbest_alignment,
+                           &m->align_nbest, err)) ||
+        (rc = bool_setting(ini, "mark-unknown", opt->mark_unknown, &m->mark_unknown, err)))
+        return rc;
+    m->align_best = m->align_inline || opt->alignment_file;
+    const char *pre = dec_ini_param(ini, "unknown-word-prefix");
+    const char *suf = dec_ini_param(ini, "unknown-word-suffix");
+    m->unk_prefix = opt->unknown_prefix ? opt->unknown_prefix : pre ? pre : "UNK";
+    m->unk_suffix = opt->unknown_suffix ? opt->unknown_suffix : suf ? suf : "";
+    /* one decoding path of one factor: [mapping] "0 T 0" (or "T 0"), [input-factors] 0;
+     * anything else (factored models, generation steps, several paths) is not ignored */
+    char *const *mv;
+    size_t nmv = dec_ini_param_values(ini, "mapping", &mv);
+    for (size_t i = 0; i < nmv; i++) {
+        char a[16], b2[16], c[16], extra[2];
+        int k = sscanf(mv[i], "%15s %15s %15s %1s", a, b2, c, extra);
+        if (!((k == 3 && !strcmp(a, "0") && !strcmp(b2, "T") && !strcmp(c, "0")) ||
+              (k == 2 && !strcmp(a, "T") && !strcmp(b2, "0"))))
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                               "%s:%u: [mapping] '%.64s': only one decoding path over one phrase "
+                               "table (0 T 0) is supported",
+                               ini->path, dec_ini_param_line(ini, "mapping", i), mv[i]);
+    }
+    nmv = dec_ini_param_values(ini, "input-factors", &mv);
+    for (size_t i = 0; i < nmv; i++)
+        if (strcmp(mv[i], "0"))
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                               "%s:%u: [input-factors] '%.64s': only factor 0 (plain words) is "
+                               "read",
+                               ini->path, dec_ini_param_line(ini, "input-factors", i), mv[i]);
+    return 0;
+}
+
 int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt_in, smt_err *err)
 {
     double t0 = smt_now();
@@ -411,69 +619,20 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
     dec_model *m = calloc(1, sizeof *m);
     if (!m)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-    m->seg_best = opt->report_segmentation;
-    m->seg_nbest = opt->nbest_segmentation;
-    m->align_best = opt->print_alignment || opt->alignment_file;
-    m->align_inline = opt->print_alignment;
     m->align_file = opt->alignment_file;
-    m->align_nbest = opt->nbest_alignment;
-    m->mark_unknown = opt->mark_unknown;
-    m->unk_prefix = opt->unknown_prefix ? opt->unknown_prefix : "UNK";
-    m->unk_suffix = opt->unknown_suffix ? opt->unknown_suffix : "";
     int rc = dec_ini_load(&m->ini, ini_path, err);
     if (!rc && opt->weight_overwrite)
         rc = dec_ini_overwrite_weights(m->ini, opt->weight_overwrite, err);
     const dec_ini_feature *pt_f = NULL, *lr_f = NULL, *lm_f[DEC_MAX_LMS] = {0};
-    if (!rc) {
-        warn_unknown_keys(m->ini, warn);
+    if (!rc && !(rc = dec_ini_check_sections(m->ini, warn, err)) &&
+        !(rc = check_keys(m->ini, warn, err)))
         rc = layout(m, m->ini, &pt_f, &lr_f, lm_f, err);
-    }
     if (!rc)
         rc = load_weights(m, m->ini, warn, err);
-    if (!rc) {
-        const dec_ini *ini = m->ini;
-        m->stack_size = opt->stack_size >= 0 ? opt->stack_size : int_param(ini, "stack", 200);
-        m->pop_limit =
-            opt->pop_limit >= 0 ? opt->pop_limit : int_param(ini, "cube-pruning-pop-limit", 1000);
-        m->distortion_limit = opt->distortion_limit_set ? opt->distortion_limit
-                                                        : int_param(ini, "distortion-limit", -1);
-        m->max_phrase_len = opt->max_phrase_len >= 0 ? opt->max_phrase_len
-                                                      : int_param(ini, "max-phrase-length", 20);
-        const char *tl = dec_ini_feature_arg(pt_f, "table-limit");
-        m->table_limit = opt->table_limit >= 0 ? opt->table_limit : tl ? atoi(tl) : 20;
-        const char *bt = dec_ini_param(ini, "beam-threshold");
-        double b = opt->beam_threshold >= 0 ? opt->beam_threshold : bt ? atof(bt) : 0.00001;
-        m->beam_width = b > 0 ? (float)log(b) : -INFINITY;
-        if (m->stack_size < 1 || m->pop_limit < 1 || m->max_phrase_len < 1)
-            rc = smt_err_set(err, SMT_ERR_ARG, "stack size, pop limit and phrase length must be "
-                                               "positive");
-        /* one decoding path of one factor: [mapping] "0 T 0" (or "T 0"), [input-factors] 0;
-         * anything else (factored models, generation steps, several paths) is not ignored */
-        char *const *mv;
-        size_t nmv = dec_ini_param_values(ini, "mapping", &mv);
-        for (size_t i = 0; i < nmv && !rc; i++) {
-            char a[16], b[16], c[16], extra[2];
-            int k = sscanf(mv[i], "%15s %15s %15s %1s", a, b, c, extra);
-            if (!((k == 3 && !strcmp(a, "0") && !strcmp(b, "T") && !strcmp(c, "0")) ||
-                  (k == 2 && !strcmp(a, "T") && !strcmp(b, "0"))))
-                rc = smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                                 "%s: [mapping] '%s': only one decoding path over one phrase table "
-                                 "(0 T 0) is supported",
-                                 ini->path, mv[i]);
-        }
-        nmv = dec_ini_param_values(ini, "input-factors", &mv);
-        for (size_t i = 0; i < nmv && !rc; i++)
-            if (strcmp(mv[i], "0"))
-                rc = smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                                 "%s: [input-factors] '%s': only factor 0 (plain words) is read",
-                                 ini->path, mv[i]);
-        const char *sa = dec_ini_param(ini, "search-algorithm");
-        if (sa && atoi(sa) != 1)
-            fprintf(warn, "warning: search-algorithm %s: this decoder always uses cube pruning\n",
-                    sa);
-    }
     if (!rc)
-        rc = load_tables(m, pt_f, lr_f, lm_f, warn, err);
+        rc = search_settings(m, opt, pt_f, err);
+    if (!rc)
+        rc = load_tables(m, pt_f, lr_f, lm_f, warn, opt->verify, err);
     if (!rc)
         rc = build_maps(m, err);
     if (rc) {

@@ -4,22 +4,147 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Sections this decoder understands (besides [feature] and [weight]). */
-static const char *const known_sections[] = {
-    "input-factors", "mapping", "distortion-limit", "s", "stack", "cube-pruning-pop-limit",
-    "threads", "n-best-list", "search-algorithm", "max-phrase-length", "beam-threshold", NULL};
+#include "smt_num.h"
 
-static int is_known(const char *name)
+/* Moses's ini parameters (sections), each classified for this decoder:
+ *   IMPL     implemented (read by dec_model_load or by the fastsmt tool);
+ *   NOEFFECT cannot change the translations or the n-best lists: a warning;
+ *   CHANGES  would change the output and is not implemented: an error.
+ * A section that is no Moses parameter at all is an error too (as in Moses): a typo such as
+ * [distortion-limt] must not silently fall back to a default. docs/decoder.md lists this table. */
+enum { IMPL, NOEFFECT, CHANGES };
+typedef struct section_class {
+    const char *name;
+    int cls;
+} section_class;
+
+static const section_class sections[] = {
+    /* implemented */
+    {"input-factors", IMPL}, {"mapping", IMPL}, {"distortion-limit", IMPL}, {"s", IMPL},
+    {"stack", IMPL}, {"cube-pruning-pop-limit", IMPL}, {"threads", IMPL}, {"n-best-list", IMPL},
+    {"search-algorithm", IMPL}, {"max-phrase-length", IMPL}, {"beam-threshold", IMPL},
+    {"ttable-limit", IMPL}, {"report-segmentation", IMPL},
+    {"include-segmentation-in-n-best", IMPL}, {"print-alignment-info", IMPL},
+    {"print-alignment-info-in-n-best", IMPL}, {"mark-unknown", IMPL},
+    {"unknown-word-prefix", IMPL}, {"unknown-word-suffix", IMPL}, {"show-weights", IMPL},
+    {"inputtype", IMPL}, {"verbose", IMPL}, {"input-file", IMPL},
+    {"cube-pruning-deterministic-search", IMPL}, /* always deterministic */
+    /* no effect on the output */
+    {"description", NOEFFECT}, {"cache-path", NOEFFECT}, {"persistent-cache-size", NOEFFECT},
+    {"use-persistent-cache", NOEFFECT}, {"clean-lm-cache", NOEFFECT}, {"no-cache", NOEFFECT},
+    {"minphr-memory", NOEFFECT}, {"minlexr-memory", NOEFFECT}, {"serial", NOEFFECT},
+    {"server", NOEFFECT}, {"server-port", NOEFFECT}, {"server-log", NOEFFECT},
+    {"session-timeout", NOEFFECT}, {"session-cache-size", NOEFFECT},
+    /* would change the output; not implemented */
+    {"xml-input", CHANGES}, {"xml-brackets", CHANGES}, {"early-distortion-cost", CHANGES},
+    {"weight-file", CHANGES}, {"report-segmentation-enriched", CHANGES},
+    {"translation-details", CHANGES}, {"tree-translation-details", CHANGES},
+    {"translation-all-details", CHANGES}, {"output-search-graph", CHANGES},
+    {"output-search-graph-extended", CHANGES}, {"output-search-graph-slf", CHANGES},
+    {"output-search-graph-hypergraph", CHANGES}, {"output-search-graph-pb", CHANGES},
+    {"output-word-graph", CHANGES}, {"unpruned-search-graph", CHANGES},
+    {"include-lhs-in-search-graph", CHANGES}, {"output-hypo-score", CHANGES},
+    {"print-id", CHANGES}, {"print-passthrough", CHANGES},
+    {"print-passthrough-in-n-best", CHANGES}, {"print-all-derivations", CHANGES},
+    {"report-all-factors", CHANGES}, {"report-all-factors-in-n-best", CHANGES},
+    {"n-best-trees", CHANGES}, {"labeled-n-best-list", CHANGES}, {"n-best-factor", CHANGES},
+    {"lattice-samples", CHANGES}, {"distinct-nbest", CHANGES}, {"drop-unknown", CHANGES},
+    {"phrase-drop-allowed", CHANGES}, {"disable-discarding", CHANGES},
+    {"monotone-at-punctuation", CHANGES}, {"stack-diversity", CHANGES},
+    {"cube-pruning-diversity", CHANGES}, {"cube-pruning-lazy-scoring", CHANGES},
+    {"early-discarding-threshold", CHANGES}, {"translation-option-threshold", CHANGES},
+    {"max-trans-opt-per-coverage", CHANGES}, {"max-partial-trans-opt", CHANGES},
+    {"decoding-graph-backoff", CHANGES}, {"minimum-bayes-risk", CHANGES}, {"mbr-size", CHANGES},
+    {"mbr-scale", CHANGES}, {"lminimum-bayes-risk", CHANGES}, {"lmbr-thetas", CHANGES},
+    {"lmbr-pruning-factor", CHANGES}, {"lmbr-p", CHANGES}, {"lmbr-r", CHANGES},
+    {"lmbr-map-weight", CHANGES}, {"lattice-hypo-set", CHANGES}, {"consensus-decoding", CHANGES},
+    {"constraint", CHANGES}, {"output-factors", CHANGES}, {"placeholder-factor", CHANGES},
+    {"factor-delimiter", CHANGES}, {"feature-overwrite", CHANGES}, {"feature-add", CHANGES},
+    {"weight-add", CHANGES}, {"weight-overwrite", CHANGES}, {"alternate-weight-setting", CHANGES},
+    {"start-translation-id", CHANGES}, {"sort-word-alignment", CHANGES},
+    {"output-unknowns", CHANGES}, {"alignment-output-file", CHANGES},
+    {"continue-partial-translation", CHANGES}, {"recover-input-path", CHANGES},
+    {"input-scores", CHANGES}, {"link-param-count", CHANGES}, {"references", CHANGES},
+    {"mira", CHANGES}, {"text-type", CHANGES}, {"context-string", CHANGES},
+    {"context-weights", CHANGES}, {"context-window", CHANGES}, {"time-out", CHANGES},
+    {"always-create-direct-transopt", CHANGES}, {"lmodel-oov-feature", CHANGES},
+    {"non-terminals", CHANGES}, {"max-chart-span", CHANGES}, {"rule-limit", CHANGES},
+    {"source-label-overlap", CHANGES}, {"unknown-lhs", CHANGES}, {"parsing-algorithm", CHANGES},
+    {"s2t-parsing-algorithm", CHANGES}, {"default-non-term-for-empty-range-only", CHANGES},
+    {"translation-systems", CHANGES}, {"generation-file", CHANGES}, {"lmodel-file", CHANGES},
+    {"lmodel-dub", CHANGES}, {"ttable-file", CHANGES}, {"distortion-file", CHANGES},
+    {"distortion", CHANGES}, {"global-lexical-file", CHANGES}, {"glm-feature", CHANGES},
+    {"dlm-model", CHANGES}, {"vlm-feature", CHANGES}, {"phrase-pair-feature", CHANGES},
+    {"phrase-boundary-source-feature", CHANGES}, {"phrase-boundary-target-feature", CHANGES},
+    {"phrase-length-feature", CHANGES}, {"target-word-insertion-feature", CHANGES},
+    {"source-word-deletion-feature", CHANGES}, {"word-translation-feature", CHANGES},
+    {"report-sparse-features", CHANGES}, {"weight-slm", CHANGES}, {"weight-bl", CHANGES},
+    {"weight-d", CHANGES}, {"weight-dlm", CHANGES}, {"weight-lr", CHANGES},
+    {"weight-generation", CHANGES}, {"weight-i", CHANGES}, {"weight-l", CHANGES},
+    {"weight-lex", CHANGES}, {"weight-glm", CHANGES}, {"weight-wt", CHANGES},
+    {"weight-pp", CHANGES}, {"weight-pb", CHANGES}, {"weight-t", CHANGES}, {"weight-w", CHANGES},
+    {"weight-u", CHANGES}, {"weight-e", CHANGES},
+    {NULL, 0}};
+
+/* The class of a section, or -1 when it is no Moses parameter. */
+static int section_class_of(const char *name)
 {
-    for (const char *const *k = known_sections; *k; k++)
-        if (strcmp(*k, name) == 0)
-            return 1;
-    return 0;
+    for (const section_class *c = sections; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c->cls;
+    return -1;
+}
+
+static int is_known(const char *name) { return section_class_of(name) == IMPL; }
+
+/* Copies at most 48 bytes of s into out (size >= 64) without cutting a UTF-8 character, with
+ * "..." when it was cut: the fragment of a line a message may echo. */
+static const char *frag(const char *s, char *out)
+{
+    size_t n = strlen(s);
+    if (n <= 48)
+        return s;
+    n = 48;
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    memcpy(out, s, n);
+    memcpy(out + n, "...", 4);
+    return out;
+}
+
+/* 1 when line[0..len) is text: valid UTF-8 without control bytes other than tab, CR and LF. */
+static int is_text(const char *line, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)line, *e = p + len;
+    while (p < e) {
+        unsigned c = *p;
+        if (c < 0x80) {
+            if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7F)
+                return 0;
+            p++;
+            continue;
+        }
+        int more = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC2 ? 1 : -1;
+        if (more < 0 || c > 0xF4 || e - p <= more)
+            return 0;
+        unsigned cp = c & (0x3F >> more);
+        for (int k = 1; k <= more; k++) {
+            if ((p[k] & 0xC0) != 0x80)
+                return 0;
+            cp = cp << 6 | (p[k] & 0x3F);
+        }
+        if ((more == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (more == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return 0;
+        p += more + 1;
+    }
+    return 1;
 }
 
 static char *trim(char *s)
@@ -71,10 +196,15 @@ static int parse_feature(dec_ini *ini, char *text, unsigned line, smt_err *err)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     for (char *tok; (tok = next_token(&cur));) {
         char *eq = strchr(tok, '=');
+        char fb[64];
         if (!eq || eq == tok)
             return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: feature argument '%s' is not key=value",
-                               ini->path, line, tok);
+                               ini->path, line, frag(tok, fb));
         *eq = '\0';
+        for (size_t k = 0; k < f->n_args; k++)
+            if (strcmp(f->keys[k], tok) == 0)
+                return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: key '%s' given twice",
+                                   ini->path, line, frag(tok, fb));
         if (push((void **)&f->keys, f->n_args, sizeof *f->keys) ||
             push((void **)&f->values, f->n_args, sizeof *f->values))
             return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
@@ -105,23 +235,29 @@ static int parse_feature(dec_ini *ini, char *text, unsigned line, smt_err *err)
     return 0;
 }
 
-/* Parses "Name= v1 v2 ..." (also "Name=v1 v2"). */
+/* Parses "Name= v1 v2 ..." (also "Name=v1 v2"). line 0: from -weight-overwrite, and what (the
+ * flag) names the place instead of file:line. */
 static int parse_weight(dec_ini *ini, char *text, unsigned line, const char *what, smt_err *err)
 {
+    char where[600], fb[64];
+    if (line)
+        snprintf(where, sizeof where, "%s:%u", what, line);
+    else
+        snprintf(where, sizeof where, "%s", what);
     char *cur = text;
     char *tok = next_token(&cur);
     char *eq = tok ? strchr(tok, '=') : NULL;
     if (!eq || eq == tok)
-        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: weight line must start with 'Name=': '%s'",
-                           what, line, text);
+        return smt_err_set(err, SMT_ERR_PARSE, "%s: weight line must start with 'Name=': '%s'",
+                           where, frag(tok ? tok : text, fb));
     *eq = '\0';
     dec_ini_weight *w = NULL;
     for (size_t i = 0; i < ini->n_weights; i++)
         if (strcmp(ini->weights[i].name, tok) == 0)
             w = &ini->weights[i];
     if (w && line) /* a duplicate in the ini itself; -weight-overwrite (line 0) replaces */
-        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: weights for '%s' already given at line %u",
-                           what, line, tok, w->line);
+        return smt_err_set(err, SMT_ERR_PARSE, "%s: weights for '%s' already given at line %u",
+                           where, frag(tok, fb), w->line);
     if (!w) {
         if (push((void **)&ini->weights, ini->n_weights, sizeof *ini->weights))
             return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
@@ -137,18 +273,18 @@ static int parse_weight(dec_ini *ini, char *text, unsigned line, const char *wha
         rest = "";
         if (!v)
             break;
-        char *end;
-        errno = 0;
-        double d = strtod(v, &end);
-        if (*end || end == v || errno == ERANGE || !isfinite(d))
-            return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: weight '%s' of '%s' is not a number",
-                               what, line, v, w->name);
+        double d;
+        int rc = smt_parse_double(v, strlen(v), -DBL_MAX, DBL_MAX, 0, &d);
+        if (rc)
+            return smt_err_set(err, SMT_ERR_PARSE, "%s: weight '%s' of '%s' is not %s", where,
+                               frag(v, fb), w->name,
+                               rc == SMT_ERR_LIMIT ? "a finite number" : "a number");
         if (push((void **)&w->values, w->n, sizeof *w->values))
             return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
         w->values[w->n++] = d;
     }
     if (w->n == 0)
-        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: no weights for '%s'", what, line, w->name);
+        return smt_err_set(err, SMT_ERR_PARSE, "%s: no weights for '%s'", where, w->name);
     return 0;
 }
 
@@ -157,7 +293,7 @@ static int add_section(dec_ini *ini, const char *name, unsigned line, smt_err *e
     const char *canon = strcmp(name, "stack") == 0 ? "s" : name;
     for (size_t i = 0; i < ini->n_sections; i++)
         if (strcmp(ini->sections[i].name, canon) == 0)
-            return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: section [%s] already given at line %u",
+            return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: section [%.64s] already given at line %u",
                                ini->path, line, name, ini->sections[i].line);
     if (push((void **)&ini->sections, ini->n_sections, sizeof *ini->sections))
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
@@ -177,20 +313,25 @@ static int parse(dec_ini *ini, FILE *f, smt_err *err)
     unsigned line = 0;
     enum { NONE, FEATURE, WEIGHT, OTHER } mode = NONE;
     int rc = 0;
+    char fb[64];
     while (!rc && (got = getline(&buf, &cap, f)) >= 0) {
         line++;
-        if ((size_t)got != strlen(buf)) {
-            rc = smt_err_set(err, SMT_ERR_PARSE, "%s:%u: NUL byte in line", ini->path, line);
+        char *s = buf;
+        if (line == 1 && got >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0)
+            s += 3, got -= 3; /* a UTF-8 byte-order mark */
+        if (!is_text(s, (size_t)got)) { /* never echo what may be binary data */
+            rc = smt_err_set(err, SMT_ERR_FORMAT, "%s: not a moses.ini (binary data at line %u)",
+                             ini->path, line);
             break;
         }
-        char *s = trim(buf);
+        s = trim(s);
         if (!*s || *s == '#')
             continue;
         if (*s == '[') {
             char *close = strchr(s, ']');
             if (!close || close[1] != '\0' || close == s + 1) {
                 rc = smt_err_set(err, SMT_ERR_PARSE, "%s:%u: malformed section header '%s'",
-                                 ini->path, line, s);
+                                 ini->path, line, frag(s, fb));
                 break;
             }
             *close = '\0';
@@ -208,17 +349,18 @@ static int parse(dec_ini *ini, FILE *f, smt_err *err)
         switch (mode) {
         case NONE:
             rc = smt_err_set(err, SMT_ERR_PARSE, "%s:%u: '%s' outside any [section]", ini->path,
-                             line, s);
+                             line, frag(s, fb));
             break;
         case FEATURE: rc = parse_feature(ini, s, line, err); break;
         case WEIGHT: rc = parse_weight(ini, s, line, ini->path, err); break;
         case OTHER: {
             dec_ini_section *sec = &ini->sections[ini->n_sections - 1];
             if (push((void **)&sec->values, sec->n, sizeof *sec->values) ||
+                push((void **)&sec->lines, sec->n, sizeof *sec->lines) ||
                 !(sec->values[sec->n] = strdup(s)))
                 rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
             else
-                sec->n++;
+                sec->lines[sec->n++] = line;
             break;
         }
         }
@@ -282,6 +424,7 @@ void dec_ini_free(dec_ini *ini)
     }
     for (size_t i = 0; i < ini->n_sections; i++) {
         free(ini->sections[i].name);
+        free(ini->sections[i].lines);
         free_strs(ini->sections[i].values, ini->sections[i].n);
     }
     free(ini->features);
@@ -402,4 +545,129 @@ size_t dec_ini_unknown(const dec_ini *ini, char *buf, size_t n)
         count++;
     }
     return count;
+}
+
+static const dec_ini_section *find_section(const dec_ini *ini, const char *section)
+{
+    const char *canon = strcmp(section, "stack") == 0 ? "s" : section;
+    for (size_t i = 0; i < ini->n_sections; i++)
+        if (strcmp(ini->sections[i].name, canon) == 0)
+            return &ini->sections[i];
+    return NULL;
+}
+
+unsigned dec_ini_param_line(const dec_ini *ini, const char *section, size_t i)
+{
+    const dec_ini_section *s = find_section(ini, section);
+    if (!s)
+        return 0;
+    return i < s->n ? s->lines[i] : s->line;
+}
+
+/* The one value of a single-value section: 0 absent, 1 found (*v, *line), or SMT_ERR_PARSE. */
+static int single_value(const dec_ini *ini, const char *section, const char **v, unsigned *line,
+                        smt_err *err)
+{
+    const dec_ini_section *s = find_section(ini, section);
+    if (!s)
+        return 0;
+    if (s->n == 0)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: [%s] has no value", ini->path, s->line,
+                           s->name);
+    if (s->n > 1)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: [%s] has %zu values, expected one",
+                           ini->path, s->lines[1], s->name, s->n);
+    *v = s->values[0];
+    *line = s->lines[0];
+    return 1;
+}
+
+int dec_ini_param_ll(const dec_ini *ini, const char *section, long long lo, long long hi,
+                     long long *out, smt_err *err)
+{
+    const char *v = NULL;
+    unsigned line = 0;
+    int rc = single_value(ini, section, &v, &line, err);
+    if (rc <= 0)
+        return rc;
+    char what[600];
+    snprintf(what, sizeof what, "%s:%u: [%s]", ini->path, line, find_section(ini, section)->name);
+    smt_err e2;
+    if (smt_parse_ll_arg(what, v, lo, hi, out, &e2))
+        return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
+    return 1;
+}
+
+int dec_ini_param_double(const dec_ini *ini, const char *section, double lo, double hi,
+                         double *out, smt_err *err)
+{
+    const char *v = NULL;
+    unsigned line = 0;
+    int rc = single_value(ini, section, &v, &line, err);
+    if (rc <= 0)
+        return rc;
+    char what[600];
+    snprintf(what, sizeof what, "%s:%u: [%s]", ini->path, line, find_section(ini, section)->name);
+    smt_err e2;
+    if (smt_parse_double_arg(what, v, lo, hi, out, &e2))
+        return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
+    return 1;
+}
+
+int dec_ini_param_bool(const dec_ini *ini, const char *section, int *out, smt_err *err)
+{
+    const dec_ini_section *s = find_section(ini, section);
+    if (!s)
+        return 0;
+    if (s->n == 0) { /* Moses: a boolean parameter given without a value is true */
+        *out = 1;
+        return 1;
+    }
+    if (s->n > 1)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: [%s] has %zu values, expected one",
+                           ini->path, s->lines[1], s->name, s->n);
+    const char *v = s->values[0];
+    if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
+        *out = 1;
+    else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
+        *out = 0;
+    else
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [%s] '%.64s' is not a boolean (true, false, 1 or 0)",
+                           ini->path, s->lines[0], s->name, v);
+    return 1;
+}
+
+int dec_ini_feature_ll(const dec_ini *ini, const dec_ini_feature *f, const char *key, long long lo,
+                       long long hi, long long *out, smt_err *err)
+{
+    const char *v = dec_ini_feature_arg(f, key);
+    if (!v)
+        return 0;
+    char what[600];
+    snprintf(what, sizeof what, "%s:%u: %s %s=", ini->path, f->line, f->name, key);
+    smt_err e2;
+    if (smt_parse_ll_arg(what, v, lo, hi, out, &e2))
+        return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
+    return 1;
+}
+
+int dec_ini_check_sections(const dec_ini *ini, FILE *warn, smt_err *err)
+{
+    for (size_t i = 0; i < ini->n_sections; i++) {
+        const dec_ini_section *s = &ini->sections[i];
+        int cls = section_class_of(s->name);
+        if (cls < 0)
+            return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: [%.64s] is not a Moses parameter",
+                               ini->path, s->line, s->name);
+        if (cls == CHANGES)
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                               "%s:%u: [%s] is not implemented by this decoder and would change "
+                               "the output",
+                               ini->path, s->line, s->name);
+        if (cls == NOEFFECT && warn)
+            fprintf(warn, "warning: %s:%u: [%s] is ignored (it does not change the output)\n",
+                    ini->path, s->line, s->name);
+    }
+    return 0;
 }

@@ -4,9 +4,12 @@
  * (`Name= v1 v2 ...`), and single-value sections such as [distortion-limit], [s] (alias [stack]),
  * [cube-pruning-pop-limit], [threads], [n-best-list], [search-algorithm], [input-factors], [mapping].
  * Feature names default as in Moses: the type followed by a per-type counter of the features of that
- * type declared so far (`Distortion0`, `LexicalReordering0`, ...). Sections and keys this decoder
- * does not know are kept and listed by dec_ini_unknown() so the caller can warn about them once; they
- * are never silently dropped. Errors name `file:line`.
+ * type declared so far (`Distortion0`, `LexicalReordering0`, ...). Every section is kept;
+ * dec_ini_check_sections() sorts them into those this decoder implements, those that do not change
+ * the output (a warning) and those that would and are not implemented (an error naming file:line);
+ * docs/decoder.md lists the classification. Errors name `file:line`. A file that holds NUL or
+ * control bytes or invalid UTF-8 is refused as "not a moses.ini (binary data at line N)", and no
+ * message echoes more than a short, printable fragment of a line.
  * Paths given in the ini are resolved against the directory of the ini itself (Moses resolves them
  * against the working directory; an absolute path is the same in both).
  * Thread-safety: a loaded dec_ini is immutable and may be read from many threads. */
@@ -14,6 +17,7 @@
 #define DEC_MOSES_INI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "smt_error.h"
 
@@ -41,8 +45,9 @@ typedef struct dec_ini_section {
     char *name;    /* without brackets */
     size_t n;      /* value lines */
     char **values;
-    unsigned line;
-    int known;
+    unsigned *lines; /* the line of each value */
+    unsigned line;   /* the line of the [header] */
+    int known;       /* implemented by this decoder (see dec_ini_check_sections) */
 } dec_ini_section;
 
 typedef struct dec_ini {
@@ -72,6 +77,33 @@ const char *dec_ini_param(const dec_ini *ini, const char *section);
 /* Every value line of a section (*values points at them); 0 when the section is absent. */
 size_t dec_ini_param_values(const dec_ini *ini, const char *section, char *const **values);
 
+/* The line of value i of a section (i past the values, or no values: the header's line); 0 when
+ * the section is absent. */
+unsigned dec_ini_param_line(const dec_ini *ini, const char *section, size_t i);
+
+/* A numeric single-value section, read strictly (the whole value, in [lo, hi]). Returns 0 when the
+ * section is absent (*out untouched), 1 when *out was read, or SMT_ERR_PARSE naming file:line and
+ * the section ("moses.ini:12: [s] '100abc' is not an integer", "... is out of range [1, 1048576]",
+ * "[s] has no value", "[s] has 2 values, expected one"). */
+int dec_ini_param_ll(const dec_ini *ini, const char *section, long long lo, long long hi,
+                     long long *out, smt_err *err);
+int dec_ini_param_double(const dec_ini *ini, const char *section, double lo, double hi,
+                         double *out, smt_err *err);
+/* A boolean section the way Moses reads one: present with no value, or "true", "yes", "1":
+ * *out = 1; "false", "no", "0": *out = 0. Returns 0 when absent, 1 when read, or SMT_ERR_PARSE. */
+int dec_ini_param_bool(const dec_ini *ini, const char *section, int *out, smt_err *err);
+
+/* A feature key's value read strictly: 0 when the key is absent (*out untouched), 1 when read, or
+ * SMT_ERR_PARSE naming file:line, the feature and the key. */
+int dec_ini_feature_ll(const dec_ini *ini, const dec_ini_feature *f, const char *key, long long lo,
+                       long long hi, long long *out, smt_err *err);
+
+/* Sorts the ini's sections into Moses's parameters this decoder implements, those that cannot
+ * change the output (a warning on warn, which may be NULL), and those that would change it and are
+ * not implemented, or are no Moses parameter at all (SMT_ERR_UNSUPPORTED / SMT_ERR_PARSE naming
+ * file:line and the section). Returns 0 or the error. */
+int dec_ini_check_sections(const dec_ini *ini, FILE *warn, smt_err *err);
+
 /* Resolves a path from the ini against its directory; returns a malloc'ed string or NULL. */
 char *dec_ini_resolve(const dec_ini *ini, const char *path);
 
@@ -79,8 +111,8 @@ char *dec_ini_resolve(const dec_ini *ini, const char *path);
  * in the ini is added. Returns 0, SMT_ERR_PARSE or SMT_ERR_NOMEM. */
 int dec_ini_overwrite_weights(dec_ini *ini, const char *spec, smt_err *err);
 
-/* Writes into buf (size n) a comma-separated list of the sections that this decoder does not know;
- * returns the number of them. */
+/* Writes into buf (size n) a comma-separated list of the sections that this decoder does not
+ * implement; returns the number of them. */
 size_t dec_ini_unknown(const dec_ini *ini, char *buf, size_t n);
 
 #ifdef __cplusplus

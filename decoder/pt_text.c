@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dec_internal.h"
+#include "ppt_text.h"
 #include "smt_hash.h"
 #include "smt_lines.h"
 
@@ -103,35 +104,22 @@ static uint32_t find_group(const text_pt *t, const uint32_t *ids, size_t n)
     }
 }
 
-/* Splits "a ||| b ||| c ..." in place; returns the number of fields. */
-static int split_fields(char *line, char **f, int max)
-{
-    int n = 0;
-    f[n++] = line;
-    char *p = line;
-    while (n < max && (p = strstr(p, "|||")) != NULL) {
-        *p = '\0';
-        p += 3;
-        f[n++] = p;
-    }
-    return n;
-}
-
 /* Maps the words of s to ids (adding them when add), into *ids; returns the count or < 0. */
-static int words_to_ids(smt_vocab_builder *vb, const smt_vocab *view, char *s, uint32_t *ids,
+static int words_to_ids(smt_vocab_builder *vb, const smt_vocab *view, ppt_span s, uint32_t *ids,
                         int max, int add, smt_err *err)
 {
     int n = 0;
-    char *save = NULL;
-    for (char *w = strtok_r(s, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+    ppt_span w;
+    while (ppt_next_word(&s, &w)) {
+        size_t len = (size_t)(w.e - w.b);
         if (n == max)
             return smt_err_set(err, SMT_ERR_LIMIT, "phrase longer than %d words", max);
         if (add) {
-            int rc = smt_vocab_builder_add(vb, w, strlen(w), &ids[n], err);
+            int rc = smt_vocab_builder_add(vb, w.b, len, &ids[n], err);
             if (rc)
                 return rc;
         } else {
-            ids[n] = smt_vocab_find(view, w, strlen(w));
+            ids[n] = smt_vocab_find(view, w.b, len);
             if (ids[n] == SMT_VOCAB_NONE)
                 return -2; /* an unknown word (not an error: error codes are below -30000) */
         }
@@ -142,47 +130,45 @@ static int words_to_ids(smt_vocab_builder *vb, const smt_vocab *view, char *s, u
 
 #define MAXW 256
 
-static int parse_scores(char *s, float *out, unsigned want, const char *path, unsigned long ln,
-                        smt_err *err)
+/* The scores of a phrase or reordering table line: probingpt's parser (ppt_parse_probs), so that
+ * `probingpt build` and the decoder give one verdict, with the same message, for one file. */
+static int parse_scores(ppt_span s, float *out, unsigned want, const char *what, const char *path,
+                        unsigned long ln, smt_err *err)
 {
-    unsigned n = 0;
-    char *save = NULL, *end;
-    for (char *w = strtok_r(s, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-        if (n == want)
-            return smt_err_set(err, SMT_ERR_PARSE, "%s:%lu: more than %u scores", path, ln, want);
-        out[n++] = strtof(w, &end);
-        if (*end)
-            return smt_err_set(err, SMT_ERR_PARSE, "%s:%lu: bad score '%s'", path, ln, w);
-    }
-    if (n != want)
-        return smt_err_set(err, SMT_ERR_PARSE,
-                           "%s:%lu: %u scores where the moses.ini says %u", path, ln, n, want);
+    ppt_span bad;
+    int n = ppt_parse_probs(s, out, (int)want, &bad);
+    if (n == PPT_NUM_BAD || n == PPT_NUM_NEGATIVE)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%lu: %s %s '%.*s'", path, ln, ppt_num_what(n),
+                           what, (int)(bad.e - bad.b), bad.b);
+    if (n == PPT_NUM_TOO_MANY)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%lu: more than %u %ss", path, ln, want, what);
+    if ((unsigned)n != want)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%lu: %d %ss where the moses.ini says %u", path,
+                           ln, n, what, want);
     return 0;
 }
 
 /* The alignment field "s-t s-t ..." of a pair of ns source and nt target words, appended to
  * t->align (pairs of bytes); returns the number of points or an error naming file:line. */
-static int parse_align(text_pt *t, char *s, int ns, int nt, const char *path, unsigned long ln,
+static int parse_align(text_pt *t, ppt_span s, int ns, int nt, const char *path, unsigned long ln,
                        smt_err *err)
 {
-    int n = 0;
-    char *save = NULL;
-    for (char *w = strtok_r(s, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-        char *dash, *end;
-        long a = strtol(w, &dash, 10), b = *dash == '-' ? strtol(dash + 1, &end, 10) : -1;
-        if (*dash != '-' || dash == w || *end || end == dash + 1 || a < 0 || b < 0)
-            return smt_err_set(err, SMT_ERR_PARSE, "%s:%lu: bad alignment point '%s'", path, ln, w);
-        if (a >= ns || b >= nt)
+    uint8_t pairs[2 * 1024];
+    ppt_span bad;
+    int n = ppt_parse_alignment(s, pairs, 1024, &bad);
+    if (n < 0)
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%lu: bad alignment point '%.*s' (expected i-j, positions below 255)",
+                           path, ln, (int)(bad.e - bad.b), bad.b);
+    for (int i = 0; i < n; i++)
+        if (pairs[2 * i] >= ns || pairs[2 * i + 1] >= nt)
             return smt_err_set(err, SMT_ERR_PARSE,
-                               "%s:%lu: alignment point %ld-%ld outside the %d x %d phrase pair",
-                               path, ln, a, b, ns, nt);
-        if (grow((void **)&t->align, 2, t->n_align + 1, &t->cap_align))
-            return SMT_ERR_NOMEM;
-        t->align[2 * t->n_align] = (uint8_t)a;
-        t->align[2 * t->n_align + 1] = (uint8_t)b;
-        t->n_align++;
-        n++;
-    }
+                               "%s:%lu: alignment point %u-%u outside the %d x %d phrase pair", path,
+                               ln, pairs[2 * i], pairs[2 * i + 1], ns, nt);
+    if (grow((void **)&t->align, 2, t->n_align + (uint64_t)n, &t->cap_align))
+        return SMT_ERR_NOMEM;
+    memcpy(t->align + 2 * t->n_align, pairs, 2 * (size_t)n);
+    t->n_align += (uint64_t)n;
     return n;
 }
 
@@ -192,23 +178,24 @@ static int read_pt(text_pt *t, const char *path, unsigned n_scores, smt_err *err
     int rc = smt_lines_open(&r, path, SMT_LINES_THREADED, err);
     if (rc)
         return rc;
-    char *line, *f[6] = {0};
+    char *line;
+    ppt_span f[PPT_FIELDS_MAX], rest;
     size_t len;
     uint32_t ids[MAXW];
     while ((rc = smt_lines_next(r, &line, &len, err)) == 1) {
         unsigned long ln = (unsigned long)smt_lines_lineno(r);
         if (len == 0)
             continue;
-        int nf = split_fields(line, f, 5);
+        int nf = ppt_split_fields(line, len, f, &rest);
         if (nf < 3) {
-            rc = smt_err_set(err, SMT_ERR_PARSE, "%s:%lu: fewer than 3 fields", path, ln);
+            rc = smt_err_set(err, SMT_ERR_PARSE,
+                             "%s:%lu: expected source ||| target ||| scores, found %d field%s", path,
+                             ln, nf, nf == 1 ? "" : "s");
             break;
         }
         if (t->base.n_scores == 0) {
-            char tmp[4096];
-            snprintf(tmp, sizeof tmp, "%s", f[2]);
-            char *save = NULL;
-            for (char *w = strtok_r(tmp, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+            ppt_span sc = f[2], w;
+            while (ppt_next_word(&sc, &w))
                 t->base.n_scores++;
             if (n_scores && t->base.n_scores != n_scores) {
                 rc = smt_err_set(err, SMT_ERR_PARSE,
@@ -224,7 +211,7 @@ static int read_pt(text_pt *t, const char *path, unsigned n_scores, smt_err *err
         }
         int ns = words_to_ids(t->src_vb, NULL, f[0], ids, MAXW, 1, err);
         if (ns <= 0) {
-            rc = ns < 0 ? ns : smt_err_set(err, SMT_ERR_PARSE, "%s:%lu: empty source", path, ln);
+            rc = ns < 0 ? ns : smt_err_set(err, SMT_ERR_PARSE, "%s:%lu: empty source phrase", path, ln);
             break;
         }
         if ((uint32_t)ns > t->base.max_src_len)
@@ -292,8 +279,8 @@ static int read_pt(text_pt *t, const char *path, unsigned n_scores, smt_err *err
         t->e_off[e] = t->n_tgt_ids;
         memcpy(t->tgt_ids + t->n_tgt_ids, ids, nt * sizeof(uint32_t));
         t->n_tgt_ids += nt;
-        if ((rc = parse_scores(f[2], t->e_scores + e * t->base.n_scores, t->base.n_scores, path,
-                               ln, err)))
+        if ((rc = parse_scores(f[2], t->e_scores + e * t->base.n_scores, t->base.n_scores,
+                               "score", path, ln, err)))
             break;
         t->n_entries++;
         t->lines++;
@@ -303,6 +290,7 @@ static int read_pt(text_pt *t, const char *path, unsigned n_scores, smt_err *err
         smt_err_set(err, rc, "%s: out of memory", path);
     return rc < 0 ? rc : 0;
 }
+
 
 /* Orders the entries by group, keeping file order within a group (a counting sort). */
 static int finish(text_pt *t)
@@ -354,7 +342,8 @@ static int read_reo(text_pt *t, const char *path, unsigned n_reo, smt_err *err)
     int rc = smt_lines_open(&r, path, SMT_LINES_THREADED, err);
     if (rc)
         return rc;
-    char *line, *f[4];
+    char *line;
+    ppt_span f[PPT_FIELDS_MAX], rest;
     size_t len;
     uint32_t ids[MAXW];
     float sc[DEC_MAX_REO_SCORES];
@@ -363,11 +352,14 @@ static int read_reo(text_pt *t, const char *path, unsigned n_reo, smt_err *err)
         unsigned long ln = (unsigned long)smt_lines_lineno(r);
         if (len == 0)
             continue;
-        if (split_fields(line, f, 4) < 3) {
-            rc = smt_err_set(err, SMT_ERR_PARSE, "%s:%lu: fewer than 3 fields", path, ln);
+        int nf = ppt_split_fields(line, len, f, &rest);
+        if (nf != 3) { /* as probingpt build reads it */
+            rc = smt_err_set(err, SMT_ERR_PARSE,
+                             "%s:%lu: expected source ||| target ||| scores, found %d field%s", path,
+                             ln, nf, nf == 1 ? "" : "s");
             break;
         }
-        if ((rc = parse_scores(f[2], sc, n_reo, path, ln, err)))
+        if ((rc = parse_scores(f[2], sc, n_reo, "reordering score", path, ln, err)))
             break;
         int ns = words_to_ids(NULL, &t->src_v, f[0], ids, MAXW, 0, err);
         uint32_t g = ns > 0 ? find_group(t, ids, (size_t)ns) : UINT32_MAX;
@@ -413,8 +405,9 @@ static int text_lookup(const dec_pt *pt, const uint32_t *src, size_t n, dec_pt_i
     return 1;
 }
 
-static int text_next(dec_pt_iter *it, dec_pt_entry *e)
+static int text_next(dec_pt_iter *it, dec_pt_entry *e, smt_err *err)
 {
+    (void)err;
     if (!it->left)
         return 0;
     const text_pt *t = it->table;

@@ -5,11 +5,15 @@
  * pool translate them in any order into per-line buffers, then writes the buffers in input order,
  * so output never depends on the thread count or on scheduling. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dec_internal.h"
 #include "search.h"
+#include "smt_lines.h"
 #include "smt_progress.h"
 #include "smt_threads.h"
 
@@ -117,10 +121,71 @@ int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
     return 0;
 }
 
+/* ---------------------------------------------------------------- the input */
+
+/* Where the lines come from: a FILE (dec_run), or smt_lines (dec_run_input: files, redirected
+ * standard input, pipes and terminals; plain or compressed; a pipe is answered as its lines
+ * arrive). Every read error is an error, never an end of input. */
+typedef struct line_src {
+    const char *name;
+    FILE *f;
+    smt_lines *lr;
+    char *buf; /* getline's line */
+    size_t cap;
+    uint64_t lineno;
+} line_src;
+
+/* 1 and *line, *len (without "\n" or "\r\n"), 0 at the end, or SMT_ERR_IO / SMT_ERR_NOMEM. */
+static int src_next(line_src *s, char **line, size_t *len, smt_err *err)
+{
+    if (s->lr) {
+        int rc = smt_lines_next(s->lr, line, len, err);
+        if (rc == 1)
+            s->lineno++;
+        return rc;
+    }
+    errno = 0;
+    ssize_t n = getline(&s->buf, &s->cap, s->f);
+    if (n < 0) {
+        if (ferror(s->f))
+            return smt_err_errno(err, SMT_ERR_IO, errno ? errno : EIO, "%s:%llu: read error",
+                                 s->name, (unsigned long long)(s->lineno + 1));
+        return 0;
+    }
+    s->lineno++;
+    while (n > 0 && (s->buf[n - 1] == '\n' || s->buf[n - 1] == '\r'))
+        n--;
+    *line = s->buf;
+    *len = (size_t)n;
+    return 1;
+}
+
+/* 1 when the next src_next will not wait for input (or there is no way to know). */
+static int src_ready(line_src *s)
+{
+    return s->lr ? smt_lines_ready(s->lr) : 1;
+}
+
+/* Opens path (NULL or "-": standard input). */
+static int src_open(line_src *s, const char *path, smt_err *err)
+{
+    memset(s, 0, sizeof *s);
+    int is_stdin = !path || !strcmp(path, "-");
+    s->name = is_stdin ? "<stdin>" : path;
+    return smt_lines_open(&s->lr, is_stdin ? "-" : path, 0, err);
+}
+
+static void src_close(line_src *s)
+{
+    smt_lines_close(s->lr);
+    free(s->buf);
+}
+
 /* ---------------------------------------------------------------- the driver */
 
 /* Lines per batch: large, so that threads rarely wait for each other at a batch's end; smaller
- * with n-best lists, whose per-line buffers are big. */
+ * with n-best lists, whose per-line buffers are big. A batch also ends when a pipe or terminal
+ * has no further line ready, so that an interactive user gets each answer at once. */
 #define BATCH 4096
 #define BATCH_NBEST 256
 
@@ -140,7 +205,29 @@ typedef struct run_ctx {
     uint64_t first_id;
     size_t n_best;
     int distinct, want_nbest;
+    /* the progress meter (drawn by worker 0, the calling thread) */
+    int progress, drawn;
+    double start, last_draw;
+    uint64_t lines0, words0; /* before this batch */
+    atomic_uint_fast64_t lines, words;
 } run_ctx;
+
+int dec_progress_format(char *buf, size_t size, uint64_t lines, uint64_t words, double seconds)
+{
+    double l = seconds > 0 ? (double)lines / seconds : 0, w = seconds > 0 ? (double)words / seconds : 0;
+    return snprintf(buf, size, "fastsmt: %llu lines, %llu words, %.1f lines/s, %.1f words/s, %.1f s",
+                    (unsigned long long)lines, (unsigned long long)words, l, w, seconds);
+}
+
+static void draw_progress(run_ctx *ctx, int final)
+{
+    char line[160];
+    dec_progress_format(line, sizeof line, atomic_load(&ctx->lines), atomic_load(&ctx->words),
+                        smt_now() - ctx->start);
+    fprintf(stderr, "\r%s\033[K%s", line, final ? "\n" : "");
+    fflush(stderr);
+    ctx->drawn = !final;
+}
 
 static void run_one(void *ctx_p, size_t task, unsigned worker)
 {
@@ -166,10 +253,20 @@ static void run_one(void *ctx_p, size_t task, unsigned worker)
             i++;
     }
     j->tokens = t;
+    if (ctx->progress) {
+        atomic_fetch_add(&ctx->lines, 1);
+        atomic_fetch_add(&ctx->words, t);
+        double now;
+        if (worker == 0 && (now = smt_now()) - ctx->last_draw >= 0.5) {
+            ctx->last_draw = now;
+            draw_progress(ctx, 0);
+        }
+    }
 }
 
-int dec_run(dec_model *m, FILE *in, FILE *out, FILE *nbest, size_t n_best, int distinct,
-            unsigned threads, FILE *warn, dec_run_stats *stats, smt_err *err)
+static int run_src(dec_model *m, line_src *src, FILE *out, FILE *nbest, size_t n_best,
+                   int distinct, unsigned threads, int progress, FILE *warn, dec_run_stats *stats,
+                   smt_err *err)
 {
     double t0 = smt_now();
     if (!warn)
@@ -185,53 +282,78 @@ int dec_run(dec_model *m, FILE *in, FILE *out, FILE *nbest, size_t n_best, int d
     ctx.n_best = n_best;
     ctx.distinct = distinct;
     ctx.want_nbest = nbest != NULL && n_best > 0;
+    ctx.progress = progress && isatty(2);
+    ctx.start = ctx.last_draw = t0;
+    atomic_init(&ctx.lines, 0);
+    atomic_init(&ctx.words, 0);
     if (!ctx.workers || !ctx.jobs)
         rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     for (unsigned i = 0; i < nw && !rc; i++)
         rc = dec_worker_create(&ctx.workers[i], m, err);
     dec_run_stats st = {0};
-    char *line = NULL;
-    size_t line_cap = 0;
     int eof = 0;
+    /* a line that could not be translated for a reason other than its length (a damaged table):
+     * its output line stays empty, the other lines go on, and the run fails at the end */
+    int failed = 0;
+    uint64_t failed_line = 0, n_failed = 0;
+    char failed_msg[SMT_ERR_MSG_MAX] = "";
     size_t batch = ctx.want_nbest ? BATCH_NBEST : BATCH;
     while (!rc && !eof) {
         size_t n = 0;
         while (n < batch) {
-            ssize_t len = getline(&line, &line_cap, in);
-            if (len < 0) {
+            if (n > 0 && !src_ready(src))
+                break; /* translate what has arrived before waiting for more */
+            char *line;
+            size_t len;
+            int got = src_next(src, &line, &len, err);
+            if (got < 0)
+                rc = got;
+            if (got <= 0) {
                 eof = 1;
                 break;
             }
-            while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-                len--;
             line_job *j = &ctx.jobs[n];
-            if ((size_t)len + 1 > j->cap) {
-                char *p = realloc(j->text, (size_t)len + 1);
+            if (len + 1 > j->cap) {
+                char *p = realloc(j->text, len + 1);
                 if (!p) {
                     rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
                     break;
                 }
                 j->text = p;
-                j->cap = (size_t)len + 1;
+                j->cap = len + 1;
             }
-            memcpy(j->text, line, (size_t)len);
+            memcpy(j->text, line, len);
             j->text[len] = '\0';
-            j->len = (size_t)len;
+            j->len = len;
             n++;
         }
-        if (rc || n == 0)
-            break;
+        if (n == 0 || (rc && rc != SMT_ERR_IO))
+            break; /* a read error still lets the lines read before it through */
         ctx.first_id = st.lines;
         smt_pool_run(pool, n, run_one, &ctx);
+        if (ctx.drawn) { /* warnings start on a clean line */
+            fputs("\r\033[K", stderr);
+            ctx.drawn = 0;
+        }
+        int nomem = 0;
         for (size_t i = 0; i < n; i++) {
             line_job *j = &ctx.jobs[i];
             if (j->rc) {
-                fprintf(warn, "line %llu: %s\n", (unsigned long long)(st.lines + i + 1), j->msg);
+                unsigned long long ln = (unsigned long long)(st.lines + i + 1);
+                fprintf(warn, "line %llu: %s\n", ln, j->msg);
                 st.refused++;
-                if (j->rc == SMT_ERR_NOMEM) {
-                    rc = smt_err_set(err, j->rc, "line %llu: %s",
-                                     (unsigned long long)(st.lines + i + 1), j->msg);
+                if (j->rc == SMT_ERR_NOMEM && !rc) {
+                    rc = smt_err_set(err, j->rc, "line %llu: %s", ln, j->msg);
+                    nomem = 1;
                     break;
+                }
+                if (j->rc != SMT_ERR_LIMIT) {
+                    if (!failed) {
+                        failed = j->rc;
+                        failed_line = ln;
+                        snprintf(failed_msg, sizeof failed_msg, "%s", j->msg);
+                    }
+                    n_failed++;
                 }
             }
             if (m->align_file) { /* "words ||| points\n": the points go to their own file */
@@ -257,17 +379,25 @@ int dec_run(dec_model *m, FILE *in, FILE *out, FILE *nbest, size_t n_best, int d
             st.tokens += j->tokens;
             st.score_sum += j->score;
         }
+        if (nomem)
+            break;
         st.lines += n;
         fflush(out);
         if (ctx.want_nbest)
             fflush(nbest);
         if (m->align_file)
             fflush(m->align_file);
-        if (ferror(out) || (ctx.want_nbest && ferror(nbest)) ||
-            (m->align_file && ferror(m->align_file)))
+        if (!rc && (ferror(out) || (ctx.want_nbest && ferror(nbest)) ||
+                    (m->align_file && ferror(m->align_file))))
             rc = smt_err_set(err, SMT_ERR_IO, "write error");
     }
-    free(line);
+    if (ctx.progress && atomic_load(&ctx.lines))
+        draw_progress(&ctx, 1);
+    if (!rc && failed)
+        rc = smt_err_set(err, failed,
+                         "%llu line%s could not be translated (empty output lines); the first, "
+                         "line %llu: %s", (unsigned long long)n_failed, n_failed == 1 ? "" : "s",
+                         (unsigned long long)failed_line, failed_msg);
     for (size_t i = 0; i < BATCH && ctx.jobs; i++) {
         free(ctx.jobs[i].text);
         dec_buf_free(&ctx.jobs[i].best);
@@ -281,5 +411,33 @@ int dec_run(dec_model *m, FILE *in, FILE *out, FILE *nbest, size_t n_best, int d
     st.seconds = smt_now() - t0;
     if (stats)
         *stats = st;
+    return rc;
+}
+
+int dec_run(dec_model *m, FILE *in, FILE *out, FILE *nbest, size_t n_best, int distinct,
+            unsigned threads, FILE *warn, dec_run_stats *stats, smt_err *err)
+{
+    line_src src;
+    memset(&src, 0, sizeof src);
+    src.name = "input";
+    src.f = in;
+    int rc = run_src(m, &src, out, nbest, n_best, distinct, threads, 0, warn, stats, err);
+    free(src.buf);
+    return rc;
+}
+
+int dec_run_input(dec_model *m, const char *input, FILE *out, FILE *nbest, size_t n_best,
+                  int distinct, unsigned threads, int progress, FILE *warn, dec_run_stats *stats,
+                  smt_err *err)
+{
+    line_src src;
+    int rc = src_open(&src, input, err);
+    if (rc) {
+        if (stats)
+            memset(stats, 0, sizeof *stats);
+        return rc;
+    }
+    rc = run_src(m, &src, out, nbest, n_best, distinct, threads, progress, warn, stats, err);
+    src_close(&src);
     return rc;
 }

@@ -312,8 +312,30 @@ static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end,
 
 /* ---------------------------------------------------------------- stacks */
 
+/* Doubles a stack's recombination table, relinking its live hypotheses (the buckets' order does
+ * not matter: an alive hypothesis has at most one equivalent in the table). */
+static int table_grow(dec_search *s, stack *st)
+{
+    size_t size = (st->table_mask + 1) * 2;
+    hyp **t = arena_zalloc(&s->ar, size * sizeof *t);
+    if (!t)
+        return SMT_ERR_NOMEM;
+    for (uint32_t i = 0; i < st->n; i++) {
+        hyp *h = st->hyps[i];
+        if (!h->alive)
+            continue;
+        h->hnext = t[h->hash & (size - 1)];
+        t[h->hash & (size - 1)] = h;
+    }
+    st->table = t;
+    st->table_mask = size - 1;
+    return 0;
+}
+
 static int stack_insert(dec_search *s, stack *st, hyp *h)
 {
+    if ((size_t)st->n_alive + 1 > (st->table_mask + 1) / 2 && table_grow(s, st))
+        return SMT_ERR_NOMEM;
     if (st->n == st->cap) {
         hyp **p = arena_grow(&s->ar, st->hyps, st->n, &st->cap, 256, sizeof *p);
         if (!p)
@@ -495,10 +517,12 @@ static int stack_add(dec_search *s, stack *st, hyp *h)
     return 0;
 }
 
+/* The recombination table starts at 4 buckets per hypothesis a stack keeps (at most 4096) and
+ * grows with the stack (stack_insert): a large -s costs memory only when the search fills it. */
 static int stack_init(dec_search *s, stack *st)
 {
-    uint32_t size = 64;
-    while (size < 4u * (uint32_t)s->m->stack_size)
+    size_t size = 64, want = 4 * (size_t)s->m->stack_size;
+    while (size < want && size < 4096)
         size <<= 1;
     st->table = arena_zalloc(&s->ar, size * sizeof *st->table);
     st->table_mask = size - 1;

@@ -93,8 +93,8 @@ typedef struct edge {
 typedef struct stack {
     hyp **hyps;               /* every hypothesis added (alive or not) */
     uint32_t n, cap, n_alive;
-    hyp **table;              /* recombination buckets */
-    uint32_t table_mask;
+    hyp **table;              /* recombination buckets (grown to twice the live hypotheses) */
+    size_t table_mask;
     cov **covs;               /* coverage objects of this stack */
     uint32_t n_covs, cap_covs;
     cov **cov_table;

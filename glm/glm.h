@@ -53,7 +53,9 @@ typedef struct glm_build_stats {
  * opt may be NULL (defaults); stats may be NULL.
  * Returns 0; SMT_ERR_PARSE (the message names file:line), SMT_ERR_IO, SMT_ERR_NOMEM,
  * SMT_ERR_LIMIT (order outside 2..GLM_MAX_ORDER, more than 2^32-2 n-grams of one order) or
- * SMT_ERR_ARG (bad K). The output appears atomically (see smt_file.h). Thread-safe. */
+ * SMT_ERR_ARG (bad K, or out_path is the ARPA file itself). The output appears atomically (see
+ * smt_file.h). Allocations follow the lines read, never the header's counts alone, so a header
+ * declaring huge counts costs nothing before its lines are missed. Thread-safe. */
 int glm_build(const char *arpa_path, const char *out_path, const glm_build_options *opt,
               glm_build_stats *stats, smt_err *err);
 
@@ -197,7 +199,9 @@ typedef struct glm_query_stats {
 /* Scores every line of in_path ("-" = stdin, plain or gzip) and writes KenLM query's output to out
  * (NULL: nothing is written; stats still filled). Per word "word=id length log10p\t", per line
  * "Total: x OOV: n", then the four summary lines. Unlike KenLM, a last line without a newline is
- * scored. Returns 0, SMT_ERR_IO, SMT_ERR_NOMEM, SMT_ERR_UNSUPPORTED/SMT_ERR_CUDA (GPU path). */
+ * scored. Every write to out is checked and out is flushed before returning: a failed write (a
+ * full disk) stops the run with SMT_ERR_IO. Returns 0, SMT_ERR_IO (reading or writing),
+ * SMT_ERR_NOMEM, SMT_ERR_UNSUPPORTED/SMT_ERR_CUDA (GPU path). */
 int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm_query_options *opt,
                    glm_query_stats *stats, smt_err *err);
 

@@ -4,7 +4,6 @@
  * <s>/</s> and unknown words errors, a missing context an error, and a missing suffix inserted as
  * KenLM's probing model does (probability = lower-order probability + backoffs), in file order,
  * because the inserted entries change which later n-grams find their context. */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "glm_internal.h"
 #include "smt_hash.h"
 #include "smt_lines.h"
+#include "smt_num.h"
 #include "smt_progress.h"
 
 #define EMPTY UINT32_MAX
@@ -227,6 +227,7 @@ typedef struct reader {
     smt_progress prog;
     char *line;
     size_t len;
+    size_t flen[GLM_MAX_ORDER + 3]; /* the lengths of the fields ngram_line split */
 } reader;
 
 static uint64_t lineno(const reader *r) { return smt_lines_lineno(r->lines); }
@@ -235,7 +236,7 @@ static uint64_t lineno(const reader *r) { return smt_lines_lineno(r->lines); }
 static int next_line(reader *r)
 {
     int rc = smt_lines_next(r->lines, &r->line, &r->len, r->err);
-    if (rc > 0 && (lineno(r) & 0xffff) == 0)
+    if (rc > 0 && r->prog.enabled) /* every line: the meter itself redraws a few times a second */
         smt_progress_update(&r->prog, smt_lines_bytes_read(r->lines));
     return rc;
 }
@@ -263,8 +264,9 @@ static int next_nonblank(reader *r, const char *expected)
     }
 }
 
-/* Splits in place on spaces and tabs; returns the number of fields (up to max + 1). */
-static unsigned split(char *s, char **f, unsigned max)
+/* Splits in place on spaces and tabs; returns the number of fields (up to max + 1), their lengths
+ * in len[] when len is not NULL (the number and word parsers need them: no strlen per field). */
+static unsigned split(char *s, char **f, size_t *len, unsigned max)
 {
     unsigned n = 0;
     for (;;) {
@@ -272,50 +274,56 @@ static unsigned split(char *s, char **f, unsigned max)
             s++;
         if (!*s || n > max)
             return n;
-        f[n++] = s;
+        char *start = s;
         while (*s && *s != ' ' && *s != '\t')
             s++;
+        if (len)
+            len[n] = (size_t)(s - start);
+        f[n++] = start;
         if (*s)
             *s++ = '\0';
     }
 }
 
-static int parse_float(reader *r, const char *s, float *out, const char *what)
+/* A float field, strictly (smt_num.h: whole token, plain decimal, correctly rounded as KenLM's
+ * reader rounds it). Rejected rather than read as some other value: NaN, hexadecimal, trailing
+ * junk, and a finite number too large for a float (strtof made it an infinity). "-inf" only where
+ * allow_inf says (probabilities, as KenLM). */
+static int parse_float(reader *r, const char *s, size_t len, float *out, const char *what,
+                       int allow_inf)
 {
-    char *end;
-    errno = 0;
-    float v = strtof(s, &end);
-    if (end == s || *end || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
-        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: bad %s '%s'", r->path,
+    int rc = smt_parse_float(s, len, -INFINITY, INFINITY, allow_inf ? SMT_NUM_ALLOW_INF : 0,
+                             out);
+    if (rc == SMT_ERR_LIMIT)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: %s '%.64s' is out of a float's range",
+                           r->path, (unsigned long long)lineno(r), what, s);
+    if (rc)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: bad %s '%.64s'", r->path,
                            (unsigned long long)lineno(r), what, s);
-    *out = v; /* ERANGE: strtof already gives the correctly rounded value (0 or inf), as KenLM */
     return 0;
 }
 
 /* The probability as KenLM stores it: positive values rejected, the sign forced on (so 0 reads as
  * -0.0, as KenLM's sign-bit trick returns it). */
-static int parse_prob(reader *r, const char *s, float *out)
+static int parse_prob(reader *r, const char *s, size_t len, float *out)
 {
-    int rc = parse_float(r, s, out, "log10 probability");
+    int rc = parse_float(r, s, len, out, "log10 probability", 1);
     if (rc)
         return rc;
     if (*out > 0.0f)
         return smt_err_set(r->err, SMT_ERR_PARSE,
-                           "%s:%llu: positive log10 probability %s (KenLM rejects it too)", r->path,
+                           "%s:%llu: positive log10 probability %.64s (KenLM rejects it too)", r->path,
                            (unsigned long long)lineno(r), s);
     *out = -fabsf(*out);
     return 0;
 }
 
-/* A backoff: NaN/inf rejected; any zero becomes -0.0, KenLM's "no extension" mark. */
-static int parse_backoff(reader *r, const char *s, float *out)
+/* A backoff: NaN and infinities rejected (as KenLM); any zero becomes -0.0, KenLM's "no extension" mark. */
+static int parse_backoff(reader *r, const char *s, size_t len, float *out)
 {
-    int rc = parse_float(r, s, out, "log10 backoff");
+    int rc = parse_float(r, s, len, out, "log10 backoff", 0);
     if (rc)
         return rc;
-    if (isnan(*out) || isinf(*out))
-        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: bad backoff '%s'", r->path,
-                           (unsigned long long)lineno(r), s);
     if (*out == 0.0f)
         *out = -0.0f;
     return 0;
@@ -329,6 +337,48 @@ static void set_extension(float *bo)
 
 /* ------------------------------------------------------------------ sections */
 
+/* "ngram N=count" (blanks around the fields tolerated): N and count are whole decimal integers
+ * (smt_num.h); a negative, malformed or overflowing number is an error naming the line, never a
+ * wrapped count. */
+static int count_line(reader *r, unsigned *n, uint64_t *count)
+{
+    const char *s = r->line;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    const char *eq = strchr(s, '=');
+    if (strncmp(s, "ngram", 5) != 0 || (s[5] != ' ' && s[5] != '\t') || !eq)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected 'ngram N=count', got '%.64s'",
+                           r->path, (unsigned long long)lineno(r), r->line);
+    s += 5;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    const char *c = eq + 1, *end = c + strlen(c);
+    while (*c == ' ' || *c == '\t')
+        c++;
+    while (end > c && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    long long order, v;
+    int rc = smt_parse_ll(s, (size_t)(eq - s), 1, GLM_MAX_ORDER + 1, &order);
+    if (rc == SMT_ERR_PARSE)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: bad order '%.*s' in '%.64s'", r->path,
+                           (unsigned long long)lineno(r), (int)(eq - s), s, r->line);
+    if (rc)
+        return smt_err_set(r->err, SMT_ERR_LIMIT, "%s:%llu: order %.*s outside 1..%d", r->path,
+                           (unsigned long long)lineno(r), (int)(eq - s), s, GLM_MAX_ORDER);
+    rc = smt_parse_ll(c, (size_t)(end - c), 0, INT64_MAX, &v);
+    if (rc == SMT_ERR_PARSE)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: bad %lld-gram count '%.*s'", r->path,
+                           (unsigned long long)lineno(r), order, (int)(end - c), c);
+    if (rc)
+        return smt_err_set(r->err, *c == '-' ? SMT_ERR_PARSE : SMT_ERR_LIMIT,
+                           "%s:%llu: %lld-gram count %.*s: %s", r->path,
+                           (unsigned long long)lineno(r), order, (int)(end - c), c,
+                           *c == '-' ? "a count cannot be negative" : "at most 2^32-2");
+    *n = (unsigned)order;
+    *count = (uint64_t)v;
+    return 0;
+}
+
 static int read_counts(reader *r, glm_arpa *a)
 {
     int rc;
@@ -340,7 +390,7 @@ static int read_counts(reader *r, glm_arpa *a)
         if (is_blank(r->line) || r->line[0] == '#')
             continue;
         char *f[2];
-        if (split(r->line, f, 1) == 1 && strcmp(f[0], "\\data\\") == 0)
+        if (split(r->line, f, NULL, 1) == 1 && strcmp(f[0], "\\data\\") == 0)
             break;
         return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected \\data\\", r->path,
                            (unsigned long long)lineno(r));
@@ -351,12 +401,10 @@ static int read_counts(reader *r, glm_arpa *a)
             return rc;
         if (rc == 0 || is_blank(r->line))
             break;
-        unsigned n;
-        unsigned long long c;
-        char tail;
-        if (sscanf(r->line, " ngram %u=%llu %c", &n, &c, &tail) != 2)
-            return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected 'ngram N=count', got '%s'",
-                               r->path, (unsigned long long)lineno(r), r->line);
+        unsigned n = 0;
+        uint64_t c = 0;
+        if ((rc = count_line(r, &n, &c)))
+            return rc;
         if (n != a->order + 1)
             return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: ngram %u follows order %u", r->path,
                                (unsigned long long)lineno(r), n, a->order);
@@ -365,7 +413,7 @@ static int read_counts(reader *r, glm_arpa *a)
                                r->path, (unsigned long long)lineno(r), n, GLM_MAX_ORDER);
         if (c >= UINT32_MAX - 1)
             return smt_err_set(r->err, SMT_ERR_LIMIT, "%s:%llu: %llu %u-grams: at most 2^32-2",
-                               r->path, (unsigned long long)lineno(r), c, n);
+                               r->path, (unsigned long long)lineno(r), (unsigned long long)c, n);
         a->declared[n] = c;
         a->order = n;
     }
@@ -383,10 +431,24 @@ static int read_header(reader *r, unsigned n)
     char want[32];
     snprintf(want, sizeof want, "\\%u-grams:", n);
     char *f[2];
-    if (split(r->line, f, 1) != 1 || strcmp(f[0], want) != 0)
+    if (split(r->line, f, NULL, 1) != 1 || strcmp(f[0], want) != 0)
         return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected '%s' (were there more n-grams "
                            "than declared?)", r->path, (unsigned long long)lineno(r), want);
     return 0;
+}
+
+/* How many records to allocate at first for a section of order n that declares `declared`: at
+ * most what the input can hold, so that a header's count costs nothing until its lines arrive. An
+ * n-gram line takes at least 2n + 2 bytes ("p w1 .. wn\n" with one-byte fields); the input may be
+ * compressed, so its size times INPUT_RATIO (far above what ARPA text compresses to) bounds the
+ * lines; an input of unknown size (a pipe) starts small. The arrays grow as lines arrive, so a
+ * file beyond the bound still reads, only with a few reallocations. */
+#define INPUT_RATIO 8
+static uint64_t input_cap(const reader *r, unsigned n, uint64_t declared)
+{
+    uint64_t total = smt_lines_total_bytes(r->lines);
+    uint64_t bound = total ? total / (2 * n + 2) * INPUT_RATIO + 1024 : (uint64_t)1 << 16;
+    return declared < bound ? declared : bound;
 }
 
 /* The next n-gram line of a section of order n: fields in f, count checked. */
@@ -400,7 +462,7 @@ static int ngram_line(reader *r, unsigned n, uint64_t i, uint64_t count, char **
                            "%s:%llu: end of file after %llu of %llu declared %u-grams", r->path,
                            (unsigned long long)lineno(r), (unsigned long long)i,
                            (unsigned long long)count, n);
-    *nf = split(r->line, f, n + 2);
+    *nf = split(r->line, f, r->flen, n + 2);
     if (*nf == 1 && f[0][0] == '\\')
         return smt_err_set(r->err, SMT_ERR_PARSE,
                            "%s:%llu: section ends after %llu of %llu declared %u-grams", r->path,
@@ -412,14 +474,36 @@ static int ngram_line(reader *r, unsigned n, uint64_t i, uint64_t count, char **
     return 0;
 }
 
+/* The unigram arrays hold ids [0, *cap); grown (doubling, at most to count + 1) to hold id. */
+static int grow_unigrams(glm_arpa *a, char **seen, uint64_t *cap, uint64_t id, uint64_t count)
+{
+    if (id < *cap)
+        return 0;
+    uint64_t c = *cap * 2 > count + 1 ? count + 1 : *cap * 2;
+    if (c <= id)
+        c = id + 1;
+    float *p = realloc(a->uprob, c * sizeof *p);
+    if (p)
+        a->uprob = p;
+    float *b = p ? realloc(a->ubo, c * sizeof *b) : NULL;
+    if (b)
+        a->ubo = b;
+    char *s = b ? realloc(*seen, c) : NULL;
+    if (!s)
+        return -1;
+    memset(s + *cap, 0, c - *cap);
+    *seen = s;
+    *cap = c;
+    return 0;
+}
+
 static int read_unigrams(reader *r, glm_arpa *a)
 {
-    uint64_t count = a->declared[1];
-    a->uprob = malloc((count + 1) * sizeof *a->uprob);
-    a->ubo = malloc((count + 1) * sizeof *a->ubo);
-    char *seen = calloc(count + 1, 1);
+    uint64_t count = a->declared[1], cap = 0;
+    char *seen = NULL;
     int rc = 0;
-    if (!a->uprob || !a->ubo || !seen) {
+    /* sized by what the input can hold, not by the header's word (see input_cap) */
+    if (grow_unigrams(a, &seen, &cap, input_cap(r, 1, count), count)) {
         free(seen);
         return smt_err_set(r->err, SMT_ERR_NOMEM, "%s: out of memory for %llu unigrams", r->path,
                            (unsigned long long)count);
@@ -433,16 +517,22 @@ static int read_unigrams(reader *r, glm_arpa *a)
         char *f[4];
         unsigned nf;
         float prob = 0.0f, bo = -0.0f;
-        if ((rc = ngram_line(r, 1, i, count, f, &nf)) || (rc = parse_prob(r, f[0], &prob)) ||
-            (nf == 3 && (rc = parse_backoff(r, f[2], &bo))))
+        if ((rc = ngram_line(r, 1, i, count, f, &nf)) ||
+            (rc = parse_prob(r, f[0], r->flen[0], &prob)) ||
+            (nf == 3 && (rc = parse_backoff(r, f[2], r->flen[2], &bo))))
             goto out;
         smt_vocab v = smt_vocab_builder_view(a->vocab);
         uint32_t before = v.n;
-        if ((rc = smt_vocab_builder_add(a->vocab, f[1], strlen(f[1]), &id, r->err)))
+        if ((rc = smt_vocab_builder_add(a->vocab, f[1], r->flen[1], &id, r->err)))
             goto out;
         if (id >= count + 1 || (id < before && seen[id])) {
             rc = smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate unigram '%s'", r->path,
                              (unsigned long long)lineno(r), f[1]);
+            goto out;
+        }
+        if (grow_unigrams(a, &seen, &cap, id, count)) {
+            rc = smt_err_set(r->err, SMT_ERR_NOMEM, "%s:%llu: out of memory", r->path,
+                             (unsigned long long)lineno(r));
             goto out;
         }
         seen[id] = 1;
@@ -511,15 +601,16 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
         char *f[GLM_MAX_ORDER + 3];
         unsigned nf;
         float prob = 0.0f, bo = -0.0f;
-        if ((rc = ngram_line(r, n, i, count, f, &nf)) || (rc = parse_prob(r, f[0], &prob)) ||
-            (nf == n + 2 && (rc = parse_backoff(r, f[n + 1], &bo))))
+        if ((rc = ngram_line(r, n, i, count, f, &nf)) ||
+            (rc = parse_prob(r, f[0], r->flen[0], &prob)) ||
+            (nf == n + 2 && (rc = parse_backoff(r, f[n + 1], r->flen[n + 1], &bo))))
             return rc;
         if (n == a->order && nf == n + 2 && bo != 0.0f)
             return smt_err_set(r->err, SMT_ERR_PARSE,
                                "%s:%llu: non-zero backoff %s on the highest order", r->path,
                                (unsigned long long)lineno(r), f[n + 1]);
         for (unsigned k = 0; k < n; k++) {
-            uint32_t id = smt_vocab_find(&v, f[1 + k], strlen(f[1 + k]));
+            uint32_t id = smt_vocab_find(&v, f[1 + k], r->flen[1 + k]);
             if (id == SMT_VOCAB_NONE || (id == 0 && a->unk_added))
                 return smt_err_set(r->err, SMT_ERR_PARSE,
                                    "%s:%llu: word '%s' of a %u-gram is not a unigram", r->path,
@@ -570,7 +661,7 @@ static int read_end(reader *r)
     if (rc < 0)
         return rc;
     char *f[2];
-    if (split(r->line, f, 1) != 1 || strcmp(f[0], "\\end\\") != 0)
+    if (split(r->line, f, NULL, 1) != 1 || strcmp(f[0], "\\end\\") != 0)
         return smt_err_set(r->err, SMT_ERR_PARSE,
                            "%s:%llu: expected \\end\\ (were there more n-grams than declared?)",
                            r->path, (unsigned long long)lineno(r));
@@ -604,7 +695,8 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, smt_e
     if ((rc = smt_vocab_builder_create(&a->vocab, err)) || (rc = read_counts(&r, a)))
         goto out;
     for (unsigned n = 2; n <= a->order; n++)
-        if (ostore_init(&a->o[n], n, a->declared[n] + a->declared[n] / 64 + 16, n < a->order)) {
+        if (ostore_init(&a->o[n], n, input_cap(&r, n, a->declared[n] + a->declared[n] / 64 + 16),
+                        n < a->order)) {
             rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory for %llu %u-grams", path,
                              (unsigned long long)a->declared[n], n);
             goto out;

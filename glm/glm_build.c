@@ -5,9 +5,11 @@
  * in their parent's order, sorted by key; each group is then permuted into its B-tree's
  * breadth-first order. Inputs of level k-1 are freed once level k no longer needs them, keeping the
  * peak near the parsed input plus the output. */
+#define _POSIX_C_SOURCE 200809L /* stat */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "glm_internal.h"
 #include "smt_progress.h"
@@ -179,8 +181,12 @@ static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progr
         pos[w] = w;
     }
     uni[a->nvocab] = (glm_mid){0.0f, 0.0f, 0};
+    /* the meter counts the bytes of the trie filled in (unigrams first, then level by level) */
+    uint64_t out_bytes = total_keys * sizeof *o->keys + total_mid * sizeof *o->mid +
+                         L->count[N] * sizeof *o->top,
+             done_bytes = (L->count[1] + 1) * sizeof *o->mid;
     smt_progress prog;
-    smt_progress_init(&prog, "building trie", N - 1, progress);
+    smt_progress_init(&prog, "building trie", out_bytes, progress);
     for (unsigned k = 2; k <= N; k++) {
         glm_ostore *s = &a->o[k];
         uint64_t n = s->count, np = L->count[k - 1];
@@ -192,6 +198,7 @@ static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progr
         glm_mid *pmid = o->mid + L->mid_off[k - 1];
         uint32_t *keys = o->keys + L->key_off[k];
         glm_mid *kmid = k < N ? o->mid + L->mid_off[k] : NULL;
+        uint64_t entry_bytes = sizeof *keys + (k < N ? sizeof *kmid : sizeof *o->top);
         if (!order || !ppos || !newpos) {
             rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
             goto level_out;
@@ -235,6 +242,7 @@ static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progr
                 newpos[rec] = (uint32_t)at;
             }
             cursor += g;
+            smt_progress_update(&prog, done_bytes + cursor * entry_bytes);
         }
         if (cursor != n)
             rc = smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram groups cover %llu of %llu", k,
@@ -252,9 +260,10 @@ static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progr
         pmid[np].child = (uint32_t)n;
         if (k < N)
             kmid[n] = (glm_mid){0.0f, 0.0f, 0};
-        smt_progress_update(&prog, k - 1);
+        done_bytes += n * entry_bytes + (k < N ? sizeof *kmid : 0);
+        smt_progress_update(&prog, done_bytes);
     }
-    smt_progress_finish(&prog, N - 1);
+    smt_progress_finish(&prog, done_bytes);
     free(pos);
     return 0;
 nomem:
@@ -295,6 +304,11 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     if (K < GLM_MIN_K || K > GLM_MAX_K)
         return smt_err_set(err, SMT_ERR_ARG, "B-tree node size K=%u outside %d..%d", K, GLM_MIN_K,
                            GLM_MAX_K);
+    struct stat si, so; /* the model replaces out_path: never the ARPA file it is built from */
+    if (stat(arpa_path, &si) == 0 && stat(out_path, &so) == 0 && si.st_dev == so.st_dev &&
+        si.st_ino == so.st_ino)
+        return smt_err_set(err, SMT_ERR_ARG, "%s: the output is the input ARPA file; refusing to "
+                           "overwrite it", out_path);
     glm_arpa a;
     int rc = glm_arpa_read(&a, arpa_path, opt->progress, opt->warn, err);
     if (rc)
@@ -326,12 +340,8 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
             stats->stored[k] = par.count[k];
         }
         stats->unk_added = a.unk_added;
-        FILE *f = fopen(out_path, "rb");
-        if (f) {
-            fseek(f, 0, SEEK_END);
-            stats->file_size = (uint64_t)ftell(f);
-            fclose(f);
-        }
+        if (stat(out_path, &so) == 0)
+            stats->file_size = (uint64_t)so.st_size;
     }
     free(o.keys);
     free(o.mid);

@@ -3,6 +3,7 @@
  * order, with KenLM's float/double arithmetic: the line total is a float sum of the word scores,
  * the corpus totals doubles. */
 #define _POSIX_C_SOURCE 200809L /* getline */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #if defined(__SSE2__)
@@ -14,6 +15,7 @@
 #include "glm_internal.h"
 #include "smt_hash.h"
 #include "smt_lines.h"
+#include "smt_num.h"
 #include "smt_threads.h"
 
 /* ---------------------------------------------------------------- number printing */
@@ -38,7 +40,9 @@ static int shortest(char *digits, int *exp10, double x, int is_float)
     while (nd > 1 && digits[nd - 1] == '0')
         nd--;
     digits[nd] = '\0';
-    *exp10 = atoi(c + 1);
+    long long e = 0; /* the exponent snprintf just wrote ("e-07"): always a small integer */
+    smt_parse_ll(c + 1, strlen(c + 1), -400, 400, &e);
+    *exp10 = (int)e;
     return nd;
 }
 
@@ -150,12 +154,6 @@ static void block_free(block *b)
     free(b->prob), free(b->len), free(b->txt);
 }
 
-/* KenLM's separators: space, tab, CR, FF, VT and NUL ('\n' never occurs inside a line). */
-static inline int is_space(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\0';
-}
-
 /* Bit i of the result: line[i] (i < 64, i < n) is a separator; bits at and past n are set. */
 static inline uint64_t sep_mask64(const char *p, size_t n)
 {
@@ -179,9 +177,11 @@ static inline uint64_t sep_mask64(const char *p, size_t n)
     }
     return m;
 #else
+    /* KenLM's separators: space, tab, CR, FF, VT and NUL ('\n' never occurs inside a line) */
     uint64_t m = 0;
     for (size_t i = 0; i < 64; i++)
-        if (i >= n || is_space((unsigned char)p[i]))
+        if (i >= n || p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\f' ||
+            p[i] == '\v' || p[i] == '\0')
             m |= 1ull << i;
     return m;
 #endif
@@ -365,12 +365,22 @@ typedef struct outbuf {
     FILE *f;
     char *p;
     size_t n, cap;
+    int werr; /* 0, or the errno of the first failed write (ENOSPC on a full disk) */
 } outbuf;
+
+static void ob_write(outbuf *o, const char *s, size_t n)
+{
+    if (o->werr)
+        return;
+    errno = 0;
+    if (fwrite(s, 1, n, o->f) != n || ferror(o->f))
+        o->werr = errno ? errno : EIO;
+}
 
 static void ob_flush(outbuf *o)
 {
     if (o->f && o->n)
-        fwrite(o->p, 1, o->n, o->f);
+        ob_write(o, o->p, o->n);
     o->n = 0;
 }
 
@@ -379,11 +389,25 @@ static inline void ob_put(outbuf *o, const char *s, size_t n)
     if (o->n + n > o->cap)
         ob_flush(o);
     if (n > o->cap) {
-        fwrite(s, 1, n, o->f);
+        ob_write(o, s, n);
         return;
     }
     memcpy(o->p + o->n, s, n);
     o->n += n;
+}
+
+/* Everything written so far reached the stream (flushed): 0, or SMT_ERR_IO naming the error. */
+static int ob_sync(outbuf *o, smt_err *err)
+{
+    ob_flush(o);
+    if (!o->f)
+        return 0;
+    if (!o->werr) {
+        errno = 0;
+        if (fflush(o->f) || ferror(o->f))
+            o->werr = errno ? errno : EIO;
+    }
+    return o->werr ? smt_err_errno(err, SMT_ERR_IO, o->werr, "writing the output failed") : 0;
 }
 
 /* Prints and sums a scored block in input order (KenLM's arithmetic). */
@@ -438,20 +462,15 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
     size_t caprows = 0;
     block b;
     memset(&b, 0, sizeof b);
-    outbuf o = {out, malloc(1 << 16), 0, 1 << 16};
+    outbuf o = {out, malloc(1 << 16), 0, 1 << 16, 0};
     int keep_text = opt->verbosity >= GLM_VERBOSE_WORD && out;
     int rc = o.p ? 0 : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     if (!rc && opt->path == GLM_PATH_GPU)
         rc = glm_gpu_create(&gpu, m, err);
     if (!rc && opt->threads != 1 && opt->path != GLM_PATH_GPU)
         rc = smt_pool_create(&pool, opt->threads, err);
-    /* -b on standard input: getline returns each line as soon as it is there (smt_lines fills
-     * whole chunks, which an interactive writer would wait on) */
-    int interactive = opt->flush_lines && strcmp(in_path, "-") == 0;
-    char *iline = NULL;
-    size_t icap = 0;
-    uint64_t ilineno = 0;
-    if (!rc && !interactive)
+    /* smt_lines hands a pipe's lines over as they arrive, so -b answers each line at once */
+    if (!rc)
         rc = smt_lines_open(&in, in_path, 0, err);
     int eof = 0;
     while (!rc && !eof) {
@@ -459,25 +478,7 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
         while (b.ntok < BLOCK_TOKENS && !(opt->flush_lines && b.nlines > 0)) {
             char *line;
             size_t n;
-            int got;
-            if (interactive) {
-                ssize_t k = getline(&iline, &icap, stdin);
-                if (k < 0 && ferror(stdin)) {
-                    got = smt_err_set(err, SMT_ERR_IO, "<stdin>:%llu: read error",
-                                      (unsigned long long)ilineno + 1);
-                } else if (k < 0) {
-                    got = 0;
-                } else {
-                    ilineno++;
-                    n = (size_t)k;
-                    if (n > 0 && iline[n - 1] == '\n')
-                        iline[--n] = 0;
-                    line = iline;
-                    got = 1;
-                }
-            } else {
-                got = smt_lines_next(in, &line, &n, err);
-            }
+            int got = smt_lines_next(in, &line, &n, err);
             if (got < 0) {
                 rc = got;
                 break;
@@ -506,13 +507,11 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
         }
         if (!rc)
             emit(m, &b, opt->verbosity, &o, &st);
-        if (!rc && opt->flush_lines) {
-            ob_flush(&o);
-            if (out)
-                fflush(out);
-        }
+        if (!rc && opt->flush_lines)
+            rc = ob_sync(&o, err);
+        if (!rc && o.werr) /* a write failed: stop at once, the output is lost anyway */
+            rc = ob_sync(&o, err);
     }
-    free(iline);
     if (!rc) {
         st.ppl_incl = pow(10.0, -(st.total / (double)st.tokens));
         st.ppl_excl = pow(10.0, -((st.total - st.total_oov) / (double)(st.tokens - st.oovs)));
@@ -527,10 +526,8 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
                              a, c, (unsigned long long)st.oovs, (unsigned long long)st.tokens);
             ob_put(&o, sum, (size_t)n);
         }
-        ob_flush(&o);
-        if (out && fflush(out))
-            rc = smt_err_set(err, SMT_ERR_IO, "writing the output failed");
-        if (stats)
+        rc = ob_sync(&o, err);
+        if (stats && !rc)
             *stats = st;
     }
     free(o.p);

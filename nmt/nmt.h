@@ -84,7 +84,9 @@ int nmt_cuda_available(void);
 
 /* Teacher-forced logits of one sentence pair: src (S ids, including the final </s>), tgt_in (T ids
  * starting with <s>). logits is (T, V) with V = tgt_vocab_size, bias included. enc_out, when not
- * NULL, receives the encoder output (S, d_model). Used by the golden-value tests. */
+ * NULL, receives the encoder output (S, d_model). Used by the golden-value tests. Returns 0,
+ * SMT_ERR_ARG (no final </s>, or a target id outside the vocabulary; source ids outside it are read
+ * as <unk>, as in nmt_score), SMT_ERR_NOMEM or SMT_ERR_CUDA. */
 int nmt_forward(nmt_ctx *c, const int32_t *src, int S, const int32_t *tgt_in, int T, float *logits,
                 float *enc_out, smt_err *err);
 
@@ -107,7 +109,9 @@ typedef struct nmt_shortlist nmt_shortlist;
 /* Loads `source_word target_word` lines (best first for each source word; e.g. the single-word
  * pairs of a phrase table sorted by p(e|f)), keeping per_word targets per source word; every batch
  * also gets the `frequent` first target ids (the trainer orders the vocabulary by frequency) and
- * </s>. Unknown words are skipped. Returns 0, SMT_ERR_IO, SMT_ERR_PARSE (file:line) or NOMEM. */
+ * </s>. Unknown words are skipped. Returns 0, SMT_ERR_IO, SMT_ERR_PARSE (file:line: a line that is
+ * not exactly two words, or a file without lines), SMT_ERR_ARG (per_word < 1, frequent < 0) or
+ * NOMEM. */
 int nmt_shortlist_load(nmt_shortlist **out, const nmt_model *m, const char *path, int per_word,
                        int frequent, smt_err *err);
 void nmt_shortlist_free(nmt_shortlist *s);
@@ -129,7 +133,9 @@ typedef struct nmt_hyp {
 
 /* Translates n sentences with beam search (opt NULL: beam 5, ratio 2, add 10, alpha 0.6, no
  * shortlist).
- * out[i] receives the best hypothesis of sentence i; free with nmt_hyps_free. */
+ * out[i] receives the best hypothesis of sentence i; free with nmt_hyps_free. Returns 0,
+ * SMT_ERR_ARG (beam outside 1..NMT_MAX_K, max_len_ratio outside 0..1000, max_len_add outside
+ * 0..100000, length_penalty outside 0..10, NaN included), SMT_ERR_NOMEM or SMT_ERR_CUDA. */
 int nmt_translate(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_search_options *opt,
                   nmt_hyp *out, smt_err *err);
 
@@ -171,7 +177,10 @@ typedef struct nmt_rescore_options {
  * (one sentence per line; line i is sentence id i): adds `NMT0= logprob`, sets total += weight *
  * logprob + length_bonus * words, re-ranks each sentence's list (stable on ties: the earlier line wins) and writes it to
  * nbest_out (NULL: not written) and one 1-best line per source sentence to best_out (an empty line for
- * sentences missing from the list). Returns 0 or an error naming file:line. */
+ * sentences missing from the list). Either output path may be "-" (standard output; not both).
+ * Returns 0, SMT_ERR_PARSE naming file:line (also for an empty list), SMT_ERR_IO (a read or
+ * write error, naming the file; a rescored list written in part is removed) or SMT_ERR_ARG (an
+ * output that is one of the inputs, which opening it would destroy; a weight that is not finite). */
 int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_path,
                       const nmt_rescore_options *opt, const char *nbest_out_path,
                       const char *best_out_path, smt_err *err);

@@ -2,9 +2,12 @@
  * exhaust the stack. */
 #include "nmt_json.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "smt_num.h"
 
 enum { NJ_MAX_DEPTH = 64 };
 
@@ -70,8 +73,12 @@ static int hex4(nj_parser *p, unsigned *cp)
 static int parse_string(nj_parser *p, char **out)
 {
     p->pos++; /* opening quote */
-    size_t start = p->pos, o = 0;
-    char *buf = malloc(p->len - start + 1); /* unescaped text is never longer than the source */
+    size_t start = p->pos, o = 0, end = start;
+    /* unescaped text is never longer than its source: size the buffer by this string alone (not
+     * by the rest of the document, which made a header of many strings cost gigabytes) */
+    while (end < p->len && p->s[end] != '"')
+        end += p->s[end] == '\\' ? 2 : 1;
+    char *buf = malloc((end < p->len ? end : p->len) - start + 1);
     if (!buf)
         return fail(p, "out of memory");
     while (p->pos < p->len && p->s[p->pos] != '"') {
@@ -213,19 +220,24 @@ static int parse_value(nj_parser *p, nj_value *v, int depth)
             return 0;
         }
     }
-    char tmp[64];
+    /* a JSON number: -?digits[.digits][(e|E)[+-]digits], parsed by the one strict parser */
     size_t n = 0;
-    while (p->pos + n < p->len && n < sizeof tmp - 1 &&
-           strchr("+-0123456789.eE", p->s[p->pos + n]) && p->s[p->pos + n])
+    while (p->pos + n < p->len && p->s[p->pos + n] && strchr("+-0123456789.eE", p->s[p->pos + n]))
         n++;
     if (n == 0)
         return fail(p, "unexpected character");
-    memcpy(tmp, p->s + p->pos, n);
-    tmp[n] = 0;
-    char *end;
-    v->num = strtod(tmp, &end);
-    if (end != tmp + n)
+    const char *tok = p->s + p->pos;
+    if (tok[0] == '+' || (tok[0] == '-' ? n < 2 || tok[1] == '.' : tok[0] == '.'))
         return fail(p, "bad number");
+    int rc = smt_parse_double(tok, n, -DBL_MAX, DBL_MAX, 0, &v->num);
+    if (rc == SMT_ERR_LIMIT)
+        return fail(p, "number out of range");
+    if (rc)
+        return fail(p, "bad number");
+    v->integral = 1;
+    for (size_t i = 0; i < n; i++)
+        if (tok[i] == '.' || tok[i] == 'e' || tok[i] == 'E')
+            v->integral = 0;
     v->type = NJ_NUM;
     p->pos += n;
     return 0;

@@ -1,6 +1,7 @@
 /* nmt_json.h — a minimal JSON reader for the model config and the safetensors header (private).
  * Parses a whole document into a tree; strings are unescaped (\uXXXX to UTF-8). Not a validator of
- * every corner of RFC 8259, but it never reads past the buffer and reports the byte offset of errors. */
+ * every corner of RFC 8259, but it never reads past the buffer and reports the byte offset of errors.
+ * Numbers are parsed strictly (common/smt_num.h): JSON syntax, finite, within a double's range. */
 #ifndef NMT_JSON_H
 #define NMT_JSON_H
 
@@ -11,6 +12,7 @@ typedef enum nj_type { NJ_NULL, NJ_BOOL, NJ_NUM, NJ_STR, NJ_ARR, NJ_OBJ } nj_typ
 typedef struct nj_value {
     nj_type type;
     double num;              /* NJ_NUM, NJ_BOOL (0/1) */
+    int integral;            /* NJ_NUM written as an integer (no '.', no exponent) */
     char *str;               /* NJ_STR */
     size_t n;                /* items of NJ_ARR / NJ_OBJ */
     struct nj_value *items;  /* n values */

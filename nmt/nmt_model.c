@@ -136,16 +136,20 @@ int nmt_st_find(const nmt_st *st, const char *name, nmt_st_tensor *t, smt_err *e
     t->ndim = (int)sh->n;
     for (size_t i = 0; i < sh->n; i++) {
         double d = sh->items[i].num;
-        if (sh->items[i].type != NJ_NUM || d < 0 || d > 1e12 || d != floor(d))
+        if (sh->items[i].type != NJ_NUM || !sh->items[i].integral || d < 0 || d > 1e12)
             return smt_err_set(err, SMT_ERR_PARSE, "%s: tensor '%s': bad shape", st->path, name);
         t->shape[i] = (int64_t)d;
+        if (d != 0 && t->numel > st->data_size / (size_t)d) /* also keeps numel from wrapping */
+            return smt_err_set(err, SMT_ERR_CORRUPT, "%s: tensor '%s' larger than the file",
+                               st->path, name);
         t->numel *= (size_t)d;
         if (t->numel > st->data_size)
             return smt_err_set(err, SMT_ERR_CORRUPT, "%s: tensor '%s' larger than the file",
                                st->path, name);
     }
     double b = off->items[0].num, e = off->items[1].num;
-    if (off->items[0].type != NJ_NUM || off->items[1].type != NJ_NUM || b < 0 || e < b ||
+    if (off->items[0].type != NJ_NUM || off->items[1].type != NJ_NUM || !off->items[0].integral ||
+        !off->items[1].integral || b < 0 || e < b ||
         e > (double)st->data_size || (size_t)(e - b) != t->numel * esize)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: tensor '%s': data offsets out of bounds",
                            st->path, name);
@@ -174,13 +178,36 @@ void nmt_st_to_float(const nmt_st_tensor *t, float *dst)
 typedef struct loader {
     nmt_model *m;
     nmt_st st;
+    int dry; /* 1: check every tensor's presence, dtype and shape and count the arena; copy nothing */
     size_t used;
     int rc;
     smt_err *err;
 } loader;
 
+/* Index of the first NaN or infinity among x[0..n), or n. One branch-free pass (vectorizes): the
+ * check costs a fraction of the conversion it follows. */
+static size_t first_nonfinite(const float *x, size_t n)
+{
+    const size_t block = 4096;
+    for (size_t b = 0; b < n; b += block) {
+        size_t e = n - b < block ? n : b + block;
+        uint32_t bad = 0;
+        for (size_t i = b; i < e; i++) {
+            uint32_t u;
+            memcpy(&u, x + i, 4);
+            bad |= (uint32_t)((u & 0x7F800000u) == 0x7F800000u);
+        }
+        if (bad)
+            for (size_t i = b; i < e; i++)
+                if (!isfinite(x[i]))
+                    return i;
+    }
+    return n;
+}
+
 /* Copies tensor name (shape rows x cols, or a vector when cols == 0) into the arena; transposes
- * when asked (PyTorch Linear weights are (out,in); we keep (in,out)). */
+ * when asked (PyTorch Linear weights are (out,in); we keep (in,out)). A NaN or an infinity refuses
+ * the model: it would turn every score it touches into NaN or -inf. */
 static float *take(loader *L, const char *name, int rows, int cols, int transpose)
 {
     if (L->rc)
@@ -197,6 +224,10 @@ static float *take(loader *L, const char *name, int rows, int cols, int transpos
         return NULL;
     }
     size_t n = t.numel;
+    if (L->dry) {
+        L->used += (n + 15) & ~(size_t)15;
+        return NULL;
+    }
     if (L->used + n > L->m->arena_floats) { /* cannot happen with shapes checked; never trust */
         L->rc = smt_err_set(L->err, SMT_ERR_FORMAT, "%s: tensor '%s' does not fit the model",
                             L->st.path, name);
@@ -204,16 +235,23 @@ static float *take(loader *L, const char *name, int rows, int cols, int transpos
     }
     float *dst = L->m->arena + L->used;
     L->used += (n + 15) & ~(size_t)15; /* 64-byte alignment inside the arena */
-    if (!transpose) {
-        nmt_st_to_float(&t, dst);
-        return dst;
-    }
-    float *tmp = malloc(n * sizeof *tmp);
+    float *tmp = transpose ? malloc(n * sizeof *tmp) : dst;
     if (!tmp) {
         L->rc = smt_err_set(L->err, SMT_ERR_NOMEM, "out of memory");
         return NULL;
     }
     nmt_st_to_float(&t, tmp);
+    size_t bad = first_nonfinite(tmp, n);
+    if (bad < n) {
+        L->rc = smt_err_set(L->err, SMT_ERR_CORRUPT,
+                            "%s: tensor '%s' holds %s at element %zu: the model is damaged",
+                            L->st.path, name, isnan(tmp[bad]) ? "NaN" : "an infinity", bad);
+        if (transpose)
+            free(tmp);
+        return NULL;
+    }
+    if (!transpose)
+        return dst;
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++)
             dst[(size_t)c * rows + r] = tmp[(size_t)r * cols + c];
@@ -241,30 +279,37 @@ static void take_norm(loader *L, nmt_norm *n, const char *prefix, int d)
     n->b = take(L, name, d, 0, 0);
 }
 
-static size_t model_floats(const nmt_config *c)
-{
-    size_t d = (size_t)c->d_model, f = (size_t)c->d_ff, pad = 16;
-    size_t lin = d * d + d + 2 * pad, ff = 2 * (d * f) + f + d + 4 * pad, ln = 2 * (d + pad);
-    size_t enc = 4 * lin + ff + 2 * ln, dec = 8 * lin + ff + 3 * ln;
-    return (size_t)c->src_vocab_size * d + (size_t)c->tgt_vocab_size * d + c->enc_layers * enc +
-           c->dec_layers * dec + 2 * ln + (size_t)c->tgt_vocab_size * (d + 1) + 8 * pad;
-}
-
-static int cfg_int(const nj_value *root, const char *key, int *out, int dflt, const char *path,
-                   smt_err *err)
+/* An integer key in [lo, hi], written as a JSON integer (dflt < lo: the key is required). */
+static int cfg_int(const nj_value *root, const char *key, int *out, int dflt, int lo, int hi,
+                   const char *path, smt_err *err)
 {
     const nj_value *v = nj_get(root, key);
     if (!v) {
-        if (dflt < 0)
+        if (dflt < lo)
             return smt_err_set(err, SMT_ERR_PARSE, "%s: missing key \"%s\"", path, key);
         *out = dflt;
         return 0;
     }
-    if ((v->type != NJ_NUM && v->type != NJ_BOOL) || v->num < 0 || v->num > 1e8 ||
-        v->num != floor(v->num))
-        return smt_err_set(err, SMT_ERR_PARSE, "%s: \"%s\" is not a small non-negative integer",
-                           path, key);
+    if (v->type != NJ_NUM || !v->integral || v->num < lo || v->num > hi)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s: \"%s\" must be an integer in [%d, %d]", path,
+                           key, lo, hi);
     *out = (int)v->num;
+    return 0;
+}
+
+/* The special ids index both embedding tables (</s> ends every source, <s> starts every target,
+ * <unk> replaces unknown words on both sides): each must be an id of both vocabularies. */
+static int check_special_ids(const nmt_config *c, const char *path, smt_err *err)
+{
+    const char *names[4] = {"pad_id", "unk_id", "bos_id", "eos_id"};
+    const int ids[4] = {c->pad_id, c->unk_id, c->bos_id, c->eos_id};
+    for (int i = 0; i < 4; i++) {
+        if (ids[i] >= c->src_vocab_size || ids[i] >= c->tgt_vocab_size)
+            return smt_err_set(err, SMT_ERR_PARSE,
+                               "%s: \"%s\" %d is not an id of the %s vocabulary (%d words)", path,
+                               names[i], ids[i], ids[i] >= c->src_vocab_size ? "source" : "target",
+                               ids[i] >= c->src_vocab_size ? c->src_vocab_size : c->tgt_vocab_size);
+    }
     return 0;
 }
 
@@ -281,33 +326,55 @@ static int load_config(nmt_config *c, const char *dir, char **src_vocab, char **
     if (!rc && nj_parse(text, len, &root, msg, sizeof msg))
         rc = smt_err_set(err, SMT_ERR_PARSE, "%s: %s", path, msg);
     free(text);
+    if (!rc && root.type != NJ_OBJ) {
+        nj_free(&root);
+        rc = smt_err_set(err, SMT_ERR_PARSE, "%s: not a JSON object", path);
+    }
     if (rc) {
         free(path);
         return rc;
     }
     memset(c, 0, sizeof *c);
-    rc = cfg_int(&root, "d_model", &c->d_model, -1, path, err);
-    if (!rc) rc = cfg_int(&root, "n_heads", &c->n_heads, -1, path, err);
-    if (!rc) rc = cfg_int(&root, "d_ff", &c->d_ff, -1, path, err);
-    if (!rc) rc = cfg_int(&root, "enc_layers", &c->enc_layers, -1, path, err);
-    if (!rc) rc = cfg_int(&root, "dec_layers", &c->dec_layers, -1, path, err);
-    if (!rc) rc = cfg_int(&root, "src_vocab_size", &c->src_vocab_size, -1, path, err);
-    if (!rc) rc = cfg_int(&root, "tgt_vocab_size", &c->tgt_vocab_size, -1, path, err);
-    if (!rc) rc = cfg_int(&root, "shared_vocab", &c->shared_vocab, 0, path, err);
-    if (!rc) rc = cfg_int(&root, "pad_id", &c->pad_id, 0, path, err);
-    if (!rc) rc = cfg_int(&root, "unk_id", &c->unk_id, 1, path, err);
-    if (!rc) rc = cfg_int(&root, "bos_id", &c->bos_id, 2, path, err);
-    if (!rc) rc = cfg_int(&root, "eos_id", &c->eos_id, 3, path, err);
+    /* generous bounds; the tensors' shapes (checked against the file's size) bound them again
+     * before anything of their size is allocated */
+    enum { BIG = 100000000 };
+    rc = cfg_int(&root, "d_model", &c->d_model, -1, 2, 1 << 16, path, err);
+    if (!rc) rc = cfg_int(&root, "n_heads", &c->n_heads, -1, 1, 1 << 12, path, err);
+    if (!rc) rc = cfg_int(&root, "d_ff", &c->d_ff, -1, 1, 1 << 20, path, err);
+    if (!rc) rc = cfg_int(&root, "enc_layers", &c->enc_layers, -1, 0, 1 << 12, path, err);
+    if (!rc) rc = cfg_int(&root, "dec_layers", &c->dec_layers, -1, 0, 1 << 12, path, err);
+    if (!rc) rc = cfg_int(&root, "src_vocab_size", &c->src_vocab_size, -1, 4, BIG, path, err);
+    if (!rc) rc = cfg_int(&root, "tgt_vocab_size", &c->tgt_vocab_size, -1, 4, BIG, path, err);
+    if (!rc) rc = cfg_int(&root, "pad_id", &c->pad_id, 0, 0, BIG, path, err);
+    if (!rc) rc = cfg_int(&root, "unk_id", &c->unk_id, 1, 0, BIG, path, err);
+    if (!rc) rc = cfg_int(&root, "bos_id", &c->bos_id, 2, 0, BIG, path, err);
+    if (!rc) rc = cfg_int(&root, "eos_id", &c->eos_id, 3, 0, BIG, path, err);
+    if (!rc)
+        rc = check_special_ids(c, path, err);
+    const nj_value *sv = nj_get(&root, "shared_vocab");
+    if (!rc && sv && (sv->type == NJ_BOOL || (sv->type == NJ_NUM && sv->integral && sv->num >= 0 &&
+                                              sv->num <= 1)))
+        c->shared_vocab = sv->num != 0;
+    else if (!rc && sv)
+        rc = smt_err_set(err, SMT_ERR_PARSE, "%s: \"shared_vocab\" must be true or false", path);
+    if (!rc && c->shared_vocab && c->src_vocab_size != c->tgt_vocab_size)
+        rc = smt_err_set(err, SMT_ERR_PARSE,
+                         "%s: \"shared_vocab\" with src_vocab_size %d != tgt_vocab_size %d", path,
+                         c->src_vocab_size, c->tgt_vocab_size);
     const nj_value *eps = nj_get(&root, "layer_norm_eps");
-    c->ln_eps = eps && eps->type == NJ_NUM ? (float)eps->num : 1e-5f;
+    c->ln_eps = 1e-5f;
+    if (!rc && eps && (eps->type != NJ_NUM || !(eps->num > 0 && eps->num < 1)))
+        rc = smt_err_set(err, SMT_ERR_PARSE, "%s: \"layer_norm_eps\" must be a number in (0, 1)",
+                         path);
+    else if (!rc && eps)
+        c->ln_eps = (float)eps->num;
     const nj_value *act = nj_get(&root, "activation"), *norm = nj_get(&root, "norm");
     if (!rc && act && (act->type != NJ_STR || strcmp(act->str, "relu") != 0))
         rc = smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s: only \"activation\": \"relu\" is supported",
                          path);
     if (!rc && norm && (norm->type != NJ_STR || strcmp(norm->str, "pre") != 0))
         rc = smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s: only \"norm\": \"pre\" is supported", path);
-    if (!rc && (c->d_model == 0 || c->n_heads == 0 || c->d_model % c->n_heads || c->d_ff == 0 ||
-                c->d_model % 2 || c->tgt_vocab_size < 4 || c->src_vocab_size < 4))
+    if (!rc && (c->d_model % c->n_heads || c->d_model % 2))
         rc = smt_err_set(err, SMT_ERR_PARSE,
                          "%s: inconsistent sizes (d_model must be even and divisible by n_heads)",
                          path);
@@ -316,7 +383,11 @@ static int load_config(nmt_config *c, const char *dir, char **src_vocab, char **
     char **outs[3] = {src_vocab, tgt_vocab, weights};
     for (int i = 0; i < 3 && !rc; i++) {
         const nj_value *v = nj_get(&root, names[i]);
-        *outs[i] = join(dir, v && v->type == NJ_STR ? v->str : dflt[i]);
+        if (v && (v->type != NJ_STR || !v->str[0])) {
+            rc = smt_err_set(err, SMT_ERR_PARSE, "%s: \"%s\" must be a file name", path, names[i]);
+            break;
+        }
+        *outs[i] = join(dir, v ? v->str : dflt[i]);
         if (!*outs[i])
             rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     }
@@ -325,7 +396,9 @@ static int load_config(nmt_config *c, const char *dir, char **src_vocab, char **
     return rc;
 }
 
-static int load_vocab(smt_vocab_builder **out, char ***words, const char *path, int expect,
+/* Reads a vocabulary of exactly `expect` lines (the line number is the id); words, when not NULL,
+ * has room for expect strings and receives copies (freed by the caller, whatever the outcome). */
+static int load_vocab(smt_vocab_builder **out, char **words, const char *path, int expect,
                       smt_err *err)
 {
     char *text;
@@ -337,6 +410,11 @@ static int load_vocab(smt_vocab_builder **out, char ***words, const char *path, 
     int n = 0;
     char *p = text, *end = text + len;
     while (!rc && p < end) {
+        if (n == expect) {
+            rc = smt_err_set(err, SMT_ERR_FORMAT, "%s:%d: more words than the config's %d", path,
+                             n + 1, expect);
+            break;
+        }
         char *nl = memchr(p, '\n', (size_t)(end - p));
         char *e = nl ? nl : end;
         size_t wl = (size_t)(e - p);
@@ -347,15 +425,13 @@ static int load_vocab(smt_vocab_builder **out, char ***words, const char *path, 
         if (!rc && id != (uint32_t)n)
             rc = smt_err_set(err, SMT_ERR_PARSE, "%s:%d: duplicate word", path, n + 1);
         if (!rc && words) {
-            (*words)[n] = malloc(wl + 1);
-            if (!(*words)[n])
+            words[n] = malloc(wl + 1);
+            if (!words[n])
                 rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
             else
-                memcpy((*words)[n], p, wl), (*words)[n][wl] = 0;
+                memcpy(words[n], p, wl), words[n][wl] = 0;
         }
         n++;
-        if (!rc && n > expect)
-            break;
         p = e + 1;
     }
     free(text);
@@ -365,6 +441,53 @@ static int load_vocab(smt_vocab_builder **out, char ***words, const char *path, 
     return rc;
 }
 
+/* Every tensor of the model, in arena order: a dry pass checks them all and sizes the arena, the
+ * second copies them. enc and dec hold a layer each in the dry pass. */
+static void load_tensors(loader *L, nmt_enc_layer *enc, nmt_dec_layer *dec)
+{
+    nmt_model *m = L->m;
+    const nmt_config *c = &m->cfg;
+    int d = c->d_model, f = c->d_ff;
+    m->w.src_embed = take(L, "src_embed.weight", c->src_vocab_size, d, 0);
+    m->w.tgt_embed = take(L, "tgt_embed.weight", c->tgt_vocab_size, d, 0);
+    char p[96];
+    for (int i = 0; i < c->enc_layers && !L->rc; i++) {
+        nmt_enc_layer *e = L->dry ? enc : &enc[i];
+#define P(fmt) (snprintf(p, sizeof p, fmt, i), p)
+        take_norm(L, &e->ln1, P("enc.%d.ln1"), d);
+        take_norm(L, &e->ln2, P("enc.%d.ln2"), d);
+        take_linear(L, &e->q, P("enc.%d.attn.q"), d, d);
+        take_linear(L, &e->k, P("enc.%d.attn.k"), d, d);
+        take_linear(L, &e->v, P("enc.%d.attn.v"), d, d);
+        take_linear(L, &e->o, P("enc.%d.attn.o"), d, d);
+        take_linear(L, &e->ff1, P("enc.%d.ff1"), d, f);
+        take_linear(L, &e->ff2, P("enc.%d.ff2"), f, d);
+    }
+    for (int i = 0; i < c->dec_layers && !L->rc; i++) {
+        nmt_dec_layer *e = L->dry ? dec : &dec[i];
+        take_norm(L, &e->ln1, P("dec.%d.ln1"), d);
+        take_norm(L, &e->ln2, P("dec.%d.ln2"), d);
+        take_norm(L, &e->ln3, P("dec.%d.ln3"), d);
+        take_linear(L, &e->sq, P("dec.%d.self.q"), d, d);
+        take_linear(L, &e->sk, P("dec.%d.self.k"), d, d);
+        take_linear(L, &e->sv, P("dec.%d.self.v"), d, d);
+        take_linear(L, &e->so, P("dec.%d.self.o"), d, d);
+        take_linear(L, &e->cq, P("dec.%d.cross.q"), d, d);
+        take_linear(L, &e->ck, P("dec.%d.cross.k"), d, d);
+        take_linear(L, &e->cv, P("dec.%d.cross.v"), d, d);
+        take_linear(L, &e->co, P("dec.%d.cross.o"), d, d);
+        take_linear(L, &e->ff1, P("dec.%d.ff1"), d, f);
+        take_linear(L, &e->ff2, P("dec.%d.ff2"), f, d);
+#undef P
+    }
+    take_norm(L, &m->w.enc_ln, "enc.ln", d);
+    take_norm(L, &m->w.dec_ln, "dec.ln", d);
+    take_linear(L, &m->w.out, "out", d, c->tgt_vocab_size);
+}
+
+/* Nothing of the config's sizes is allocated before the tensors prove them: the weights file must
+ * hold as many tensors as the layer counts need, and each tensor's shape (bounded by the file's
+ * size) must match the config. */
 int nmt_model_open(nmt_model **out, const char *dir, smt_err *err)
 {
     *out = NULL;
@@ -374,62 +497,49 @@ int nmt_model_open(nmt_model **out, const char *dir, smt_err *err)
     char *sv = NULL, *tv = NULL, *wp = NULL;
     int rc = load_config(&m->cfg, dir, &sv, &tv, &wp, err);
     const nmt_config *c = &m->cfg;
+    loader L = {m, {0}, 1, 0, 0, err};
+    if (!rc)
+        rc = nmt_st_open(&L.st, wp, err);
     if (!rc) {
-        m->tgt_words = calloc((size_t)c->tgt_vocab_size + 1, sizeof *m->tgt_words);
-        m->w.enc = calloc((size_t)c->enc_layers + 1, sizeof *m->w.enc);
-        m->w.dec = calloc((size_t)c->dec_layers + 1, sizeof *m->w.dec);
-        m->arena_floats = model_floats(c);
-        m->arena = malloc(m->arena_floats * sizeof(float));
-        if (!m->tgt_words || !m->w.enc || !m->w.dec || !m->arena)
-            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory for a model of %zu floats",
-                             m->arena_floats);
+        /* per layer: encoder 2 norms + 6 linears, decoder 3 norms + 10 linears (weight and bias
+         * each); embeddings, final norms and the output layer: 8 */
+        long long need = 16LL * c->enc_layers + 26LL * c->dec_layers + 8;
+        if ((unsigned long long)need > L.st.header.n)
+            rc = smt_err_set(err, SMT_ERR_FORMAT,
+                             "%s/config.json: %d encoder and %d decoder layers need %lld tensors, "
+                             "but %s holds %zu",
+                             dir, c->enc_layers, c->dec_layers, need, wp, L.st.header.n);
+    }
+    if (!rc) {
+        nmt_enc_layer e1;
+        nmt_dec_layer d1;
+        load_tensors(&L, &e1, &d1);
+        rc = L.rc;
+    }
+    if (!rc) {
+        m->tgt_words = calloc((size_t)c->tgt_vocab_size, sizeof *m->tgt_words);
+        if (!m->tgt_words)
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     }
     if (!rc)
-        rc = load_vocab(&m->tgt_vocab, &m->tgt_words, tv, c->tgt_vocab_size, err);
+        rc = load_vocab(&m->tgt_vocab, m->tgt_words, tv, c->tgt_vocab_size, err);
     if (!rc && c->shared_vocab && strcmp(sv, tv) == 0)
         m->src_vocab = m->tgt_vocab;
     else if (!rc)
         rc = load_vocab(&m->src_vocab, NULL, sv, c->src_vocab_size, err);
-    loader L = {m, {0}, 0, 0, err};
-    if (!rc)
-        rc = nmt_st_open(&L.st, wp, err);
     if (!rc) {
-        int d = c->d_model, f = c->d_ff;
-        m->w.src_embed = take(&L, "src_embed.weight", c->src_vocab_size, d, 0);
-        m->w.tgt_embed = take(&L, "tgt_embed.weight", c->tgt_vocab_size, d, 0);
-        char p[96];
-        for (int i = 0; i < c->enc_layers; i++) {
-            nmt_enc_layer *e = &m->w.enc[i];
-#define P(fmt) (snprintf(p, sizeof p, fmt, i), p)
-            take_norm(&L, &e->ln1, P("enc.%d.ln1"), d);
-            take_norm(&L, &e->ln2, P("enc.%d.ln2"), d);
-            take_linear(&L, &e->q, P("enc.%d.attn.q"), d, d);
-            take_linear(&L, &e->k, P("enc.%d.attn.k"), d, d);
-            take_linear(&L, &e->v, P("enc.%d.attn.v"), d, d);
-            take_linear(&L, &e->o, P("enc.%d.attn.o"), d, d);
-            take_linear(&L, &e->ff1, P("enc.%d.ff1"), d, f);
-            take_linear(&L, &e->ff2, P("enc.%d.ff2"), f, d);
-        }
-        for (int i = 0; i < c->dec_layers; i++) {
-            nmt_dec_layer *e = &m->w.dec[i];
-            take_norm(&L, &e->ln1, P("dec.%d.ln1"), d);
-            take_norm(&L, &e->ln2, P("dec.%d.ln2"), d);
-            take_norm(&L, &e->ln3, P("dec.%d.ln3"), d);
-            take_linear(&L, &e->sq, P("dec.%d.self.q"), d, d);
-            take_linear(&L, &e->sk, P("dec.%d.self.k"), d, d);
-            take_linear(&L, &e->sv, P("dec.%d.self.v"), d, d);
-            take_linear(&L, &e->so, P("dec.%d.self.o"), d, d);
-            take_linear(&L, &e->cq, P("dec.%d.cross.q"), d, d);
-            take_linear(&L, &e->ck, P("dec.%d.cross.k"), d, d);
-            take_linear(&L, &e->cv, P("dec.%d.cross.v"), d, d);
-            take_linear(&L, &e->co, P("dec.%d.cross.o"), d, d);
-            take_linear(&L, &e->ff1, P("dec.%d.ff1"), d, f);
-            take_linear(&L, &e->ff2, P("dec.%d.ff2"), f, d);
-#undef P
-        }
-        take_norm(&L, &m->w.enc_ln, "enc.ln", d);
-        take_norm(&L, &m->w.dec_ln, "dec.ln", d);
-        take_linear(&L, &m->w.out, "out", d, c->tgt_vocab_size);
+        m->w.enc = calloc((size_t)c->enc_layers + 1, sizeof *m->w.enc);
+        m->w.dec = calloc((size_t)c->dec_layers + 1, sizeof *m->w.dec);
+        m->arena_floats = L.used;
+        m->arena = malloc((m->arena_floats ? m->arena_floats : 1) * sizeof(float));
+        if (!m->w.enc || !m->w.dec || !m->arena)
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory for a model of %zu floats",
+                             m->arena_floats);
+    }
+    if (!rc) {
+        L.dry = 0;
+        L.used = 0;
+        load_tensors(&L, m->w.enc, m->w.dec);
         rc = L.rc;
     }
     nmt_st_close(&L.st);

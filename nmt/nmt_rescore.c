@@ -6,16 +6,30 @@
  * call, and hypotheses of one sentence point at the same source array so its encoder runs once. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "nmt_internal.h"
 #include "nmt_rescore.h"
 #include "smt_lines.h"
+#include "smt_num.h"
 
 /* ---- n-best lines ---- */
+
+/* A number field: blanks around it are separators, the rest must be the number (NaN never). */
+static int parse_field_double(char *f, double *out)
+{
+    size_t n = strlen(f);
+    while (*f == ' ' || *f == '\t')
+        f++, n--;
+    while (n && (f[n - 1] == ' ' || f[n - 1] == '\t'))
+        n--;
+    return smt_parse_double(f, n, -HUGE_VAL, HUGE_VAL, SMT_NUM_ALLOW_INF, out);
+}
 
 int nmt_nbest_parse(char *line, nmt_nbest_line *out)
 {
@@ -34,31 +48,38 @@ int nmt_nbest_parse(char *line, nmt_nbest_line *out)
         if (i == 3)
             out->rest = p;
     }
-    char *end;
-    long id = strtol(f[0], &end, 10);
-    if (end == f[0] || *end || id < 0)
+    long long id;
+    char *idf = f[0];
+    size_t idn = strlen(idf);
+    while (*idf == ' ' || *idf == '\t')
+        idf++, idn--;
+    while (idn && (idf[idn - 1] == ' ' || idf[idn - 1] == '\t'))
+        idn--;
+    if (smt_parse_ll(idf, idn, 0, LONG_MAX, &id))
         return -1;
-    out->id = id;
+    out->id = (long)id;
     out->words = f[1];
     out->feats = f[2];
-    out->total = strtod(f[3], &end);
-    if (end == f[3])
+    if (parse_field_double(f[3], &out->total))
         return -1;
     return 0;
 }
 
-double nmt_nbest_feature(const char *feats, const char *name, int *found)
+int nmt_nbest_feature(const char *feats, const char *name, double *value)
 {
     size_t n = strlen(name);
     const char *p = feats;
     while ((p = strstr(p, name)) != NULL) {
         if ((p == feats || p[-1] == ' ') && p[n] == '=' && p[n + 1] == ' ') {
-            *found = 1;
-            return strtod(p + n + 2, NULL);
+            const char *v = p + n + 2;
+            while (*v == ' ')
+                v++;
+            size_t len = strcspn(v, " \t");
+            return smt_parse_double(v, len, -HUGE_VAL, HUGE_VAL, SMT_NUM_ALLOW_INF, value) ? -1
+                                                                                            : 1;
         }
         p += n;
     }
-    *found = 0;
     return 0;
 }
 
@@ -151,6 +172,8 @@ size_t nmt_nbest_plain(const char *words, char *out)
 
 static void write_best_until(rescorer *R, long id, const char *words)
 {
+    if (!R->best_out) /* not asked for */
+        return;
     for (; R->next_best < id; R->next_best++)
         fputc('\n', R->best_out); /* sentences missing from the list */
     if (words) { /* the plain words (nmt_nbest_plain) */
@@ -266,6 +289,36 @@ static int read_source(rescorer *R, const char *path)
     return rc < 0 ? rc : 0;
 }
 
+int nmt_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-") || stat(a, &sa) || stat(b, &sb))
+        return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Opens an output path; "-" is standard output. */
+static int open_out(const char *path, FILE **f, smt_err *err)
+{
+    *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    return *f ? 0 : smt_err_errno(err, SMT_ERR_IO, errno, "%s", path);
+}
+
+/* Flushes and closes an output (standard output is flushed, not closed); a write error at any
+ * point is an error naming the output. */
+static int close_out(FILE *f, const char *path, int rc, smt_err *err)
+{
+    if (!f)
+        return rc;
+    errno = 0;
+    int bad = f == stdout ? fflush(f) != 0 || ferror(f) : ferror(f) | (fclose(f) != 0);
+    const char *name = f == stdout ? "standard output" : path;
+    if (bad && !rc) /* errno is known only when this flush or close failed */
+        rc = errno ? smt_err_errno(err, SMT_ERR_IO, errno, "%s: write error", name)
+                   : smt_err_set(err, SMT_ERR_IO, "%s: write error", name);
+    return rc;
+}
+
 int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_path,
                       const nmt_rescore_options *opt, const char *nbest_out_path,
                       const char *best_out_path, smt_err *err)
@@ -273,15 +326,28 @@ int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_pat
     nmt_rescore_options o = {0.0f, NULL, 0.0f};
     if (opt)
         o = *opt;
+    if (nbest_out_path && best_out_path && !strcmp(nbest_out_path, "-") &&
+        !strcmp(best_out_path, "-"))
+        return smt_err_set(err, SMT_ERR_ARG,
+                           "the rescored list and the 1-best lines cannot both go to standard "
+                           "output");
+    if (!isfinite(o.weight) || !isfinite(o.length_bonus)) /* every total would become NaN */
+        return smt_err_set(err, SMT_ERR_ARG, "rescoring weight %g and length bonus %g must be "
+                           "finite", (double)o.weight, (double)o.length_bonus);
+    const char *outs[2] = {nbest_out_path, best_out_path}, *ins[2] = {source_path, nbest_path};
+    for (int i = 0; i < 2; i++) /* opening the output would truncate the input before it is read */
+        for (int j = 0; j < 2; j++)
+            if (nmt_same_file(outs[i], ins[j]))
+                return smt_err_set(err, SMT_ERR_ARG, "%s: the output is an input (%s); refused",
+                                   outs[i], ins[j]);
     rescorer R = {c, &o, NULL, 0, NULL, NULL, 0, err};
     group g = {0};
     smt_lines *in = NULL;
     int rc = read_source(&R, source_path);
-    if (!rc && nbest_out_path && !(R.nbest_out = fopen(nbest_out_path, "w")))
-        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", nbest_out_path);
-    if (!rc && best_out_path &&
-        !(R.best_out = strcmp(best_out_path, "-") ? fopen(best_out_path, "w") : stdout))
-        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", best_out_path);
+    if (!rc && nbest_out_path)
+        rc = open_out(nbest_out_path, &R.nbest_out, err);
+    if (!rc && best_out_path)
+        rc = open_out(best_out_path, &R.best_out, err);
     if (!rc)
         rc = smt_lines_open(&in, nbest_path, SMT_LINES_THREADED, err);
     char *line;
@@ -321,6 +387,9 @@ int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_pat
     }
     if (rc > 0)
         rc = 0;
+    /* an empty list would print an empty line per source sentence: never what was meant */
+    if (!rc && last_id < 0)
+        rc = smt_err_set(err, SMT_ERR_PARSE, "%s: no n-best lines (an empty list)", nbest_path);
     if (!rc)
         rc = flush_group(&R, &g, nbest_path);
     if (!rc && R.best_out)
@@ -333,11 +402,13 @@ int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_pat
     for (size_t i = 0; i < R.n_src; i++)
         free((void *)R.src[i].ids);
     free(R.src);
-    if (R.nbest_out && fclose(R.nbest_out) && !rc)
-        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", nbest_out_path);
-    if (R.best_out && R.best_out != stdout && fclose(R.best_out) && !rc)
-        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", best_out_path);
-    if (R.best_out == stdout)
-        fflush(stdout);
+    rc = close_out(R.nbest_out, nbest_out_path, rc, err);
+    rc = close_out(R.best_out, best_out_path, rc, err);
+    /* no partial rescored list left behind to be taken for a result (a regular file only:
+     * never a device or a pipe the user named) */
+    struct stat st;
+    if (rc && R.nbest_out && R.nbest_out != stdout && stat(nbest_out_path, &st) == 0 &&
+        S_ISREG(st.st_mode))
+        remove(nbest_out_path);
     return rc;
 }

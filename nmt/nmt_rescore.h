@@ -14,7 +14,9 @@ typedef struct nmt_nbest_line {
     long order; /* line number, for a stable ranking */
 } nmt_nbest_line;
 
-/* Splits `id ||| words ||| features ||| total [||| rest]` in place. Returns 0 or -1. */
+/* Splits `id ||| words ||| features ||| total [||| rest]` in place. The id (a non-negative
+ * integer) and the total (a number; infinities allowed, NaN not) are parsed strictly (smt_num.h):
+ * blanks around them are allowed, anything else is an error. Returns 0 or -1. */
 int nmt_nbest_parse(char *line, nmt_nbest_line *out);
 
 /* The translation in an n-best words field: its words separated by single blanks, without
@@ -23,8 +25,11 @@ int nmt_nbest_parse(char *line, nmt_nbest_line *out);
  * itself) and returns its length. */
 size_t nmt_nbest_plain(const char *words, char *out);
 
-/* The first score of feature `name` (as `name= score`) in a feature string; *found says whether. */
-double nmt_nbest_feature(const char *feats, const char *name, int *found);
+/* The first score of feature `name` (as `name= score`) in a feature string, parsed strictly.
+ * Returns 1 and sets *value, 0 when the feature is absent, -1 when its score is not a number. */
+int nmt_nbest_feature(const char *feats, const char *name, double *value);
 
+/* 1 when paths a and b name the same existing file (after links), else 0 ("-" is never a file). */
+int nmt_same_file(const char *a, const char *b);
 
 #endif

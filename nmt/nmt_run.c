@@ -284,6 +284,10 @@ int nmt_forward(nmt_ctx *c, const int32_t *src, int S, const int32_t *tgt_in, in
     const nmt_config *cfg = &c->m->cfg;
     if (S < 1 || T < 1 || src[S - 1] != cfg->eos_id)
         return smt_err_set(err, SMT_ERR_ARG, "nmt_forward: the source must end with </s>");
+    for (int t = 0; t < T; t++) /* they index the embedding table as they are */
+        if (tgt_in[t] < 0 || tgt_in[t] >= cfg->tgt_vocab_size)
+            return smt_err_set(err, SMT_ERR_ARG, "nmt_forward: target id %d at %d is not in the "
+                               "vocabulary (%d words)", (int)tgt_in[t], t, cfg->tgt_vocab_size);
     c->err = err;
     c->failed = 0;
     nmt_sentence sent = {src, S - 1};

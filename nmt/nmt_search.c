@@ -267,6 +267,13 @@ int nmt_translate(nmt_ctx *c, size_t n, const nmt_sentence *src, const nmt_searc
         o = *opt;
     if (o.beam < 1 || o.beam > NMT_MAX_K)
         return smt_err_set(err, SMT_ERR_ARG, "beam %d out of range 1..%d", o.beam, NMT_MAX_K);
+    /* the length limit is converted to an int: a NaN or a huge ratio would be undefined */
+    if (!(o.max_len_ratio >= 0 && o.max_len_ratio <= 1000) || o.max_len_add < 0 ||
+        o.max_len_add > 100000 || !(o.length_penalty >= 0 && o.length_penalty <= 10))
+        return smt_err_set(err, SMT_ERR_ARG,
+                           "search options out of range: max_len_ratio %g (0..1000), max_len_add "
+                           "%d (0..100000), length_penalty %g (0..10)",
+                           (double)o.max_len_ratio, o.max_len_add, (double)o.length_penalty);
     memset(out, 0, n * sizeof *out);
     size_t *which = malloc((n ? n : 1) * sizeof *which);
     if (!which)

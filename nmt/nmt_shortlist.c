@@ -12,10 +12,13 @@ int nmt_shortlist_load(nmt_shortlist **out, const nmt_model *m, const char *path
                        int frequent, smt_err *err)
 {
     *out = NULL;
+    if (per_word < 1 || frequent < 0)
+        return smt_err_set(err, SMT_ERR_ARG, "%s: per_word %d must be >= 1, frequent %d >= 0",
+                           path, per_word, frequent);
     int Vs = m->cfg.src_vocab_size;
     int *count = calloc((size_t)Vs + 1, sizeof *count);
     nmt_shortlist *s = calloc(1, sizeof *s);
-    size_t cap = 0, n = 0;
+    size_t cap = 0, n = 0, lines = 0;
     int32_t *pairs = NULL; /* (src, tgt) in file order */
     smt_lines *r = NULL;
     int rc = !count || !s ? smt_err_set(err, SMT_ERR_NOMEM, "out of memory") : 0;
@@ -25,16 +28,19 @@ int nmt_shortlist_load(nmt_shortlist **out, const nmt_model *m, const char *path
     size_t len;
     while (!rc && (rc = smt_lines_next(r, &line, &len, err)) == 1) {
         rc = 0;
+        /* exactly two words: a third column (a score) would otherwise drop every line silently */
         char *sp = strpbrk(line, " \t");
-        if (!sp) {
+        if (sp)
+            *sp = 0;
+        int32_t a, b;
+        if (!sp || nmt_model_tokenize(m, 0, line, &a, 1) != 1 ||
+            nmt_model_tokenize(m, 1, sp + 1, &b, 1) != 1) {
             rc = smt_err_set(err, SMT_ERR_PARSE, "%s:%llu: want `source_word target_word`", path,
                              (unsigned long long)smt_lines_lineno(r));
             break;
         }
-        *sp = 0;
-        int32_t a, b;
-        if (nmt_model_tokenize(m, 0, line, &a, 1) != 1 || nmt_model_tokenize(m, 1, sp + 1, &b, 1) != 1 ||
-            a == m->cfg.unk_id || b == m->cfg.unk_id || count[a] >= per_word)
+        lines++;
+        if (a == m->cfg.unk_id || b == m->cfg.unk_id || count[a] >= per_word)
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 4096;
@@ -50,9 +56,11 @@ int nmt_shortlist_load(nmt_shortlist **out, const nmt_model *m, const char *path
         n++;
         count[a]++;
     }
-    smt_lines_close(r);
     if (rc > 0)
         rc = 0;
+    if (!rc && lines == 0) /* a list of nothing: every batch would get the frequent words only */
+        rc = smt_err_set(err, SMT_ERR_PARSE, "%s: no `source_word target_word` lines", path);
+    smt_lines_close(r);
     if (!rc) {
         s->frequent = frequent;
         s->off = calloc((size_t)Vs + 1, sizeof *s->off);

@@ -339,10 +339,10 @@ static int parse_line(ppt_builder *b, char *line, size_t len)
     if (rc)
         return rc;
     float *sc = (float *)(void *)(r + head + tl);
-    int n = ppt_parse_floats(f[2], sc, PPT_MAX_SCORES, &bad);
-    if (n == -1)
-        return perr(b, "bad score '%.*s'", bad.b, (int)(bad.e - bad.b));
-    if (n == -2)
+    int n = ppt_parse_probs(f[2], sc, PPT_MAX_SCORES, &bad);
+    if (n == PPT_NUM_BAD || n == PPT_NUM_NEGATIVE)
+        return PERR(b, "%s score '%.*s'", b->pt_path, ln, ppt_num_what(n), (int)(bad.e - bad.b), bad.b);
+    if (n == PPT_NUM_TOO_MANY)
         return PERR(b, "more than %u scores", b->pt_path, ln, PPT_MAX_SCORES);
     if (n == 0)
         return PERR(b, "no scores", b->pt_path, ln);

@@ -29,10 +29,11 @@ static int rt_read(ppt_builder *b)
                     nf == 1 ? "" : "s");
     if (f[0].b == f[0].e)
         return RERR(b, "empty source phrase", b->rt_path, ln);
-    int n = ppt_parse_floats(f[2], b->rt_scores, PPT_MAX_SCORES, &bad);
-    if (n == -1)
-        return RERR(b, "bad reordering score '%.*s'", b->rt_path, ln, (int)(bad.e - bad.b), bad.b);
-    if (n == -2)
+    int n = ppt_parse_probs(f[2], b->rt_scores, PPT_MAX_SCORES, &bad);
+    if (n == PPT_NUM_BAD || n == PPT_NUM_NEGATIVE)
+        return RERR(b, "%s reordering score '%.*s'", b->rt_path, ln, ppt_num_what(n),
+                    (int)(bad.e - bad.b), bad.b);
+    if (n == PPT_NUM_TOO_MANY)
         return RERR(b, "more than %u reordering scores", b->rt_path, ln, PPT_MAX_SCORES);
     if (n == 0)
         return RERR(b, "no reordering scores", b->rt_path, ln);

@@ -282,6 +282,13 @@ int ppt_targets_next(ppt_targets *it, ppt_target *o)
     uint32_t a0 = t->align_off[o->align_id], a1 = t->align_off[o->align_id + 1];
     o->align = t->align_pts + 2u * a0;
     o->n_align = a1 - a0;
+    /* a damaged align id would hand out points outside the phrase pair (what ppt_verify checks) */
+    for (uint32_t i = 0; i < o->n_align; i++)
+        if (o->align[2 * i] >= it->src_len || o->align[2 * i + 1] >= o->n_words) {
+            it->left = 0;
+            it->error = SMT_ERR_CORRUPT;
+            return 0;
+        }
     it->cursor = r + rw;
     it->left--;
     return 1;

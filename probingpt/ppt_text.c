@@ -1,13 +1,14 @@
-/* Tokenizing the Moses text format. The float parser is exact: for a decimal m * 10^e with
- * m < 2^24 and |e| <= 10 both m and 10^|e| are floats, and an IEEE double operation on two floats
- * rounded again to float gives the correctly rounded float (double has 53 >= 2*24+2 bits; Figueroa,
- * "When is double rounding innocuous?", 1995), which is what strtof returns. Anything else goes to
- * strtof itself. tests/test_probingpt_text.c checks this against strtof. */
+/* Tokenizing the Moses text format. Numbers are common/smt_num's (strict, correctly rounded, with a
+ * fast path for the short decimals Moses writes); tests/test_probingpt_text.c checks them against
+ * strtof. */
 #include "ppt_text.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "smt_num.h"
 
 int ppt_split_fields(const char *line, size_t len, ppt_span f[PPT_FIELDS_MAX], ppt_span *rest)
 {
@@ -43,90 +44,9 @@ int ppt_split_fields(const char *line, size_t len, ppt_span f[PPT_FIELDS_MAX], p
     }
 }
 
-static const double pow10_tab[11] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10};
-
-static int slow_float(const char *b, const char *e, float *out)
-{
-    char buf[80];
-    size_t n = (size_t)(e - b);
-    if (n == 0 || n >= sizeof buf)
-        return -1;
-    memcpy(buf, b, n);
-    buf[n] = '\0';
-    char *endp;
-    float v = strtof(buf, &endp);
-    if (endp != buf + n || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 int ppt_parse_float(const char *b, const char *e, float *out)
 {
-    const char *p = b;
-    int neg = 0;
-    if (p < e && (*p == '-' || *p == '+')) {
-        neg = *p == '-';
-        p++;
-    }
-    uint64_t m = 0;
-    int exp10 = 0, digits = 0, sig = 0;
-    while (p < e && (unsigned)(*p - '0') < 10u) {
-        if (m || *p != '0')
-            sig++;
-        m = m * 10u + (unsigned)(*p - '0');
-        digits++;
-        p++;
-        if (sig > 18)
-            return slow_float(b, e, out);
-    }
-    if (p < e && *p == '.') {
-        p++;
-        while (p < e && (unsigned)(*p - '0') < 10u) {
-            if (m || *p != '0')
-                sig++;
-            m = m * 10u + (unsigned)(*p - '0');
-            exp10--;
-            digits++;
-            p++;
-            if (sig > 18)
-                return slow_float(b, e, out);
-        }
-    }
-    if (!digits)
-        return slow_float(b, e, out); /* "inf", "nan", hex... strtof decides */
-    if (p < e && (*p == 'e' || *p == 'E')) {
-        p++;
-        int eneg = 0, ex = 0, ed = 0;
-        if (p < e && (*p == '-' || *p == '+')) {
-            eneg = *p == '-';
-            p++;
-        }
-        while (p < e && (unsigned)(*p - '0') < 10u) {
-            if (ex < 100000)
-                ex = ex * 10 + (*p - '0');
-            ed++;
-            p++;
-        }
-        if (!ed)
-            return -1;
-        exp10 += eneg ? -ex : ex;
-    }
-    if (p != e)
-        return slow_float(b, e, out);
-    if (m == 0) {
-        *out = neg ? -0.0f : 0.0f;
-        return 0;
-    }
-    if (m > (1u << 24) || exp10 < -10 || exp10 > 10)
-        return slow_float(b, e, out);
-    double v = (double)m;
-    v = exp10 < 0 ? v / pow10_tab[-exp10] : v * pow10_tab[exp10];
-    float f = (float)v;
-    if (!isfinite(f))
-        return -1;
-    *out = neg ? -f : f;
-    return 0;
+    return smt_parse_float(b, (size_t)(e - b), -FLT_MAX, FLT_MAX, 0, out) ? -1 : 0;
 }
 
 int ppt_parse_floats(ppt_span s, float *out, int max, ppt_span *bad)
@@ -142,6 +62,21 @@ int ppt_parse_floats(ppt_span s, float *out, int max, ppt_span *bad)
         }
         n++;
     }
+    return n;
+}
+
+int ppt_parse_probs(ppt_span s, float *out, int max, ppt_span *bad)
+{
+    int n = ppt_parse_floats(s, out, max, bad);
+    for (int i = 0; i < n; i++)
+        if (out[i] < 0) {
+            /* find the token again for the message */
+            ppt_span w;
+            for (int k = 0; k <= i; k++)
+                ppt_next_word(&s, &w);
+            *bad = w;
+            return PPT_NUM_NEGATIVE;
+        }
     return n;
 }
 

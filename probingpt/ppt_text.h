@@ -37,14 +37,25 @@ static inline int ppt_next_word(ppt_span *s, ppt_span *word)
     return 1;
 }
 
-/* Parses the whole of [b, e) as a finite float, giving exactly the float strtof would (a fast path
- * for the short decimals Moses writes, strtof otherwise). Returns 0, or -1 when the text is not
- * a finite number. */
+/* Parses the whole of [b, e) as a finite float, giving exactly the float strtof would for a decimal
+ * (a fast path for the short decimals Moses writes, common/smt_num's strict smt_parse_float
+ * otherwise: no hex, no nan, no inf). Returns 0, or -1 when the text is not a finite number. */
 int ppt_parse_float(const char *b, const char *e, float *out);
 
 /* Parses whitespace-separated floats of s into out (at most max). Returns the count, -1 on a bad
  * number (*bad is then its span), or -2 when there are more than max. */
 int ppt_parse_floats(ppt_span s, float *out, int max, ppt_span *bad);
+
+/* The score fields of both tables are probabilities: every score must be a finite number >= 0
+ * (ln is taken later). One parser for the builder and for the decoder's text tables, so that a
+ * file gets one verdict. Returns the count, PPT_NUM_BAD (not a finite number) or PPT_NUM_NEGATIVE
+ * with *bad the token, or PPT_NUM_TOO_MANY (more than max). */
+enum { PPT_NUM_BAD = -1, PPT_NUM_TOO_MANY = -2, PPT_NUM_NEGATIVE = -3 };
+int ppt_parse_probs(ppt_span s, float *out, int max, ppt_span *bad);
+
+/* "bad" or "negative": the word for a PPT_NUM_BAD / PPT_NUM_NEGATIVE token in a message
+ * ("file:line: bad score 'nan'"). */
+static inline const char *ppt_num_what(int code) { return code == PPT_NUM_NEGATIVE ? "negative" : "bad"; }
 
 /* Parses an alignment field "i-j i-j ..." into pairs (bytes). Returns the number of pairs, or -1
  * when a point is malformed or a position exceeds 254 (*bad is then the point). */

@@ -140,9 +140,12 @@ int ppt_lookup_ids(const ppt_table *t, const uint32_t *src_ids, size_t n, ppt_ta
 int ppt_lookup(const ppt_table *t, const char *phrase, size_t len, ppt_targets *out);
 
 /* Advances the iteration over targets: fills *t and returns 1, or returns 0 when no target is left.
- * Each record is bounds- and id-checked before it is handed out; a damaged one ends the iteration
- * (returns 0) and sets it->error to SMT_ERR_CORRUPT, so `while (ppt_targets_next(&it, &t))` never
- * sees garbage. */
+ * Each record is bounds- and id-checked before it is handed out (its alignment points must lie
+ * inside the phrase pair); a damaged one ends the iteration (returns 0) and sets it->error to
+ * SMT_ERR_CORRUPT, so `while (ppt_targets_next(&it, &t))` never sees garbage. A caller must check
+ * it->error after the loop: a damaged group is an error, never a shorter list of targets (the
+ * decoder fails the sentence; damage a lookup cannot see, such as a flipped score bit, only the
+ * checksums of SMT_OPEN_VERIFY / ppt_verify catch). */
 int ppt_targets_next(ppt_targets *it, ppt_target *t);
 
 /* ---- properties ---- */

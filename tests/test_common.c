@@ -1,12 +1,23 @@
 /* Tests of common/: container format (round trip, truncation, bit flips, foreign files), the line
- * reader (plain, gzip, CRLF, long and unterminated lines, truncated gzip) and the vocabulary.
+ * reader (plain, gzip, xz, bzip2, zstd told by their magic; CRLF, long and unterminated lines,
+ * byte-order mark; truncated or corrupt data, directories and I/O errors as errors naming file:line;
+ * pipes answered line by line) and the vocabulary.
  * The thread pool and the reader's helper thread are tested in threaded_common.c (run under TSan). */
+#define _GNU_SOURCE /* pipe2, dup2, mmap of the I/O error test */
+#include <bzlib.h>
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <lzma.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "smt_bleu.h"
 #include "smt_file.h"
@@ -119,26 +130,60 @@ Test(file, every_truncation_fails_cleanly)
     free(path);
 }
 
+/* Whether a byte of the file is covered by a checksum: the header (512 bytes), the used entries of
+ * the section table (48 bytes each, after the header) and every section's bytes. The padding
+ * between sections and the unused table entries are covered by nothing, so a flip there cannot be
+ * detected (and changes nothing a reader sees). */
+static int covered(const smt_mapped *m, uint64_t off)
+{
+    unsigned n = smt_mapped_section_count(m);
+    if (off < 512 + (uint64_t)n * 48)
+        return 1;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t o, sz;
+        smt_mapped_section_info(m, i, NULL, &o, &sz, NULL);
+        if (off >= o && off < o + sz)
+            return 1;
+    }
+    return 0;
+}
+
 Test(file, bit_flips_are_detected)
 {
     char *path = write_sample("a.bin");
     char *copy = tu_join(dir, "f.bin");
     long long size = tu_file_size(path);
-    int detected = 0, tried = 0;
-    for (long long off = 0; off < size; off += 37) {
-        cr_assert_eq(tu_copy_file(path, copy), 0);
+    smt_mapped *orig;
+    smt_err oe;
+    cr_assert_eq(smt_mapped_open(&orig, path, "TST1", 7, 0, &oe), 0, "%s", oe.msg);
+    int detected = 0, n_covered = 0;
+    /* every byte, a different bit each time */
+    cr_assert_eq(tu_copy_file(path, copy), 0);
+    for (long long off = 0; off < size; off++) {
+        if (off > 0) /* undo the previous flip */
+            cr_assert_eq(tu_flip_bit(copy, (uint64_t)off - 1, (int)((off - 1) % 8)), 0);
         cr_assert_eq(tu_flip_bit(copy, (uint64_t)off, (int)(off % 8)), 0);
         smt_mapped *m;
         smt_err e;
         int rc = smt_mapped_open(&m, copy, "TST1", 7, SMT_OPEN_VERIFY, &e);
-        tried++;
-        if (rc != 0)
+        int must = covered(orig, (uint64_t)off);
+        n_covered += must;
+        if (rc != 0) {
             detected++;
-        else
-            smt_mapped_close(m); /* a flip in padding or the unused table is harmless */
+            cr_assert(must, "offset %lld: a flip outside every checksum was reported: %s", off,
+                      e.msg);
+        } else {
+            smt_mapped_close(m);
+            cr_assert(!must, "offset %lld bit %lld: a flip under a checksum went undetected", off,
+                      off % 8);
+        }
     }
-    /* every flip inside the header, the used table entries or a section must be caught */
-    cr_assert_gt(detected, 0);
+    /* every flip inside the header, the used table entries or a section is caught, and only those
+     * (padding and unused table entries hold nothing a reader uses) */
+    cr_assert_eq(detected, n_covered);
+    cr_assert_gt(n_covered, 8000); /* the sections alone are 8011 bytes */
+    cr_assert_lt(n_covered, size);  /* and there is padding the test went through */
+    smt_mapped_close(orig);
     /* flip inside a section payload: caught by verify */
     smt_mapped *m;
     smt_err e;
@@ -153,7 +198,6 @@ Test(file, bit_flips_are_detected)
     cr_assert(strstr(e.msg, "numbers") != NULL, "%s", e.msg);
     smt_mapped_close(m);
     cr_assert_eq(smt_mapped_open(&m, copy, "TST1", 7, SMT_OPEN_VERIFY, &e), SMT_ERR_CORRUPT);
-    (void)tried;
     free(copy);
     free(path);
 }
@@ -179,6 +223,94 @@ Test(file, incomplete_magic_is_reported)
     smt_err e;
     cr_assert_eq(smt_mapped_open(&m, path, "TST1", 7, 0, &e), SMT_ERR_INCOMPLETE);
     free(path);
+}
+
+/* Writes the sample through smt_writer to path; returns smt_writer_open's or finish's status. */
+static int try_write(const char *path, smt_err *e)
+{
+    smt_writer *w;
+    int rc = smt_writer_open(&w, path, "TST1", 7, e);
+    if (rc)
+        return rc;
+    if ((rc = smt_writer_section(w, "text", "hello", 5, e))) {
+        smt_writer_abort(w);
+        return rc;
+    }
+    return smt_writer_finish(w, e);
+}
+
+/* Nothing but the given names is left in dir (no temporary file). */
+static void only_in_dir(const char *name1, const char *name2)
+{
+    char *cmd = NULL, *out = NULL;
+    cr_assert(asprintf(&cmd, "ls -A '%s'", dir) > 0);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0);
+    char want[256];
+    snprintf(want, sizeof want, "%s\n%s%s", name1, name2 ? name2 : "", name2 ? "\n" : "");
+    cr_assert_str_eq(out, want);
+    free(cmd);
+    free(out);
+}
+
+/* A symbolic link at the output path is written through to its target and stays a link. */
+Test(file, symlink_output_is_written_through)
+{
+    char *real = tu_join(dir, "real.bin"), *link = tu_join(dir, "link.bin");
+    cr_assert_eq(tu_write_file(real, "old", 3), 0);
+    cr_assert_eq(symlink("real.bin", link), 0);
+    smt_err e;
+    cr_assert_eq(try_write(link, &e), 0, "%s", e.msg);
+    struct stat st;
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link was replaced by a regular file");
+    smt_mapped *m;
+    cr_assert_eq(smt_mapped_open(&m, real, "TST1", 7, SMT_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    smt_mapped_close(m);
+    only_in_dir("link.bin", "real.bin");
+    /* a dangling link is refused, as cp refuses it, and stays */
+    cr_assert_eq(unlink(real), 0);
+    cr_assert_eq(try_write(link, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, "link.bin") && strstr(e.msg, "symbolic link"), "%s", e.msg);
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode));
+    only_in_dir("link.bin", NULL);
+    free(real);
+    free(link);
+}
+
+/* Anything at the output path that is not a regular file is refused and left as it was: a fifo, a
+ * directory, a character device (made when the test runs as root), or a link to one of them. */
+Test(file, non_regular_output_is_refused)
+{
+    char *fifo = tu_join(dir, "fifo"), *sub = tu_join(dir, "sub"), *dev = tu_join(dir, "null");
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    int have_dev = geteuid() == 0 && mknod(dev, S_IFCHR | 0600, makedev(1, 3)) == 0;
+    const char *paths[3] = {fifo, sub, dev};
+    const char *what[3] = {"fifo", "directory", "character device"};
+    mode_t kind[3] = {S_IFIFO, S_IFDIR, S_IFCHR};
+    for (int i = 0; i < 3; i++) {
+        if (i == 2 && !have_dev)
+            continue;
+        smt_err e;
+        cr_assert_eq(try_write(paths[i], &e), SMT_ERR_IO, "%s", what[i]);
+        cr_assert(strstr(e.msg, paths[i]) && strstr(e.msg, what[i]), "%s", e.msg);
+        struct stat st;
+        cr_assert_eq(lstat(paths[i], &st), 0);
+        cr_assert_eq(st.st_mode & S_IFMT, kind[i], "%s was replaced", what[i]);
+    }
+    /* a link to the fifo is refused too */
+    char *link = tu_join(dir, "to-fifo");
+    cr_assert_eq(symlink("fifo", link), 0);
+    smt_err e;
+    cr_assert_eq(try_write(link, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, "fifo"), "%s", e.msg);
+    /* no temporary file was left behind */
+    char *cmd = NULL, *out = NULL;
+    cr_assert(asprintf(&cmd, "ls -A '%s' | grep -c tmp-", dir) > 0);
+    tu_run(cmd, &out, NULL);
+    cr_assert_str_eq(out, "0\n");
+    free(cmd), free(out), free(link), free(fifo), free(sub), free(dev);
 }
 
 /* ------------------------------------------------------------ line reader */
@@ -327,6 +459,404 @@ Test(lines, close_early_threaded)
     cr_assert_eq(smt_lines_next(r, &line, &len, &e), 1);
     smt_lines_close(r);
     free(p);
+}
+
+/* text compressed in memory with each library's own API: gzip, xz, bzip2, zstd (with a checksum) */
+enum { Z_GZ, Z_XZ, Z_BZ2, Z_ZST, Z_COUNT };
+static const char *const z_ext[Z_COUNT] = {"gz", "xz", "bz2", "zst"};
+
+static char *compress_text(int kind, const char *text, size_t len, size_t *out_len)
+{
+    size_t cap = len + len / 50 + 4096;
+    char *out = malloc(cap);
+    cr_assert_not_null(out);
+    switch (kind) {
+    case Z_GZ: {
+        z_stream z;
+        memset(&z, 0, sizeof z);
+        cr_assert_eq(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+        z.next_in = (Bytef *)text;
+        z.avail_in = (uInt)len;
+        z.next_out = (Bytef *)out;
+        z.avail_out = (uInt)cap;
+        cr_assert_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+        *out_len = z.total_out;
+        deflateEnd(&z);
+        break;
+    }
+    case Z_XZ: {
+        size_t pos = 0;
+        cr_assert_eq(lzma_easy_buffer_encode(1, LZMA_CHECK_CRC64, NULL, (const uint8_t *)text, len,
+                                             (uint8_t *)out, &pos, cap), LZMA_OK);
+        *out_len = pos;
+        break;
+    }
+    case Z_BZ2: {
+        unsigned n = (unsigned)cap;
+        cr_assert_eq(BZ2_bzBuffToBuffCompress(out, &n, (char *)text, (unsigned)len, 1, 0, 0), BZ_OK);
+        *out_len = n;
+        break;
+    }
+    default: {
+        ZSTD_CCtx *c = ZSTD_createCCtx();
+        cr_assert_not_null(c);
+        cr_assert(!ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1)));
+        size_t n = ZSTD_compress2(c, out, cap, text, len);
+        cr_assert(!ZSTD_isError(n), "%s", ZSTD_getErrorName(n));
+        *out_len = n;
+        ZSTD_freeCCtx(c);
+    }
+    }
+    return out;
+}
+
+/* Writes text compressed with `kind` to dir/name; with twice, two members/streams/frames each
+ * holding half (split at a line boundary). */
+static char *write_compressed(int kind, const char *name, const char *text, int twice)
+{
+    size_t len = strlen(text), half = len;
+    if (twice) {
+        const char *nl = memchr(text + len / 2, '\n', len - len / 2);
+        half = nl ? (size_t)(nl - text) + 1 : len;
+    }
+    size_t n1, n2 = 0;
+    char *a = compress_text(kind, text, half, &n1), *b = NULL;
+    if (twice)
+        b = compress_text(kind, text + half, len - half, &n2);
+    char *all = malloc(n1 + n2 + 1);
+    memcpy(all, a, n1);
+    if (b)
+        memcpy(all + n1, b, n2);
+    char *p = tu_join(dir, name);
+    cr_assert_eq(tu_write_file(p, all, n1 + n2), 0);
+    free(a), free(b), free(all);
+    return p;
+}
+
+/* Reads path to its end; returns the final status, the lines read in *n. */
+static int read_all(const char *path, unsigned flags, uint64_t *n, smt_err *e)
+{
+    smt_lines *r;
+    int rc = smt_lines_open(&r, path, flags, e);
+    if (rc)
+        return rc;
+    char *line;
+    size_t len;
+    *n = 0;
+    while ((rc = smt_lines_next(r, &line, &len, e)) == 1)
+        (*n)++;
+    cr_assert_eq(smt_lines_lineno(r), *n);
+    smt_lines_close(r);
+    return rc;
+}
+
+Test(lines, xz_bzip2_zstd_by_magic)
+{
+    const char *text = "a b\r\n\nthird line\nlast";
+    const char *expect[] = {"a b", "", "third line", "last"};
+    for (int k = 0; k < Z_COUNT; k++) {
+        /* the name says nothing (".txt"): the first bytes tell */
+        char name[32];
+        snprintf(name, sizeof name, "%s.txt", z_ext[k]);
+        char *p = write_compressed(k, name, text, 0);
+        for (unsigned flags = 0; flags <= SMT_LINES_THREADED; flags++)
+            check_lines(p, flags, expect, 4, 0);
+        free(p);
+    }
+    /* and plain text named .gz is plain text */
+    char *p = tu_join(dir, "plain.gz");
+    cr_assert_eq(tu_write_file(p, text, strlen(text)), 0);
+    check_lines(p, 0, expect, 4, 0);
+    free(p);
+}
+
+/* Many lines, split into two members (gzip, bzip2), streams (xz) or frames (zstd), read whole. */
+Test(lines, concatenated_members_are_one_text)
+{
+    size_t cap = 40u << 20, len = 0;
+    char *text = malloc(cap);
+    for (int i = 0; i < 400000; i++)
+        len += (size_t)sprintf(text + len, "line %d with words %lld\n", i, i * 7919LL);
+    for (int k = 0; k < Z_COUNT; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "two.%s", z_ext[k]);
+        char *p = write_compressed(k, name, text, 1);
+        for (unsigned flags = 0; flags <= SMT_LINES_THREADED; flags++) {
+            smt_lines *r;
+            smt_err e;
+            cr_assert_eq(smt_lines_open(&r, p, flags, &e), 0, "%s", e.msg);
+            char *line, *want = text;
+            size_t n;
+            int i = 0, rc;
+            while ((rc = smt_lines_next(r, &line, &n, &e)) == 1) {
+                char *nl = strchr(want, '\n');
+                cr_assert(n == (size_t)(nl - want) && memcmp(line, want, n) == 0, "%s line %d",
+                          name, i + 1);
+                want = nl + 1;
+                i++;
+            }
+            cr_assert_eq(rc, 0, "%s: %s", name, e.msg);
+            cr_assert_eq(i, 400000, "%s: %d lines", name, i);
+            cr_assert_eq(smt_lines_bytes_read(r), (uint64_t)tu_file_size(p));
+            smt_lines_close(r);
+        }
+        free(p);
+    }
+    free(text);
+}
+
+/* Cut short or damaged compressed data is an error naming file:line, never an early end. */
+Test(lines, truncated_or_corrupt_compressed_is_an_error)
+{
+    size_t len = 0;
+    char *text = malloc(8u << 20);
+    for (int i = 0; i < 100000; i++)
+        len += (size_t)sprintf(text + len, "line %d with some words in it\n", i * 7919);
+    for (int k = 0; k < Z_COUNT; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "bad.%s", z_ext[k]);
+        char *p = write_compressed(k, name, text, 0);
+        long long size = tu_file_size(p);
+        char *good = tu_read_file(p, NULL);
+        for (int damage = 0; damage < 3; damage++) {
+            cr_assert_eq(tu_write_file(p, good, (size_t)size), 0);
+            if (damage == 0)
+                cr_assert_eq(tu_truncate(p, (uint64_t)size / 2), 0);
+            else if (damage == 1)
+                cr_assert_eq(tu_truncate(p, (uint64_t)size - 1), 0);
+            else
+                for (int b = 0; b < 8; b++) /* a burst of flipped bits in the middle */
+                    cr_assert_eq(tu_flip_bit(p, (uint64_t)size / 2 + (uint64_t)b * 13, b), 0);
+            for (unsigned flags = 0; flags <= SMT_LINES_THREADED; flags++) {
+                uint64_t n = 0;
+                smt_err e;
+                int rc = read_all(p, flags, &n, &e);
+                cr_assert_eq(rc, SMT_ERR_IO, "%s damage %d: rc %d after %llu lines", name, damage,
+                             rc, (unsigned long long)n);
+                char where[96];
+                snprintf(where, sizeof where, "%s:%llu:", name, (unsigned long long)n + 1);
+                cr_assert(strstr(e.msg, where) != NULL, "%s damage %d: '%s' lacks '%s'", name,
+                          damage, e.msg, where);
+            }
+        }
+        free(good);
+        free(p);
+    }
+    free(text);
+}
+
+/* A gzip member whose CRC does not match, or a damaged member after good ones, is reported after the
+ * lines before it (this used to say line 1); data after the last member is an error too. */
+Test(lines, gzip_error_mid_file_names_its_line)
+{
+    size_t len = 0;
+    char *text = malloc(1u << 20);
+    for (int i = 0; i < 1000; i++)
+        len += (size_t)sprintf(text + len, "sentence %d\n", i);
+    size_t n1;
+    char *gz = compress_text(Z_GZ, text, len, &n1);
+    char *p = tu_join(dir, "mid.gz");
+    const char *tails[3] = {"", "\x1f\x8b\x09 not deflate", "trailing words\n"};
+    for (int t = 0; t < 3; t++) {
+        char *buf = malloc(n1 + 64);
+        memcpy(buf, gz, n1);
+        size_t n = n1;
+        if (t == 0)
+            buf[n1 - 8] ^= 0x40; /* the member's CRC-32 */
+        memcpy(buf + n, tails[t], strlen(tails[t]));
+        n += strlen(tails[t]);
+        cr_assert_eq(tu_write_file(p, buf, n), 0);
+        for (unsigned flags = 0; flags <= SMT_LINES_THREADED; flags++) {
+            uint64_t lines;
+            smt_err e;
+            cr_assert_eq(read_all(p, flags, &lines, &e), SMT_ERR_IO, "tail %d", t);
+            cr_assert_eq(lines, 1000, "tail %d", t);
+            cr_assert(strstr(e.msg, "mid.gz:1001: ") != NULL, "tail %d: %s", t, e.msg);
+        }
+        free(buf);
+    }
+    free(gz);
+    free(text);
+    free(p);
+}
+
+Test(lines, directory_is_an_error)
+{
+    smt_lines *r;
+    smt_err e;
+    cr_assert_eq(smt_lines_open(&r, dir, 0, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, dir) && strstr(e.msg, "directory"), "%s", e.msg);
+    /* and on standard input */
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(dup2(fd, 0), 0);
+    cr_assert_eq(smt_lines_open(&r, "-", SMT_LINES_THREADED, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, "<stdin>") && strstr(e.msg, "directory"), "%s", e.msg);
+    close(fd);
+}
+
+/* An I/O error after some lines (read(2) fails with EIO) is an error at the next line, not the end
+ * of the input. /proc/self/mem read across a mapped page into an unmapped one does exactly that. */
+Test(lines, read_error_mid_file_is_an_error)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_neq(m, MAP_FAILED);
+    memset(m, 'x', (size_t)pg);
+    for (long i = 9; i < pg; i += 10)
+        m[i] = '\n'; /* lines of 9 'x' */
+    cr_assert_eq(munmap(m + pg, (size_t)pg), 0);
+    int fd = open("/proc/self/mem", O_RDONLY);
+    if (fd < 0)
+        cr_skip_test("no /proc/self/mem to make an I/O error with");
+    cr_assert_eq(lseek(fd, (off_t)(uintptr_t)m, SEEK_SET), (off_t)(uintptr_t)m);
+    cr_assert_eq(dup2(fd, 0), 0);
+    for (unsigned flags = 0; flags <= SMT_LINES_THREADED; flags++) {
+        cr_assert_eq(lseek(0, (off_t)(uintptr_t)m, SEEK_SET), (off_t)(uintptr_t)m);
+        uint64_t n;
+        smt_err e;
+        int rc = read_all("-", flags, &n, &e);
+        cr_assert_eq(rc, SMT_ERR_IO, "rc %d after %llu lines", rc, (unsigned long long)n);
+        cr_assert_eq(n, (uint64_t)pg / 10);
+        char where[64];
+        snprintf(where, sizeof where, "<stdin>:%llu: ", (unsigned long long)n + 1);
+        cr_assert(strstr(e.msg, where) && strstr(e.msg, "rror"), "%s", e.msg);
+    }
+    close(fd);
+}
+
+Test(lines, byte_order_mark_is_dropped)
+{
+    const char *text = "\xef\xbb\xbfhola mundo\n\xef\xbb\xbfsecond\n";
+    const char *expect[] = {"hola mundo", "\xef\xbb\xbfsecond"};
+    char *p = tu_join(dir, "bom.txt");
+    cr_assert_eq(tu_write_file(p, text, strlen(text)), 0);
+    char *g = write_compressed(Z_GZ, "bom.gz", text, 0);
+    for (unsigned flags = 0; flags <= SMT_LINES_THREADED; flags++) {
+        check_lines(p, flags, expect, 2, 1);
+        check_lines(g, flags, expect, 2, 1);
+    }
+    /* a file holding only the mark is empty; the mark alone on a terminated line is an empty line */
+    cr_assert_eq(tu_write_file(p, "\xef\xbb\xbf", 3), 0);
+    check_lines(p, 0, NULL, 0, 0);
+    const char *empty[] = {""};
+    cr_assert_eq(tu_write_file(p, "\xef\xbb\xbf\r\n", 5), 0);
+    check_lines(p, 0, empty, 1, 1);
+    free(p);
+    free(g);
+}
+
+/* Standard input from a pipe: each line is returned as soon as it is written, while the writer
+ * keeps the pipe open (tools answer line by line); compressed input on a pipe is read too. */
+Test(lines, pipe_lines_arrive_one_by_one, .timeout = 20)
+{
+    for (unsigned flags = 0; flags <= SMT_LINES_THREADED; flags++) {
+        int fds[2];
+        cr_assert_eq(pipe(fds), 0);
+        cr_assert_eq(dup2(fds[0], 0), 0);
+        close(fds[0]);
+        smt_lines *r;
+        smt_err e;
+        cr_assert_eq(smt_lines_open(&r, "-", flags, &e), 0, "%s", e.msg);
+        char *line;
+        size_t len;
+        const char *words[3] = {"uno", "dos dos", "tres"};
+        for (int i = 0; i < 3; i++) {
+            char buf[32];
+            int n = snprintf(buf, sizeof buf, "%s\n", words[i]);
+            cr_assert_eq(write(fds[1], buf, (size_t)n), n);
+            /* the writer still holds the pipe open: a reader that waits for more would hang */
+            cr_assert_eq(smt_lines_next(r, &line, &len, &e), 1);
+            cr_assert_str_eq(line, words[i]);
+        }
+        close(fds[1]);
+        cr_assert_eq(smt_lines_next(r, &line, &len, &e), 0);
+        smt_lines_close(r);
+    }
+    /* closing early while the writer keeps the pipe open and the helper thread waits in read() */
+    int w[2];
+    cr_assert_eq(pipe(w), 0);
+    cr_assert_eq(dup2(w[0], 0), 0);
+    close(w[0]);
+    cr_assert_eq(write(w[1], "one\n", 4), 4);
+    smt_lines *r;
+    smt_err e;
+    cr_assert_eq(smt_lines_open(&r, "-", SMT_LINES_THREADED, &e), 0, "%s", e.msg);
+    char *line;
+    size_t len;
+    cr_assert_eq(smt_lines_next(r, &line, &len, &e), 1);
+    smt_lines_close(r); /* would wait forever for the writer */
+    close(w[1]);
+    /* an xz stream through a pipe */
+    size_t n;
+    char *xz = compress_text(Z_XZ, "a\nb\n", 4, &n);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    cr_assert_eq(write(fds[1], xz, n), (ssize_t)n);
+    close(fds[1]);
+    cr_assert_eq(dup2(fds[0], 0), 0);
+    close(fds[0]);
+    const char *expect[] = {"a", "b"};
+    check_lines("-", SMT_LINES_THREADED, expect, 2, 1);
+    free(xz);
+}
+
+/* ------------------------------------------------------------ skips seen by ctest */
+
+TestSuite(skip, .init = setup, .fini = teardown);
+
+/* Runs tests/tu_skip_probe with the environment assignments `env` (every FASTSMT_ variable of this
+ * run removed first); returns its exit status, its stderr in *err. */
+static int probe(const char *env, char **err)
+{
+    char *bin = tu_bin_path("../tests/tu_skip_probe"), *cmd = NULL;
+    /* BXFI_MAP: Criterion marks its own test processes with it; the probe must start as a runner */
+    cr_assert(asprintf(&cmd, "env -u BXFI_MAP -u FASTSMT_SHARED -u FASTSMT_SHARED_DEFAULT "
+                             "-u FASTSMT_REQUIRE_SHARED -u FASTSMT_REQUIRE_GPU -u PROBE_NO_GPU "
+                             "%s '%s' --jobs 1", env, bin) > 0);
+    int rc = tu_run(cmd, NULL, err);
+    free(bin);
+    free(cmd);
+    return rc;
+}
+
+Test(skip, nothing_tested_is_a_skip_for_ctest)
+{
+    char *with = tu_join(dir, "with"), *without = tu_join(dir, "without");
+    char *sub = tu_join(with, "probe"), *file = tu_join(sub, "present.txt");
+    cr_assert_eq(mkdir(with, 0700), 0);
+    cr_assert_eq(mkdir(without, 0700), 0);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    cr_assert_eq(tu_write_file(file, "x\n", 2), 0);
+    char env[1024], *err = NULL;
+    /* every test skipped: TU_SKIP_CODE (ctest's SKIP_RETURN_CODE), not 0 */
+    snprintf(env, sizeof env, "FASTSMT_SHARED='%s' PROBE_NO_GPU=1", without);
+    cr_assert_eq(probe(env, &err), TU_SKIP_CODE, "%s", err);
+    free(err);
+    /* one test ran: 0 */
+    snprintf(env, sizeof env, "FASTSMT_SHARED='%s' PROBE_NO_GPU=1", with);
+    cr_assert_eq(probe(env, &err), 0, "%s", err);
+    free(err);
+    /* the configured folder serves when FASTSMT_SHARED is unset, and FASTSMT_SHARED at test time wins */
+    snprintf(env, sizeof env, "FASTSMT_SHARED_DEFAULT='%s' PROBE_NO_GPU=1", with);
+    cr_assert_eq(probe(env, &err), 0, "%s", err);
+    free(err);
+    snprintf(env, sizeof env, "FASTSMT_SHARED_DEFAULT='%s' FASTSMT_SHARED='%s' PROBE_NO_GPU=1", with,
+             without);
+    cr_assert_eq(probe(env, &err), TU_SKIP_CODE, "%s", err);
+    free(err);
+    /* FASTSMT_REQUIRE_SHARED / FASTSMT_REQUIRE_GPU turn those skips into failures */
+    snprintf(env, sizeof env, "FASTSMT_SHARED='%s' FASTSMT_REQUIRE_SHARED=1", without);
+    int rc = probe(env, &err);
+    cr_assert(rc != 0 && rc != TU_SKIP_CODE, "rc %d", rc);
+    cr_assert(strstr(err, "FASTSMT_REQUIRE_SHARED") && strstr(err, "probe/present.txt"), "%s", err);
+    free(err);
+    snprintf(env, sizeof env, "FASTSMT_SHARED='%s' FASTSMT_REQUIRE_GPU=1 PROBE_NO_GPU=1", with);
+    rc = probe(env, &err);
+    cr_assert(rc != 0 && rc != TU_SKIP_CODE, "rc %d", rc);
+    cr_assert(strstr(err, "FASTSMT_REQUIRE_GPU"), "%s", err);
+    free(err);
+    free(with), free(without), free(sub), free(file);
 }
 
 /* ------------------------------------------------------------ vocabulary */
@@ -511,4 +1041,39 @@ Test(num, messages_name_the_place)
     cr_expect(strstr(e.msg, "missing"), "%s", e.msg);
     cr_expect_eq(smt_parse_int_arg("-s", "7", 1, 10, &i, &e), 0);
     cr_expect_eq(i, 7);
+}
+
+Test(num, fast_path_equals_strtod)
+{
+    /* decimals of every shape the fast paths take and just past them, against the C library */
+    uint64_t x = 88172645463325252ull;
+    char buf[64];
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int digits = 1 + (int)(x % 20), point = (int)((x >> 8) % (unsigned)(digits + 1));
+        int ex = (int)((x >> 16) % 61) - 30, use_exp = (int)((x >> 24) & 1), neg = (int)((x >> 25) & 1);
+        size_t n = 0;
+        if (neg)
+            buf[n++] = '-';
+        uint64_t y = x >> 26;
+        for (int d = 0; d < digits; d++) {
+            if (d == point && d)
+                buf[n++] = '.';
+            buf[n++] = (char)('0' + (y % 10));
+            y = y / 10 ^ (y << 7);
+        }
+        if (use_exp)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "e%d", ex);
+        buf[n] = '\0';
+        float f, fr = strtof(buf, NULL);
+        double d, dr = strtod(buf, NULL);
+        if (isinf(fr)) { /* overflow: out of range, never a silent infinity */
+            cr_assert_eq(smt_parse_float(buf, n, -HUGE_VALF, HUGE_VALF, 0, &f), SMT_ERR_LIMIT, "%s", buf);
+            continue;
+        }
+        cr_assert_eq(smt_parse_float(buf, n, -HUGE_VALF, HUGE_VALF, 0, &f), 0, "%s", buf);
+        cr_assert(f == fr && signbit(f) == signbit(fr), "%s: %a vs strtof %a", buf, f, fr);
+        cr_assert_eq(smt_parse_double(buf, n, -HUGE_VAL, HUGE_VAL, 0, &d), 0, "%s", buf);
+        cr_assert(d == dr && signbit(d) == signbit(dr), "%s: %a vs strtod %a", buf, d, dr);
+    }
 }

@@ -2,15 +2,19 @@
  * arithmetic (backoff chains, omitted/zero backoffs, OOV, -inf, missing <unk>, an inserted
  * suffix), ARPA errors with file:line, every B-tree shape for several K, number printing, the
  * state API, every CPU path against the reference, damaged files, and the tool's exit codes. */
-#define _GNU_SOURCE /* open_memstream */
+#define _GNU_SOURCE /* open_memstream, symlink */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "glm.h"
 #include "glm_internal.h"
+#include "smt_progress.h" /* smt_now */
 #include "testutil.h"
 
 static char *dir;
@@ -224,7 +228,7 @@ Test(glm, arpa_errors)
     expect_error(HEAD "\\2-grams:\n-0.5\t<s> </s>\tx\n\\end\\\n", SMT_ERR_PARSE, "bad.arpa:11: bad");
     expect_error("\\data\\\nngram 1=3\nngram 2=1\n\n\\1-grams:\n-1\t<unk>\n-99\t<s>\t-inf\n-1\t</s>"
                  "\n\n\\2-grams:\n-0.5\t<s> </s>\n\\end\\\n",
-                 SMT_ERR_PARSE, "bad.arpa:7: bad backoff");
+                 SMT_ERR_PARSE, "bad.arpa:7: bad log10 backoff");
     expect_error("\\data\\\nngram 1=2\n\n\\1-grams:\n-1\t<unk>\n-1\t</s>\n\n\\end\\\n",
                  SMT_ERR_PARSE, "order 1");
     expect_error("\\data\\\nngram 1=2\nngram 2=1\n\n\\1-grams:\n-1\t<unk>\n-1\t</s>\n\n\\2-grams:\n"
@@ -235,11 +239,58 @@ Test(glm, arpa_errors)
     expect_error("\\data\\\nngram 1=1\nngram 2=1\nngram 3=1\nngram 4=1\nngram 5=1\nngram 6=1\n"
                  "ngram 7=1\n",
                  SMT_ERR_LIMIT, "order 7");
+    /* counts: whole decimal integers, never wrapped (a negative count read as 2^64-5) */
+    expect_error("\\data\\\nngram 1=-5\nngram 2=1\n", SMT_ERR_PARSE,
+                 "bad.arpa:2: 1-gram count -5: a count cannot be negative");
+    expect_error("\\data\\\nngram 1=3\nngram 2=-1\n", SMT_ERR_PARSE, "bad.arpa:3: 2-gram count -1");
+    expect_error("\\data\\\nngram 1=18446744073709551611\n", SMT_ERR_LIMIT,
+                 "bad.arpa:2: 1-gram count 18446744073709551611: at most 2^32-2");
+    expect_error("\\data\\\nngram 1=4294967295\n", SMT_ERR_LIMIT, "bad.arpa:2: 4294967295 1-grams");
+    expect_error("\\data\\\nngram 1=3x\n", SMT_ERR_PARSE, "bad.arpa:2: bad 1-gram count '3x'");
+    expect_error("\\data\\\nngram 1=\n", SMT_ERR_PARSE, "bad.arpa:2: bad 1-gram count ''");
+    expect_error("\\data\\\nngram 1=0x10\n", SMT_ERR_PARSE, "bad.arpa:2: bad 1-gram count");
+    expect_error("\\data\\\nngram 1=+\n", SMT_ERR_PARSE, "bad.arpa:2: bad 1-gram count");
+    expect_error("\\data\\\nngram x=3\n", SMT_ERR_PARSE, "bad.arpa:2: bad order 'x'");
+    expect_error("\\data\\\nngram -1=3\n", SMT_ERR_LIMIT, "bad.arpa:2: order -1 outside");
+    expect_error("\\data\\\nngram 1 3\n", SMT_ERR_PARSE, "bad.arpa:2: expected 'ngram N=count'");
+    expect_error("\\data\\\nngrams 1=3\n", SMT_ERR_PARSE, "bad.arpa:2: expected 'ngram N=count'");
+    /* numbers: KenLM's syntax, but no value silently different from the text (NaN, a float
+     * overflow read as -inf, hexadecimal) */
+    const struct { const char *p, *bo, *msg; } nums[] = {
+        {"nan", "-0.5", "bad.arpa:7: bad log10 probability 'nan'"},
+        {"NaN", "-0.5", "bad.arpa:7: bad log10 probability 'NaN'"},
+        {"-1e39", "-0.5", "bad.arpa:7: log10 probability '-1e39' is out of a float's range"},
+        {"-0x1p3", "-0.5", "bad.arpa:7: bad log10 probability"},
+        {"-1.5x", "-0.5", "bad.arpa:7: bad log10 probability"},
+        {"inf", "-0.5", "bad.arpa:7: positive log10 probability inf"},
+        {"-99", "nan", "bad.arpa:7: bad log10 backoff 'nan'"},
+        {"-99", "-inf", "bad.arpa:7: bad log10 backoff '-inf'"},
+        {"-99", "1e39", "bad.arpa:7: log10 backoff '1e39' is out of a float's range"},
+        {"-99", "0x0", "bad.arpa:7: bad log10 backoff"},
+    };
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "\\data\\\nngram 1=3\nngram 2=1\n\n\\1-grams:\n-1\t<unk>\n"
+                 "%s\t<s>\t%s\n-1\t</s>\n\n\\2-grams:\n-0.5\t<s> </s>\n\\end\\\n", nums[i].p, nums[i].bo);
+        expect_error(text, SMT_ERR_PARSE, nums[i].msg);
+    }
     char *path = tu_data_path("glm/nocontext.arpa");
     char *out = tu_join(dir, "x.glm");
     smt_err e;
     cr_assert_eq(glm_build(path, out, NULL, NULL, &e), SMT_ERR_PARSE);
     cr_assert(strstr(e.msg, "nocontext.arpa:18: the context '<s> b'") != NULL, "%s", e.msg);
+    /* the output must not replace the ARPA file it is built from (also through a link) */
+    char *copy = tu_join(dir, "self.arpa"), *link = tu_join(dir, "link.arpa");
+    cr_assert_eq(tu_copy_file(path, copy), 0);
+    cr_assert_eq(symlink(copy, link), 0);
+    long long before = tu_file_size(copy);
+    cr_assert_eq(glm_build(copy, copy, NULL, NULL, &e), SMT_ERR_ARG);
+    cr_assert(strstr(e.msg, "refusing to overwrite") != NULL, "%s", e.msg);
+    cr_assert_eq(glm_build(copy, link, NULL, NULL, &e), SMT_ERR_ARG);
+    cr_assert_eq(tu_file_size(copy), before);
+    char *self = tu_read_file(copy, NULL);
+    cr_assert(self && strncmp(self, "\\data\\", 6) == 0, "the ARPA file is intact");
+    free(self), free(copy), free(link);
     glm_build_options bad = {2, -1, NULL};
     cr_assert_eq(glm_build(path, out, &bad, NULL, &e), SMT_ERR_ARG);
     free(path);
@@ -465,13 +516,40 @@ Test(glm, damaged_files)
         cr_assert_eq(tu_truncate(copy, (uint64_t)cut), 0);
         cr_assert_neq(glm_open(&m, copy, 0, &e), 0, "truncated at %lld", cut);
     }
-    /* every bit of the file: verified open must fail or the model must still be exact */
+    /* what the checksums cover: the header and section table (checked at every open) and each
+     * section's bytes (checked by a verified open); only the padding between sections is not */
+    cr_assert_eq(glm_open(&m, path, GLM_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    unsigned nsec = smt_mapped_section_count(m->map);
+    uint64_t sec_off[SMT_FILE_SECTIONS_MAX], sec_size[SMT_FILE_SECTIONS_MAX];
+    for (unsigned i = 0; i < nsec; i++) {
+        const char *name;
+        uint64_t sum;
+        smt_mapped_section_info(m->map, i, &name, &sec_off[i], &sec_size[i], &sum);
+    }
+    glm_close(m);
+    const uint64_t head_end = 512 + 48 * (uint64_t)nsec; /* smt_file.h's layout */
+    unsigned in_sections = 0;
+    /* every bit of the file: verified open must fail where the checksums cover it, and otherwise
+     * the model must still be exact */
     for (long long off = 0; off < size; off += size / 400 + 1) {
         cr_assert_eq(tu_copy_file(path, copy), 0);
         cr_assert_eq(tu_flip_bit(copy, (uint64_t)off, (int)(off % 8)), 0);
-        if (glm_open(&m, copy, GLM_OPEN_VERIFY, &e) == 0) {
-            glm_close(m); /* a flipped bit in padding */
+        int covered = (uint64_t)off < head_end;
+        for (unsigned i = 0; i < nsec; i++)
+            if ((uint64_t)off >= sec_off[i] && (uint64_t)off < sec_off[i] + sec_size[i])
+                covered = 2;
+        in_sections += covered == 2;
+        int rc = glm_open(&m, copy, GLM_OPEN_VERIFY, &e);
+        if (covered) {
+            cr_assert_neq(rc, 0, "a verified open accepted a flipped bit at %lld", off);
+            cr_assert(rc == SMT_ERR_CORRUPT || rc == SMT_ERR_FORMAT || rc == SMT_ERR_VERSION ||
+                          rc == SMT_ERR_INCOMPLETE,
+                      "offset %lld: %d %s", off, rc, e.msg);
         }
+        if (rc == 0)
+            glm_close(m); /* a flipped bit in padding */
+        if (covered == 1) /* the header: every open checks it */
+            cr_assert_neq(glm_open(&m, copy, 0, &e), 0, "header bit at %lld accepted", off);
         /* unverified opens must never crash a query */
         if (glm_open(&m, copy, 0, &e) == 0) {
             glm_state s;
@@ -481,6 +559,7 @@ Test(glm, damaged_files)
             glm_close(m);
         }
     }
+    cr_assert_gt(in_sections, 100, "the flips must reach the sections");
     cr_assert_eq(glm_open(&m, "/nonexistent/x.glm", 0, &e), SMT_ERR_IO);
     char *arpa = tu_data_path("glm/chain.arpa");
     cr_assert_eq(glm_open(&m, arpa, 0, &e), SMT_ERR_FORMAT);
@@ -551,4 +630,496 @@ Test(glm, tool)
     cr_assert(strstr(out, "K\t5\n") != NULL, "%s", out);
     free(out);
     free(bin), free(arpa), free(model), free(in);
+}
+
+/* A full disk (/dev/full) under every output of the tool: query in each mode (word mode writes in
+ * 64 KB pieces, so a big output fails long before the end), -b, info and --help: each must exit 1
+ * and say that writing failed, never 0 with the output lost. The library says SMT_ERR_IO too. */
+Test(glm, tool_write_errors)
+{
+    if (access("/dev/full", W_OK) != 0)
+        cr_skip_test("/dev/full is absent (a bare chroot?): write errors not tested");
+    char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa");
+    char *model = tu_join(dir, "w.glm"), *in = tu_join(dir, "w.txt");
+    char cmd[4096], *err = NULL;
+    FILE *f = fopen(in, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 50000; i++)
+        fputs("a b c a b c zzz\n", f);
+    cr_assert_eq(fclose(f), 0);
+    snprintf(cmd, sizeof cmd, "%s build %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    const char *modes[] = {"-v word", "-v sentence", "-v summary", "-b", "--threads 2", "-n"};
+    for (int v = 0; v < 6; v++) {
+        snprintf(cmd, sizeof cmd, "%s query %s %s < %s > /dev/full", bin, modes[v], model, in);
+        cr_assert_eq(tu_run(cmd, NULL, &err), 1, "query %s: %s", modes[v], err);
+        cr_assert(strstr(err, "writing the output failed") != NULL, "%s: %s", modes[v], err);
+        free(err);
+        /* the same with a tiny input (everything fits the buffers until the end) */
+        snprintf(cmd, sizeof cmd, "echo a b | %s query %s %s > /dev/full", bin, modes[v], model);
+        cr_assert_eq(tu_run(cmd, NULL, &err), 1, "small query %s: %s", modes[v], err);
+        free(err);
+    }
+    snprintf(cmd, sizeof cmd, "%s info %s > /dev/full", bin, model);
+    cr_assert_eq(tu_run(cmd, NULL, &err), 1, "info: %s", err);
+    cr_assert(strstr(err, "glm info: writing the output failed") != NULL, "%s", err);
+    free(err);
+    snprintf(cmd, sizeof cmd, "%s --help > /dev/full", bin);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 1);
+    /* the library: a stream that cannot be written is SMT_ERR_IO */
+    glm_model *m;
+    smt_err e;
+    cr_assert_eq(glm_open(&m, model, 0, &e), 0, "%s", e.msg);
+    FILE *full = fopen("/dev/full", "w");
+    cr_assert_not_null(full);
+    glm_query_options opt = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST, 0};
+    cr_assert_eq(glm_query_text(m, in, full, &opt, NULL, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, "No space left") != NULL, "%s", e.msg);
+    fclose(full);
+    glm_close(m);
+    free(bin), free(arpa), free(model), free(in);
+}
+
+/* Flags: every number strict and range-checked, a missing value named, --help on stdout with exit
+ * 0 for glm and each subcommand; bench_glm without anything to measure is a usage error. */
+Test(glm, tool_flags)
+{
+    char *bin = tu_bin_path("glm"), *bench = tu_bin_path("bench_glm");
+    char *arpa = tu_data_path("glm/chain.arpa"), *model = tu_join(dir, "f.glm");
+    char cmd[4096], *out = NULL, *err = NULL;
+    snprintf(cmd, sizeof cmd, "%s build %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    const struct { const char *args, *msg; } bad[] = {
+        {"query --threads -1 M", "--threads: -1 is out of range"},
+        {"query --threads 1x M", "--threads: '1x' is not an integer"},
+        {"query --threads '' M", "--threads: '' is not an integer"},
+        {"query --threads 99999999999999999999 M", "out of range"},
+        {"query --threads ' 2' M", "not an integer"},
+        {"query M --threads", "--threads: a value is missing"},
+        {"query M -v", "-v: a value is missing"},
+        {"query M -l", "-l: a value is missing"},
+        {"build A O -K 1e3", "-K: '1e3' is not an integer"},
+        {"build A O -K 2", "-K: 2 is out of range [3, 1024]"},
+        {"build A O -K 4294967299", "out of range"},
+        {"build A O -K", "-K: a value is missing"},
+        {"info --verif M", "unknown option --verif"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "%s", bad[i].args);
+        char *p;
+        char expanded[1024] = "";
+        for (char *t = strtok_r(args, " ", &p); t; t = strtok_r(NULL, " ", &p)) {
+            const char *w = !strcmp(t, "M") ? model : !strcmp(t, "A") ? arpa : t;
+            if (!strcmp(t, "O"))
+                w = "/nonexistent/o.glm";
+            strcat(expanded, " ");
+            strcat(expanded, w);
+        }
+        snprintf(cmd, sizeof cmd, "echo a | %s%s", bin, expanded);
+        cr_assert_eq(tu_run(cmd, &out, &err), 2, "%s: %s", bad[i].args, err);
+        cr_assert(strstr(err, bad[i].msg) != NULL, "%s: '%s' lacks '%s'", bad[i].args, err,
+                  bad[i].msg);
+        cr_assert_str_eq(out, "", "%s: no output", bad[i].args);
+        free(out), free(err);
+    }
+    /* good values still work: --threads 0 (all CPUs), -K at both ends */
+    snprintf(cmd, sizeof cmd, "echo a b | %s query --threads 0 -v sentence %s", bin, model);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0);
+    cr_assert(strncmp(out, "Total:", 6) == 0, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s build %s %s -K 3 && %s build %s %s -K 1024", bin, arpa, model,
+             bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    const char *helps[] = {"--help", "-h", "build --help", "query --help", "info --help",
+                           "query -n --help"};
+    for (int i = 0; i < 6; i++) {
+        snprintf(cmd, sizeof cmd, "%s %s", bin, helps[i]);
+        cr_assert_eq(tu_run(cmd, &out, &err), 0, "%s", helps[i]);
+        cr_assert(strstr(out, "usage:") != NULL && strstr(out, "glm build") != NULL, "%s: %s",
+                  helps[i], out);
+        cr_assert_str_eq(err, "", "%s", helps[i]);
+        free(out), free(err);
+    }
+    snprintf(cmd, sizeof cmd, "%s", bench);
+    cr_assert_eq(tu_run(cmd, &out, &err), 2);
+    cr_assert(strstr(err, "usage: bench_glm") != NULL, "%s", err);
+    cr_assert_str_eq(out, "");
+    free(out), free(err);
+    snprintf(cmd, sizeof cmd, "%s --help", bench);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0);
+    cr_assert(strstr(out, "usage: bench_glm") != NULL, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s --model %s --text %s --reps 0", bench, model, arpa);
+    cr_assert_eq(tu_run(cmd, NULL, &err), 2);
+    cr_assert(strstr(err, "--reps: 0 is out of range") != NULL, "%s", err);
+    free(err);
+    snprintf(cmd, sizeof cmd, "%s --quick", bench);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 2);
+    free(bin), free(bench), free(arpa), free(model);
+}
+
+/* The number syntax KenLM accepts still reads as the same values: exponents either case, a
+ * leading '+' or '.', "-0", and the backoff of an n-gram read exactly. */
+Test(glm, arpa_number_syntax)
+{
+    const char *text = "\\data\\\nngram 1=4\nngram  2 = 1 \n\n\\1-grams:\n-1E0\t<unk>\n"
+                       "-99\t<s>\t+.25\n-5e-1\t</s>\n-.5\ta\t-0\n\n\\2-grams:\n-2.5E-1\t<s> a\n"
+                       "\n\\end\\\n";
+    char *arpa = tu_join(dir, "syn.arpa"), *out = tu_join(dir, "syn.glm");
+    /* "ngram  2 = 1": blanks after "ngram" and around the count are tolerated, but not
+     * between the order and '=' */
+    cr_assert_eq(tu_write_file(arpa, text, strlen(text)), 0);
+    smt_err e;
+    cr_assert_eq(glm_build(arpa, out, NULL, NULL, &e), SMT_ERR_PARSE);
+    cr_assert(strstr(e.msg, "syn.arpa:3: bad order '2 '") != NULL, "%s", e.msg);
+    const char *good = "\\data\\\nngram 1=4\nngram  2= 1 \n\n\\1-grams:\n-1E0\t<unk>\n"
+                       "-99\t<s>\t+.25\n-5e-1\t</s>\n-.5\ta\t-0\n\n\\2-grams:\n-2.5E-1\t<s> a\n"
+                       "\n\\end\\\n";
+    cr_assert_eq(tu_write_file(arpa, good, strlen(good)), 0);
+    cr_assert_eq(glm_build(arpa, out, NULL, NULL, &e), 0, "%s", e.msg);
+    glm_model *m;
+    cr_assert_eq(glm_open(&m, out, GLM_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    glm_state s, t;
+    glm_state_begin(m, &s);
+    glm_word a = glm_index(m, "a", 1), eos = glm_eos(m);
+    cr_assert(glm_score(m, &s, a, &t, NULL) == -0.25f);
+    cr_assert(glm_score(m, &s, eos, &t, NULL) == -0.5f + 0.25f, "backoff +.25");
+    glm_state_null(&s);
+    cr_assert(glm_score(m, &s, GLM_UNK, &t, NULL) == -1.0f);
+    cr_assert(glm_score(m, &s, a, &t, NULL) == -0.5f);
+    glm_close(m);
+    free(arpa), free(out);
+}
+
+/* ---------------------------------------------------------------- hostile headers */
+
+/* Allocations follow what the input holds, not what its header declares: the outside fuzzing
+ * campaign's reproducers (a 54-byte header declaring 2^32-3 unigrams asked for 16 GiB; a 63-byte
+ * one declaring 4e8 bigrams used 2.7 GB for 9 s) must fail at once with the parse error, within a
+ * small address space (ulimit -v; not under ASan, whose shadow memory needs terabytes of it). */
+/* ASan and TSan reserve terabytes of address space for their shadow memory: no ulimit -v there
+ * (GCC says so with __SANITIZE_*__, clang with __has_feature). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZER_SHADOW 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZER_SHADOW 1
+#endif
+#endif
+#ifndef SANITIZER_SHADOW
+#define SANITIZER_SHADOW 0
+#endif
+
+Test(glm, hostile_header_counts)
+{
+    const struct { const char *file, *msg; } cases[] = {
+        {"glm_arpa_huge_count.arpa", "glm_arpa_huge_count.arpa:6: end of file after 1 of 4294967293 "
+                                     "declared 1-grams"},
+        {"glm_arpa_big_mid.arpa", "glm_arpa_big_mid.arpa:7: end of file after 1 of 3 declared "
+                                  "1-grams"},
+    };
+    char *bin = tu_bin_path("glm"), *out = tu_join(dir, "h.glm");
+    for (int i = 0; i < 2; i++) {
+        char rel[64], cmd[4096], *err = NULL;
+        snprintf(rel, sizeof rel, "glm/%s", cases[i].file);
+        char *arpa = tu_data_path(rel);
+#if SANITIZER_SHADOW
+        const char *limit = "";
+#else
+        const char *limit = "ulimit -v 400000; ";
+#endif
+        snprintf(cmd, sizeof cmd, "%s%s build %s %s", limit, bin, arpa, out);
+        double t0 = smt_now();
+        cr_assert_eq(tu_run(cmd, NULL, &err), 1, "%s: %s", cases[i].file, err);
+        double secs = smt_now() - t0;
+        cr_assert(strstr(err, cases[i].msg) != NULL, "'%s' lacks '%s'", err, cases[i].msg);
+        cr_assert_lt(secs, 5.0, "%s: %.1f s for a 60-byte file", cases[i].file, secs);
+        cr_assert_eq(tu_file_size(out), -1);
+        /* the library, in this process: the same error, nothing kept */
+        smt_err e;
+        cr_assert_eq(glm_build(arpa, out, NULL, NULL, &e), SMT_ERR_PARSE);
+        cr_assert(strstr(e.msg, cases[i].msg) != NULL, "%s", e.msg);
+        free(err), free(arpa);
+    }
+    free(bin), free(out);
+}
+
+/* An input of unknown size (a pipe) starts with small arrays and grows them as lines arrive: a
+ * model with more words and bigrams than the first allocation is read exactly as from a file. */
+/* Writes a bigram model of V + 3 words and B bigrams (about 6 MB) to path. */
+static void write_many(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    const int V = 150000, B = 200000;
+    fprintf(f, "\\data\\\nngram 1=%d\nngram 2=%d\n\n\\1-grams:\n-1\t<unk>\n-99\t<s>\t-0.5\n"
+               "-1\t</s>\n", V + 3, B);
+    for (int i = 0; i < V; i++)
+        fprintf(f, "-%d.%d\tw%d\t-0.%d\n", 1 + i % 5, i % 997, i, 1 + i % 9);
+    fprintf(f, "\n\\2-grams:\n");
+    for (int i = 0; i < B; i++)
+        fprintf(f, "-0.%d\tw%d w%d\n", 1 + i % 97, i % V, (i * 7 + 3 + i / V * 11) % V);
+    fprintf(f, "\n\\end\\\n");
+    cr_assert_eq(fclose(f), 0);
+}
+
+Test(glm, arpa_from_pipe_grows)
+{
+    char *arpa = tu_join(dir, "many.arpa"), *a = tu_join(dir, "file.glm"), *b = tu_join(dir, "pipe.glm");
+    write_many(arpa);
+    smt_err e;
+    cr_assert_eq(glm_build(arpa, a, NULL, NULL, &e), 0, "%s", e.msg);
+    char *bin = tu_bin_path("glm"), cmd[4096];
+    snprintf(cmd, sizeof cmd, "cat %s | %s build /dev/stdin %s", arpa, bin, b);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    size_t la, lb;
+    char *da = tu_read_file(a, &la), *db = tu_read_file(b, &lb);
+    cr_assert(da && db && la == lb && memcmp(da, db, la) == 0, "pipe and file builds differ");
+    free(da), free(db), free(bin), free(arpa), free(a), free(b);
+}
+
+/* glm build --progress shows real sizes: the ARPA file's bytes read of its size, and the trie's
+ * bytes filled of its size (the trie meter showed "0.0 / 0.0 MB": it counted levels). That the
+ * meter moves on a long build is checked on the shared lm.5 (glm_shared/build_progress_moves). */
+Test(glm, build_progress_sizes)
+{
+    char *arpa = tu_join(dir, "many.arpa"), *model = tu_join(dir, "p.glm"), *bin = tu_bin_path("glm");
+    write_many(arpa);
+    char cmd[4096], *err = NULL, want[128];
+    snprintf(cmd, sizeof cmd, "%s build --progress %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, &err), 0, "%s", err);
+    double mb = (double)tu_file_size(arpa) / 1e6;
+    snprintf(want, sizeof want, "reading ARPA: %.1f / %.1f MB (100.0%%)", mb, mb);
+    cr_assert(strstr(err, want) != NULL, "'%s' lacks '%s'", err, want);
+    const char *t = strstr(err, "building trie: ");
+    cr_assert_not_null(t, "%s", err);
+    double done, total;
+    cr_assert_eq(sscanf(t, "building trie: %lf / %lf MB", &done, &total), 2, "%s", t);
+    /* the trie: 150003 unigrams (12 bytes) and 200000 bigrams (4 + 4 bytes), about 3.4 MB */
+    cr_assert(done == total && total > 3.0 && total < 4.0, "%s", t);
+    free(err), free(arpa), free(model), free(bin);
+}
+
+/* glm info --verify and glm query --verify on a damaged file: a flipped bit in the keys (which
+ * the cheap open checks do not look at) fails with the section named, and "checksums ok" is
+ * printed only for an intact file. */
+Test(glm, tool_verify)
+{
+    char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa");
+    char *model = tu_join(dir, "v.glm"), *bad = tu_join(dir, "bad.glm");
+    char cmd[4096], *out = NULL, *err = NULL;
+    snprintf(cmd, sizeof cmd, "%s build %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    snprintf(cmd, sizeof cmd, "%s info --verify %s", bin, model);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0);
+    cr_assert(strstr(out, "checksums\tok\n") != NULL, "%s", out);
+    free(out);
+    glm_model *m;
+    smt_err e;
+    cr_assert_eq(glm_open(&m, model, 0, &e), 0, "%s", e.msg);
+    uint64_t off = 0, size = 0;
+    for (unsigned i = 0; i < smt_mapped_section_count(m->map); i++) {
+        const char *name;
+        uint64_t o, sz, sum;
+        smt_mapped_section_info(m->map, i, &name, &o, &sz, &sum);
+        if (strcmp(name, "keys") == 0)
+            off = o, size = sz;
+    }
+    glm_close(m);
+    cr_assert_gt(size, 0);
+    cr_assert_eq(tu_copy_file(model, bad), 0);
+    cr_assert_eq(tu_flip_bit(bad, off + size / 2, 3), 0);
+    snprintf(cmd, sizeof cmd, "%s info --verify %s", bin, bad);
+    cr_assert_eq(tu_run(cmd, &out, &err), 1, "%s", out);
+    cr_assert(strstr(err, "section 'keys' checksum mismatch") != NULL, "%s", err);
+    cr_assert_null(strstr(out, "checksums"), "%s", out);
+    free(out), free(err);
+    snprintf(cmd, sizeof cmd, "echo a | %s query --verify %s", bin, bad);
+    cr_assert_eq(tu_run(cmd, &out, &err), 1);
+    cr_assert(strstr(err, "checksum mismatch") != NULL, "%s", err);
+    cr_assert_str_eq(out, "");
+    free(out), free(err);
+    /* without --verify the damage is not looked for, and info does not claim it was */
+    snprintf(cmd, sizeof cmd, "%s info %s", bin, bad);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0);
+    cr_assert_null(strstr(out, "checksums"), "%s", out);
+    free(out);
+    free(bin), free(arpa), free(model), free(bad);
+}
+
+/* -b reads standard input line by line itself: a UTF-8 byte-order mark opening the input is
+ * dropped there too, not glued to the first word (which then read as an OOV). */
+Test(glm, tool_bom_interactive)
+{
+    char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa"), *model = tu_join(dir, "b.glm");
+    char cmd[4096], *with = NULL, *without = NULL;
+    snprintf(cmd, sizeof cmd, "%s build %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    snprintf(cmd, sizeof cmd, "printf '\\357\\273\\277a b\\n\\357\\273\\277a\\n' | %s query -b %s", bin, model);
+    cr_assert_eq(tu_run(cmd, &with, NULL), 0);
+    snprintf(cmd, sizeof cmd, "printf 'a b\\n\\357\\273\\277a\\n' | %s query -b %s", bin, model);
+    cr_assert_eq(tu_run(cmd, &without, NULL), 0);
+    cr_assert_str_eq(with, without);
+    cr_assert(strncmp(with, "a=3 2 ", 6) == 0, "%s", with);
+    cr_assert(strstr(with, "OOVs:\t1\n") != NULL, "only the second line's mark is a word: %s", with);
+    free(with), free(without), free(bin), free(arpa), free(model);
+}
+
+/* -b on a pipe: each line's scores arrive while the input is still open (an interactive user,
+ * or a program driving glm query line by line, never waits for a buffer to fill). */
+Test(glm, tool_b_answers_a_pipe_line_by_line)
+{
+    char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa"), *model = tu_join(dir, "p.glm");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s build %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    int to[2], from[2];
+    cr_assert_eq(pipe(to), 0);
+    cr_assert_eq(pipe(from), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[0]), close(to[1]), close(from[0]), close(from[1]);
+        execl(bin, bin, "query", "-b", model, (char *)NULL);
+        _exit(127);
+    }
+    close(to[0]), close(from[1]);
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(write(to[1], "a b\n", 4), 4);
+        char got[512];
+        size_t n = 0;
+        while (!memchr(got, '\n', n)) {
+            struct pollfd p = {.fd = from[0], .events = POLLIN};
+            cr_assert_eq(poll(&p, 1, 20000), 1, "no answer to line %d while the input is open", k + 1);
+            ssize_t r = read(from[0], got + n, sizeof got - 1 - n);
+            cr_assert_gt(r, 0);
+            n += (size_t)r;
+        }
+        got[n] = '\0';
+        cr_assert(strncmp(got, "a=3 2 ", 6) == 0 && strstr(got, "Total: "), "%s", got);
+    }
+    close(to[1]);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(from[0]);
+    free(bin), free(arpa), free(model);
+}
+
+/* KenLM: an n-gram with no backoff (0) that is the context of a longer one can still be extended,
+ * so the state keeps it: "a b" has no backoff, "a b </s>" follows it. */
+Test(glm, zero_backoff_context_kept)
+{
+    glm_model *m = build_open("zero_context.arpa", 31, NULL);
+    char *out = query(m, "a b\n", GLM_VERBOSE_WORD, 0);
+    char exp[512], t[40];
+    fmt(t, ((0.0f + -0.3f) + -0.4f) + -0.05f);
+    snprintf(exp, sizeof exp, "a=3 2 -0.3\tb=4 2 -0.4\t</s>=2 3 -0.05\tTotal: %s OOV: 0\n", t);
+    cr_assert(strncmp(out, exp, strlen(exp)) == 0, "%s\nwanted\n%s", out, exp);
+    free(out);
+    glm_close(m);
+}
+
+/* The fast paths (lanes of rows, the state API's walk) against the reference on B-trees of every
+ * size 0..98 and so every depth for small K, at both trie levels, without the big-group index
+ * and with it over every group: bigrams "wh wj" (h < j: w_j's group holds j keys) and trigrams
+ * "wa wh w99" (a < h: the group of "wh w99" holds h keys). */
+Test(glm, fast_paths_every_btree_shape)
+{
+    enum { W = 100 };
+    char *arpa = tu_join(dir, "shapes.arpa");
+    FILE *f = fopen(arpa, "w");
+    cr_assert_not_null(f);
+    unsigned n2 = W * (W - 1) / 2, n3 = 0;
+    for (unsigned h = 0; h < W - 1; h++)
+        n3 += h;
+    fprintf(f, "\\data\\\nngram 1=%u\nngram 2=%u\nngram 3=%u\n\n\\1-grams:\n-1\t<unk>\n"
+               "-99\t<s>\t-0.5\n-1.5\t</s>\n", W + 3, n2, n3);
+    for (unsigned i = 0; i < W; i++)
+        fprintf(f, "-1.%u\tw%u\t-0.%u\n", i % 10, i, 1 + i % 9);
+    fprintf(f, "\n\\2-grams:\n");
+    for (unsigned j = 0; j < W; j++)
+        for (unsigned h = 0; h < j; h++)
+            fprintf(f, "-0.%u\tw%u w%u\t-0.0%u\n", 1 + (h + j) % 9, h, j, 1 + h % 9);
+    fprintf(f, "\n\\3-grams:\n");
+    for (unsigned h = 0; h < W - 1; h++)
+        for (unsigned a = 0; a < h; a++)
+            fprintf(f, "-0.0%u\tw%u w%u w%u\n", 1 + a % 9, a, h, W - 1);
+    fprintf(f, "\n\\end\\\n");
+    cr_assert_eq(fclose(f), 0);
+    const uint32_t ks[] = {3, 4, 5, 7, 31};
+    for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+        char *model = tu_join(dir, "shapes.glm");
+        glm_build_options opt = {ks[ki], -1, NULL};
+        smt_err e;
+        cr_assert_eq(glm_build(arpa, model, &opt, NULL, &e), 0, "%s", e.msg);
+        glm_model *m;
+        cr_assert_eq(glm_open(&m, model, GLM_OPEN_VERIFY, &e), 0, "%s", e.msg);
+        uint32_t V = glm_vocab_size(m);
+        glm_word last = glm_index(m, "w99", 3);
+        size_t nr = 0, cap = (size_t)(V + 1) * V * 3;
+        glm_word *rows = malloc(cap * 3 * sizeof *rows);
+        for (uint32_t x = 0; x <= V; x++) /* x == V: a row padded with GLM_NONE */
+            for (uint32_t y = 0; y < V; y++) {
+                const glm_word zs[3] = {last, (x * 7 + y) % V, y};
+                for (int zi = 0; zi < 3; zi++, nr++) {
+                    rows[3 * nr] = x == V ? GLM_NONE : x;
+                    rows[3 * nr + 1] = y;
+                    rows[3 * nr + 2] = zs[zi];
+                }
+            }
+        float *pr = malloc(nr * 4), *pf = malloc(nr * 4);
+        uint8_t *lr = malloc(nr), *lf = malloc(nr);
+        cr_assert_eq(glm_score_rows_ref(m, rows, nr, pr, lr, &e), 0);
+        for (int idx = 0; idx < 3; idx++) { /* no index, every group indexed, groups >= 8 */
+            if (idx)
+                cr_assert_eq(glm_bigidx_build(m, idx == 1 ? 1 : 8, &e), 0);
+            cr_assert_eq(glm_score_rows(m, rows, nr, pf, lf, 1, &e), 0);
+            for (size_t r = 0; r < nr; r++) {
+                cr_assert(memcmp(&pf[r], &pr[r], 4) == 0 && lf[r] == lr[r],
+                          "K=%u index %d row %zu (%u %u %u): fast %g/%u ref %g/%u", ks[ki], idx, r,
+                          rows[3 * r], rows[3 * r + 1], rows[3 * r + 2], pf[r], lf[r], pr[r], lr[r]);
+                if (rows[3 * r] == GLM_NONE)
+                    continue;
+                glm_state s, a, b;
+                glm_state_null(&s);
+                glm_score_ref(m, &s, rows[3 * r], &s, NULL);
+                glm_score_ref(m, &s, rows[3 * r + 1], &s, NULL);
+                unsigned la, lb;
+                float fa = glm_score(m, &s, rows[3 * r + 2], &a, &la);
+                float fb = glm_score_ref(m, &s, rows[3 * r + 2], &b, &lb);
+                cr_assert(memcmp(&fa, &fb, 4) == 0 && la == lb && glm_state_equal(&a, &b),
+                          "K=%u index %d state row %zu", ks[ki], idx, r);
+            }
+        }
+        free(rows), free(pr), free(pf), free(lr), free(lf), free(model);
+        glm_close(m);
+    }
+    free(arpa);
+}
+
+/* A read error on the text is an error with its reason, in both readers (-b reads standard input
+ * itself), never an early end of input. */
+Test(glm, tool_read_errors)
+{
+    char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa"), *model = tu_join(dir, "r.glm");
+    char cmd[4096], *out = NULL, *err = NULL;
+    snprintf(cmd, sizeof cmd, "%s build %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    const char *modes[] = {"", "-b", "-v summary"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "%s query %s %s < %s", bin, modes[i], model, dir);
+        cr_assert_eq(tu_run(cmd, &out, &err), 1, "'%s': %s", modes[i], err);
+        /* "<stdin>:1: read error: Is a directory" (or, from a reader that checks at open,
+         * "<stdin>: is a directory ...") */
+        cr_assert(strstr(err, "<stdin>") && strcasestr(err, "is a directory"), "'%s': %s",
+                  modes[i], err);
+        cr_assert_null(strstr(out, "Perplexity"), "'%s': no summary of a text never read: %s",
+                       modes[i], out);
+        free(out), free(err);
+    }
+    free(bin), free(arpa), free(model);
 }

@@ -124,3 +124,29 @@ Test(glm_shared, read_back_lm3_every_K, .timeout = 600)
         glm_close(m);
     }
 }
+
+/* glm build --progress on a build of a few seconds: the reading meter redraws while it reads (it
+ * drew only its final line: the ARPA reader passed 1 line in 65536 to a meter that itself looks at
+ * 1 call in 65536), with the file's real size. */
+Test(glm_shared, build_progress_moves, .timeout = 600)
+{
+    char *arpa = tu_shared_path("models/bible-es-en/lm.5.arpa.gz");
+    if (!arpa)
+        cr_skip_test("shared data absent");
+    char *bin = tu_bin_path("glm"), *model = tu_join(dir, "p.glm"), cmd[4096], *err = NULL;
+    snprintf(cmd, sizeof cmd, "%s build --progress %s %s", bin, arpa, model);
+    cr_assert_eq(tu_run(cmd, NULL, &err), 0, "%s", err);
+    double mb = (double)tu_file_size(arpa) / 1e6;
+    char total[64];
+    snprintf(total, sizeof total, " / %.1f MB (", mb);
+    unsigned draws = 0, partial = 0;
+    for (const char *p = strstr(err, "reading ARPA: "); p; p = strstr(p + 1, "reading ARPA: ")) {
+        draws++;
+        cr_assert(strncmp(strchr(p, '/') - 1, total, strlen(total)) == 0, "%.60s", p);
+        if (strncmp(strchr(p, '('), "(100.0%)", 8) != 0) /* a draw before the end */
+            partial++;
+    }
+    cr_assert_geq(partial, 1, "no intermediate draw in %u: %s", draws, err);
+    cr_assert_null(strstr(err, "0.0 / 0.0 MB"), "%s", err);
+    free(err), free(bin), free(model), free(arpa);
+}

@@ -1,6 +1,7 @@
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 /* moses.ini reader: the shared tuned ini, default feature names, weights, errors with file:line. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,19 +88,69 @@ Test(ini, weight_overwrite)
     cr_assert_float_eq(dec_ini_weight_named(ini, "LM0")->values[0], 0.25, 0);
     cr_assert_float_eq(dec_ini_weight_named(ini, "New0")->values[0], -1.5, 0);
     cr_assert_eq(dec_ini_overwrite_weights(ini, "LM0= x", &e), SMT_ERR_PARSE);
-    cr_assert(strstr(e.msg, "-weight-overwrite") != NULL, "%s", e.msg);
+    cr_assert(strncmp(e.msg, "-weight-overwrite: ", 19) == 0, "%s", e.msg);
+    cr_assert_eq(dec_ini_overwrite_weights(ini, "LM0= 1e400", &e), SMT_ERR_PARSE);
+    cr_assert(strstr(e.msg, "not a finite number"), "%s", e.msg);
     dec_ini_free(ini);
 }
 
-Test(ini, unknown_sections_are_listed)
+/* Sections are classified: implemented ones load silently, those without effect on the output
+ * warn, those that would change it (or are no Moses parameter) are errors naming file:line. */
+Test(ini, sections_classified)
 {
     dec_ini *ini;
     smt_err e;
-    cr_assert_eq(load_text("[s]\n10\n[mark-unknown]\n1\n[xml-input]\nexclusive\n", &ini, &e),
-                 0);
+    cr_assert_eq(load_text("[s]\n10\n[mark-unknown]\n[description]\nes-en\n", &ini, &e), 0);
     char buf[256];
-    cr_assert_eq(dec_ini_unknown(ini, buf, sizeof buf), 2);
-    cr_assert_str_eq(buf, "[mark-unknown], [xml-input]");
+    cr_assert_eq(dec_ini_unknown(ini, buf, sizeof buf), 1);
+    cr_assert_str_eq(buf, "[description]");
+    char *w = NULL;
+    size_t wl = 0;
+    FILE *wf = open_memstream(&w, &wl);
+    cr_assert_eq(dec_ini_check_sections(ini, wf, &e), 0, "%s", e.msg);
+    fclose(wf);
+    cr_assert(strstr(w, "moses.ini:4: [description] is ignored"), "%s", w);
+    free(w);
+    dec_ini_free(ini);
+    static const char *const bad[] = {"[s]\n10\n[xml-input]\nexclusive\n",
+                                      "[s]\n10\n[stack-size]\n10\n"};
+    static const char *const want[] = {"moses.ini:3: [xml-input] is not implemented",
+                                       "moses.ini:3: [stack-size] is not a Moses parameter"};
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(load_text(bad[k], &ini, &e), 0); /* the reader keeps every section */
+        cr_assert_neq(dec_ini_check_sections(ini, NULL, &e), 0);
+        cr_assert(strstr(e.msg, want[k]), "%s", e.msg);
+        dec_ini_free(ini);
+    }
+}
+
+/* Typed section values: strict numbers and booleans naming the value's own line. */
+Test(ini, typed_values)
+{
+    dec_ini *ini;
+    smt_err e;
+    cr_assert_eq(load_text("[s]\n\n  150\n[beam-threshold]\n0.25\n[t]\n[u]\nno\n[v]\n7x\n",
+                           &ini, &e),
+                 0, "%s", e.msg);
+    long long v = 0;
+    cr_assert_eq(dec_ini_param_ll(ini, "stack", 1, 1000, &v, &e), 1, "%s", e.msg);
+    cr_assert_eq(v, 150);
+    cr_assert_eq(dec_ini_param_line(ini, "s", 0), 3);
+    cr_assert_eq(dec_ini_param_ll(ini, "s", 1, 100, &v, &e), SMT_ERR_PARSE);
+    cr_assert(strstr(e.msg, "moses.ini:3: [s]: 150 is out of range [1, 100]"), "%s", e.msg);
+    cr_assert_eq(dec_ini_param_ll(ini, "absent", 1, 100, &v, &e), 0);
+    cr_assert_eq(dec_ini_param_ll(ini, "v", 0, 100, &v, &e), SMT_ERR_PARSE);
+    cr_assert(strstr(e.msg, "moses.ini:10: [v]: '7x' is not an integer"), "%s", e.msg);
+    double d = 0;
+    cr_assert_eq(dec_ini_param_double(ini, "beam-threshold", 0, 1, &d, &e), 1);
+    cr_assert_float_eq(d, 0.25, 0);
+    int b = -1;
+    cr_assert_eq(dec_ini_param_bool(ini, "t", &b, &e), 1);
+    cr_assert_eq(b, 1);
+    cr_assert_eq(dec_ini_param_bool(ini, "u", &b, &e), 1);
+    cr_assert_eq(b, 0);
+    cr_assert_eq(dec_ini_param_bool(ini, "v", &b, &e), SMT_ERR_PARSE);
+    cr_assert(strstr(e.msg, "moses.ini:10: [v] '7x' is not a boolean"), "%s", e.msg);
     dec_ini_free(ini);
 }
 
@@ -124,6 +175,9 @@ Test(ini, errors_name_file_and_line)
     expect_error("[feature\n", "malformed section header");
     expect_error("[s]\n1\n[stack]\n2\n", "already given");
     expect_error("[feature]\nDistortion name=D\nWordPenalty name=D\n", "feature name 'D'");
+    expect_error("[weight]\nLM0= 0.5x\n", "moses.ini:2: weight '0.5x' of 'LM0' is not a number");
+    expect_error("[weight]\nLM0= 1 inf\n", "moses.ini:2: weight 'inf'");
+    expect_error("[feature]\nKENLM path=a order=2 path=b\n", "moses.ini:2: key 'path' given twice");
 }
 
 Test(ini, missing_file)

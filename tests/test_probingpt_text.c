@@ -15,7 +15,8 @@ static void check_against_strtof(const char *s)
 {
     char *end;
     float want = strtof(s, &end);
-    int valid = *s && *end == '\0' && isfinite(want);
+    /* decimals only: hex floats (which strtof reads) are refused, as by common/smt_num */
+    int valid = *s && *end == '\0' && isfinite(want) && !strpbrk(s, "xX");
     float got = 12345.0f;
     int rc = ppt_parse_float(s, s + strlen(s), &got);
     if (valid) {

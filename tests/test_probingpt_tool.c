@@ -140,3 +140,76 @@ Test(tool, errors_and_exit_codes)
     cr_assert_eq(run(&out, &err, "dump missing.ppt"), 1);
     free(out); free(err);
 }
+
+/* Every number of a flag is parsed strictly (whole token, range, no nan): a typo is a usage
+ * error (exit 2), never a silently different build. */
+Test(tool, numbers_are_strict)
+{
+    char *pt = tu_data_path("probingpt/small.pt");
+    static const char *const bad[] = {
+        "--table-limit 5x", "--table-limit ' 5'", "--table-limit -1", "--table-limit 99999999999",
+        "--table-limit ''", "--table-limit 5 --weights 1,nan,1,1", "--table-limit 5 --weights 1,,1,1",
+        "--table-limit 5 --weights 1,2,3,4x", "--table-limit 5 --weights 0x1,1,1,1",
+        "--reordering-default 0.5,inf", "--reordering-default -0.5", "--reordering-default ''",
+        "--test-hash-bits 0", "--test-hash-bits 65", "--test-hash-bits 8x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *out, *err;
+        int rc = run(&out, &err, "build --phrase-table '%s' --out m.ppt %s", pt, bad[i]);
+        cr_assert_eq(rc, 2, "%s: exit %d, %s", bad[i], rc, err);
+        cr_assert(strstr(err, "probingpt: bad --"), "%s: %s", bad[i], err);
+        char *m = tu_join(dir, "m.ppt");
+        cr_assert_eq(access(m, F_OK), -1, "%s built a model", bad[i]);
+        free(m), free(out), free(err);
+    }
+    char *out, *err;
+    cr_assert_eq(run(&out, &err, "build --phrase-table '%s' --out m.ppt --table-limit 1 "
+                                 "--weights 1,-2.5,1e0,.5 --test-hash-bits 64", pt), 0, "%s", err);
+    free(out), free(err), free(pt);
+}
+
+/* --help anywhere: the usage on stdout, exit 0; write errors on stdout are errors. */
+Test(tool, help_and_write_errors)
+{
+    static const char *const helps[] = {"--help", "-h", "build --help", "dump x.ppt --help"};
+    for (size_t i = 0; i < 4; i++) {
+        char *out, *err;
+        cr_assert_eq(run(&out, &err, "%s", helps[i]), 0, "%s", helps[i]);
+        cr_assert(strstr(out, "usage: probingpt build"), "%s", out);
+        cr_assert_str_eq(err, "");
+        free(out), free(err);
+    }
+    char *out, *err;
+    cr_assert_eq(run(&out, &err, "--help > /dev/full"), 1);
+    free(out), free(err);
+    char *pt = tu_data_path("probingpt/small.pt");
+    cr_assert_eq(run(&out, &err, "build --phrase-table '%s' --out m.ppt", pt), 0, "%s", err);
+    free(out), free(err);
+    static const char *const cmds[] = {"info m.ppt > /dev/full", "info m.ppt --verify > /dev/full",
+                                       "dump m.ppt > /dev/full", "dump m.ppt --out /dev/full",
+                                       "query m.ppt < q.txt > /dev/full"};
+    char *q = tu_join(dir, "q.txt");
+    cr_assert_eq(tu_write_file(q, "casa\n", 5), 0);
+    for (size_t i = 0; i < 5; i++) {
+        int rc = run(&out, &err, "%s", cmds[i]);
+        cr_assert_eq(rc, 1, "%s: exit %d", cmds[i], rc);
+        cr_assert(strstr(err, "write error"), "%s: %s", cmds[i], err);
+        free(out), free(err);
+    }
+    free(q), free(pt);
+}
+
+/* bench_probingpt: --help prints its usage and runs nothing; a flag without its value is a usage
+ * error. */
+Test(tool, bench_help)
+{
+    char *bench = tu_bin_path("bench_probingpt"), *cmd = NULL, *out, *err;
+    cr_assert(asprintf(&cmd, "FASTSMT_SHARED=/nonexistent '%s' --help", bench) > 0);
+    cr_assert_eq(tu_run(cmd, &out, &err), 0, "%s", err);
+    cr_assert(strstr(out, "usage: bench_probingpt"), "%s", out);
+    cr_assert_null(strstr(out, "bench=probingpt"), "%s", out);
+    free(cmd), free(out), free(err);
+    cr_assert(asprintf(&cmd, "'%s' --text", bench) > 0);
+    cr_assert_eq(tu_run(cmd, &out, &err), 2, "%s", err);
+    cr_assert(strstr(err, "needs a value"), "%s", err);
+    free(cmd), free(out), free(err), free(bench);
+}

@@ -18,17 +18,38 @@ char *tu_join(const char *dir, const char *name)
     return p;
 }
 
+static int tu_env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 char *tu_shared_path(const char *rel)
 {
     const char *root = getenv("FASTSMT_SHARED");
-    if (!root || !*root)
-        return NULL;
-    char *p = tu_join(root, rel);
+    if (!root)
+        root = getenv("FASTSMT_SHARED_DEFAULT");
+    char *p = root && *root ? tu_join(root, rel) : NULL;
     if (p && access(p, R_OK) != 0) {
         free(p);
-        return NULL;
+        p = NULL;
+    }
+    if (!p && tu_env_on("FASTSMT_REQUIRE_SHARED")) {
+        fprintf(stderr, "FASTSMT_REQUIRE_SHARED is set but the shared file %s/%s is absent: "
+                "failing instead of skipping\n", root && *root ? root : "<no shared folder>", rel);
+        fflush(stderr);
+        abort();
     }
     return p;
+}
+
+void tu_gpu_absent(const char *why)
+{
+    if (tu_env_on("FASTSMT_REQUIRE_GPU")) {
+        fprintf(stderr, "FASTSMT_REQUIRE_GPU is set but %s: failing instead of skipping\n", why);
+        fflush(stderr);
+        abort();
+    }
 }
 
 char *tu_data_path(const char *rel)

@@ -5,9 +5,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Path of a file under the shared data folder ($FASTSMT_SHARED), or NULL when it is absent
- * (tests then skip with cr_skip_test). Returned string is malloc'ed. */
+/* Exit status of a test program that tested nothing (every test skipped); ctest shows it as
+ * "Skipped" (SKIP_RETURN_CODE, set by fastsmt_add_test). Criterion programs get it from tests/tu_main.c,
+ * threaded ones from th_skip in tests/tharness.h. */
+#ifndef TU_SKIP_CODE
+#define TU_SKIP_CODE 77
+#endif
+
+/* Path of a file under the shared data folder, or NULL when it is absent (tests then skip with
+ * cr_skip_test). The folder is $FASTSMT_SHARED when set at test time (even empty: no shared data),
+ * else the configured FASTSMT_SHARED_DIR ($FASTSMT_SHARED_DEFAULT, set by ctest).
+ * With FASTSMT_REQUIRE_SHARED=1 (CI sets it when ../shared is there) an absent file is not a skip:
+ * the test program aborts naming the file, so the run fails. Returned string is malloc'ed. */
 char *tu_shared_path(const char *rel);
+
+/* A GPU test calls this when it finds no usable device, just before skipping: with
+ * FASTSMT_REQUIRE_GPU=1 (set on the GPU machine) the program aborts naming the test, so a missing
+ * device fails the run instead of passing as skipped. TU_SKIP_GPU does both for Criterion tests. */
+void tu_gpu_absent(const char *why);
+#define TU_SKIP_GPU(why)                                                                           \
+    do {                                                                                           \
+        tu_gpu_absent(why);                                                                        \
+        cr_skip_test("%s", why);                                                                   \
+    } while (0)
 
 /* Path of a fixture under tests/data ($FASTSMT_TESTDATA). Malloc'ed. */
 char *tu_data_path(const char *rel);

@@ -1,8 +1,10 @@
-/* Threaded tests of common/: the thread pool and the line reader's decompression thread.
- * CI runs this program under ThreadSanitizer. */
+/* Threaded tests of common/: the thread pool and the line reader's decompression thread (a .gz file,
+ * closing early, a pipe). CI runs this program under ThreadSanitizer. */
+#define _POSIX_C_SOURCE 200809L /* pipe, dup2 */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "smt_lines.h"
@@ -79,9 +81,36 @@ static void test_threaded_reader(void)
     free(dir);
 }
 
+/* Standard input from a pipe whose writer stays open: lines arrive one by one through the helper
+ * thread, and closing the reader while that thread waits in read() returns (it is cancelled there). */
+static void test_threaded_pipe(void)
+{
+    int fds[2];
+    TH_CHECK(pipe(fds) == 0, "pipe");
+    int saved = dup(0);
+    TH_CHECK(dup2(fds[0], 0) == 0, "dup2");
+    close(fds[0]);
+    smt_lines *r;
+    smt_err e;
+    TH_CHECK(smt_lines_open(&r, "-", SMT_LINES_THREADED, &e) == 0, "%s", e.msg);
+    for (int i = 0; i < 50; i++) {
+        char buf[32], *line;
+        size_t len;
+        int n = snprintf(buf, sizeof buf, "line %d\n", i);
+        TH_CHECK(write(fds[1], buf, (size_t)n) == n, "write");
+        TH_CHECK(smt_lines_next(r, &line, &len, &e) == 1 && len == (size_t)n - 1 &&
+                     memcmp(line, buf, len) == 0, "line %d", i);
+    }
+    smt_lines_close(r);
+    close(fds[1]);
+    dup2(saved, 0);
+    close(saved);
+}
+
 int main(void)
 {
     test_pool();
     test_threaded_reader();
+    test_threaded_pipe();
     return th_summary("threaded_common");
 }

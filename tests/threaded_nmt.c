@@ -2,6 +2,7 @@
  * documented contract), must give every thread the single-threaded results; a context with its own
  * worker pool must give the same scores as one without. Plain program (tharness.h) so CI can run it
  * under ThreadSanitizer. */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,18 @@ static void *run(void *arg)
     return NULL;
 }
 
+/* Results no run can produce: NaN scores (equal to nothing), negative lengths and ids. */
+static void poison(work *w)
+{
+    for (int i = 0; i < N_SENT; i++) {
+        w->lp[i] = NAN;
+        w->best_len[i] = -1;
+        for (int j = 0; j < 64; j++)
+            w->best[i][j] = -1;
+    }
+    w->rc = 0;
+}
+
 int main(void)
 {
     const char *data = getenv("FASTSMT_TESTDATA");
@@ -66,6 +79,7 @@ int main(void)
     }
     work ref, w[N_THREADS];
     memset(&ref, 0, sizeof ref);
+    poison(&ref);
     int32_t ids[2][N_SENT][64];
     ref.m = m;
     ref.threads = 1;
@@ -75,11 +89,15 @@ int main(void)
     }
     run(&ref);
     TH_CHECK(ref.rc == 0, "reference run failed");
+    for (int s = 0; s < N_SENT; s++) /* the reference itself was written */
+        TH_CHECK(ref.lp[s] < 0 && ref.best_len[s] >= 0 && ref.best_len[s] <= 64 &&
+                     (ref.best_len[s] == 0 || ref.best[s][0] >= 0),
+                 "reference sentence %d: logprob %g, %d words", s, ref.lp[s], ref.best_len[s]);
     pthread_t t[N_THREADS];
     for (int i = 0; i < N_THREADS; i++) {
         w[i] = ref;
         w[i].threads = i == 0 ? 2 : 1; /* one context with its own worker pool */
-        memset(w[i].lp, 0, sizeof w[i].lp);
+        poison(&w[i]); /* a thread that writes nothing must fail, not inherit the reference */
         pthread_create(&t[i], NULL, run, &w[i]);
     }
     for (int i = 0; i < N_THREADS; i++) {

@@ -4,12 +4,16 @@
  *             [--threads N] [--gpu|--ref] [--verify] [--mmap]
  *             [--no-index] model.glm|model.arpa[.gz]
  *   glm info model.glm [--verify]
- * Exit codes: 0 ok, 1 bad input or file, 2 usage. */
+ * Every number on the command line is parsed strictly (smt_num.h); --help anywhere prints the usage
+ * on stdout. Standard output is checked (flushed and closed) before a command reports success.
+ * Exit codes: 0 ok, 1 bad input or file (or a failed write), 2 usage. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "glm.h"
+#include "smt_num.h"
 #include "smt_progress.h"
 
 static void usage(FILE *f)
@@ -33,13 +37,30 @@ static void usage(FILE *f)
             GLM_DEFAULT_K);
 }
 
-static int parse_uint(const char *s, unsigned *out)
+#define MAX_THREADS 4096
+
+/* A flag's value: the next argument, or NULL when the flag is the last one. */
+static const char *flag_value(int argc, char **argv, int *i)
 {
-    char *end;
-    unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *end || v > 1000000)
-        return -1;
-    *out = (unsigned)v;
+    return *i + 1 < argc ? argv[++*i] : NULL;
+}
+
+/* Flushes and closes standard output; a failed write (a full disk, a closed pipe) is an error, so
+ * that lost output never reads as success. Returns 0 or 1 (the exit code). */
+static int close_stdout(const char *cmd)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
+    if (!bad) {
+        errno = 0;
+        bad = fclose(stdout) != 0;
+        e = errno;
+    }
+    if (bad) {
+        fprintf(stderr, "glm %s: writing the output failed: %s\n", cmd, strerror(e ? e : EIO));
+        return 1;
+    }
     return 0;
 }
 
@@ -48,11 +69,14 @@ static int cmd_build(int argc, char **argv)
     const char *in = NULL, *out = NULL;
     glm_build_options opt = {GLM_DEFAULT_K, 0, stderr};
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "-K") == 0 && i + 1 < argc) {
-            if (parse_uint(argv[++i], &opt.K) || opt.K < GLM_MIN_K || opt.K > GLM_MAX_K) {
-                fprintf(stderr, "glm build: -K wants an integer in %d..%d\n", GLM_MIN_K, GLM_MAX_K);
+        if (strcmp(argv[i], "-K") == 0) {
+            int K;
+            smt_err e;
+            if (smt_parse_int_arg("-K", flag_value(argc, argv, &i), GLM_MIN_K, GLM_MAX_K, &K, &e)) {
+                fprintf(stderr, "glm build: %s\n", e.msg);
                 return 2;
             }
+            opt.K = (uint32_t)K;
         } else if (strcmp(argv[i], "--progress") == 0) {
             opt.progress = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -94,9 +118,12 @@ static int cmd_query(int argc, char **argv)
     unsigned flags = GLM_OPEN_HUGE | GLM_OPEN_INDEX;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "-v") == 0 && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (strcmp(v, "summary") == 0)
+        if (strcmp(a, "-v") == 0) {
+            const char *v = flag_value(argc, argv, &i);
+            if (!v) {
+                fprintf(stderr, "glm query: -v: a value is missing\n");
+                return 2;
+            } else if (strcmp(v, "summary") == 0)
                 opt.verbosity = GLM_VERBOSE_SUMMARY;
             else if (strcmp(v, "sentence") == 0)
                 opt.verbosity = GLM_VERBOSE_SENTENCE;
@@ -110,10 +137,13 @@ static int cmd_query(int argc, char **argv)
             opt.null_context = 1;
         } else if (strcmp(a, "-b") == 0) {
             opt.flush_lines = 1;
-        } else if (strcmp(a, "-l") == 0 && i + 1 < argc) { /* KenLM's load methods */
-            const char *l = argv[++i];
+        } else if (strcmp(a, "-l") == 0) { /* KenLM's load methods */
+            const char *l = flag_value(argc, argv, &i);
             flags &= ~(unsigned)(GLM_OPEN_HUGE | GLM_OPEN_POPULATE);
-            if (strcmp(l, "read") == 0 || strcmp(l, "parallel") == 0)
+            if (!l) {
+                fprintf(stderr, "glm query: -l: a value is missing\n");
+                return 2;
+            } else if (strcmp(l, "read") == 0 || strcmp(l, "parallel") == 0)
                 flags |= GLM_OPEN_HUGE; /* a copy in memory (2 MB pages): the default */
             else if (strcmp(l, "populate") == 0)
                 flags |= GLM_OPEN_POPULATE; /* the mapped file, read in at once */
@@ -121,11 +151,15 @@ static int cmd_query(int argc, char **argv)
                 fprintf(stderr, "glm query: -l wants lazy, populate, read or parallel\n");
                 return 2;
             }
-        } else if (strcmp(a, "--threads") == 0 && i + 1 < argc) {
-            if (parse_uint(argv[++i], &opt.threads)) {
-                fprintf(stderr, "glm query: --threads wants a number\n");
+        } else if (strcmp(a, "--threads") == 0) {
+            int t;
+            smt_err e;
+            if (smt_parse_int_arg("--threads", flag_value(argc, argv, &i), 0, MAX_THREADS, &t,
+                                  &e)) {
+                fprintf(stderr, "glm query: %s (0: all CPUs)\n", e.msg);
                 return 2;
             }
+            opt.threads = (unsigned)t;
         } else if (strcmp(a, "--gpu") == 0) {
             opt.path = GLM_PATH_GPU;
         } else if (strcmp(a, "--ref") == 0) {
@@ -164,7 +198,7 @@ static int cmd_query(int argc, char **argv)
         fprintf(stderr, "glm query: %s\n", smt_err_text(&e, rc));
         return 1;
     }
-    return 0;
+    return close_stdout("query");
 }
 
 static int cmd_info(int argc, char **argv)
@@ -174,7 +208,10 @@ static int cmd_info(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--verify") == 0)
             flags |= GLM_OPEN_VERIFY;
-        else if (argv[i][0] == '-' || model) {
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "glm info: unknown option %s\n", argv[i]);
+            return 2;
+        } else if (model) {
             usage(stderr);
             return 2;
         } else
@@ -200,7 +237,7 @@ static int cmd_info(int argc, char **argv)
     printf("bytes\t%llu\nbytes/ngram\t%.2f\n%s", (unsigned long long)glm_file_size(m),
            (double)glm_file_size(m) / (double)total, flags ? "checksums\tok\n" : "");
     glm_close(m);
-    return 0;
+    return close_stdout("info");
 }
 
 int main(int argc, char **argv)
@@ -209,14 +246,10 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        usage(stdout);
-        return 0;
-    }
-    for (int i = 2; i < argc; i++)
+    for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
-            return 0;
+            return close_stdout("--help");
         }
     if (strcmp(argv[1], "build") == 0)
         return cmd_build(argc - 2, argv + 2);

@@ -246,11 +246,18 @@ def export(model, out_dir, src_words, tgt_words, info):
                 "layer_norm_eps": 1e-5, "pad_id": PAD, "unk_id": UNK, "bos_id": BOS,
                 "eos_id": EOS, "src_vocab": "src.vocab", "tgt_vocab": "tgt.vocab",
                 "weights": "model.safetensors", "training": info})
+    tensors = tensor_dict(model)
+    # a diverged training leaves NaN or inf weights: fastsmt refuses such a model, so say it here
+    bad = [k for k in sorted(tensors)
+           if tensors[k].is_floating_point() and not bool(torch.isfinite(tensors[k]).all())]
+    if bad:
+        sys.exit("nmt-train: the trained weights hold NaN or inf (%s%s); nothing written to %s"
+                 % (bad[0], " and %d more" % (len(bad) - 1) if len(bad) > 1 else "", out_dir))
     write_vocab(os.path.join(out_dir, "src.vocab"), src_words)
     write_vocab(os.path.join(out_dir, "tgt.vocab"), tgt_words)
-    write_safetensors(os.path.join(out_dir, "model.safetensors"), tensor_dict(model))
+    write_safetensors(os.path.join(out_dir, "model.safetensors"), tensors)
     with open(os.path.join(out_dir, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=1, sort_keys=True)
+        json.dump(cfg, f, indent=1, sort_keys=True, allow_nan=False)
         f.write("\n")
 
 

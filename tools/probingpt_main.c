@@ -1,12 +1,14 @@
 /* probingpt — build, query, dump and inspect binarized phrase tables (docs/probingpt.md).
  * Exit status: 0 success, 1 bad input or file, 2 usage error. */
 #include <errno.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "probingpt.h"
 #include "smt_lines.h"
+#include "smt_num.h"
 
 static const char usage[] =
     "usage: probingpt build --phrase-table PT[.gz] [--reordering RT[.gz]] --out MODEL.ppt\n"
@@ -24,24 +26,30 @@ static int usage_error(const char *fmt, const char *arg)
     return 2;
 }
 
-/* Parses "a,b,c" into out (at most max); returns the count or -1. */
-static int parse_list(const char *s, float *out, int max)
+/* Parses "a,b,c" into out (at most max), each a number in [lo, hi] (common/smt_num: whole token,
+ * no nan); returns the count or -1. */
+static int parse_list(const char *s, float *out, int max, float lo, float hi)
 {
     int n = 0;
-    while (*s) {
-        char *end;
-        errno = 0;
-        float v = strtof(s, &end);
-        if (end == s || errno || n == max)
+    for (;;) {
+        size_t len = strcspn(s, ",");
+        if (n == max || smt_parse_float(s, len, lo, hi, 0, &out[n]))
             return -1;
-        out[n++] = v;
-        s = end;
-        if (*s == ',')
-            s++;
-        else if (*s)
-            return -1;
+        n++;
+        if (!s[len])
+            return n;
+        s += len + 1;
     }
-    return n;
+}
+
+/* Writes stdout's pending output; 0, or 1 with a message naming the error. */
+static int flush_stdout(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "probingpt: write error on standard output: %s\n", strerror(errno));
+        return 1;
+    }
+    return 0;
 }
 
 static int cmd_build(int argc, char **argv)
@@ -71,26 +79,25 @@ static int cmd_build(int argc, char **argv)
         } else if (!strcmp(a, "--out") || !strcmp(a, "-o")) {
             o.out = v;
         } else if (!strcmp(a, "--table-limit")) {
-            char *end;
-            unsigned long n = strtoul(v, &end, 10);
-            if (*end || end == v || n > UINT32_MAX)
-                return usage_error("bad --table-limit '%s'", v);
+            long long n;
+            if (smt_parse_ll(v, strlen(v), 0, UINT32_MAX, &n))
+                return usage_error("bad --table-limit '%s' (an integer from 0 to 4294967295)", v);
             o.table_limit = (uint32_t)n;
         } else if (!strcmp(a, "--weights")) {
-            int n = parse_list(v, weights, PPT_MAX_SCORES);
+            int n = parse_list(v, weights, PPT_MAX_SCORES, -FLT_MAX, FLT_MAX);
             if (n <= 0)
                 return usage_error("bad --weights '%s'", v);
             o.weights = weights;
             o.num_weights = (uint32_t)n;
         } else if (!strcmp(a, "--reordering-default")) {
-            int n = parse_list(v, rdef, PPT_MAX_SCORES);
+            int n = parse_list(v, rdef, PPT_MAX_SCORES, 0, FLT_MAX); /* probabilities */
             if (n <= 0)
                 return usage_error("bad --reordering-default '%s'", v);
             o.reordering_default = rdef;
             o.num_reordering_default = (uint32_t)n;
         } else if (!strcmp(a, "--test-hash-bits")) { /* testing only: forces key collisions */
-            int bits = atoi(v);
-            if (bits < 1 || bits > 64)
+            long long bits;
+            if (smt_parse_ll(v, strlen(v), 1, 64, &bits))
                 return usage_error("bad --test-hash-bits '%s'", v);
             o.hash_mask = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
         } else {
@@ -173,20 +180,25 @@ static int cmd_query(int argc, char **argv)
             break;
         }
         ppt_target x;
-        while (lr == 0 && ppt_targets_next(&g, &x))
-            (reord ? ppt_write_reordering_line : ppt_write_line)(stdout, t, &g, &x);
+        int werr = 0;
+        while (lr == 0 && !werr && ppt_targets_next(&g, &x))
+            werr = (reord ? ppt_write_reordering_line : ppt_write_line)(stdout, t, &g, &x);
         if (lr == 0 && g.error) {
             fprintf(stderr, "probingpt: %s: damaged entry for '%s'\n", path, line);
             rc = 1;
             break;
         }
-        fputs("\n", stdout); /* an empty line ends each answer */
+        if (werr || fputs("\n", stdout) == EOF) { /* an empty line ends each answer */
+            fprintf(stderr, "probingpt: write error on standard output: %s\n", strerror(errno));
+            rc = 1;
+            break;
+        }
     }
     if (rc < 0)
         fprintf(stderr, "probingpt: %s\n", smt_err_text(&e, rc));
     smt_lines_close(in);
     ppt_close(t);
-    return (rc || fflush(stdout)) ? 1 : 0;
+    return rc ? 1 : flush_stdout();
 }
 
 static int cmd_dump(int argc, char **argv)
@@ -221,12 +233,16 @@ static int cmd_dump(int argc, char **argv)
         else
             rc = 0;
     }
-    if (pf && pf != stdout && fclose(pf))
+    if (pf && pf != stdout && (ferror(pf) | fclose(pf))) {
+        fprintf(stderr, "probingpt: %s: write error: %s\n", out, strerror(errno));
         rc = 1;
-    if (pf == stdout && fflush(stdout))
+    }
+    if (pf == stdout && flush_stdout())
         rc = 1;
-    if (rf && fclose(rf))
+    if (rf && (ferror(rf) | fclose(rf))) {
+        fprintf(stderr, "probingpt: %s: write error: %s\n", rout, strerror(errno));
         rc = 1;
+    }
     ppt_close(t);
     return rc;
 }
@@ -270,7 +286,7 @@ static int cmd_info(int argc, char **argv)
     if (flags & SMT_OPEN_VERIFY)
         printf("verified\tok\n");
     ppt_close(t);
-    return fflush(stdout) ? 1 : 0;
+    return flush_stdout();
 }
 
 int main(int argc, char **argv)
@@ -278,14 +294,10 @@ int main(int argc, char **argv)
     if (argc < 2)
         return usage_error("%s", "no command");
     const char *c = argv[1];
-    if (!strcmp(c, "-h") || !strcmp(c, "--help")) {
-        fputs(usage, stdout);
-        return 0;
-    }
-    for (int i = 2; i < argc; i++)
+    for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(usage, stdout);
-            return 0;
+            return flush_stdout();
         }
     if (!strcmp(c, "build"))
         return cmd_build(argc - 2, argv + 2);

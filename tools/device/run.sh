@@ -18,7 +18,7 @@ S=$C/sysroot
 SH=$C/shared
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-export PKG_CONFIG_PATH=$S/pkgconfig LD_LIBRARY_PATH=$S/lib FASTSMT_SHARED=$SH
+export PKG_CONFIG_PATH=$S/pkgconfig LD_LIBRARY_PATH=$S/lib CMAKE_PREFIX_PATH=$S FASTSMT_SHARED=$SH
 B=$root/build-gpu/bin
 T=$root/build-gpu/tests
 t0=$(date +%s)
@@ -35,7 +35,7 @@ for phase in "$@"; do
         ;;
     test)
         for t in test_glm_gpu test_nmt_out test_nmt; do
-            timeout 300 "$T/$t" --verbose > "$OUT/$t.txt" 2>&1
+            FASTSMT_REQUIRE_GPU=1 timeout 300 "$T/$t" --verbose > "$OUT/$t.txt" 2>&1
             echo "$t: $(grep -E 'Synthesis' "$OUT/$t.txt")"
             grep -E "FAIL|Assert|lanes [0-9]|mode [0-9]" "$OUT/$t.txt" | head -8
         done

@@ -1,0 +1,680 @@
+#define _GNU_SOURCE
+/* The decoder's data path (issue 9): damaged binary tables, the text table parser, the input,
+ * fastsmt-binarize, progress, and expected reordering scores for every orientation kind. Uses the
+ * tiny hand-built model (tests/data/decoder/tiny). */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dec_internal.h"
+#include "decoder.h"
+#include "testutil.h"
+#ifdef DEC_TEST_BINARY
+#include "probingpt.h"
+#endif
+
+static char *tmp;
+
+static void setup(void) { tmp = tu_tmpdir(); }
+
+static void teardown(void)
+{
+    tu_rmtree(tmp);
+    free(tmp);
+}
+
+TestSuite(dec_data, .init = setup, .fini = teardown);
+
+static dec_model *load(const char *ini, const dec_options *opt)
+{
+    smt_err e;
+    dec_model *m = NULL;
+    int rc = dec_model_load(&m, ini, opt, &e);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    return m;
+}
+
+/* Runs a shell command; returns its status, *out and *err (malloc'ed, never NULL). */
+static int run(char **out, char **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *cmd = NULL;
+    cr_assert(vasprintf(&cmd, fmt, ap) > 0);
+    va_end(ap);
+    char *o = NULL, *e = NULL;
+    int rc = tu_run(cmd, &o, &e);
+    free(cmd);
+    if (out)
+        *out = o ? o : strdup("");
+    else
+        free(o);
+    if (err)
+        *err = e ? e : strdup("");
+    else
+        free(e);
+    return rc;
+}
+
+/* Copies the tiny model (ini, tables, LM) into tmp/name and returns that folder. */
+static char *tiny_copy(const char *name)
+{
+    static const char *const files[] = {"moses.ini", "phrase-table", "reordering-table", "lm.arpa"};
+    char *src = tu_data_path("decoder/tiny"), *dir = tu_join(tmp, name);
+    cr_assert_eq(mkdir(dir, 0777), 0);
+    for (int i = 0; i < 4; i++) {
+        char *a = tu_join(src, files[i]), *b = tu_join(dir, files[i]);
+        cr_assert_eq(tu_copy_file(a, b), 0);
+        free(a), free(b);
+    }
+    free(src);
+    return dir;
+}
+
+/* ---------------------------------------------------------------- damaged binary tables */
+
+#ifdef DEC_TEST_BINARY
+/* Binarizes the tiny model into tmp/name; returns that folder. */
+static char *tiny_binarized(const char *name)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *bin = tu_bin_path("fastsmt-binarize");
+    char *dir = tu_join(tmp, name), *err = NULL;
+    int rc = run(NULL, &err, "'%s' '%s' '%s'", bin, ini, dir);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(ini), free(bin), free(err);
+    return dir;
+}
+
+/* The file offset of the word `word` (counted from the group's start) of the group of source
+ * phrase src in the .ppt at path. */
+static long group_word_offset(const char *path, const char *src, unsigned word)
+{
+    ppt_table *t;
+    smt_err e;
+    cr_assert_eq(ppt_open(&t, path, 0, &e), 0, "%s", e.msg);
+    ppt_targets g;
+    cr_assert_eq(ppt_lookup(t, src, strlen(src), &g), 0, "%s", src);
+    uint64_t size, off = UINT64_MAX;
+    const char *payload = smt_mapped_section(ppt_mapped(t), "payload", &size);
+    for (unsigned i = 0; i < smt_mapped_section_count(ppt_mapped(t)); i++) {
+        const char *name;
+        uint64_t o, sz, sum;
+        smt_mapped_section_info(ppt_mapped(t), i, &name, &o, &sz, &sum);
+        if (!strcmp(name, "payload"))
+            off = o;
+    }
+    cr_assert_neq(off, UINT64_MAX);
+    /* the group starts 3 words before its source ids (src_len, n_targets, group_words) */
+    const char *group = (const char *)(g.src_ids - 3);
+    long r = (long)(off + (uint64_t)(group - payload) + 4u * word);
+    ppt_close(t);
+    return r;
+}
+
+static void put_u32(const char *path, long off, uint32_t v)
+{
+    size_t len;
+    char *bytes = tu_read_file(path, &len);
+    cr_assert_not_null(bytes);
+    cr_assert_lt((size_t)off + 4, len);
+    memcpy(bytes + off, &v, 4);
+    cr_assert_eq(tu_write_file(path, bytes, len), 0);
+    free(bytes);
+}
+
+/* A damaged group (its first record names a target id outside the vocabulary) is never decoded
+ * with: the sentence that needs it gets an empty line and a message with its line number, the
+ * other lines are translated, and the run fails at the end. */
+Test(dec_data, damaged_group_is_an_error_for_its_sentence)
+{
+    char *dir = tiny_binarized("bin"), *ppt = tu_join(dir, "phrase-table.ppt");
+    char *ini = tu_join(dir, "moses.ini"), *fastsmt = tu_bin_path("fastsmt");
+    char *in = tu_join(tmp, "in.txt"), *out = NULL, *err = NULL;
+    cr_assert_eq(tu_write_file(in, "x y\na b\nx\n", 10), 0);
+    int rc = run(&out, &err, "'%s' -f '%s' -threads 2 < '%s'", fastsmt, ini, in);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "Y X \nA B \nX \n");
+    free(out), free(err);
+    /* group "a b": header (3 words), source id (1), then the record: info, align id, target id */
+    put_u32(ppt, group_word_offset(ppt, "a b", 6), 0xfffffff0u);
+    rc = run(&out, &err, "'%s' -f '%s' -threads 2 < '%s'", fastsmt, ini, in);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert_str_eq(out, "Y X \n\nX \n");
+    cr_assert(strstr(err, "line 2: ") && strstr(err, "phrase-table.ppt: damaged group") &&
+                  strstr(err, "'a b'"),
+              "%s", err);
+    free(out), free(err);
+    /* the library says the same for one sentence */
+    dec_model *m = load(ini, NULL);
+    dec_worker *w;
+    smt_err e;
+    cr_assert_eq(dec_worker_create(&w, m, &e), 0);
+    dec_buf b = {0};
+    cr_assert_eq(dec_translate(w, "a b", 3, 0, &b, NULL, 0, 0, NULL, &e), SMT_ERR_CORRUPT);
+    cr_assert_str_eq(b.data, "\n");
+    cr_assert(strstr(e.msg, "damaged group"), "%s", e.msg);
+    b.len = 0;
+    cr_assert_eq(dec_translate(w, "x", 1, 0, &b, NULL, 0, 0, NULL, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(b.data, "X \n");
+    dec_buf_free(&b);
+    dec_worker_free(w);
+    dec_model_free(m);
+    /* an alignment id that names another pair's points (0-0 1-1, outside the 1 x 1 pair "x") */
+    put_u32(ppt, group_word_offset(ppt, "x", 5), 1);
+    rc = run(&out, &err, "'%s' -f '%s' -threads 2 < '%s'", fastsmt, ini, in);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert_str_eq(out, "\n\n\n");
+    cr_assert(strstr(err, "line 1: ") && strstr(err, "line 3: ") && strstr(err, "'x'"), "%s", err);
+    free(out), free(err);
+    /* --verify refuses the file at load */
+    rc = run(&out, &err, "'%s' -f '%s' --verify < '%s'", fastsmt, ini, in);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert_str_eq(out, "");
+    cr_assert(strstr(err, "phrase-table.ppt"), "%s", err);
+    free(out), free(err);
+    free(dir), free(ppt), free(ini), free(fastsmt), free(in);
+}
+
+/* Damage only a checksum catches (a score's bits) decodes without --verify, as a lookup cannot see
+ * it; --verify and -verify-models refuse it at load, for the phrase table and for the glm LM. */
+Test(dec_data, verify_checks_every_checksum_at_load)
+{
+    char *dir = tiny_binarized("bin"), *ppt = tu_join(dir, "phrase-table.ppt");
+    char *glm = tu_join(dir, "LM0.glm");
+    char *ini = tu_join(dir, "moses.ini"), *fastsmt = tu_bin_path("fastsmt");
+    char *out = NULL, *err = NULL;
+    int rc = run(&out, &err, "echo x | '%s' -f '%s' --verify", fastsmt, ini);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "X \n");
+    free(out), free(err);
+    /* group "x": header 3, source 1, info, align id, target id, then the score 0.5 */
+    long off = group_word_offset(ppt, "x", 7);
+    cr_assert_eq(tu_flip_bit(ppt, (uint64_t)off, 0), 0);
+    rc = run(&out, &err, "echo x | '%s' -f '%s'", fastsmt, ini);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(out), free(err);
+    static const char *const flags[] = {"--verify", "-verify-models"};
+    for (int k = 0; k < 2; k++) {
+        rc = run(&out, &err, "echo x | '%s' -f '%s' %s", fastsmt, ini, flags[k]);
+        cr_assert_eq(rc, 1, "%s: %s", flags[k], err);
+        cr_assert_str_eq(out, "");
+        cr_assert(strstr(err, "phrase-table.ppt") && strstr(err, "payload"), "%s", err);
+        free(out), free(err);
+    }
+    cr_assert_eq(tu_flip_bit(ppt, (uint64_t)off, 0), 0); /* repaired */
+    long long size = tu_file_size(glm);
+    cr_assert_gt(size, 0);
+    /* the last section of a glm holds data that a lookup may not touch: damage its last byte but
+     * one... any byte past the header works for the checksum; take the middle */
+    cr_assert_eq(tu_flip_bit(glm, (uint64_t)size / 2, 3), 0);
+    rc = run(&out, &err, "echo x | '%s' -f '%s' --verify", fastsmt, ini);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, "LM0.glm"), "%s", err);
+    free(out), free(err);
+    free(dir), free(ppt), free(glm), free(ini), free(fastsmt);
+}
+#endif
+
+/* ---------------------------------------------------------------- the input */
+
+/* A directory as input is a read error, not an empty input: named file, redirected standard
+ * input, and the library's FILE reader. */
+Test(dec_data, read_error_is_an_error)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *fastsmt = tu_bin_path("fastsmt");
+    char *out = NULL, *err = NULL;
+    int rc = run(&out, &err, "'%s' -f '%s' -input-file '%s'", fastsmt, ini, tmp);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, tmp) && strstr(err, "is a directory"), "%s", err);
+    cr_assert_null(strstr(err, "0 lines"), "%s", err);
+    free(out), free(err);
+    rc = run(&out, &err, "'%s' -f '%s' < '%s'", fastsmt, ini, tmp);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, "<stdin>") && strstr(err, "is a directory"), "%s", err);
+    free(out), free(err);
+    dec_model *m = load(ini, NULL);
+    FILE *in = fopen(tmp, "r"), *o = fopen("/dev/null", "w");
+    cr_assert(in && o);
+    smt_err e;
+    dec_run_stats st;
+    cr_assert_eq(dec_run(m, in, o, NULL, 0, 0, 1, stderr, &st, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, "read error"), "%s", e.msg);
+    fclose(in), fclose(o);
+    dec_model_free(m);
+    free(ini), free(fastsmt);
+}
+
+/* -input-file x.gz and a redirected x.gz are decompressed; a gzip stream cut short mid-file is an
+ * error after the lines before it are translated. */
+Test(dec_data, compressed_input)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *fastsmt = tu_bin_path("fastsmt");
+    char *in = tu_join(tmp, "in.txt"), *gz = tu_join(tmp, "in.txt.gz"), *out = NULL, *err = NULL;
+    cr_assert_eq(tu_write_file(in, "x y\na b\nc\n", 10), 0);
+    cr_assert_eq(run(NULL, NULL, "gzip -k '%s'", in), 0);
+    int rc = run(&out, &err, "'%s' -f '%s' -input-file '%s'", fastsmt, ini, gz);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "Y X \nA B \nY X \n");
+    free(out), free(err);
+    rc = run(&out, &err, "'%s' -f '%s' < '%s'", fastsmt, ini, gz);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "Y X \nA B \nY X \n");
+    free(out), free(err);
+    /* through a pipe too (never translated as raw bytes) */
+    rc = run(&out, &err, "cat '%s' | '%s' -f '%s'", gz, fastsmt, ini);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "Y X \nA B \nY X \n");
+    free(out), free(err);
+    /* a byte-order mark on a pipe is not part of the first word */
+    rc = run(&out, &err, "printf '\\357\\273\\277x y\\n' | '%s' -f '%s'", fastsmt, ini);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "Y X \n");
+    free(out), free(err);
+    /* many lines, compressed, then cut: lines come out, then an error naming the file */
+    char *big = tu_join(tmp, "big.txt"), *bgz = tu_join(tmp, "big.txt.gz");
+    FILE *f = fopen(big, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 200000; i++)
+        fprintf(f, "%s %d\n", i % 2 ? "x y" : "a b", i);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(run(NULL, NULL, "gzip -1 -k '%s'", big), 0);
+    long long size = tu_file_size(bgz);
+    cr_assert_eq(tu_truncate(bgz, (uint64_t)size / 2), 0);
+    rc = run(&out, &err, "'%s' -f '%s' -v 0 -threads 2 -input-file '%s'", fastsmt, ini, bgz);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, bgz), "%s", err);
+    cr_assert(strlen(out) > 0);
+    free(out), free(err);
+    free(ini), free(fastsmt), free(in), free(gz), free(big), free(bgz);
+}
+
+/* A pipe is answered line by line: the first line's translation arrives while the input is still
+ * open. */
+Test(dec_data, pipe_is_answered_line_by_line)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *fastsmt = tu_bin_path("fastsmt");
+    int to[2], from[2];
+    cr_assert_eq(pipe(to), 0);
+    cr_assert_eq(pipe(from), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[0]), close(to[1]), close(from[0]), close(from[1]);
+        execl(fastsmt, fastsmt, "-f", ini, "-v", "0", (char *)NULL);
+        _exit(127);
+    }
+    close(to[0]), close(from[1]);
+    char got[64];
+    size_t n = 0;
+    for (int k = 0; k < 2; k++) {
+        const char *line = k ? "a b\n" : "x y\n", *want = k ? "A B \n" : "Y X \n";
+        cr_assert_eq(write(to[1], line, 4), 4);
+        n = 0;
+        while (n < strlen(want)) {
+            struct pollfd p = {.fd = from[0], .events = POLLIN};
+            cr_assert_eq(poll(&p, 1, 20000), 1, "no answer to line %d while the input is open", k + 1);
+            ssize_t r = read(from[0], got + n, sizeof got - 1 - n);
+            cr_assert_gt(r, 0);
+            n += (size_t)r;
+        }
+        got[n] = '\0';
+        cr_assert_str_eq(got, want);
+    }
+    close(to[1]);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(from[0]);
+    free(ini), free(fastsmt);
+}
+
+/* ---------------------------------------------------------------- progress */
+
+Test(dec_data, progress_format)
+{
+    char buf[160];
+    dec_progress_format(buf, sizeof buf, 10, 55, 2.0);
+    cr_assert_str_eq(buf, "fastsmt: 10 lines, 55 words, 5.0 lines/s, 27.5 words/s, 2.0 s");
+    dec_progress_format(buf, sizeof buf, 0, 0, 0);
+    cr_assert_str_eq(buf, "fastsmt: 0 lines, 0 words, 0.0 lines/s, 0.0 words/s, 0.0 s");
+}
+
+/* On a pipe, no meter (only the summary); on a terminal (script(1) gives one), the meter shows
+ * unless -v 0. */
+Test(dec_data, progress_only_on_a_terminal)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *fastsmt = tu_bin_path("fastsmt");
+    char *in = tu_join(tmp, "in.txt"), *out = NULL;
+    cr_assert_eq(tu_write_file(in, "x y\na b\n", 8), 0);
+    int rc = run(&out, NULL, "'%s' -f '%s' -input-file '%s' 2>&1 >/dev/null | cat", fastsmt, ini, in);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(out, "fastsmt: 2 lines"), "%s", out);
+    cr_assert_null(strstr(out, "lines/s"), "%s", out);
+    cr_assert_null(strchr(out, '\r'), "%s", out);
+    free(out);
+    if (system("script -qec true /dev/null >/dev/null 2>&1") != 0) {
+        free(ini), free(fastsmt), free(in);
+        cr_skip_test("no script(1) to give the program a terminal");
+    }
+    rc = run(&out, NULL, "script -qec \"'%s' -f '%s' -input-file '%s' >/dev/null\" /dev/null",
+             fastsmt, ini, in);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(out, "2 lines, 4 words,") && strstr(out, "lines/s"), "%s", out);
+    free(out);
+    rc = run(&out, NULL, "script -qec \"'%s' -f '%s' -v 0 -input-file '%s' >/dev/null\" /dev/null",
+             fastsmt, ini, in);
+    cr_assert_eq(rc, 0);
+    cr_assert_null(strstr(out, "lines/s"), "%s", out);
+    free(out);
+    free(ini), free(fastsmt), free(in);
+}
+
+/* ---------------------------------------------------------------- one parser, one verdict */
+
+/* The message of a load error from "name:" (the file's base name) to the end of its line. */
+static char *from_name(const char *msg, const char *name)
+{
+    const char *p = strstr(msg, name);
+    cr_assert_not_null(p, "'%s' not in %s", name, msg);
+    size_t n = strcspn(p, "\n");
+    return strndup(p, n);
+}
+
+/* NaN, infinities, overflows, hex and negative probabilities in a text phrase or reordering table:
+ * the decoder refuses the file with file:line, and probingpt build refuses it with the same
+ * message (the same parser). */
+Test(dec_data, text_tables_one_verdict)
+{
+    static const char *const bad_scores[] = {"nan", "inf", "-inf", "-0.5", "1e999", "0x10", "0.5x"};
+    char *dir = tiny_copy("m"), *ini = tu_join(dir, "moses.ini");
+    char *pt = tu_join(dir, "phrase-table"), *rt = tu_join(dir, "reordering-table");
+    size_t pt_len, rt_len;
+    char *pt_text = tu_read_file(pt, &pt_len), *rt_text = tu_read_file(rt, &rt_len);
+    cr_assert(pt_text && rt_text);
+#ifdef DEC_TEST_BINARY
+    char *probingpt = tu_bin_path("probingpt"), *ppt = tu_join(tmp, "out.ppt");
+#endif
+    for (int table = 0; table < 2; table++) {
+        for (size_t k = 0; k < sizeof bad_scores / sizeof *bad_scores; k++) {
+            /* line 2 of the table gets the bad score in its first score */
+            char *text = NULL;
+            if (table == 0)
+                cr_assert(asprintf(&text, "%s" "b ||| B ||| %s ||| 0-0 ||| 1 1 1\n", "a ||| A ||| 0.5 ||| 0-0 ||| 1 1 1\n",
+                                   bad_scores[k]) > 0);
+            else
+                cr_assert(asprintf(&text, "a ||| A ||| 0.5 0.2 0.3 0.6 0.1 0.3\n"
+                                          "b ||| B ||| 0.4 0.4 0.2 0.5 %s 0.25\n", bad_scores[k]) > 0);
+            char *path = table == 0 ? pt : rt;
+            cr_assert_eq(tu_write_file(path, text, strlen(text)), 0);
+            dec_model *m = NULL;
+            smt_err e;
+            int rc = dec_model_load(&m, ini, NULL, &e);
+            cr_assert_eq(rc, SMT_ERR_PARSE, "%s in %s: %d %s", bad_scores[k], path, rc, e.msg);
+            cr_assert_null(m);
+            const char *name = table == 0 ? "phrase-table:2: " : "reordering-table:2: ";
+            char *dec_msg = from_name(e.msg, name);
+            char *want = NULL;
+            cr_assert(asprintf(&want, "%s%s %sscore '%s'", name,
+                               bad_scores[k][0] == '-' && strcmp(bad_scores[k], "-inf") ? "negative" : "bad",
+                               table ? "reordering " : "", bad_scores[k]) > 0);
+            cr_assert_str_eq(dec_msg, want);
+#ifdef DEC_TEST_BINARY
+            char *err = NULL;
+            if (table == 0)
+                rc = run(NULL, &err, "'%s' build --phrase-table '%s' --out '%s'", probingpt, pt, ppt);
+            else
+                rc = run(NULL, &err, "'%s' build --phrase-table '%s' --reordering '%s' --out '%s'",
+                         probingpt, pt, rt, ppt);
+            cr_assert_eq(rc, 1, "%s", err);
+            char *build_msg = from_name(err, name);
+            cr_assert_str_eq(build_msg, dec_msg);
+            free(err), free(build_msg);
+#endif
+            free(text), free(dec_msg), free(want);
+            /* restore this table for the other one's cases */
+            cr_assert_eq(tu_write_file(path, table == 0 ? pt_text : rt_text, table == 0 ? pt_len : rt_len), 0);
+        }
+    }
+#ifdef DEC_TEST_BINARY
+    free(probingpt), free(ppt);
+#endif
+    free(dir), free(ini), free(pt), free(rt), free(pt_text), free(rt_text);
+}
+
+/* ---------------------------------------------------------------- reordering orientations */
+
+/* Each phrase's reordering scores are distinct (x: .11 .12 ..., y: .21 ..., a: .31 ...), so the
+ * n-best features show which orientation each step took. Input "x y a" (positions 0 1 2). */
+static const char *const reo_table_fmt = "a ||| A ||| %s\nx ||| X ||| %s\ny ||| Y ||| %s\n";
+
+static void reo_scores(char *buf, int first, int n)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        sprintf(buf + strlen(buf), "%s0.%d", i ? " " : "", first + i);
+}
+
+/* The LexicalReordering0 features of the n-best line with these words, or fails. */
+static void reo_features(const char *nbest, const char *words, double *f, int n)
+{
+    char *want = NULL;
+    cr_assert(asprintf(&want, " ||| %s ||| LexicalReordering0= ", words) > 0);
+    const char *p = strstr(nbest, want);
+    cr_assert_not_null(p, "no '%s' in\n%s", words, nbest);
+    p += strlen(want);
+    for (int i = 0; i < n; i++) {
+        char *end;
+        f[i] = strtod(p, &end);
+        cr_assert(end != p, "%s", p);
+        p = end;
+    }
+    free(want);
+}
+
+/* Expected features: per path, the (phrase, index) pairs scored; ln of phrase p's score i
+ * (p: 0 x, 1 y, 2 a) is ln(0.(p+1)(i+1)). */
+typedef struct reo_step {
+    int phrase, index;
+} reo_step;
+
+static void check_path(const char *nbest, const char *words, const reo_step *steps, int n_steps,
+                       int n, const char *what)
+{
+    double want[8] = {0}, got[8];
+    static const int base[] = {11, 21, 31};
+    for (int s = 0; s < n_steps; s++)
+        want[steps[s].index] += log((base[steps[s].phrase] + steps[s].index) / 100.0);
+    reo_features(nbest, words, got, n);
+    for (int i = 0; i < n; i++)
+        cr_assert_float_eq(got[i], want[i], 1e-3, "%s, %s: feature %d is %g, expected %g", what,
+                           words, i, got[i], want[i]);
+}
+
+/* The model of the tiny folder with the reordering table above and `type` (n scores); n-best of
+ * "x y a" with every hypothesis kept, from the text tables and from their binarized copy. */
+static void reo_nbests(const char *type, int n, char **text_nbest, char **bin_nbest)
+{
+    char *dir = tiny_copy(type), *ini = tu_join(dir, "moses.ini"), *rt = tu_join(dir, "reordering-table");
+    char sx[80], sy[80], sa[80], *table = NULL, *ini_text = NULL;
+    reo_scores(sx, 11, n), reo_scores(sy, 21, n), reo_scores(sa, 31, n);
+    cr_assert(asprintf(&table, reo_table_fmt, sa, sx, sy) > 0);
+    cr_assert_eq(tu_write_file(rt, table, strlen(table)), 0);
+    char weights[80];
+    reo_scores(weights, 1, n); /* any weights: the features are checked */
+    cr_assert(asprintf(&ini_text,
+                       "[feature]\nUnknownWordPenalty\nWordPenalty\nPhrasePenalty\n"
+                       "PhraseDictionaryMemory name=TranslationModel0 num-features=1 path=phrase-table\n"
+                       "LexicalReordering name=LexicalReordering0 num-features=%d type=%s "
+                       "path=reordering-table\nDistortion\nKENLM name=LM0 factor=0 path=lm.arpa order=2\n"
+                       "[distortion-limit]\n6\n[weight]\nLexicalReordering0= %s\nDistortion0= 0.3\n"
+                       "LM0= 1\nWordPenalty0= 0.5\nPhrasePenalty0= 0.2\nTranslationModel0= 1\n"
+                       "UnknownWordPenalty0= 1\n",
+                       n, type, weights) > 0);
+    cr_assert_eq(tu_write_file(ini, ini_text, strlen(ini_text)), 0);
+    dec_options opt;
+    dec_options_default(&opt);
+    opt.beam_threshold = 0; /* keep every hypothesis */
+    for (int b = 0; b < 2; b++) {
+        char *use = ini, *bin_dir = NULL;
+        if (b) {
+#ifdef DEC_TEST_BINARY
+            char *bin = tu_bin_path("fastsmt-binarize"), *err = NULL;
+            bin_dir = tu_join(dir, "bin");
+            cr_assert_eq(run(NULL, &err, "'%s' '%s' '%s'", bin, ini, bin_dir), 0, "%s", err);
+            use = tu_join(bin_dir, "moses.ini");
+            free(bin), free(err);
+#else
+            *bin_nbest = NULL;
+            break;
+#endif
+        }
+        dec_model *m = load(use, &opt);
+        dec_worker *w;
+        smt_err e;
+        cr_assert_eq(dec_worker_create(&w, m, &e), 0);
+        dec_buf best = {0}, nb = {0};
+        cr_assert_eq(dec_translate(w, "x y a", 5, 0, &best, &nb, 1000, 0, NULL, &e), 0, "%s", e.msg);
+        *(b ? bin_nbest : text_nbest) = strdup(nb.data);
+        dec_buf_free(&best), dec_buf_free(&nb);
+        dec_worker_free(w);
+        dec_model_free(m);
+        if (b)
+            free(use), free(bin_dir);
+    }
+    free(dir), free(ini), free(rt), free(table), free(ini_text);
+}
+
+enum { X, Y, A };
+
+/* Paths of "x y a": X Y A (monotone), A X Y (a first at 2, x jumps left over y, y follows x),
+ * Y X A (y first at 1, x swaps, a jumps right). Backward scores are the phrase's own for the
+ * orientation of its step; forward ones the previous phrase's for the same orientation (offset
+ * by the number of orientations); the last phrase has no forward score. */
+static void check_type(const char *type, int k, const reo_step *xya, int n1, const reo_step *axy,
+                       int n2, const reo_step *yxa, int n3)
+{
+    char *t = NULL, *b = NULL;
+    reo_nbests(type, 2 * k, &t, &b);
+    for (int pass = 0; pass < 2; pass++) {
+        const char *nb = pass ? b : t;
+        if (!nb)
+            continue;
+        const char *what = pass ? "binarized" : "text";
+        check_path(nb, "X Y A ", xya, n1, 2 * k, what);
+        check_path(nb, "A X Y ", axy, n2, 2 * k, what);
+        check_path(nb, "Y X A ", yxa, n3, 2 * k, what);
+    }
+    free(t), free(b);
+}
+
+Test(dec_data, reordering_msd)
+{
+    /* M 0, S 1, D 2; forward + 3 */
+    const reo_step xya[] = {{X, 0}, {Y, 0}, {A, 0}, {X, 3}, {Y, 3}};
+    const reo_step axy[] = {{A, 2}, {X, 2}, {Y, 0}, {A, 5}, {X, 3}};
+    const reo_step yxa[] = {{Y, 2}, {X, 1}, {A, 2}, {Y, 4}, {X, 5}};
+    check_type("wbe-msd-bidirectional-fe-allff", 3, xya, 5, axy, 5, yxa, 5);
+}
+
+Test(dec_data, reordering_mslr)
+{
+    /* M 0, S 1, DL 2, DR 3; forward + 4. A first phrase not at 0 is DR. */
+    const reo_step xya[] = {{X, 0}, {Y, 0}, {A, 0}, {X, 4}, {Y, 4}};
+    const reo_step axy[] = {{A, 3}, {X, 2}, {Y, 0}, {A, 6}, {X, 4}};
+    const reo_step yxa[] = {{Y, 3}, {X, 1}, {A, 3}, {Y, 5}, {X, 7}};
+    check_type("wbe-mslr-bidirectional-fe-allff", 4, xya, 5, axy, 5, yxa, 5);
+}
+
+Test(dec_data, reordering_leftright)
+{
+    /* R 0 (the first phrase, and a step that does not go left), L 1; forward + 2 */
+    const reo_step xya[] = {{X, 0}, {Y, 0}, {A, 0}, {X, 2}, {Y, 2}};
+    const reo_step axy[] = {{A, 0}, {X, 1}, {Y, 0}, {A, 3}, {X, 2}};
+    const reo_step yxa[] = {{Y, 0}, {X, 1}, {A, 0}, {Y, 3}, {X, 2}};
+    check_type("wbe-leftright-bidirectional-fe-allff", 2, xya, 5, axy, 5, yxa, 5);
+}
+
+/* ---------------------------------------------------------------- fastsmt-binarize */
+
+#ifdef DEC_TEST_BINARY
+/* The model's own folder as OUTDIR would replace its moses.ini: refused, nothing written. */
+Test(dec_data, binarize_never_overwrites_an_input)
+{
+    char *dir = tiny_copy("own"), *ini = tu_join(dir, "moses.ini"), *bin = tu_bin_path("fastsmt-binarize");
+    char *ppt = tu_join(dir, "phrase-table.ppt"), *err = NULL;
+    size_t before_len, after_len;
+    char *before = tu_read_file(ini, &before_len);
+    int rc = run(NULL, &err, "'%s' '%s' '%s'", bin, ini, dir);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, "refusing to overwrite"), "%s", err);
+    char *after = tu_read_file(ini, &after_len);
+    cr_assert_eq(after_len, before_len);
+    cr_assert_eq(memcmp(before, after, before_len), 0);
+    cr_assert_eq(access(ppt, F_OK), -1, "nothing is written");
+    free(err), free(before), free(after);
+    /* the same through another spelling of the folder */
+    rc = run(NULL, &err, "cd '%s' && '%s' moses.ini ../own/.", dir, bin);
+    cr_assert_eq(rc, 1, "%s", err);
+    free(err);
+    free(dir), free(ini), free(bin), free(ppt);
+}
+
+/* An ini that already names binaries, given by a relative path: the new ini names them so that it
+ * works from OUTDIR, and translates as the first one does. */
+Test(dec_data, binarize_rewrites_paths_for_outdir)
+{
+    char *first = tiny_binarized("bin1"), *bin = tu_bin_path("fastsmt-binarize"), *err = NULL;
+    cr_assert_not_null(first);
+    int rc = run(NULL, &err, "cd '%s' && mkdir out && '%s' bin1/moses.ini out/bin2", tmp, bin);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(err);
+    char *a = tu_join(first, "moses.ini"), *d = tu_join(tmp, "out/bin2"), *b = tu_join(d, "moses.ini");
+    dec_model *ma = load(a, NULL), *mb = load(b, NULL);
+    dec_worker *wa, *wb;
+    smt_err e;
+    cr_assert_eq(dec_worker_create(&wa, ma, &e), 0);
+    cr_assert_eq(dec_worker_create(&wb, mb, &e), 0);
+    dec_buf ba = {0}, bb = {0};
+    cr_assert_eq(dec_translate(wa, "x y a b", 7, 0, &ba, &ba, 5, 0, NULL, &e), 0);
+    cr_assert_eq(dec_translate(wb, "x y a b", 7, 0, &bb, &bb, 5, 0, NULL, &e), 0);
+    cr_assert_str_eq(ba.data, bb.data);
+    dec_buf_free(&ba), dec_buf_free(&bb);
+    dec_worker_free(wa), dec_worker_free(wb);
+    dec_model_free(ma), dec_model_free(mb);
+    free(first), free(bin), free(a), free(d), free(b);
+}
+
+/* A feature this decoder does not have: the binarized ini would not load, so no success and no
+ * moses.ini in OUTDIR. --help: usage on stdout, exit 0. */
+Test(dec_data, binarize_checks_the_new_ini_loads)
+{
+    char *dir = tiny_copy("unsup"), *ini = tu_join(dir, "moses.ini"), *bin = tu_bin_path("fastsmt-binarize");
+    size_t len;
+    char *text = tu_read_file(ini, &len), *more = NULL;
+    cr_assert(asprintf(&more, "%s\n[feature]\nOpSequenceModel name=OpSequenceModel0 num-features=5 "
+                              "path=osm.bin\n[weight]\nOpSequenceModel0= 0.1 0.1 0.1 0.1 0.1\n", text) > 0);
+    cr_assert_eq(tu_write_file(ini, more, strlen(more)), 0);
+    char *out_dir = tu_join(tmp, "unsup-bin"), *out_ini = tu_join(out_dir, "moses.ini"), *err = NULL;
+    int rc = run(NULL, &err, "'%s' '%s' '%s'", bin, ini, out_dir);
+    cr_assert_eq(rc, 1, "%s", err);
+    cr_assert(strstr(err, "does not load") && strstr(err, "OpSequenceModel"), "%s", err);
+    cr_assert_eq(access(out_ini, F_OK), -1);
+    free(err);
+    char *out = NULL;
+    rc = run(&out, &err, "'%s' --help", bin);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(out, "usage: fastsmt-binarize"), "%s", out);
+    cr_assert_str_eq(err, "");
+    free(out), free(err);
+    free(dir), free(ini), free(bin), free(text), free(more), free(out_dir), free(out_ini);
+}
+#endif

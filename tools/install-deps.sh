@@ -1,0 +1,50 @@
+#!/bin/sh
+# install-deps.sh — installs the Debian packages fastsmt needs that are missing; the one set-up step
+# of the README's two commands and of .ci/run.
+#   tools/install-deps.sh            what building the library and the tools needs
+#   tools/install-deps.sh --tests    also what the tests need (Criterion)
+#   tools/install-deps.sh --tests PKG...   and further packages (CI: clang for the fuzzers)
+# Installs only what dpkg does not list as installed (apt-get update once, then apt-get install): as
+# root directly, otherwise through sudo when there is one; else it prints what to install and fails.
+set -eu
+
+packages="cmake make gcc pkg-config zlib1g-dev libxxhash-dev liblzma-dev libbz2-dev libzstd-dev"
+for arg in "$@"; do
+  case "$arg" in
+    --tests) packages="$packages libcriterion-dev" ;;
+    -h|--help)
+      sed -n '2,8s/^# \{0,1\}//p' "$0"
+      exit 0 ;;
+    -*) echo "install-deps.sh: unknown option $arg (see --help)" >&2; exit 2 ;;
+    *) packages="$packages $arg" ;;
+  esac
+done
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "install-deps.sh: not a Debian system (no dpkg-query); install the equivalents of: $packages" >&2
+  exit 1
+fi
+
+missing=""
+for p in $packages; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+if [ -z "$missing" ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=""
+elif command -v sudo >/dev/null 2>&1; then
+  as_root="sudo"
+else
+  echo "install-deps.sh: missing Debian packages:$missing" >&2
+  echo "install-deps.sh: not root and no sudo; as root run: apt-get update && apt-get install -y$missing" >&2
+  exit 1
+fi
+echo "install-deps.sh: installing$missing"
+$as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+# shellcheck disable=SC2086 # one word per package
+$as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
