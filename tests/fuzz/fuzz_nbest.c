@@ -56,9 +56,9 @@ static void parse_lines(const uint8_t *data, size_t size)
         nmt_nbest_line line;
         memset(&line, 0, sizeof line);
         if (nmt_nbest_parse(p, &line) == 0) {
-            int found = 0;
-            (void)nmt_nbest_feature(line.feats, "LM0", &found);
-            (void)nmt_nbest_feature(line.feats, "TranslationModel0", &found);
+            double v = 0;
+            (void)nmt_nbest_feature(line.feats, "LM0", &v);
+            (void)nmt_nbest_feature(line.feats, "TranslationModel0", &v);
             char *plain = malloc(strlen(line.words) + 1);
             if (!plain)
                 fz_fail("out of memory");
