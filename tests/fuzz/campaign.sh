@@ -5,6 +5,9 @@
 # Corpora grow in $BUILD/fuzz-campaign/corpus/HARNESS, reproducers land in
 # $BUILD/fuzz-campaign/artifacts/, and summary.txt gets harness, execs, exec/s and artifacts.
 # Needs the build of run.sh (run it once first). FASTSMT_FUZZ_ARGS: more libFuzzer flags.
+# nmt_config runs with leak detection off (unless ASAN_OPTIONS is set) while the known load_vocab
+# leak (regress-nmt_config_vocab_leak) is open: it is found again within a few executions and
+# would end every fork at once.
 set -eu
 secs=${1:?usage: tests/fuzz/campaign.sh SECONDS [HARNESS...]}
 shift
@@ -26,8 +29,10 @@ for h in ${*:-$all}; do
     before=$(ls "$work/artifacts" | grep -c "^$h-" || true)
     log=$work/$h.log
     start=$(date +%s)
+    asan=${ASAN_OPTIONS:-}
+    [ "$h" = nmt_config ] && [ -z "$asan" ] && asan=detect_leaks=0
     # shellcheck disable=SC2086
-    "$build/fuzz/fuzz_$h" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
+    ASAN_OPTIONS=$asan "$build/fuzz/fuzz_$h" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
         -max_total_time="$secs" -timeout=5 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
         -artifact_prefix="$work/artifacts/$h-" $dict ${FASTSMT_FUZZ_ARGS:-} "$corpus" > "$log" 2>&1 || true
     took=$(( $(date +%s) - start ))
