@@ -1,0 +1,32 @@
+/* fuzz_arpa — an ARPA file through glm_build (glm's ARPA reader and trie builder). A model the
+ * builder accepts must open with every check (GLM_OPEN_VERIFY) and answer queries; the fast and
+ * reference query paths must agree. B-tree nodes of the smallest size (K = 3) make deep trees from
+ * small inputs. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "fuzz_glm_common.h"
+#include "fuzz_util.h"
+#include "glm.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *arpa = fz_write("in.arpa", data, size);
+    char *out = fz_path("out.glm");
+    glm_build_options opt = {.K = GLM_MIN_K, .progress = -1, .warn = NULL};
+    glm_build_stats stats;
+    smt_err err;
+    if (glm_build(arpa, out, &opt, &stats, &err) == 0) {
+        glm_model *m = NULL;
+        if (glm_open(&m, out, GLM_OPEN_VERIFY, &err) != 0)
+            fz_fail("glm_build wrote a model that glm_open refuses: %s", err.msg);
+        if (glm_order(m) != stats.order)
+            fz_fail("glm: built order %u, opened order %u", stats.order, glm_order(m));
+        fz_glm_exercise(m, 1);
+        glm_close(m);
+        unlink(out);
+    }
+    free(arpa);
+    free(out);
+    return 0;
+}

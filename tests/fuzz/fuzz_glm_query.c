@@ -1,0 +1,93 @@
+/* fuzz_glm_query — text through glm_query_text (KenLM's query) on a small model built once from
+ * tests/data/glm/chain.arpa. The fast path and the reference path must print the same bytes, and
+ * each input line gives one "Total:" line. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_util.h"
+#include "glm.h"
+
+static glm_model *g_model;
+
+static void close_model(void) { glm_close(g_model); }
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    char *arpa = fz_copy_data("glm/chain.arpa", "chain.arpa");
+    char *out = fz_path("chain.glm");
+    glm_build_options opt = {.K = GLM_MIN_K, .progress = -1};
+    smt_err err;
+    if (glm_build(arpa, out, &opt, NULL, &err) != 0 ||
+        glm_open(&g_model, out, GLM_OPEN_VERIFY, &err) != 0)
+        fz_fail("cannot build the model: %s", err.msg);
+    atexit(close_model);
+    free(arpa);
+    free(out);
+    return 0;
+}
+
+static char *query(const char *path, int path_kind, int null_context, size_t *len, int *rc)
+{
+    char *text = NULL;
+    FILE *out = open_memstream(&text, len);
+    if (!out)
+        fz_fail("open_memstream");
+    glm_query_options opt = {.verbosity = GLM_VERBOSE_WORD, .null_context = null_context,
+                             .threads = 1, .path = path_kind};
+    glm_query_stats stats;
+    smt_err err;
+    *rc = glm_query_text(g_model, path, out, &opt, &stats, &err);
+    if (fclose(out) != 0)
+        fz_fail("fclose of a memory stream");
+    return text;
+}
+
+static size_t count(const char *s, size_t n, const char *what)
+{
+    size_t c = 0, wl = strlen(what);
+    for (const char *p = s; (p = memmem(p, n - (size_t)(p - s), what, wl)); p += wl)
+        c++;
+    return c;
+}
+
+static int starts(const uint8_t *data, size_t size, const char *magic, size_t n)
+{
+    return size >= n && memcmp(data, magic, n) == 0;
+}
+
+static int compressed(const uint8_t *data, size_t size)
+{
+    return starts(data, size, "\x1f\x8b", 2) || starts(data, size, "\xfd" "7zXZ", 5) ||
+           starts(data, size, "BZh", 3) || starts(data, size, "\x28\xb5\x2f\xfd", 4);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *path = fz_write("in.txt", data, size);
+    for (int nc = 0; nc <= 1; nc++) {
+        size_t len_fast = 0, len_ref = 0;
+        int rc_fast, rc_ref;
+        char *fast = query(path, GLM_PATH_FAST, nc, &len_fast, &rc_fast);
+        char *ref = query(path, GLM_PATH_REF, nc, &len_ref, &rc_ref);
+        if (rc_fast != rc_ref || len_fast != len_ref || memcmp(fast, ref, len_fast) != 0)
+            fz_fail("glm query: the fast path (rc %d, %zu bytes) and the reference (rc %d, %zu "
+                    "bytes) differ", rc_fast, len_fast, rc_ref, len_ref);
+        /* One "Total:" per line of plain text (compressed input aside: its lines are not these). */
+        if (rc_ref == 0 && !compressed(data, size)) {
+            size_t lines = count((const char *)data, size, "\n");
+            if (size && data[size - 1] != '\n')
+                lines++;
+            size_t totals = count(ref, len_ref, "Total: ");
+            if (totals != lines)
+                fz_fail("glm query: %zu input lines gave %zu Total: lines", lines, totals);
+        }
+        free(fast);
+        free(ref);
+    }
+    free(path);
+    return 0;
+}
