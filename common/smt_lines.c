@@ -24,7 +24,8 @@
 
 #include "smt_sniff.h"
 
-#define CHUNK_SIZE (4u << 20)
+#define CHUNK_SIZE (4u << 20)  /* a chunk of decoded text, at most */
+#define CHUNK_MIN (64u << 10) /* at least (a small regular file gets a small chunk) */
 #define IN_SIZE (256u << 10)
 #define QUEUE_LEN 4
 
@@ -43,6 +44,7 @@ struct smt_lines {
     char *path;
     int fd;
     int regular; /* a regular file: reads never wait, so chunks are always filled */
+    size_t chunk_size; /* bytes of decoded text a chunk holds */
     uint64_t total;
     _Atomic uint64_t consumed;
 
@@ -224,7 +226,7 @@ static const char *lzma_message(lzma_ret e)
  * end of the raw input. */
 static int decode(smt_lines *r, chunk *c)
 {
-    size_t avail_in = r->in_len - r->in_pos, space = CHUNK_SIZE - c->len;
+    size_t avail_in = r->in_len - r->in_pos, space = r->chunk_size - c->len;
     unsigned char *next_in = r->in + r->in_pos;
     char *next_out = c->data + c->len;
     switch (r->fmt) {
@@ -256,7 +258,7 @@ static int decode(smt_lines *r, chunk *c)
             z->avail_out = (uInt)space;
             int zr = inflate(z, Z_NO_FLUSH);
             r->in_pos = r->in_len - z->avail_in;
-            c->len = CHUNK_SIZE - z->avail_out;
+            c->len = r->chunk_size - z->avail_out;
             r->pending = z->avail_out == 0;
             if (zr == Z_STREAM_END)
                 r->member_done = 1;
@@ -271,7 +273,7 @@ static int decode(smt_lines *r, chunk *c)
             b->avail_out = (unsigned)space;
             int br = BZ2_bzDecompress(b);
             r->in_pos = r->in_len - b->avail_in;
-            c->len = CHUNK_SIZE - b->avail_out;
+            c->len = r->chunk_size - b->avail_out;
             r->pending = b->avail_out == 0;
             if (br == BZ_STREAM_END)
                 r->member_done = 1;
@@ -290,7 +292,7 @@ static int decode(smt_lines *r, chunk *c)
         x->avail_out = space;
         lzma_ret lr = lzma_code(x, r->in_eof ? LZMA_FINISH : LZMA_RUN);
         r->in_pos = r->in_len - x->avail_in;
-        c->len = CHUNK_SIZE - x->avail_out;
+        c->len = r->chunk_size - x->avail_out;
         r->pending = x->avail_out == 0;
         if (lr == LZMA_STREAM_END) {
             c->eof = 1;
@@ -309,7 +311,7 @@ static int decode(smt_lines *r, chunk *c)
             return truncated(r, c);
         }
         ZSTD_inBuffer zi = {r->in, r->in_len, r->in_pos};
-        ZSTD_outBuffer zo = {c->data, CHUNK_SIZE, c->len};
+        ZSTD_outBuffer zo = {c->data, r->chunk_size, c->len};
         size_t zr = ZSTD_decompressStream(r->zd, &zo, &zi);
         r->in_pos = zi.pos;
         c->len = zo.pos;
@@ -336,12 +338,12 @@ static void fill_chunk(smt_lines *r, chunk *c)
         if (start_decoder(r, c))
             return;
     }
-    while (c->len < CHUNK_SIZE) {
+    while (c->len < r->chunk_size) {
         if (r->fmt == FMT_PLAIN) {
             if (r->in_pos < r->in_len) { /* bytes read while telling the format */
                 size_t n = r->in_len - r->in_pos;
-                if (n > CHUNK_SIZE - c->len)
-                    n = CHUNK_SIZE - c->len;
+                if (n > r->chunk_size - c->len)
+                    n = r->chunk_size - c->len;
                 memcpy(c->data + c->len, r->in + r->in_pos, n);
                 r->in_pos += n;
                 c->len += n;
@@ -353,7 +355,7 @@ static void fill_chunk(smt_lines *r, chunk *c)
             }
             if (c->len > 0 && !input_ready(r))
                 return; /* hand over what arrived */
-            ssize_t n = read_some(r, c->data + c->len, CHUNK_SIZE - c->len);
+            ssize_t n = read_some(r, c->data + c->len, r->chunk_size - c->len);
             if (n < 0) {
                 fail(c, "%s", strerror(errno));
                 return;
@@ -454,10 +456,14 @@ int smt_lines_open(smt_lines **out, const char *path, unsigned flags, smt_err *e
     r->regular = S_ISREG(st.st_mode);
     if (!is_stdin && r->regular)
         r->total = (uint64_t)st.st_size;
+    /* a small file needs no 4 MiB chunks (many small inputs, e.g. inis, would pay for them) */
+    r->chunk_size = CHUNK_SIZE;
+    if (r->regular && (uint64_t)st.st_size < CHUNK_SIZE)
+        r->chunk_size = (uint64_t)st.st_size < CHUNK_MIN ? CHUNK_MIN : (size_t)st.st_size;
     r->threaded = (flags & SMT_LINES_THREADED) != 0;
     int n_chunks = r->threaded ? QUEUE_LEN + 1 : 1;
     for (int i = 0; i < n_chunks; i++) {
-        if (!(r->pool[i].data = malloc(CHUNK_SIZE))) {
+        if (!(r->pool[i].data = malloc(r->chunk_size))) {
             r->threaded = 0;
             smt_lines_close(r);
             return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", name);

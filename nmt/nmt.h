@@ -252,8 +252,13 @@ int nmt_nbest_parse(char *line, nmt_nbest_line *out);
 size_t nmt_nbest_plain(const char *words, char *out);
 
 /* The first score of feature `name` (as `name= score`) in a feature string, parsed strictly.
- * Returns 1 and sets *value, 0 when the feature is absent, -1 when its score is not a number. */
+ * Returns 1 and sets *value, 0 when the feature is absent (always for an empty name), -1 when its
+ * score is not a number. */
 int nmt_nbest_feature(const char *feats, const char *name, double *value);
+
+/* 0 when name can name a feature of an n-best list (not empty; no blank, '=' or '|'), else
+ * SMT_ERR_ARG with a message: rescoring writes `name= score` into the list, tuning reads it back. */
+int nmt_nbest_feature_name_check(const char *name, smt_err *err);
 
 /* ---- tuning the rescoring weight (`nmt tune`) ----
  * Over a rescored n-best list, each hypothesis scores base + w * F + u * words, where F is the

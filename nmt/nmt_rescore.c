@@ -68,6 +68,8 @@ int nmt_nbest_parse(char *line, nmt_nbest_line *out)
 int nmt_nbest_feature(const char *feats, const char *name, double *value)
 {
     size_t n = strlen(name);
+    if (n == 0) /* strstr would match everywhere without moving on */
+        return 0;
     const char *p = feats;
     while ((p = strstr(p, name)) != NULL) {
         if ((p == feats || p[-1] == ' ') && p[n] == '=' && p[n + 1] == ' ') {
@@ -80,6 +82,15 @@ int nmt_nbest_feature(const char *feats, const char *name, double *value)
         }
         p += n;
     }
+    return 0;
+}
+
+int nmt_nbest_feature_name_check(const char *name, smt_err *err)
+{
+    if (!*name || name[strcspn(name, " \t=|")])
+        return smt_err_set(err, SMT_ERR_ARG,
+                           "feature name '%.64s' cannot name an n-best feature (empty, or holds a "
+                           "blank, '=' or '|')", name);
     return 0;
 }
 
@@ -322,6 +333,8 @@ int nmt_rescore_files(nmt_ctx *c, const char *source_path, const char *nbest_pat
         return smt_err_set(err, SMT_ERR_ARG,
                            "the rescored list and the 1-best lines cannot both go to standard "
                            "output");
+    if (o.feature && nmt_nbest_feature_name_check(o.feature, err))
+        return SMT_ERR_ARG;
     if (!isfinite(o.weight) || !isfinite(o.length_bonus)) /* every total would become NaN */
         return smt_err_set(err, SMT_ERR_ARG, "rescoring weight %g and length bonus %g must be "
                            "finite", (double)o.weight, (double)o.length_bonus);

@@ -128,6 +128,8 @@ int nmt_tune(char **nbest, size_t n_lines, const char *nbest_name, char **const 
     if (!h || !empty || !res->best || (folds > 1 && !res->fold))
         rc = smt_err_set(err, SMT_ERR_NOMEM, "nmt_tune: out of memory");
     const char *fname = opt->feature ? opt->feature : "NMT0";
+    if (!rc)
+        rc = nmt_nbest_feature_name_check(fname, err);
     size_t n = 0;
     for (size_t i = 0; !rc && i < n_lines; i++) {
         nmt_nbest_line nb;

@@ -808,3 +808,28 @@ Test(nmt_tune, library_search_picks_and_errors)
     o.hi = 1, o.folds = 0;
     cr_expect_eq(nmt_tune(nbest, 3, "list", refs, 1, 2, &o, &t, &err), SMT_ERR_ARG);
 }
+
+/* A feature name that cannot be one (empty; a blank, '=' or '|' in it) is refused by rescore and
+ * tune: tune --feature '' used to loop forever (strstr of "" never moves on; found by fuzzing), and
+ * rescore would write a list no tool can read back. */
+Test(nmt_tool, bad_feature_names_refused, .timeout = 60)
+{
+    fx f = fx_open();
+    static const char *const bad[] = {"''", "'a b'", "'a='", "'|||'"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *so = NULL, *se = NULL;
+        cr_assert_neq(nmt_run(&so, &se, "tune --nbest %s --ref %s --feature %s", f.nbest, f.ref,
+                              bad[i]), 0, "tune --feature %s", bad[i]);
+        cr_expect(strstr(se, "cannot name an n-best feature"), "%s", se);
+        free(so), free(se);
+        cr_assert_neq(nmt_run(&so, &se, "rescore --model %s --source %s --nbest %s --feature %s",
+                              f.model, f.src, f.nbest, bad[i]), 0, "rescore --feature %s", bad[i]);
+        cr_expect(strstr(se, "cannot name an n-best feature"), "%s", se);
+        cr_expect_str_eq(so, "");
+        free(so), free(se);
+    }
+    double v = 1;
+    cr_expect_eq(nmt_nbest_feature("LM0= -1 NMT0= -2", "", &v), 0);
+    cr_expect_eq(v, 1);
+    fx_close(&f);
+}
