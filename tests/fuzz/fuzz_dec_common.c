@@ -1,4 +1,5 @@
 /* What the decoder harnesses do with every model they load: see fuzz_dec_common.h. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "fuzz_dec_common.h"
 
 #include <stdlib.h>
