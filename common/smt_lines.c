@@ -537,7 +537,7 @@ int smt_lines_next(smt_lines *r, char **line, size_t *len, smt_err *err)
                     *len = r->carry_len;
                     *line = r->carry;
                     finish_line(r, line, len);
-                    if (r->lineno == 1 && *len == 0 && *line != r->carry) {
+                    if (r->lineno == 1 && r->carry_len == 3 && *line != r->carry) {
                         r->lineno = 0; /* only a byte-order mark: an empty input */
                         return 0;
                     }

@@ -12,6 +12,10 @@
 
 int ppt_split_fields(const char *line, size_t len, ppt_span f[PPT_FIELDS_MAX], ppt_span *rest)
 {
+    /* carriage returns ending the line are line ending, not text (the reader takes one of a "\r\n";
+     * more would come back one fewer each time a dump is read again) */
+    while (len && line[len - 1] == '\r')
+        len--;
     const char *p = line, *end = line + len;
     int n = 0;
     for (;;) {

@@ -108,6 +108,13 @@ Test(ppt_fields, split_as_moses)
     cr_assert(span_is(f[0], "a || b | c"));
     cr_assert_eq(split("", f, &rest), 1);
     cr_assert(span_is(f[0], ""));
+    /* carriage returns ending a line are line ending: a dump read again is the same table */
+    cr_assert_eq(split("a ||| b ||| 1\r\r", f, &rest), 3);
+    cr_assert(span_is(f[2], "1"));
+    cr_assert_eq(split("x ||| y ||| 1 ||| 0-0 ||| 1 1 1 ||| z\r\r\r", f, &rest), 6);
+    cr_assert(span_is(rest, " z"));
+    cr_assert_eq(split("a\r ||| b", f, &rest), 2);
+    cr_assert(span_is(f[0], "a\r"), "inside a line a carriage return is text");
 }
 
 Test(ppt_fields, alignment_points)

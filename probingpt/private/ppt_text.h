@@ -15,7 +15,7 @@ typedef struct ppt_span {
 /* Splits a line at every "|||" (as Moses does: TokenizeMultiCharSeparator, then trim) into at most
  * PPT_FIELDS_MAX trimmed fields. Returns the number of fields, counting every field after the fifth
  * as one more (so 6 means "extra text follows"); *rest is then the raw text after the fifth "|||",
- * kept verbatim so that dump reproduces it. */
+ * kept verbatim so that dump reproduces it. Carriage returns ending the line are dropped first. */
 int ppt_split_fields(const char *line, size_t len, ppt_span f[PPT_FIELDS_MAX], ppt_span *rest);
 
 /* The next word of s (separated by runs of spaces or tabs). Returns 0 at the end. */
