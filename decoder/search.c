@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dec_ff.h"
 #include "dec_queue.h"
-#include "dec_search.h"
 #include "smt_hash.h"
 
 /* ---------------------------------------------------------------- hypotheses */
@@ -92,28 +92,8 @@ static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end,
     h->arcs = h->next_arc = h->hnext = NULL;
     h->alive = 0;
     double score = p->score + c->static_score;
-    for (unsigned l = 0; l < m->n_lms; l++) {
-        glm_state st = p->lm[l];
-        const uint32_t *w = c->lm_words + (size_t)l * c->n_words;
-        float lp = 0;
-        for (unsigned i = 0; i < c->n_words; i++)
-            lp += dec_lm_cached(s, l, &st, w[i], &st);
-        if (complete)
-            lp += dec_lm_cached(s, l, &st, m->lm_eos[l], &st);
-        h->lm[l] = st;
-        score += (double)m->w_lm[l] * (double)(lp * DEC_LN10);
-    }
-    if (m->has_dist)
-        score -= (double)m->w_dist * dec_distortion(p->end, start);
-    if (m->has_reo) {
-        int o = dec_orientation(m->lr_type, p->start, p->end, start, end);
-        if ((m->lr_dir & DEC_LR_BACKWARD) && c->reo)
-            score += (double)m->w_reo[o] * c->reo[o];
-        if ((m->lr_dir & DEC_LR_FORWARD) && p->cand && p->cand->reo) {
-            unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
-            score += (double)m->w_reo[off + o] * p->cand->reo[off + o];
-        }
-    }
+    for (unsigned i = 0; i < m->n_ff_expand; i++)
+        m->ff_expand[i]->expand(s, h, p, complete, &score);
     h->score = score;
     h->total = score + to->future;
     h->id = s->next_id++;
@@ -546,7 +526,7 @@ int dec_search_create(dec_search **out, dec_model *m, smt_err *err)
     if (!p)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     p->pub.m = m;
-    p->pub.hyp_size = sizeof(hyp) + m->n_lms * sizeof(glm_state);
+    p->pub.hyp_size = sizeof(hyp) + m->n_lms * (sizeof(glm_state) + sizeof(float));
     size_t slots = (size_t)1 << DEC_LM_CACHE_BITS;
     for (unsigned l = 0; l < m->n_lms; l++) {
         p->pub.lmk[l] = aligned_alloc(64, slots * sizeof(lm_cache_key));
@@ -616,16 +596,10 @@ static int collect_options(dec_search *s, smt_err *err)
         c->n_words = 1;
         c->align = self;
         c->n_align = 1;
-        c->static_score = (m->has_wp ? -(float)m->weights[m->off_wp] : 0) +
-                          (m->has_pp ? (float)m->weights[m->off_pp] : 0) +
-                          m->w_uwp * DEC_LOWEST_SCORE;
-        c->future = c->static_score;
-        for (unsigned l = 0; l < m->n_lms; l++) {
+        for (unsigned l = 0; l < m->n_lms; l++)
             w[1 + l] = glm_index(m->lms[l], s->tokens[i], s->lens[i]);
-            glm_state st;
-            glm_state_null(&st);
-            c->future += m->w_lm[l] * DEC_LN10 * glm_score(m->lms[l], &st, w[1 + l], &st, NULL);
-        }
+        dec_option opt = {1, NULL, w + 1};
+        dec_ff_option(m, &opt, &c->static_score, &c->future);
         s->opts[i * s->max_len] = (cand_list){c, 1};
     }
     for (size_t i = 0; i < n; i++)
