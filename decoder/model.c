@@ -368,7 +368,6 @@ static int load_weights(dec_model *m, const dec_ini *ini, FILE *warn, smt_err *e
     if (m->has_reo)
         for (unsigned k = 0; k < m->lr_types * (m->lr_dir == DEC_LR_BIDI ? 2u : 1u); k++)
             m->w_reo[k] = (float)m->weights[m->off_reo + k];
-    dec_ff_select(m);
     return 0;
 }
 

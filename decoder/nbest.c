@@ -73,8 +73,7 @@ void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double
     memset(sc, 0, sizeof sc);
     for (size_t i = 0; i < len; i++) {
         const hyp *prev = i ? path[i - 1] : path[0]->prev; /* the first: the empty hypothesis */
-        for (unsigned f = 0; f < m->n_ff_path; f++)
-            m->ff_path[f]->path(m, path[i], prev, sc);
+        dec_ff_path(m, path[i], prev, sc);
     }
     for (unsigned k = 0; k < m->n_scores; k++)
         out[k] = sc[k];

@@ -125,12 +125,6 @@ typedef struct dec_centry {
     dec_cand *cands;              /* n, best first */
 } dec_centry;
 
-/* A feature (dec_ff.h: its hooks; ff.c: the table). */
-typedef struct dec_ff dec_ff;
-#define DEC_MAX_FF 16
-/* Fills the model's hook lists with the features it has (ff.c); after the weights are set. */
-void dec_ff_select(dec_model *m);
-
 struct dec_model {
     dec_ini *ini;
     dec_pt *pt;
@@ -147,10 +141,6 @@ struct dec_model {
     int lr_type, lr_dir, lr_types; /* lr_types: orientations per direction (2, 3 or 4) */
     float w_lm[DEC_MAX_LMS], w_dist, w_uwp;
     float w_reo[DEC_MAX_REO_SCORES];
-    /* the features the model has, per hook, in the table's order (dec_ff_select) */
-    const dec_ff *ff_option[DEC_MAX_FF], *ff_estimate[DEC_MAX_FF], *ff_expand[DEC_MAX_FF],
-        *ff_path[DEC_MAX_FF];
-    unsigned n_ff_option, n_ff_estimate, n_ff_expand, n_ff_path;
     /* search settings */
     int stack_size, pop_limit, distortion_limit, table_limit, max_phrase_len;
     float beam_width;              /* ln of Moses's beam-threshold (0 keeps every hypothesis) */

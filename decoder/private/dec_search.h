@@ -28,8 +28,11 @@ typedef struct hyp {
 } hyp;
 
 /* The log10 probability LM l gave h's phrase (with </s> when complete): [n_lms] after the states
- * (ff_lm.c; the n-best paths' LM features). */
-static inline float *dec_hyp_lm_prob(const dec_model *m, hyp *h) { return (float *)(h->lm + m->n_lms); }
+ * (ff_lm.h; the n-best paths' LM features). */
+static inline float *dec_hyp_lm_prob(const dec_model *m, hyp *h)
+{
+    return (float *)(h->lm + m->n_lms);
+}
 
 /* The hypotheses of one stack that share a coverage (Moses's BitmapContainer). */
 typedef struct cov {

@@ -1,14 +1,15 @@
-/* ff_lm.c — the n-gram LMs (Moses's KENLM): log10 probabilities times ln 10. An option's estimate
+/* ff_lm.h — the n-gram LMs (Moses's KENLM): log10 probabilities times ln 10. An option's estimate
  * is the phrase scored from an empty context (Moses's fullScore); an expansion scores the phrase's
  * words after the previous hypothesis's state, and </s> when the sentence is complete; it keeps
  * the new state and the score (dec_hyp_lm_prob), which the n-best paths reuse. */
-#include <string.h>
+#ifndef DEC_FF_LM_H
+#define DEC_FF_LM_H
 
-#include "dec_ff.h"
+/* included by dec_ff.h only */
 
-static int present(const dec_model *m) { return m->n_lms > 0; }
+static inline int ff_lm_present(const dec_model *m) { return m->n_lms > 0; }
 
-static void estimate(const dec_model *m, const dec_option *o, float *future)
+static inline void ff_lm_estimate(const dec_model *m, const dec_option *o, float *future)
 {
     if (!o->lm_words)
         return;
@@ -23,7 +24,7 @@ static void estimate(const dec_model *m, const dec_option *o, float *future)
     }
 }
 
-static void expand(dec_search *s, hyp *h, const hyp *prev, int complete, double *score)
+static inline void ff_lm_expand(dec_search *s, hyp *h, const hyp *prev, int complete, double *score)
 {
     const dec_model *m = s->m;
     const dec_cand *c = h->cand;
@@ -42,7 +43,7 @@ static void expand(dec_search *s, hyp *h, const hyp *prev, int complete, double 
     }
 }
 
-static void path(const dec_model *m, const hyp *h, const hyp *prev, float *sc)
+static inline void ff_lm_path(const dec_model *m, const hyp *h, const hyp *prev, float *sc)
 {
     (void)prev;
     const float *prob = dec_hyp_lm_prob(m, (hyp *)h);
@@ -50,4 +51,24 @@ static void path(const dec_model *m, const hyp *h, const hyp *prev, float *sc)
         sc[m->off_lm[l]] += prob[l] * DEC_LN10;
 }
 
-const dec_ff dec_ff_lm = {"KENLM", present, NULL, estimate, expand, path};
+/* The state: KenLM's minimized right state of each LM (unused entries zero). */
+static inline uint64_t ff_lm_state_hash(const dec_model *m, const hyp *h, uint64_t k)
+{
+    for (unsigned l = 0; l < m->n_lms; l++) {
+        k = (k ^ h->lm[l].length) * 0xff51afd7ed558ccdull;
+        for (unsigned i = 0; i < h->lm[l].length; i++)
+            k = (k ^ h->lm[l].words[i]) * 0xc4ceb9fe1a85ec53ull;
+    }
+    return k;
+}
+
+static inline int ff_lm_state_equal(const dec_model *m, const hyp *a, const hyp *b)
+{
+    for (unsigned l = 0; l < m->n_lms; l++)
+        if (a->lm[l].length != b->lm[l].length ||
+            memcmp(a->lm[l].words, b->lm[l].words, a->lm[l].length * 4) != 0)
+            return 0;
+    return 1;
+}
+
+#endif

@@ -1,14 +1,17 @@
-/* ff_tm.c — the phrase table's scores: ln of the table's probabilities, floored at -100
+/* ff_tm.h — the phrase table's scores: ln of the table's probabilities, floored at -100
  * (dec_floor_ln), Moses's PhraseDictionary. An unknown word has none (see ff_unknown.c). */
-#include "dec_ff.h"
+#ifndef DEC_FF_TM_H
+#define DEC_FF_TM_H
 
-static int present(const dec_model *m)
+/* included by dec_ff.h only */
+
+static inline int ff_tm_present(const dec_model *m)
 {
     (void)m;
     return 1; /* a model has one phrase table (its scores may be none) */
 }
 
-static void option(const dec_model *m, const dec_option *o, float *score)
+static inline void ff_tm_option(const dec_model *m, const dec_option *o, float *score)
 {
     if (!o->scores)
         return;
@@ -17,7 +20,7 @@ static void option(const dec_model *m, const dec_option *o, float *score)
         *score += (float)w[k] * dec_floor_ln(o->scores[k]);
 }
 
-static void path(const dec_model *m, const hyp *h, const hyp *prev, float *sc)
+static inline void ff_tm_path(const dec_model *m, const hyp *h, const hyp *prev, float *sc)
 {
     (void)prev;
     const dec_cand *c = h->cand;
@@ -26,4 +29,4 @@ static void path(const dec_model *m, const hyp *h, const hyp *prev, float *sc)
             sc[m->off_tm + k] += c->tm[k];
 }
 
-const dec_ff dec_ff_tm = {"PhraseDictionary", present, option, NULL, NULL, path};
+#endif
