@@ -494,7 +494,7 @@ int dec_search_create(dec_search **out, dec_model *m, smt_err *err)
     if (!p)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     p->pub.m = m;
-    p->pub.hyp_size = sizeof(hyp) + m->n_lms * (sizeof(glm_state) + sizeof(float));
+    p->pub.hyp_size = sizeof(hyp) + m->n_lms * sizeof(glm_state);
     size_t slots = (size_t)1 << DEC_LM_CACHE_BITS;
     for (unsigned l = 0; l < m->n_lms; l++) {
         p->pub.lmk[l] = aligned_alloc(64, slots * sizeof(lm_cache_key));

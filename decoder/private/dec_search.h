@@ -24,14 +24,16 @@ typedef struct hyp {
     uint32_t id;              /* creation order: the deterministic tie-break */
     int16_t start, end;       /* source range of the last phrase; -1 for the empty hypothesis */
     uint8_t alive;            /* in its stack (not pruned, not recombined away) */
-    glm_state lm[];        /* one state per LM, then (dec_hyp_lm_prob) one float per LM */
+    float lm_prob[DEC_MAX_LMS]; /* log10 p of the phrase per LM (dec_hyp_lm_prob) */
+    glm_state lm[];        /* one state per LM */
 } hyp;
 
-/* The log10 probability LM l gave h's phrase (with </s> when complete): [n_lms] after the states
- * (ff_lm.h; the n-best paths' LM features). */
+/* The log10 probability LM l gave h's phrase (with </s> when complete): [n_lms] (ff_lm.h; the
+ * n-best paths' LM features). */
 static inline float *dec_hyp_lm_prob(const dec_model *m, hyp *h)
 {
-    return (float *)(h->lm + m->n_lms);
+    (void)m;
+    return h->lm_prob;
 }
 
 /* The hypotheses of one stack that share a coverage (Moses's BitmapContainer). */
