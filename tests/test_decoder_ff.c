@@ -83,3 +83,38 @@ Test(dec_ff, nbest_paths_reuse_the_search_scores)
     dec_search_free(s);
     dec_model_free(m);
 }
+
+/* Recombination: the LM's states and the reordering's last start and forward scores (the tiny
+ * model's reordering is msd-bidirectional: backward scores 0..2, forward 3..5). */
+Test(dec_ff, recombination_compares_each_features_state)
+{
+    dec_model *m = tiny();
+    cr_assert_eq(m->lr_types, 3);
+    size_t size = sizeof(hyp) + m->n_lms * sizeof(glm_state);
+    hyp *a = calloc(1, size), *b = calloc(1, size);
+    cr_assert(a && b);
+    const float r1[6] = {-1, -2, -3, -4, -5, -6}, r2[6] = {-9, -9, -9, -4, -5, -6},
+                r3[6] = {-1, -2, -3, -4, -5, -7};
+    dec_cand c1 = {.reo = r1}, c2 = {.reo = r2}, c3 = {.reo = r3}, c4 = {.reo = NULL};
+    a->cand = &c1, b->cand = &c2; /* the same forward scores */
+    a->start = b->start = 1;
+    a->end = b->end = 2;
+    glm_state_begin(m->lms[0], &a->lm[0]);
+    b->lm[0] = a->lm[0];
+    cr_assert(dec_ff_state_equal(m, a, b));
+    cr_assert_eq(dec_ff_state_hash(m, a, 7), dec_ff_state_hash(m, b, 7));
+    b->cand = &c3; /* another forward score */
+    cr_assert_not(dec_ff_state_equal(m, a, b));
+    b->cand = &c4; /* no reordering entry */
+    cr_assert_not(dec_ff_state_equal(m, a, b));
+    b->cand = &c2;
+    b->start = 0; /* another last start */
+    cr_assert_not(dec_ff_state_equal(m, a, b));
+    b->start = 1;
+    b->lm[0].length = 0; /* another LM state */
+    cr_assert_not(dec_ff_state_equal(m, a, b));
+    b->lm[0] = a->lm[0];
+    cr_assert(dec_ff_state_equal(m, a, b));
+    free(a), free(b);
+    dec_model_free(m);
+}
