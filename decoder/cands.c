@@ -3,8 +3,8 @@
  *
  * Moses scores every target phrase "in isolation" when it loads a phrase table: ln of the table's
  * scores floored at -100, word and phrase penalty, and the LM's estimate of the phrase from an empty
- * context; the weighted sum ranks the targets, and the best table-limit (20) are kept. We do the same
- * lazily, the first time a sentence needs a source phrase, and publish the result in a lock-free
+ * context (the features' option and estimate hooks, dec_ff.h); the weighted sum ranks the targets,
+ * and the best table-limit (20) are kept. We do the same lazily, the first time a sentence needs a source phrase, and publish the result in a lock-free
  * open-addressing table: entries are immutable once published, a race between two threads that
  * compute the same phrase is settled by compare-and-swap (the loser frees its copy), and both
  * copies are identical, so results never depend on which thread won. */
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dec_internal.h"
+#include "dec_ff.h"
 #include "smt_hash.h"
 
 typedef struct tmp_cand {
@@ -29,23 +29,6 @@ static int cmp_tmp(const void *pa, const void *pb)
     if (a->future != b->future)
         return a->future > b->future ? -1 : 1;
     return a->order < b->order ? -1 : a->order > b->order;
-}
-
-static inline float floor_ln(float p)
-{
-    float v = logf(p);
-    return v < DEC_LOWEST_SCORE || isnan(v) ? DEC_LOWEST_SCORE : v;
-}
-
-/* The LM's in-isolation estimate of a phrase (Moses's fullScore), log10. */
-static float lm_estimate(const glm_model *lm, const uint32_t *ids, size_t n)
-{
-    glm_state s;
-    memset(&s, 0, sizeof s); /* glm_state_null, inline */
-    float total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += glm_score(lm, &s, ids[i], &s, NULL);
-    return total;
 }
 
 static uint64_t src_key(const uint32_t *src, size_t n)
@@ -98,10 +81,7 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
     if (!t)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     unsigned ntm = m->pt->n_scores, nreo = m->pt->n_reo;
-    const double *w_tm = m->weights + m->off_tm;
-    float w_wp = m->has_wp ? (float)m->weights[m->off_wp] : 0;
-    float w_pp = m->has_pp ? (float)m->weights[m->off_pp] : 0;
-    uint32_t lm_ids[256];
+    uint32_t lm_ids[DEC_MAX_LMS * 256];
     ppt_target pe;
     while (ppt_targets_next(&it, &pe)) {
         dec_pt_entry e = {pe.words, pe.n_words, pe.scores, pe.reordering, pe.align, pe.n_align};
@@ -116,18 +96,12 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
         tmp_cand *c = &t[cnt];
         c->e = e;
         c->order = (uint32_t)cnt++;
-        float s = 0;
-        for (unsigned k = 0; k < ntm; k++)
-            s += (float)w_tm[k] * floor_ln(e.scores[k]);
-        s += w_wp * -(float)e.n_words + w_pp;
-        c->static_score = s;
-        float f = s;
-        for (unsigned l = 0; l < m->n_lms && e.n_words <= 256; l++) {
+        /* the LM estimate only for phrases of at most 256 words */
+        dec_option opt = {e.n_words, e.scores, e.n_words <= 256 ? lm_ids : NULL};
+        for (unsigned l = 0; l < m->n_lms && opt.lm_words; l++)
             for (uint32_t i = 0; i < e.n_words; i++)
-                lm_ids[i] = m->tgt2lm[l][e.words[i]];
-            f += m->w_lm[l] * DEC_LN10 * lm_estimate(m->lms[l], lm_ids, e.n_words);
-        }
-        c->future = f;
+                lm_ids[l * e.n_words + i] = m->tgt2lm[l][e.words[i]];
+        dec_ff_option(m, &opt, &c->static_score, &c->future);
     }
     if (it.error) { /* a damaged group: never decode with what was read of it */
         free(t);
@@ -174,13 +148,13 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
         float *f = (float *)u;
         c->tm = f;
         for (unsigned k = 0; k < ntm; k++)
-            f[k] = floor_ln(pe->scores[k]);
+            f[k] = dec_floor_ln(pe->scores[k]);
         f += ntm;
         c->reo = NULL;
         if (nreo && pe->reo) {
             c->reo = f;
             for (unsigned k = 0; k < nreo; k++)
-                f[k] = floor_ln(pe->reo[k]);
+                f[k] = dec_floor_ln(pe->reo[k]);
         }
         f += nreo;
         u = (uint32_t *)f;

@@ -5,15 +5,16 @@
  * the node it last deviated at) yields a deviant path whose score differs by exactly the score
  * difference of the two hypotheses, since recombined hypotheses share their future. With
  * `distinct`, paths whose words repeat an earlier one are skipped, and at most n * 20 paths are
- * examined (Moses's n-best factor). Feature values are recomputed by re-scoring each path, so the
- * printed total is exactly weights · features. */
+ * examined (Moses's n-best factor). Feature values are summed over each path's hypotheses from what
+ * the search computed (the features' path hooks, dec_ff.h), so the printed total is exactly
+ * weights · features. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dec_search.h"
+#include "dec_ff.h"
 #include "smt_hash.h"
 
 #define NBEST_FACTOR 20
@@ -70,44 +71,9 @@ void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double
     const dec_model *m = s->m;
     float sc[m->n_scores + 1];
     memset(sc, 0, sizeof sc);
-    glm_state st[DEC_MAX_LMS];
-    for (unsigned l = 0; l < m->n_lms; l++)
-        glm_state_begin(m->lms[l], &st[l]);
-    int ps = -1, pe = -1;
-    const dec_cand *pc = NULL;
     for (size_t i = 0; i < len; i++) {
-        const hyp *h = path[i];
-        const dec_cand *c = h->cand;
-        if (c->tm)
-            for (unsigned k = 0; k < m->pt->n_scores; k++)
-                sc[m->off_tm + k] += c->tm[k];
-        else if (m->has_uwp)
-            sc[m->off_uwp] += DEC_LOWEST_SCORE;
-        if (m->has_wp)
-            sc[m->off_wp] -= c->n_words;
-        if (m->has_pp)
-            sc[m->off_pp] += 1;
-        for (unsigned l = 0; l < m->n_lms; l++) {
-            float lp = 0;
-            for (unsigned k = 0; k < c->n_words; k++)
-                lp += glm_score(m->lms[l], &st[l], c->lm_words[l * c->n_words + k], &st[l], NULL);
-            if (i + 1 == len)
-                lp += glm_score(m->lms[l], &st[l], m->lm_eos[l], &st[l], NULL);
-            sc[m->off_lm[l]] += lp * DEC_LN10;
-        }
-        if (m->has_dist)
-            sc[m->off_dist] -= (float)dec_distortion(pe, h->start);
-        if (m->has_reo) {
-            int o = dec_orientation(m->lr_type, ps, pe, h->start, h->end);
-            if ((m->lr_dir & DEC_LR_BACKWARD) && c->reo)
-                sc[m->off_reo + o] += c->reo[o];
-            unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
-            if ((m->lr_dir & DEC_LR_FORWARD) && pc && pc->reo)
-                sc[m->off_reo + off + o] += pc->reo[off + o];
-        }
-        ps = h->start;
-        pe = h->end;
-        pc = c;
+        const hyp *prev = i ? path[i - 1] : path[0]->prev; /* the first: the empty hypothesis */
+        dec_ff_path(m, path[i], prev, sc);
     }
     for (unsigned k = 0; k < m->n_scores; k++)
         out[k] = sc[k];

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dec_ff.h"
 #include "dec_queue.h"
-#include "dec_search.h"
 #include "smt_hash.h"
 
 /* ---------------------------------------------------------------- hypotheses */
@@ -28,59 +28,28 @@ static inline int better(const hyp *a, const hyp *b)
     return a->id < b->id;
 }
 
+/* Recombination (Moses's RecombineCompare): the same coverage and last end (the search's state:
+ * the distortion limit depends on it) and equal states of every stateful feature (dec_ff.h). */
 static uint64_t hyp_hash(const dec_search *s, const hyp *h)
 {
     const dec_model *m = s->m;
     uint64_t k = (uint64_t)(uintptr_t)h->cov * 0x9E3779B97F4A7C15ull;
-    k ^= (uint64_t)(uint16_t)h->end << 16 | (uint64_t)(uint16_t)(m->has_reo ? h->start : 0);
-    for (unsigned l = 0; l < m->n_lms; l++) {
-        k = (k ^ h->lm[l].length) * 0xff51afd7ed558ccdull;
-        for (unsigned i = 0; i < h->lm[l].length; i++)
-            k = (k ^ h->lm[l].words[i]) * 0xc4ceb9fe1a85ec53ull;
-    }
-    if (m->has_reo && (m->lr_dir & DEC_LR_FORWARD) && h->cand && h->cand->reo) {
-        unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
-        const float *r = h->cand->reo + off;
-        for (int i = 0; i < m->lr_types; i++) {
-            uint32_t b;
-            memcpy(&b, &r[i], 4);
-            k = (k ^ b) * 0x9E3779B97F4A7C15ull;
-        }
-    }
-    return smt_hash_u64(k);
-}
-
-static int reo_fwd_equal(const dec_model *m, const hyp *a, const hyp *b)
-{
-    if (!m->has_reo || !(m->lr_dir & DEC_LR_FORWARD))
-        return 1;
-    const float *ra = a->cand ? a->cand->reo : NULL, *rb = b->cand ? b->cand->reo : NULL;
-    if (ra == rb)
-        return 1;
-    if (!ra || !rb)
-        return 0;
-    unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
-    return memcmp(ra + off, rb + off, m->lr_types * sizeof(float)) == 0;
+    k ^= (uint64_t)(uint16_t)h->end << 16;
+    return smt_hash_u64(dec_ff_state_hash(m, h, k));
 }
 
 static int hyp_equal(const dec_search *s, const hyp *a, const hyp *b)
 {
     const dec_model *m = s->m;
-    if (a->hash != b->hash || a->cov != b->cov || a->end != b->end ||
-        (m->has_reo && a->start != b->start))
+    if (a->hash != b->hash || a->cov != b->cov || a->end != b->end)
         return 0;
-    for (unsigned l = 0; l < m->n_lms; l++)
-        if (a->lm[l].length != b->lm[l].length ||
-            memcmp(a->lm[l].words, b->lm[l].words, a->lm[l].length * 4) != 0)
-            return 0;
-    return reo_fwd_equal(m, a, b);
+    return dec_ff_state_equal(m, a, b);
 }
 
 /* Scores the expansion of p by candidate c over [start, end] into coverage to. */
 static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end, cov *to,
                    int complete)
 {
-    const dec_model *m = s->m;
     hyp *h = arena_alloc(&s->ar, s->hyp_size);
     if (!h)
         return NULL;
@@ -92,28 +61,7 @@ static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end,
     h->arcs = h->next_arc = h->hnext = NULL;
     h->alive = 0;
     double score = p->score + c->static_score;
-    for (unsigned l = 0; l < m->n_lms; l++) {
-        glm_state st = p->lm[l];
-        const uint32_t *w = c->lm_words + (size_t)l * c->n_words;
-        float lp = 0;
-        for (unsigned i = 0; i < c->n_words; i++)
-            lp += dec_lm_cached(s, l, &st, w[i], &st);
-        if (complete)
-            lp += dec_lm_cached(s, l, &st, m->lm_eos[l], &st);
-        h->lm[l] = st;
-        score += (double)m->w_lm[l] * (double)(lp * DEC_LN10);
-    }
-    if (m->has_dist)
-        score -= (double)m->w_dist * dec_distortion(p->end, start);
-    if (m->has_reo) {
-        int o = dec_orientation(m->lr_type, p->start, p->end, start, end);
-        if ((m->lr_dir & DEC_LR_BACKWARD) && c->reo)
-            score += (double)m->w_reo[o] * c->reo[o];
-        if ((m->lr_dir & DEC_LR_FORWARD) && p->cand && p->cand->reo) {
-            unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
-            score += (double)m->w_reo[off + o] * p->cand->reo[off + o];
-        }
-    }
+    dec_ff_expand(s, h, p, complete, &score);
     h->score = score;
     h->total = score + to->future;
     h->id = s->next_id++;
@@ -616,16 +564,10 @@ static int collect_options(dec_search *s, smt_err *err)
         c->n_words = 1;
         c->align = self;
         c->n_align = 1;
-        c->static_score = (m->has_wp ? -(float)m->weights[m->off_wp] : 0) +
-                          (m->has_pp ? (float)m->weights[m->off_pp] : 0) +
-                          m->w_uwp * DEC_LOWEST_SCORE;
-        c->future = c->static_score;
-        for (unsigned l = 0; l < m->n_lms; l++) {
+        for (unsigned l = 0; l < m->n_lms; l++)
             w[1 + l] = glm_index(m->lms[l], s->tokens[i], s->lens[i]);
-            glm_state st;
-            glm_state_null(&st);
-            c->future += m->w_lm[l] * DEC_LN10 * glm_score(m->lms[l], &st, w[1 + l], &st, NULL);
-        }
+        dec_option opt = {1, NULL, w + 1};
+        dec_ff_option(m, &opt, &c->static_score, &c->future);
         s->opts[i * s->max_len] = (cand_list){c, 1};
     }
     for (size_t i = 0; i < n; i++)

@@ -6,6 +6,7 @@
 #ifndef DEC_INTERNAL_H
 #define DEC_INTERNAL_H
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +24,12 @@
 #define DEC_MAX_REO_SCORES 8
 #define DEC_LOWEST_SCORE (-100.0f) /* Moses's LOWEST_SCORE: the floor of ln(prob) */
 #define DEC_LN10 2.30258509299405f /* Moses's TransformLMScore factor */
+/* ln p floored at DEC_LOWEST_SCORE (nan too), as Moses does for the table's scores. */
+static inline float dec_floor_ln(float p)
+{
+    float v = logf(p);
+    return v < DEC_LOWEST_SCORE || isnan(v) ? DEC_LOWEST_SCORE : v;
+}
 /* Target word ids with this bit set are source tokens passed through (unknown words). */
 #define DEC_PASS_BIT 0x80000000u
 

@@ -24,8 +24,17 @@ typedef struct hyp {
     uint32_t id;              /* creation order: the deterministic tie-break */
     int16_t start, end;       /* source range of the last phrase; -1 for the empty hypothesis */
     uint8_t alive;            /* in its stack (not pruned, not recombined away) */
+    float lm_prob[DEC_MAX_LMS]; /* log10 p of the phrase per LM (dec_hyp_lm_prob) */
     glm_state lm[];        /* one state per LM */
 } hyp;
+
+/* The log10 probability LM l gave h's phrase (with </s> when complete): [n_lms] (ff_lm.h; the
+ * n-best paths' LM features). */
+static inline float *dec_hyp_lm_prob(const dec_model *m, hyp *h)
+{
+    (void)m;
+    return h->lm_prob;
+}
 
 /* The hypotheses of one stack that share a coverage (Moses's BitmapContainer). */
 typedef struct cov {
@@ -139,7 +148,8 @@ static inline float dec_lm_cached(dec_search *s, unsigned l, const glm_state *in
     return v->prob;
 }
 
-/* Re-scores a path (hypotheses first to last) into a dense feature vector scores[m->n_scores]. */
+/* The feature values of a path (hypotheses first to last) as a dense vector scores[m->n_scores],
+ * from what the search computed (each feature's path hook, dec_ff.h). */
 void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double *scores);
 
 #endif

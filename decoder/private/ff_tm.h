@@ -1,0 +1,32 @@
+/* ff_tm.h — the phrase table's scores: ln of the table's probabilities, floored at -100
+ * (dec_floor_ln), Moses's PhraseDictionary. An unknown word has none (see ff_unknown.c). */
+#ifndef DEC_FF_TM_H
+#define DEC_FF_TM_H
+
+/* included by dec_ff.h only */
+
+static inline int ff_tm_present(const dec_model *m)
+{
+    (void)m;
+    return 1; /* a model has one phrase table (its scores may be none) */
+}
+
+static inline void ff_tm_option(const dec_model *m, const dec_option *o, float *score)
+{
+    if (!o->scores)
+        return;
+    const double *w = m->weights + m->off_tm;
+    for (unsigned k = 0; k < m->pt->n_scores; k++)
+        *score += (float)w[k] * dec_floor_ln(o->scores[k]);
+}
+
+static inline void ff_tm_path(const dec_model *m, const hyp *h, const hyp *prev, float *sc)
+{
+    (void)prev;
+    const dec_cand *c = h->cand;
+    if (c->tm)
+        for (unsigned k = 0; k < m->pt->n_scores; k++)
+            sc[m->off_tm + k] += c->tm[k];
+}
+
+#endif
