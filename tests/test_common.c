@@ -531,46 +531,8 @@ static const char *const z_ext[Z_COUNT] = {"gz", "xz", "bz2", "zst"};
 
 static char *compress_text(int kind, const char *text, size_t len, size_t *out_len)
 {
-    size_t cap = len + len / 50 + 4096;
-    char *out = malloc(cap);
-    cr_assert_not_null(out);
-    switch (kind) {
-    case Z_GZ: {
-        z_stream z;
-        memset(&z, 0, sizeof z);
-        cr_assert_eq(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-        z.next_in = (Bytef *)text;
-        z.avail_in = (uInt)len;
-        z.next_out = (Bytef *)out;
-        z.avail_out = (uInt)cap;
-        cr_assert_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
-        *out_len = z.total_out;
-        deflateEnd(&z);
-        break;
-    }
-    case Z_XZ: {
-        size_t pos = 0;
-        cr_assert_eq(lzma_easy_buffer_encode(1, LZMA_CHECK_CRC64, NULL, (const uint8_t *)text, len,
-                                             (uint8_t *)out, &pos, cap), LZMA_OK);
-        *out_len = pos;
-        break;
-    }
-    case Z_BZ2: {
-        unsigned n = (unsigned)cap;
-        cr_assert_eq(BZ2_bzBuffToBuffCompress(out, &n, (char *)text, (unsigned)len, 1, 0, 0), BZ_OK);
-        *out_len = n;
-        break;
-    }
-    default: {
-        ZSTD_CCtx *c = ZSTD_createCCtx();
-        cr_assert_not_null(c);
-        cr_assert(!ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1)));
-        size_t n = ZSTD_compress2(c, out, cap, text, len);
-        cr_assert(!ZSTD_isError(n), "%s", ZSTD_getErrorName(n));
-        *out_len = n;
-        ZSTD_freeCCtx(c);
-    }
-    }
+    char *out = tu_compress(z_ext[kind], text, len, out_len);
+    cr_assert_not_null(out, "%s", z_ext[kind]);
     return out;
 }
 

@@ -12,6 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bzlib.h>
+#include <lzma.h>
+#include <zlib.h>
+#include <zstd.h>
+
 char *tu_join(const char *dir, const char *name)
 {
     char *p = NULL;
@@ -252,5 +257,63 @@ int tu_proc_finish(tu_proc *p)
     if (waitpid(p->pid, &status, 0) == p->pid && WIFEXITED(status))
         rc = WEXITSTATUS(status);
     close(p->from);
+    return rc;
+}
+
+char *tu_compress(const char *ext, const void *text, size_t len, size_t *out_len)
+{
+    size_t cap = len + len / 50 + 4096;
+    char *out = malloc(cap);
+    int ok = 0;
+    if (!out)
+        return NULL;
+    if (!strcmp(ext, "gz")) {
+        z_stream z;
+        memset(&z, 0, sizeof z);
+        if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK) {
+            z.next_in = (Bytef *)text;
+            z.avail_in = (uInt)len;
+            z.next_out = (Bytef *)out;
+            z.avail_out = (uInt)cap;
+            ok = deflate(&z, Z_FINISH) == Z_STREAM_END;
+            *out_len = z.total_out;
+            deflateEnd(&z);
+        }
+    } else if (!strcmp(ext, "xz")) {
+        size_t pos = 0;
+        ok = lzma_easy_buffer_encode(1, LZMA_CHECK_CRC64, NULL, (const uint8_t *)text, len,
+                                     (uint8_t *)out, &pos, cap) == LZMA_OK;
+        *out_len = pos;
+    } else if (!strcmp(ext, "bz2")) {
+        unsigned n = (unsigned)cap;
+        ok = BZ2_bzBuffToBuffCompress(out, &n, (char *)text, (unsigned)len, 1, 0, 0) == BZ_OK;
+        *out_len = n;
+    } else if (!strcmp(ext, "zst")) {
+        ZSTD_CCtx *c = ZSTD_createCCtx();
+        if (c && !ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1))) {
+            size_t n = ZSTD_compress2(c, out, cap, text, len);
+            ok = !ZSTD_isError(n);
+            *out_len = n;
+        }
+        ZSTD_freeCCtx(c);
+    }
+    if (!ok) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+int tu_compress_file(const char *src, const char *ext)
+{
+    size_t len, n;
+    char *text = tu_read_file(src, &len), *z = text ? tu_compress(ext, text, len, &n) : NULL;
+    char *dst = NULL;
+    int rc = -1;
+    if (z && (dst = malloc(strlen(src) + strlen(ext) + 2))) {
+        sprintf(dst, "%s.%s", src, ext);
+        rc = tu_write_file(dst, z, n) == 0 && unlink(src) == 0 ? 0 : -1;
+    }
+    free(text), free(z), free(dst);
     return rc;
 }

@@ -92,4 +92,12 @@ int tu_proc_ask(tu_proc *p, const char *line, char *buf, size_t size, int timeou
  * when it did not exit normally. */
 int tu_proc_finish(tu_proc *p);
 
+/* text[0..len) compressed in memory with a library's own API: ext "gz", "xz", "bz2" or "zst" (with
+ * a checksum). Malloc'ed, its size in *out_len; NULL on failure. No command-line tool is needed. */
+char *tu_compress(const char *ext, const void *text, size_t len, size_t *out_len);
+
+/* Replaces the file src by src.EXT holding it compressed (as `gzip`/`xz`/`bzip2`/`zstd --rm`
+ * would). Returns 0 on success. */
+int tu_compress_file(const char *src, const char *ext);
+
 #endif
