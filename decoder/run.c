@@ -251,7 +251,8 @@ typedef struct line_job {
 
 typedef struct run_ctx {
     dec_worker **workers;
-    line_job *jobs;
+    line_job *jobs; /* grown as lines arrive, up to a batch: a short run touches little memory */
+    size_t n_jobs;
     uint64_t first_id;
     size_t n_best;
     int distinct, want_nbest, want_align;
@@ -334,7 +335,6 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
     unsigned nw = smt_pool_size(pool);
     run_ctx ctx = {0};
     ctx.workers = calloc(nw, sizeof *ctx.workers);
-    ctx.jobs = calloc(BATCH, sizeof *ctx.jobs);
     ctx.n_best = n_best;
     ctx.distinct = distinct;
     ctx.want_nbest = nbest != NULL && n_best > 0;
@@ -343,7 +343,7 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
     ctx.start = ctx.last_draw = t0;
     atomic_init(&ctx.lines, 0);
     atomic_init(&ctx.words, 0);
-    if (!ctx.workers || !ctx.jobs)
+    if (!ctx.workers)
         rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     for (unsigned i = 0; i < nw && !rc; i++)
         if (!(rc = dec_worker_create(&ctx.workers[i], m, err)))
@@ -369,6 +369,19 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
             if (got <= 0) {
                 eof = 1;
                 break;
+            }
+            if (n == ctx.n_jobs) {
+                size_t want = ctx.n_jobs ? 2 * ctx.n_jobs : 16;
+                if (want > batch)
+                    want = batch;
+                line_job *p = realloc(ctx.jobs, want * sizeof *p);
+                if (!p) {
+                    rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+                    break;
+                }
+                memset(p + ctx.n_jobs, 0, (want - ctx.n_jobs) * sizeof *p);
+                ctx.jobs = p;
+                ctx.n_jobs = want;
             }
             line_job *j = &ctx.jobs[n];
             if (len + 1 > j->cap) {
@@ -438,7 +451,7 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
                          "%llu line%s could not be translated (empty output lines); the first, "
                          "line %llu: %s", (unsigned long long)n_failed, n_failed == 1 ? "" : "s",
                          (unsigned long long)failed_line, failed_msg);
-    for (size_t i = 0; i < BATCH && ctx.jobs; i++) {
+    for (size_t i = 0; i < ctx.n_jobs; i++) {
         free(ctx.jobs[i].text);
         dec_buf_free(&ctx.jobs[i].best);
         dec_buf_free(&ctx.jobs[i].nbest);
