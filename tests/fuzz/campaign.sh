@@ -1,13 +1,12 @@
 #!/bin/sh
 # tests/fuzz/campaign.sh SECONDS [HARNESS...] — a campaign for new findings: each harness in turn
 # (one process at a time) for SECONDS in libFuzzer's fork mode, going on after a crash
-# (-ignore_crashes/-ignore_ooms/-ignore_timeouts), without the regress-* seeds (known crashers).
+# (-ignore_crashes/-ignore_ooms/-ignore_timeouts), from the seed corpus with its regress-* inputs
+# (FASTSMT_FUZZ_EXCLUDE="NAME..." leaves seed files out, e.g. a known crasher while it is open).
 # Corpora grow in $BUILD/fuzz-campaign/corpus/HARNESS, reproducers land in
-# $BUILD/fuzz-campaign/artifacts/, and summary.txt gets harness, execs, exec/s and artifacts.
+# $BUILD/fuzz-campaign/artifacts/, and summary.txt gets harness, execs, wall and CPU seconds,
+# exec/s (of wall time) and artifacts. Several campaigns may share a build (each harness once).
 # Needs the build of run.sh (run it once first). FASTSMT_FUZZ_ARGS: more libFuzzer flags.
-# nmt_config runs with leak detection off (unless ASAN_OPTIONS is set) while the known load_vocab
-# leak (regress-nmt_config_vocab_leak) is open: it is found again within a few executions and
-# would end every fork at once.
 set -eu
 secs=${1:?usage: tests/fuzz/campaign.sh SECONDS [HARNESS...]}
 shift
@@ -16,12 +15,13 @@ build=${FASTSMT_FUZZ_BUILD:-$root/build-fuzz}
 all="arpa glm glm_query ppt_text ppt moses_ini dec_tables dec_input nmt_config safetensors nbest"
 work=$build/fuzz-campaign
 mkdir -p "$work/artifacts"
-[ -f "$work/summary.txt" ] || printf '%-12s %12s %8s %9s\n' harness execs exec/s artifacts > "$work/summary.txt"
+[ -f "$work/summary.txt" ] ||
+    printf '%-12s %12s %7s %7s %8s %9s\n' harness execs wall_s cpu_s exec/s artifacts > "$work/summary.txt"
 for h in ${*:-$all}; do
     corpus=$work/corpus/$h
     mkdir -p "$corpus"
     for f in "$root/tests/fuzz/corpus/$h"/* "$build/fuzz-work/generated/$h"/*; do
-        case $(basename "$f") in regress-*) continue ;; esac
+        case " ${FASTSMT_FUZZ_EXCLUDE:-} " in *" $(basename "$f") "*) continue ;; esac
         [ -f "$f" ] && cp "$f" "$corpus/"
     done
     dict=
@@ -29,16 +29,20 @@ for h in ${*:-$all}; do
     before=$(ls "$work/artifacts" | grep -c "^$h-" || true)
     log=$work/$h.log
     start=$(date +%s)
-    asan=${ASAN_OPTIONS:-}
-    [ "$h" = nmt_config ] && [ -z "$asan" ] && asan=detect_leaks=0
+    rm -f "$work/$h.time"
+    timer=
+    [ -x /usr/bin/time ] && timer="/usr/bin/time -f %U+%S -o $work/$h.time" # Debian package time
     # shellcheck disable=SC2086
-    ASAN_OPTIONS=$asan "$build/fuzz/fuzz_$h" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
+    $timer "$build/fuzz/fuzz_$h" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
         -max_total_time="$secs" -timeout=5 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
         -artifact_prefix="$work/artifacts/$h-" $dict ${FASTSMT_FUZZ_ARGS:-} "$corpus" > "$log" 2>&1 || true
     took=$(( $(date +%s) - start ))
     execs=$(sed -n 's/^#\([0-9]*\):.*/\1/p' "$log" | tail -1) # fork mode: "#EXECS: cov: ..."
     after=$(ls "$work/artifacts" | grep -c "^$h-" || true)
     rate=$(( ${execs:-0} / (took > 0 ? took : 1) ))
-    printf '%-12s %12s %8s %9s\n' "$h" "${execs:-0}" "$rate" "$((after - before))" >> "$work/summary.txt"
+    cpu='?'
+    [ -s "$work/$h.time" ] && cpu=$(awk -F+ 'END { printf "%.0f", $1 + $2 }' "$work/$h.time")
+    printf '%-12s %12s %7s %7s %8s %9s\n' "$h" "${execs:-0}" "$took" "$cpu" "$rate" "$((after - before))" \
+        >> "$work/summary.txt"
 done
 cat "$work/summary.txt"
