@@ -19,6 +19,7 @@
 
 #include "decoder.h"
 #include "smt_bleu.h"
+#include "smt_buf.h"
 #include "smt_io.h"
 #include "smt_num.h"
 #include "smt_progress.h"
@@ -33,14 +34,15 @@ typedef struct lines {
 static lines split_lines(char *text)
 {
     lines l = {0};
-    size_t cap = 1024;
-    l.v = malloc(cap * sizeof *l.v);
+    size_t cap = 0;
     for (char *p = text; p && *p;) {
         char *nl = strchr(p, '\n');
         if (nl)
             *nl = '\0';
-        if (l.n == cap)
-            l.v = realloc(l.v, (cap *= 2) * sizeof *l.v);
+        if (smt_grow(&l.v, &cap, l.n + 1, sizeof *l.v, 1024)) {
+            fprintf(stderr, "bench_decoder: out of memory\n");
+            exit(1);
+        }
         l.v[l.n++] = p;
         p = nl ? nl + 1 : NULL;
     }

@@ -22,6 +22,7 @@
 #include "smt_num.h"
 #include "smt_io.h"
 #include "smt_progress.h"
+#include "smt_words.h"
 
 #define KENLM_PROBING_TPS 4.4e6
 #define KENLM_TRIE_TPS 2.3e6
@@ -135,8 +136,11 @@ static glm_word *text_rows(const glm_model *m, const char *text, size_t max, siz
     while (n < max && smt_lines_next(in, &line, &len, &e) > 0) {
         unsigned nh = 0;
         hist[nh++] = glm_bos(m);
-        for (char *tok = strtok(line, " \t"); n < max; tok = strtok(NULL, " \t")) {
-            glm_word w = tok ? glm_index(m, tok, strlen(tok)) : glm_eos(m);
+        const char *pos = line, *end = line + len, *tok;
+        size_t tl;
+        for (int more = 1; more && n < max;) {
+            more = smt_word_next(&pos, end, SMT_WS_SPACE, &tok, &tl); /* as glm query splits */
+            glm_word w = more ? glm_index(m, tok, tl) : glm_eos(m);
             glm_word *row = rows + n++ * N;
             for (unsigned i = 0; i + 1 < N; i++) {
                 int src = (int)nh - (int)(N - 1) + (int)i;
@@ -148,8 +152,6 @@ static glm_word *text_rows(const glm_model *m, const char *text, size_t max, siz
                 nh = 32;
             }
             hist[nh++] = w;
-            if (!tok)
-                break;
         }
     }
     smt_lines_close(in);

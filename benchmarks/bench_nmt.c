@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "nmt.h"
+#include "smt_buf.h"
 #include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_num.h"
@@ -244,9 +245,12 @@ static int bench_nbest(const char *model, const char *src_path, const char *nbes
             continue;
         long id = nb.id;
         if (n == cap) {
-            cap *= 2;
-            hs = realloc(hs, cap * sizeof *hs);
-            hsrc = realloc(hsrc, cap * sizeof *hsrc);
+            size_t c = cap;
+            if (smt_grow(&hs, &c, n + 1, sizeof *hs, 0) ||
+                smt_grow(&hsrc, &cap, n + 1, sizeof *hsrc, 0)) {
+                rc = smt_err_set(&err, SMT_ERR_NOMEM, "out of memory");
+                break;
+            }
         }
         size_t k = nmt_model_tokenize(m, 1, nb.words, NULL, 0);
         int32_t *ids = malloc((k ? k : 1) * sizeof *ids);

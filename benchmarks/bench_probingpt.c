@@ -17,6 +17,7 @@
 #include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_progress.h"
+#include "smt_words.h"
 
 #define MOSES_SECONDS 31.7 /* ../shared/reference/anchors.md: three Moses steps, 113 MB of files */
 #define MOSES_MB 113.0
@@ -114,13 +115,11 @@ static void text_queries(const ppt_table *t, const char *path, queries *q)
         const char *wb[1024];
         size_t wl[1024];
         uint32_t ids[1024];
-        size_t n = 0;
-        for (char *p = strtok(line, " \t"); p && n < 1024; p = strtok(NULL, " \t")) {
-            wb[n] = p;
-            wl[n] = strlen(p);
-            ids[n] = smt_vocab_find(v, p, wl[n]);
-            n++;
-        }
+        size_t n = smt_words_split(line, len, SMT_WS_BLANK, wb, wl, 1024);
+        if (n > 1024)
+            n = 1024;
+        for (size_t i = 0; i < n; i++)
+            ids[i] = smt_vocab_find(v, wb[i], wl[i]);
         for (size_t i = 0; i < n; i++)
             for (size_t k = 1; k <= 5 && i + k <= n; k++) {
                 char buf[4096];

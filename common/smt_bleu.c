@@ -5,32 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "smt_buf.h"
+#include "smt_words.h"
+
 typedef struct tok {
     const char *s;
     int n;
 } tok;
 
+/* The words of a sentence (smt_words.h's line separators). */
 static int split(const char *s, tok **out)
 {
-    int n = 0, cap = 0;
+    int n = 0;
+    size_t cap = 0, len;
+    const char *pos = s, *end = s + strlen(s), *w;
     *out = NULL;
-    for (;;) {
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (!*s || *s == '\n' || *s == '\r')
-            return n;
-        const char *b = s;
-        while (*s && *s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
-            s++;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            tok *t = realloc(*out, (size_t)cap * sizeof *t);
-            if (!t)
-                return n; /* out of memory: a shorter sentence, never a crash */
-            *out = t;
-        }
-        (*out)[n++] = (tok){b, (int)(s - b)};
+    while (smt_word_next(&pos, end, SMT_WS_LINE, &w, &len)) {
+        if (smt_grow(out, &cap, (size_t)n + 1, sizeof **out, 64))
+            return n; /* out of memory: a shorter sentence, never a crash */
+        (*out)[n++] = (tok){w, (int)len};
     }
+    return n;
 }
 
 static int gram_eq(const tok *a, const tok *b, int n)

@@ -22,6 +22,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "smt_buf.h"
 #include "smt_sniff.h"
 
 #define CHUNK_SIZE (4u << 20)  /* a chunk of decoded text, at most */
@@ -66,8 +67,7 @@ struct smt_lines {
     chunk *cur;
     size_t pos;
     /* a line that spans chunks is assembled here */
-    char *carry;
-    size_t carry_len, carry_cap;
+    smt_buf carry;
 
     uint64_t lineno;
     int had_newline;
@@ -484,23 +484,6 @@ int smt_lines_open(smt_lines **out, const char *path, unsigned flags, smt_err *e
     return 0;
 }
 
-static int carry_append(smt_lines *r, const char *p, size_t n)
-{
-    if (r->carry_len + n + 1 > r->carry_cap) {
-        size_t cap = r->carry_cap ? r->carry_cap : 4096;
-        while (cap < r->carry_len + n + 1)
-            cap *= 2;
-        char *c = realloc(r->carry, cap);
-        if (!c)
-            return SMT_ERR_NOMEM;
-        r->carry = c;
-        r->carry_cap = cap;
-    }
-    memcpy(r->carry + r->carry_len, p, n);
-    r->carry_len += n;
-    return 0;
-}
-
 /* Drops the "\r" of a "\r\n" terminator, and a UTF-8 byte-order mark at the start of the input
  * (it would otherwise stay glued to the first word). */
 static void finish_line(const smt_lines *r, char **line, size_t *len)
@@ -516,7 +499,7 @@ static void finish_line(const smt_lines *r, char **line, size_t *len)
 
 int smt_lines_next(smt_lines *r, char **line, size_t *len, smt_err *err)
 {
-    r->carry_len = 0;
+    r->carry.len = 0;
     int spanning = 0;
     for (;;) {
         if (r->done)
@@ -528,16 +511,16 @@ int smt_lines_next(smt_lines *r, char **line, size_t *len, smt_err *err)
                 if (c->error)
                     return smt_err_set(err, SMT_ERR_IO, "%s:%llu: read error: %s", r->path,
                                        (unsigned long long)(r->lineno + 1), c->msg);
-                if (spanning && r->carry_len > 0) {
+                if (spanning && r->carry.len > 0) {
                     /* an unterminated last line */
                     r->lineno++;
                     r->had_newline = 0;
-                    if (carry_append(r, "", 0))
+                    if (smt_buf_append(&r->carry, "", 0))
                         return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", r->path);
-                    *len = r->carry_len;
-                    *line = r->carry;
+                    *len = r->carry.len;
+                    *line = r->carry.data;
                     finish_line(r, line, len);
-                    if (r->lineno == 1 && r->carry_len == 3 && *line != r->carry) {
+                    if (r->lineno == 1 && r->carry.len == 3 && *line != r->carry.data) {
                         r->lineno = 0; /* only a byte-order mark: an empty input */
                         return 0;
                     }
@@ -558,10 +541,10 @@ int smt_lines_next(smt_lines *r, char **line, size_t *len, smt_err *err)
             r->lineno++;
             r->had_newline = 1;
             if (spanning) {
-                if (carry_append(r, start, n))
+                if (smt_buf_append(&r->carry, start, n))
                     return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", r->path);
-                *line = r->carry;
-                *len = r->carry_len;
+                *line = r->carry.data;
+                *len = r->carry.len;
             } else {
                 *line = start;
                 *len = n;
@@ -570,7 +553,7 @@ int smt_lines_next(smt_lines *r, char **line, size_t *len, smt_err *err)
             return 1;
         }
         /* No newline in the rest of this chunk: keep it and continue with the next. */
-        if (carry_append(r, start, avail))
+        if (smt_buf_append(&r->carry, start, avail))
             return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", r->path);
         spanning = 1;
         r->pos = r->cur->len;
@@ -619,7 +602,7 @@ void smt_lines_close(smt_lines *r)
     free(r->in);
     for (int i = 0; i < QUEUE_LEN + 1; i++)
         free(r->pool[i].data);
-    free(r->carry);
+    smt_buf_free(&r->carry);
     free(r->path);
     free(r);
 }

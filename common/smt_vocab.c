@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "smt_buf.h"
 #include "smt_hash.h"
 
 uint32_t smt_vocab_find(const smt_vocab *v, const char *word, size_t len)
@@ -90,10 +91,9 @@ int smt_vocab_load(smt_vocab *v, const smt_mapped *m, const char *prefix, smt_er
 /* ---------------------------------------------------------------- builder */
 
 struct smt_vocab_builder {
-    char *str;
-    uint64_t str_size, str_cap;
+    smt_buf str; /* every word followed by its NUL */
     uint64_t *off;
-    uint64_t off_cap; /* entries */
+    size_t off_cap; /* entries */
     smt_vocab_slot *slots;
     uint64_t n_slots;
     uint32_t n;
@@ -101,7 +101,7 @@ struct smt_vocab_builder {
 
 smt_vocab smt_vocab_builder_view(const smt_vocab_builder *b)
 {
-    smt_vocab v = {b->str, b->off, b->slots, b->str_size, b->n, b->n_slots - 1};
+    smt_vocab v = {b->str.data, b->off, b->slots, b->str.len, b->n, b->n_slots - 1};
     return v;
 }
 
@@ -111,13 +111,12 @@ int smt_vocab_builder_create(smt_vocab_builder **out, smt_err *err)
     smt_vocab_builder *b = calloc(1, sizeof *b);
     if (!b)
         return smt_err_set(err, SMT_ERR_NOMEM, "vocabulary: out of memory");
-    b->str_cap = 1 << 16;
     b->off_cap = 1 << 12;
     b->n_slots = 1 << 13;
-    b->str = malloc(b->str_cap);
+    int rc = smt_buf_reserve(&b->str, 1 << 16);
     b->off = malloc(b->off_cap * sizeof *b->off);
     b->slots = malloc(b->n_slots * sizeof *b->slots);
-    if (!b->str || !b->off || !b->slots) {
+    if (rc || !b->off || !b->slots) {
         smt_vocab_builder_free(b);
         return smt_err_set(err, SMT_ERR_NOMEM, "vocabulary: out of memory");
     }
@@ -131,7 +130,7 @@ void smt_vocab_builder_free(smt_vocab_builder *b)
 {
     if (!b)
         return;
-    free(b->str);
+    smt_buf_free(&b->str);
     free(b->off);
     free(b->slots);
     free(b);
@@ -155,7 +154,7 @@ static int grow_slots(smt_vocab_builder *b)
     memset(s, 0xff, n_slots * sizeof *s);
     for (uint32_t id = 0; id < b->n; id++) {
         size_t len = (size_t)(b->off[id + 1] - b->off[id] - 1);
-        place(s, n_slots - 1, smt_hash_bytes(b->str + b->off[id], len), id);
+        place(s, n_slots - 1, smt_hash_bytes(b->str.data + b->off[id], len), id);
     }
     free(b->slots);
     b->slots = s;
@@ -174,30 +173,16 @@ int smt_vocab_builder_add(smt_vocab_builder *b, const char *word, size_t len, ui
     }
     if (b->n >= SMT_VOCAB_MAX_WORDS)
         return smt_err_set(err, SMT_ERR_LIMIT, "vocabulary: more than %u words", SMT_VOCAB_MAX_WORDS);
-    if (b->str_size + len + 1 > b->str_cap) {
-        uint64_t cap = b->str_cap;
-        while (cap < b->str_size + len + 1)
-            cap *= 2;
-        char *s = realloc(b->str, cap);
-        if (!s)
-            return smt_err_set(err, SMT_ERR_NOMEM, "vocabulary: out of memory");
-        b->str = s;
-        b->str_cap = cap;
-    }
-    if ((uint64_t)b->n + 2 > b->off_cap) {
-        uint64_t *o = realloc(b->off, 2 * b->off_cap * sizeof *o);
-        if (!o)
-            return smt_err_set(err, SMT_ERR_NOMEM, "vocabulary: out of memory");
-        b->off = o;
-        b->off_cap *= 2;
-    }
-    if (2 * ((uint64_t)b->n + 1) > b->n_slots && grow_slots(b))
+    if (smt_buf_reserve(&b->str, len + 1) ||
+        smt_grow(&b->off, &b->off_cap, (size_t)b->n + 2, sizeof *b->off, 0) ||
+        (2 * ((uint64_t)b->n + 1) > b->n_slots && grow_slots(b)))
         return smt_err_set(err, SMT_ERR_NOMEM, "vocabulary: out of memory");
-    memcpy(b->str + b->str_size, word, len);
-    b->str[b->str_size + len] = '\0';
-    b->str_size += len + 1;
+    memcpy(b->str.data + b->str.len, word, len);
+    b->str.len += len + 1; /* the word and its NUL */
+    b->str.data[b->str.len - 1] = '\0';
+    b->str.data[b->str.len] = '\0';
     uint32_t new_id = b->n++;
-    b->off[b->n] = b->str_size;
+    b->off[b->n] = b->str.len;
     place(b->slots, b->n_slots - 1, smt_hash_bytes(word, len), new_id);
     *id = new_id;
     return 0;
@@ -209,7 +194,7 @@ int smt_vocab_builder_write(const smt_vocab_builder *b, smt_writer *w, const cha
     char nm[3][SMT_FILE_SECTION_NAME_MAX + 1];
     int rc = names(nm, prefix, err);
     if (!rc)
-        rc = smt_writer_section(w, nm[0], b->str, (size_t)b->str_size, err);
+        rc = smt_writer_section(w, nm[0], b->str.data, b->str.len, err);
     if (!rc)
         rc = smt_writer_section(w, nm[1], b->off, ((size_t)b->n + 1) * sizeof *b->off, err);
     if (!rc)

@@ -85,13 +85,9 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
     ppt_target pe;
     while (ppt_targets_next(&it, &pe)) {
         dec_pt_entry e = {pe.words, pe.n_words, pe.scores, pe.reordering, pe.align, pe.n_align};
-        if (cnt == cap) {
-            tmp_cand *nt = realloc(t, (cap *= 2) * sizeof *t);
-            if (!nt) {
-                free(t);
-                return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-            }
-            t = nt;
+        if (cnt == cap && smt_grow(&t, &cap, cnt + 1, sizeof *t, 0)) {
+            free(t);
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
         }
         tmp_cand *c = &t[cnt];
         c->e = e;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "smt_buf.h"
 #include "smt_error.h"
 
 #ifdef __cplusplus
@@ -105,13 +106,6 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
 /* Seconds dec_model_load took. */
 double dec_model_load_seconds(const dec_model *m);
 
-/* A growable output buffer (data is NUL-terminated when len > 0). */
-typedef struct dec_buf {
-    char *data;
-    size_t len, cap;
-} dec_buf;
-void dec_buf_free(dec_buf *b);
-
 /* A worker; what its lines show (segmentation, alignment) is the ini's until
  * dec_worker_set_options. Returns 0, SMT_ERR_PARSE (a malformed ini section) or SMT_ERR_NOMEM. */
 int dec_worker_create(dec_worker **out, dec_model *m, smt_err *err);
@@ -128,8 +122,8 @@ int dec_worker_set_options(dec_worker *w, const dec_run_options *opt, smt_err *e
  * Returns 0, SMT_ERR_LIMIT (more than DEC_MAX_SENTENCE tokens), SMT_ERR_CORRUPT (a damaged
  * phrase-table group: the sentence is never translated with it) or SMT_ERR_NOMEM; on
  * SMT_ERR_LIMIT and SMT_ERR_CORRUPT an empty line is still appended to best. */
-int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, dec_buf *best,
-                  dec_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err);
+int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, smt_buf *best,
+                  smt_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err);
 
 /* How a run is driven: the output streams and Moses's run flags. Each field is what a flag sets;
  * dec_run_options_default marks every one "not given" (-1 or NULL), and dec_run_options_resolve

@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "moses_ini.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -12,6 +11,7 @@
 
 #include "smt_lines.h"
 #include "smt_num.h"
+#include "smt_words.h"
 
 /* Moses's ini parameters (sections), each classified for this decoder:
  *   IMPL     implemented (read by dec_model_load or by the fastsmt tool);
@@ -150,12 +150,10 @@ static int is_text(const char *line, size_t len)
 
 static char *trim(char *s)
 {
-    while (isspace((unsigned char)*s))
-        s++;
-    char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    return s;
+    const char *b = s, *e = s + strlen(s);
+    smt_trim(&b, &e, SMT_WS_SPACE);
+    s[e - s] = '\0';
+    return s + (b - s);
 }
 
 /* Grows an array of elem bytes to hold n+1 elements. */
@@ -169,19 +167,20 @@ static int push(void **arr, size_t n, size_t elem)
     return 0;
 }
 
+/* The next white-space separated token at *cursor, NUL-terminated in place. */
 static char *next_token(char **cursor)
 {
     char *s = *cursor;
-    while (isspace((unsigned char)*s))
-        s++;
-    if (!*s)
+    const char *pos = s, *w;
+    size_t len;
+    if (!smt_word_next(&pos, s + strlen(s), SMT_WS_SPACE, &w, &len))
         return NULL;
-    char *t = s;
-    while (*s && !isspace((unsigned char)*s))
-        s++;
-    if (*s)
-        *s++ = '\0';
-    *cursor = s;
+    char *t = s + (w - s);
+    *cursor = t + len;
+    if (t[len]) {
+        t[len] = '\0';
+        (*cursor)++;
+    }
     return t;
 }
 
@@ -496,26 +495,19 @@ int dec_ini_overwrite_weights(dec_ini *ini, const char *spec, smt_err *err)
     int rc = 0;
     char *cur = copy;
     while (!rc) {
-        while (isspace((unsigned char)*cur))
-            cur++;
-        if (!*cur)
+        const char *pos = cur, *end = cur + strlen(cur), *w;
+        size_t len;
+        if (!smt_word_next(&pos, end, SMT_WS_SPACE, &w, &len))
             break;
-        /* find the start of the next name token after this one */
-        char *end = cur;
-        while (*end && !isspace((unsigned char)*end))
-            end++;
-        char *next = end;
-        for (;;) {
-            while (isspace((unsigned char)*next))
-                next++;
-            if (!*next)
+        /* the start of the next name token after this one (or the end) */
+        char *next = copy + (pos - copy);
+        const char *t;
+        while (smt_word_next(&pos, end, SMT_WS_SPACE, &t, &len)) {
+            if (memchr(t, '=', len)) {
+                next = copy + (t - copy);
                 break;
-            char *t = next;
-            while (*t && !isspace((unsigned char)*t))
-                t++;
-            if (memchr(next, '=', (size_t)(t - next)))
-                break;
-            next = t;
+            }
+            next = copy + (pos - copy);
         }
         char saved = *next;
         *next = '\0';

@@ -19,52 +19,6 @@
 
 #define NBEST_FACTOR 20
 
-int dec_buf_append(dec_buf *b, const char *s, size_t len)
-{
-    if (b->len + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + len + 1)
-            cap *= 2;
-        char *p = realloc(b->data, cap);
-        if (!p)
-            return SMT_ERR_NOMEM;
-        b->data = p;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, s, len);
-    b->len += len;
-    b->data[b->len] = '\0';
-    return 0;
-}
-
-int dec_buf_printf(dec_buf *b, const char *fmt, ...)
-{
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return SMT_ERR_ARG;
-    if ((size_t)n < sizeof tmp)
-        return dec_buf_append(b, tmp, (size_t)n);
-    char *big = malloc((size_t)n + 1);
-    if (!big)
-        return SMT_ERR_NOMEM;
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    int rc = dec_buf_append(b, big, (size_t)n);
-    free(big);
-    return rc;
-}
-
-void dec_buf_free(dec_buf *b)
-{
-    free(b->data);
-    memset(b, 0, sizeof *b);
-}
-
 /* Accumulates in float, as Moses's ScoreComponentCollection does, so printed values match. */
 void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double *out)
 {
@@ -81,7 +35,7 @@ void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double
 
 /* The words of a path, each followed by a space; with seg, Moses's -t: after each phrase the
  * source range it translates, "|start-end| " (inclusive, 0-based). */
-static int append_words(const dec_search *s, dec_buf *b, hyp *const *path, size_t len, int seg)
+static int append_words(const dec_search *s, smt_buf *b, hyp *const *path, size_t len, int seg)
 {
     for (size_t i = 0; i < len; i++) {
         const dec_cand *c = path[i]->cand;
@@ -90,13 +44,13 @@ static int append_words(const dec_search *s, dec_buf *b, hyp *const *path, size_
             const char *w =
                 dec_word(s->m, c->words[k], (const char *const *)s->tokens, s->lens, &wl);
             int mark = s->out.mark_unknown && (c->words[k] & DEC_PASS_BIT);
-            if ((mark && dec_buf_append(b, s->out.unk_prefix, strlen(s->out.unk_prefix))) ||
-                dec_buf_append(b, w, wl) ||
-                (mark && dec_buf_append(b, s->out.unk_suffix, strlen(s->out.unk_suffix))) ||
-                dec_buf_append(b, " ", 1))
+            if ((mark && smt_buf_append(b, s->out.unk_prefix, strlen(s->out.unk_prefix))) ||
+                smt_buf_append(b, w, wl) ||
+                (mark && smt_buf_append(b, s->out.unk_suffix, strlen(s->out.unk_suffix))) ||
+                smt_buf_append(b, " ", 1))
                 return SMT_ERR_NOMEM;
         }
-        if (seg && dec_buf_printf(b, "|%d-%d| ", path[i]->start, path[i]->end))
+        if (seg && smt_buf_printf(b, "|%d-%d| ", path[i]->start, path[i]->end))
             return SMT_ERR_NOMEM;
     }
     return 0;
@@ -111,7 +65,7 @@ static int cmp_u16(const void *a, const void *b)
 /* The word alignment of a path, "s-t" pairs of sentence positions separated by spaces: phrase by
  * phrase in target order, within a phrase sorted by (source, target) without repeats (Moses keeps
  * a phrase's points in an ordered set). */
-static int append_alignment(dec_buf *b, hyp *const *path, size_t len)
+static int append_alignment(smt_buf *b, hyp *const *path, size_t len)
 {
     unsigned toff = 0;
     int first = 1;
@@ -127,7 +81,7 @@ static int append_alignment(dec_buf *b, hyp *const *path, size_t len)
         for (unsigned k = 0; k < n; k++) {
             if (k > 0 && pts[k] == pts[k - 1])
                 continue;
-            if (dec_buf_printf(b, "%s%d-%u", first ? "" : " ", path[i]->start + (pts[k] >> 8),
+            if (smt_buf_printf(b, "%s%d-%u", first ? "" : " ", path[i]->start + (pts[k] >> 8),
                                toff + (pts[k] & 255u))) {
                 if (pts != stack_pts)
                     free(pts);
@@ -156,7 +110,7 @@ static size_t chain(hyp *h, hyp **out, size_t cap)
     return n;
 }
 
-int dec_search_best(dec_search *s, dec_buf *buf, dec_buf *align, double *score)
+int dec_search_best(dec_search *s, smt_buf *buf, smt_buf *align, double *score)
 {
     if (score)
         *score = s->best ? s->best->score : 0;
@@ -168,14 +122,14 @@ int dec_search_best(dec_search *s, dec_buf *buf, dec_buf *align, double *score)
         if (append_words(s, buf, path, len, s->out.seg_best))
             return SMT_ERR_NOMEM;
         if (s->out.align_inline &&
-            (dec_buf_append(buf, "||| ", 4) || append_alignment(buf, path, len)))
+            (smt_buf_append(buf, "||| ", 4) || append_alignment(buf, path, len)))
             return SMT_ERR_NOMEM;
         if (align && append_alignment(align, path, len))
             return SMT_ERR_NOMEM;
     }
-    if (align && dec_buf_append(align, "\n", 1))
+    if (align && smt_buf_append(align, "\n", 1))
         return SMT_ERR_NOMEM;
-    return dec_buf_append(buf, "\n", 1);
+    return smt_buf_append(buf, "\n", 1);
 }
 
 /* A path: nodes[0] is the last hypothesis, as in Moses's TrellisPath. */
@@ -214,15 +168,7 @@ typedef struct plist {
 /* Room for one more path. Returns 0 or SMT_ERR_NOMEM. */
 static int plist_reserve(plist *l)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        tpath **q = realloc(l->p, cap * sizeof *q);
-        if (!q)
-            return SMT_ERR_NOMEM;
-        l->p = q;
-        l->cap = cap;
-    }
-    return 0;
+    return l->n < l->cap ? 0 : smt_grow(&l->p, &l->cap, l->n + 1, sizeof *l->p, 256);
 }
 
 static int plist_add(plist *l, tpath *p)
@@ -304,7 +250,7 @@ static int surface_equal(const tpath *a, const tpath *b)
     }
 }
 
-static int format_line(dec_search *s, uint64_t id, const tpath *p, dec_buf *buf, double *sc)
+static int format_line(dec_search *s, uint64_t id, const tpath *p, smt_buf *buf, double *sc)
 {
     const dec_model *m = s->m;
     hyp **fwd = arena_alloc(&s->ar, (p->len + 1) * sizeof *fwd);
@@ -313,11 +259,11 @@ static int format_line(dec_search *s, uint64_t id, const tpath *p, dec_buf *buf,
     for (uint32_t i = 0; i < p->len; i++)
         fwd[i] = p->nodes[p->len - 1 - i];
     dec_path_features(s, fwd, p->len, sc);
-    int rc = dec_buf_printf(buf, "%llu ||| ", (unsigned long long)id);
+    int rc = smt_buf_printf(buf, "%llu ||| ", (unsigned long long)id);
     if (!rc)
         rc = append_words(s, buf, fwd, p->len, s->out.seg_nbest);
     if (!rc)
-        rc = dec_buf_append(buf, " |||", 4);
+        rc = smt_buf_append(buf, " |||", 4);
     float total = 0;
     for (unsigned f = 0; f < m->n_features && !rc; f++) {
         const dec_feature *ft = &m->features[f];
@@ -325,39 +271,39 @@ static int format_line(dec_search *s, uint64_t id, const tpath *p, dec_buf *buf,
             total += (float)m->weights[ft->offset + k] * (float)sc[ft->offset + k];
         if (!ft->tuneable)
             continue;
-        rc = dec_buf_printf(buf, " %s=", ft->name);
+        rc = smt_buf_printf(buf, " %s=", ft->name);
         for (unsigned k = 0; k < ft->n && !rc; k++)
-            rc = dec_buf_printf(buf, " %g", (double)(float)sc[ft->offset + k]);
+            rc = smt_buf_printf(buf, " %g", (double)(float)sc[ft->offset + k]);
     }
     if (!rc)
-        rc = dec_buf_printf(buf, " ||| %g", (double)(float)total);
+        rc = smt_buf_printf(buf, " ||| %g", (double)(float)total);
     if (!rc && s->out.align_nbest) {
-        rc = dec_buf_append(buf, " ||| ", 5);
+        rc = smt_buf_append(buf, " ||| ", 5);
         if (!rc)
             rc = append_alignment(buf, fwd, p->len);
     }
     if (!rc)
-        rc = dec_buf_append(buf, "\n", 1);
+        rc = smt_buf_append(buf, "\n", 1);
     return rc;
 }
 
 /* An empty sentence: Moses's single empty hypothesis, every feature 0 (no </s> is scored), so
  * that every sentence id appears in the list, as tuning scripts expect. */
-static int empty_line(const dec_search *s, uint64_t id, dec_buf *buf)
+static int empty_line(const dec_search *s, uint64_t id, smt_buf *buf)
 {
     const dec_model *m = s->m;
-    int rc = dec_buf_printf(buf, "%llu |||  |||", (unsigned long long)id);
+    int rc = smt_buf_printf(buf, "%llu |||  |||", (unsigned long long)id);
     for (unsigned f = 0; f < m->n_features && !rc; f++) {
         if (!m->features[f].tuneable)
             continue;
-        rc = dec_buf_printf(buf, " %s=", m->features[f].name);
+        rc = smt_buf_printf(buf, " %s=", m->features[f].name);
         for (unsigned k = 0; k < m->features[f].n && !rc; k++)
-            rc = dec_buf_append(buf, " 0", 2);
+            rc = smt_buf_append(buf, " 0", 2);
     }
-    return rc ? rc : dec_buf_append(buf, " ||| 0\n", 7);
+    return rc ? rc : smt_buf_append(buf, " ||| 0\n", 7);
 }
 
-int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, dec_buf *buf)
+int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, smt_buf *buf)
 {
     if (n && s->n == 0)
         return empty_line(s, id, buf);

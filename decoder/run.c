@@ -17,6 +17,7 @@
 #include "smt_lines.h"
 #include "smt_progress.h"
 #include "smt_threads.h"
+#include "smt_words.h"
 
 struct dec_worker {
     dec_model *m;
@@ -89,7 +90,8 @@ void dec_worker_free(dec_worker *w)
     free(w);
 }
 
-/* Splits the line copy in place on spaces and tabs (Moses's tokenization of its input). */
+/* Splits a copy of the line into its words (smt_words.h's line separators: spaces and tabs as
+ * Moses, and a stray CR, LF or NUL), each NUL-terminated in the copy. */
 static int tokenize(dec_worker *w, const char *line, size_t len, size_t *n_out)
 {
     if (len + 1 > w->line_cap) {
@@ -101,43 +103,33 @@ static int tokenize(dec_worker *w, const char *line, size_t len, size_t *n_out)
     }
     memcpy(w->line, line, len);
     w->line[len] = '\0';
-    size_t n = 0;
-    char *s = w->line, *end = w->line + len;
-    while (s < end) {
-        while (s < end && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n' || *s == '\0'))
-            *s++ = '\0';
-        if (s == end)
-            break;
+    size_t n = 0, wl;
+    const char *pos = w->line, *end = w->line + len, *word;
+    while (smt_word_next(&pos, end, SMT_WS_LINE, &word, &wl)) {
         if (n == w->tok_cap) {
-            size_t cap = w->tok_cap ? w->tok_cap * 2 : 64;
-            char **t = realloc(w->tokens, cap * sizeof *t);
-            uint32_t *l = t ? realloc(w->lens, cap * sizeof *l) : NULL;
-            if (t)
-                w->tokens = t;
-            if (!t || !l)
+            size_t cap = w->tok_cap;
+            if (smt_grow(&w->tokens, &cap, n + 1, sizeof *w->tokens, 64) ||
+                smt_grow(&w->lens, &w->tok_cap, n + 1, sizeof *w->lens, 64))
                 return SMT_ERR_NOMEM;
-            w->lens = l;
-            w->tok_cap = cap;
         }
-        w->tokens[n] = s;
-        while (s < end && *s != ' ' && *s != '\t' && *s != '\r' && *s != '\n' && *s != '\0')
-            s++;
-        w->lens[n] = (uint32_t)(s - w->tokens[n]);
+        w->tokens[n] = w->line + (word - w->line);
+        w->tokens[n][wl] = '\0'; /* a separator (LINE separates at NUL too), or the copy's end */
+        w->lens[n] = (uint32_t)wl;
         n++;
     }
     *n_out = n;
     return 0;
 }
 
-int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, dec_buf *best,
-                  dec_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err)
+int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, smt_buf *best,
+                  smt_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err)
 {
     return dec_translate_align(w, line, len, sent_id, best, NULL, nbest, n_best, distinct, score,
                                err);
 }
 
 int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
-                        dec_buf *best, dec_buf *align, dec_buf *nbest, size_t n_best,
+                        smt_buf *best, smt_buf *align, smt_buf *nbest, size_t n_best,
                         int distinct, double *score, smt_err *err)
 {
     size_t n = 0;
@@ -150,16 +142,16 @@ int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t se
         rc = smt_err_set(err, SMT_ERR_LIMIT,
                          "sentence %llu has %zu tokens; the limit is %d: translation skipped",
                          (unsigned long long)sent_id, n, DEC_MAX_SENTENCE);
-        dec_buf_append(best, "\n", 1);
+        smt_buf_append(best, "\n", 1);
         if (align)
-            dec_buf_append(align, "\n", 1);
+            smt_buf_append(align, "\n", 1);
         return rc;
     }
     rc = dec_search_run(w->s, w->tokens, w->lens, n, nbest && n_best > 0, err);
     if (rc) {
-        dec_buf_append(best, "\n", 1);
+        smt_buf_append(best, "\n", 1);
         if (align)
-            dec_buf_append(align, "\n", 1);
+            smt_buf_append(align, "\n", 1);
         return rc;
     }
     if ((rc = dec_search_best(w->s, best, align, score)) != 0)
@@ -242,7 +234,7 @@ static void src_close(line_src *s)
 typedef struct line_job {
     char *text;
     size_t len, cap;
-    dec_buf best, nbest, align;
+    smt_buf best, nbest, align;
     double score;
     int rc;
     uint32_t tokens;
@@ -296,19 +288,10 @@ static void run_one(void *ctx_p, size_t task, unsigned worker)
     j->msg[0] = '\0';
     if (j->rc)
         snprintf(j->msg, sizeof j->msg, "%s", smt_err_text(&e, j->rc));
-    uint32_t t = 0;
-    for (size_t i = 0; i < j->len;) {
-        while (i < j->len && (j->text[i] == ' ' || j->text[i] == '\t'))
-            i++;
-        if (i < j->len)
-            t++;
-        while (i < j->len && j->text[i] != ' ' && j->text[i] != '\t')
-            i++;
-    }
-    j->tokens = t;
+    j->tokens = (uint32_t)smt_words_count(j->text, j->len, SMT_WS_LINE);
     if (ctx->progress) {
         atomic_fetch_add(&ctx->lines, 1);
-        atomic_fetch_add(&ctx->words, t);
+        atomic_fetch_add(&ctx->words, j->tokens);
         double now;
         if (worker == 0 && (now = smt_now()) - ctx->last_draw >= 0.5) {
             ctx->last_draw = now;
@@ -453,9 +436,9 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
                          (unsigned long long)failed_line, failed_msg);
     for (size_t i = 0; i < ctx.n_jobs; i++) {
         free(ctx.jobs[i].text);
-        dec_buf_free(&ctx.jobs[i].best);
-        dec_buf_free(&ctx.jobs[i].nbest);
-        dec_buf_free(&ctx.jobs[i].align);
+        smt_buf_free(&ctx.jobs[i].best);
+        smt_buf_free(&ctx.jobs[i].nbest);
+        smt_buf_free(&ctx.jobs[i].align);
     }
     for (unsigned i = 0; i < nw && ctx.workers; i++)
         dec_worker_free(ctx.workers[i]);

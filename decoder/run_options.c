@@ -6,6 +6,7 @@
 
 #include "dec_internal.h"
 #include "smt_num.h"
+#include "smt_words.h"
 
 void dec_run_options_default(dec_run_options *o)
 {
@@ -38,15 +39,20 @@ static int ini_nbest_list(const dec_model *m, dec_run_options *o, smt_err *err)
         return 0;
     for (size_t i = 0; i < nv; i++)
         len += strlen(v[i]) + 1;
-    char *all = malloc(len), *save = NULL;
+    char *all = malloc(len);
     if (!all)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     all[0] = '\0';
     for (size_t i = 0; i < nv; i++)
         strcat(strcat(all, v[i]), " ");
-    char *file = strtok_r(all, " \t", &save), *num = file ? strtok_r(NULL, " \t", &save) : NULL;
-    char *d = num ? strtok_r(NULL, " \t", &save) : NULL;
-    char *extra = d ? strtok_r(NULL, " \t", &save) : NULL;
+    const char *w[4];
+    size_t wl[4], nw = smt_words_split(all, strlen(all), SMT_WS_BLANK, w, wl, 4);
+    char *f[4] = {NULL, NULL, NULL, NULL};
+    for (size_t i = 0; i < nw && i < 4; i++) {
+        f[i] = all + (w[i] - all);
+        f[i][wl[i]] = '\0'; /* each word is followed by a separator */
+    }
+    char *file = f[0], *num = f[1], *d = f[2], *extra = f[3];
     int rc = 0;
     if (!file) {
         free(all);

@@ -466,14 +466,9 @@ static int push_cell(dec_search *s, edge *e, uint32_t x, uint32_t y, int complet
     if (!h)
         return SMT_ERR_NOMEM;
     queue *q = search_queue(s);
-    if (q->n_cells == q->cap_cells) {
-        size_t cap = q->cap_cells ? q->cap_cells * 2 : 1024;
-        qcell *p = realloc(q->cells, cap * sizeof *p);
-        if (!p)
-            return SMT_ERR_NOMEM;
-        q->cells = p;
-        q->cap_cells = cap;
-    }
+    if (q->n_cells == q->cap_cells &&
+        smt_grow(&q->cells, &q->cap_cells, q->n_cells + 1, sizeof *q->cells, 1024))
+        return SMT_ERR_NOMEM;
     uint32_t slot = (uint32_t)q->n_cells++;
     q->cells[slot] = (qcell){h, e, x, y};
     return q_push(q, (qitem){h->total, h->id, slot});

@@ -13,6 +13,7 @@
 #include "smt_lines.h"
 #include "smt_num.h"
 #include "smt_progress.h"
+#include "smt_words.h"
 
 #define EMPTY UINT32_MAX
 
@@ -241,48 +242,57 @@ static int next_line(reader *r)
     return rc;
 }
 
-static int is_blank(const char *s)
+/* A NUL byte: no word holds one (the unigrams are checked, so an n-gram's word with one is
+ * unknown) and no number; a header line with one is refused here, not read up to it. */
+static int nul_error(reader *r)
 {
-    for (; *s; s++)
-        if (*s != ' ' && *s != '\t' && *s != '\r' && *s != '\f' && *s != '\v')
-            return 0;
-    return 1;
+    return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: a NUL byte in the line", r->path,
+                       (unsigned long long)lineno(r));
 }
+
+/* next_line for the lines around the n-grams (headers, counts, blank lines, \end\). */
+static int next_text_line(reader *r)
+{
+    int rc = next_line(r);
+    return rc > 0 && memchr(r->line, '\0', r->len) ? nul_error(r) : rc;
+}
+
+/* A blank line: only KenLM's spaces (the line holds no NUL: next_text_line). */
+static int is_blank(const reader *r) { return smt_words_blank(r->line, r->len, SMT_WS_SPACE); }
 
 /* Next line that is not blank; at end of input an error naming what was expected. */
 static int next_nonblank(reader *r, const char *expected)
 {
     for (;;) {
-        int rc = next_line(r);
+        int rc = next_text_line(r);
         if (rc < 0)
             return rc;
         if (rc == 0)
             return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: unexpected end of file, expected %s",
                                r->path, (unsigned long long)lineno(r), expected);
-        if (!is_blank(r->line))
+        if (!is_blank(r))
             return 1;
     }
 }
 
-/* Splits in place on spaces and tabs; returns the number of fields (up to max + 1), their lengths
- * in len[] when len is not NULL (the number and word parsers need them: no strlen per field). */
-static unsigned split(char *s, char **f, size_t *len, unsigned max)
+/* Splits the line in place on spaces and tabs (each field NUL-terminated); returns the number of
+ * fields (up to max + 1: one more than max says "too many"), their lengths in len[] when len is
+ * not NULL (the number and word parsers need them: no strlen per field). */
+static unsigned split(reader *r, char **f, size_t *len, unsigned max)
 {
-    unsigned n = 0;
-    for (;;) {
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (!*s || n > max)
-            return n;
-        char *start = s;
-        while (*s && *s != ' ' && *s != '\t')
-            s++;
+    const char *w[GLM_MAX_ORDER + 3];
+    size_t wl[GLM_MAX_ORDER + 3];
+    size_t keep = (size_t)max + 1 < GLM_MAX_ORDER + 3 ? (size_t)max + 1 : GLM_MAX_ORDER + 3;
+    size_t n = smt_words_split(r->line, r->len, SMT_WS_BLANK, w, wl, keep);
+    if (n > keep)
+        n = keep;
+    for (size_t i = 0; i < n; i++) { /* after the split: the NULs overwrite separators */
+        f[i] = r->line + (w[i] - r->line);
+        f[i][wl[i]] = '\0';
         if (len)
-            len[n] = (size_t)(s - start);
-        f[n++] = start;
-        if (*s)
-            *s++ = '\0';
+            len[i] = wl[i];
     }
+    return (unsigned)n;
 }
 
 /* A float field, strictly (smt_num.h: whole token, plain decimal, correctly rounded as KenLM's
@@ -342,21 +352,19 @@ static void set_extension(float *bo)
  * wrapped count. */
 static int count_line(reader *r, unsigned *n, uint64_t *count)
 {
-    const char *s = r->line;
-    while (*s == ' ' || *s == '\t')
+    const char *s = r->line, *line_end = r->line + r->len;
+    while (s < line_end && smt_is_sep((unsigned char)*s, SMT_WS_BLANK))
         s++;
-    const char *eq = strchr(s, '=');
-    if (strncmp(s, "ngram", 5) != 0 || (s[5] != ' ' && s[5] != '\t') || !eq)
+    const char *eq = memchr(s, '=', (size_t)(line_end - s));
+    if (line_end - s < 6 || strncmp(s, "ngram", 5) != 0 ||
+        !smt_is_sep((unsigned char)s[5], SMT_WS_BLANK) || !eq)
         return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected 'ngram N=count', got '%.64s'",
                            r->path, (unsigned long long)lineno(r), r->line);
     s += 5;
-    while (*s == ' ' || *s == '\t')
+    while (smt_is_sep((unsigned char)*s, SMT_WS_BLANK))
         s++;
-    const char *c = eq + 1, *end = c + strlen(c);
-    while (*c == ' ' || *c == '\t')
-        c++;
-    while (end > c && (end[-1] == ' ' || end[-1] == '\t'))
-        end--;
+    const char *c = eq + 1, *end = line_end;
+    smt_trim(&c, &end, SMT_WS_BLANK);
     long long order, v;
     int rc = smt_parse_ll(s, (size_t)(eq - s), 1, GLM_MAX_ORDER + 1, &order);
     if (rc == SMT_ERR_PARSE)
@@ -383,23 +391,23 @@ static int read_counts(reader *r, glm_arpa *a)
 {
     int rc;
     for (;;) { /* only blank and '#' comment lines before \data\ */
-        if ((rc = next_line(r)) < 0)
+        if ((rc = next_text_line(r)) < 0)
             return rc;
         if (rc == 0)
             return smt_err_set(r->err, SMT_ERR_PARSE, "%s: empty file, expected \\data\\", r->path);
-        if (is_blank(r->line) || r->line[0] == '#')
+        if (is_blank(r) || r->line[0] == '#')
             continue;
         char *f[2];
-        if (split(r->line, f, NULL, 1) == 1 && strcmp(f[0], "\\data\\") == 0)
+        if (split(r, f, NULL, 1) == 1 && strcmp(f[0], "\\data\\") == 0)
             break;
         return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected \\data\\", r->path,
                            (unsigned long long)lineno(r));
     }
     a->order = 0;
     for (;;) {
-        if ((rc = next_line(r)) < 0)
+        if ((rc = next_text_line(r)) < 0)
             return rc;
-        if (rc == 0 || is_blank(r->line))
+        if (rc == 0 || is_blank(r))
             break;
         unsigned n = 0;
         uint64_t c = 0;
@@ -431,7 +439,7 @@ static int read_header(reader *r, unsigned n)
     char want[32];
     snprintf(want, sizeof want, "\\%u-grams:", n);
     char *f[2];
-    if (split(r->line, f, NULL, 1) != 1 || strcmp(f[0], want) != 0)
+    if (split(r, f, NULL, 1) != 1 || strcmp(f[0], want) != 0)
         return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: expected '%s' (were there more n-grams "
                            "than declared?)", r->path, (unsigned long long)lineno(r), want);
     return 0;
@@ -462,7 +470,7 @@ static int ngram_line(reader *r, unsigned n, uint64_t i, uint64_t count, char **
                            "%s:%llu: end of file after %llu of %llu declared %u-grams", r->path,
                            (unsigned long long)lineno(r), (unsigned long long)i,
                            (unsigned long long)count, n);
-    *nf = split(r->line, f, r->flen, n + 2);
+    *nf = split(r, f, r->flen, n + 2);
     if (*nf == 1 && f[0][0] == '\\')
         return smt_err_set(r->err, SMT_ERR_PARSE,
                            "%s:%llu: section ends after %llu of %llu declared %u-grams", r->path,
@@ -521,6 +529,10 @@ static int read_unigrams(reader *r, glm_arpa *a)
             (rc = parse_prob(r, f[0], r->flen[0], &prob)) ||
             (nf == 3 && (rc = parse_backoff(r, f[2], r->flen[2], &bo))))
             goto out;
+        if (memchr(f[1], '\0', r->flen[1])) {
+            rc = nul_error(r);
+            goto out;
+        }
         smt_vocab v = smt_vocab_builder_view(a->vocab);
         uint32_t before = v.n;
         if ((rc = smt_vocab_builder_add(a->vocab, f[1], r->flen[1], &id, r->err)))
@@ -661,12 +673,12 @@ static int read_end(reader *r)
     if (rc < 0)
         return rc;
     char *f[2];
-    if (split(r->line, f, NULL, 1) != 1 || strcmp(f[0], "\\end\\") != 0)
+    if (split(r, f, NULL, 1) != 1 || strcmp(f[0], "\\end\\") != 0)
         return smt_err_set(r->err, SMT_ERR_PARSE,
                            "%s:%llu: expected \\end\\ (were there more n-grams than declared?)",
                            r->path, (unsigned long long)lineno(r));
-    while ((rc = next_line(r)) > 0)
-        if (!is_blank(r->line))
+    while ((rc = next_text_line(r)) > 0)
+        if (!is_blank(r))
             return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: text after \\end\\", r->path,
                                (unsigned long long)lineno(r));
     return rc;

@@ -6,17 +6,16 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 
 #include "glm_internal.h"
+#include "smt_buf.h"
 #include "smt_hash.h"
 #include "smt_lines.h"
 #include "smt_num.h"
 #include "smt_threads.h"
+#include "smt_words.h"
 
 /* ---------------------------------------------------------------- number printing */
 
@@ -113,36 +112,21 @@ typedef struct block {
     size_t ntok, captok, nlines, caplines, ntxt, captxt;
 } block;
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 1024;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static int block_reserve_tokens(block *b, size_t need)
 {
     if (need <= b->captok)
         return 0;
     size_t c = b->captok;
-    if (grow((void **)&b->ids, &c, need, sizeof *b->ids))
+    if (smt_grow((void **)&b->ids, &c, need, sizeof *b->ids, 1024))
         return -1;
     c = b->captok;
-    if (grow((void **)&b->woff, &c, need, sizeof *b->woff))
+    if (smt_grow((void **)&b->woff, &c, need, sizeof *b->woff, 1024))
         return -1;
     c = b->captok;
-    if (grow((void **)&b->prob, &c, need, sizeof *b->prob))
+    if (smt_grow((void **)&b->prob, &c, need, sizeof *b->prob, 1024))
         return -1;
     c = b->captok;
-    if (grow((void **)&b->len, &c, need, sizeof *b->len))
+    if (smt_grow((void **)&b->len, &c, need, sizeof *b->len, 1024))
         return -1;
     b->captok = c;
     return 0;
@@ -152,39 +136,6 @@ static void block_free(block *b)
 {
     free(b->ids), free(b->woff), free(b->sstart), free(b->nwords);
     free(b->prob), free(b->len), free(b->txt);
-}
-
-/* Bit i of the result: line[i] (i < 64, i < n) is a separator; bits at and past n are set. */
-static inline uint64_t sep_mask64(const char *p, size_t n)
-{
-#ifdef __SSE2__
-    char tmp[64];
-    if (n < 64) { /* the tail: a NUL-padded copy (NUL is a separator) */
-        memset(tmp, 0, sizeof tmp);
-        memcpy(tmp, p, n);
-        p = tmp;
-    }
-    const __m128i sp = _mm_set1_epi8(' '), nine = _mm_set1_epi8(9), four = _mm_set1_epi8(4),
-                  nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
-    uint64_t m = 0;
-    for (int c = 0; c < 4; c++) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * c));
-        __m128i t = _mm_sub_epi8(v, nine); /* 9..13 -> 0..4 */
-        __m128i r = _mm_cmpeq_epi8(_mm_min_epu8(t, four), t);
-        r = _mm_andnot_si128(_mm_cmpeq_epi8(v, nl), r);
-        r = _mm_or_si128(r, _mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, zero)));
-        m |= (uint64_t)(uint16_t)_mm_movemask_epi8(r) << (16 * c);
-    }
-    return m;
-#else
-    /* KenLM's separators: space, tab, CR, FF, VT and NUL ('\n' never occurs inside a line) */
-    uint64_t m = 0;
-    for (size_t i = 0; i < 64; i++)
-        if (i >= n || p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\f' ||
-            p[i] == '\v' || p[i] == '\0')
-            m |= 1ull << i;
-    return m;
-#endif
 }
 
 /* a[0..n) == b[0..n) with at most four loads for n <= 16 (never reading past either end) */
@@ -230,16 +181,16 @@ static int add_line(block *b, const glm_model *m, char *line, size_t n, int keep
 {
     if (b->nlines + 2 > b->caplines) {
         size_t c = b->caplines;
-        if (grow((void **)&b->sstart, &c, b->nlines + 2, sizeof *b->sstart))
+        if (smt_grow((void **)&b->sstart, &c, b->nlines + 2, sizeof *b->sstart, 1024))
             return -1;
         c = b->caplines;
-        if (grow((void **)&b->nwords, &c, b->nlines + 2, sizeof *b->nwords))
+        if (smt_grow((void **)&b->nwords, &c, b->nlines + 2, sizeof *b->nwords, 1024))
             return -1;
         b->caplines = c;
     }
     if (block_reserve_tokens(b, b->ntok + n / 2 + 2))
         return -1;
-    if (keep_text && grow((void **)&b->txt, &b->captxt, b->ntxt + n + 1, 1))
+    if (keep_text && smt_grow((void **)&b->txt, &b->captxt, b->ntxt + n + 1, 1, 1024))
         return -1;
     b->sstart[b->nlines] = b->ntok;
     uint32_t words = 0;
@@ -250,7 +201,7 @@ static int add_line(block *b, const glm_model *m, char *line, size_t n, int keep
     /* the scan: base is the window's first byte, mask its separators (consumed bits cleared to
      * separators: a set bit is a separator or an already-passed byte) */
     size_t base = 0;
-    uint64_t mask = n ? sep_mask64(line, n) : ~0ull;
+    uint64_t mask = n ? smt_ws_mask64(line, n, SMT_WS_SPACE) : ~0ull;
     int done = n == 0;
     while (!done) {
         unsigned nb = 0;
@@ -262,7 +213,7 @@ static int add_line(block *b, const glm_model *m, char *line, size_t n, int keep
                     done = 1;
                     break;
                 }
-                mask = sep_mask64(line + base, n - base);
+                mask = smt_ws_mask64(line + base, n - base, SMT_WS_SPACE);
             }
             if (done)
                 break;
@@ -283,7 +234,7 @@ static int add_line(block *b, const glm_model *m, char *line, size_t n, int keep
                         mask = ~0ull;
                         break;
                     }
-                    mask = sep_mask64(line + base, n - base);
+                    mask = smt_ws_mask64(line + base, n - base, SMT_WS_SPACE);
                     if (mask) {
                         unsigned e = (unsigned)__builtin_ctzll(mask);
                         end = base + e;
@@ -343,7 +294,7 @@ static int score_gpu(glm_gpu *g, const glm_model *m, block *b, int null_context,
                      size_t *caprows, smt_err *err)
 {
     unsigned N = glm_order(m);
-    if (grow((void **)rows, caprows, b->ntok * N + 1, sizeof **rows))
+    if (smt_grow((void **)rows, caprows, b->ntok * N + 1, sizeof **rows, 1024))
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory for GPU rows");
     for (size_t s = 0; s < b->nlines; s++)
         for (uint64_t t = b->sstart[s]; t < b->sstart[s + 1]; t++) {

@@ -46,7 +46,7 @@ void nmt_model_free(nmt_model *m);
 /* The model's configuration. */
 const nmt_config *nmt_model_config(const nmt_model *m);
 
-/* Splits text on blanks and maps each word to its id (unknown words → unk_id) on the source
+/* Splits text into words (smt_words.h: spaces, tabs, CR, LF) and maps each word to its id (unknown words → unk_id) on the source
  * (target = 0) or target (target = 1) side. Writes at most cap ids; returns the number of words
  * (which may exceed cap: the caller then retries with a larger buffer). No </s> is added. */
 size_t nmt_model_tokenize(const nmt_model *m, int target, const char *text, int32_t *ids, size_t cap);

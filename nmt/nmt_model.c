@@ -13,6 +13,8 @@
 #include "nmt_internal.h"
 #include "nmt_json.h"
 #include "nmt_st.h"
+#include "smt_buf.h"
+#include "smt_words.h"
 
 static char *join(const char *dir, const char *name)
 {
@@ -31,33 +33,27 @@ int nmt_read_file(const char *path, char **data, size_t *len, smt_err *err)
     FILE *f = fopen(path, "rb");
     if (!f)
         return smt_err_errno(err, SMT_ERR_IO, errno, "%s", path);
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
+    smt_buf buf = {0};
     for (;;) {
-        if (cap - n < 65536) {
-            cap = cap ? cap * 2 : 1 << 20;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
-            }
-            buf = nb;
+        if (smt_buf_reserve(&buf, 65536)) {
+            smt_buf_free(&buf);
+            fclose(f);
+            return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
         }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
+        size_t r = fread(buf.data + buf.len, 1, buf.cap - 1 - buf.len, f);
+        buf.len += r;
+        buf.data[buf.len] = '\0';
         if (r == 0)
             break;
     }
     int bad = ferror(f);
     fclose(f);
     if (bad) {
-        free(buf);
+        smt_buf_free(&buf);
         return smt_err_set(err, SMT_ERR_IO, "%s: read error", path);
     }
-    buf[n] = 0;
-    *data = buf;
-    *len = n;
+    *data = buf.data;
+    *len = buf.len;
     return 0;
 }
 
@@ -579,17 +575,10 @@ const nmt_config *nmt_model_config(const nmt_model *m) { return &m->cfg; }
 size_t nmt_model_tokenize(const nmt_model *m, int target, const char *text, int32_t *ids, size_t cap)
 {
     smt_vocab v = smt_vocab_builder_view(target ? m->tgt_vocab : m->src_vocab);
-    size_t n = 0;
-    const char *p = text;
-    for (;;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (!*p || *p == '\n' || *p == '\r')
-            break;
-        const char *s = p;
-        while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
-            p++;
-        uint32_t id = smt_vocab_find(&v, s, (size_t)(p - s));
+    size_t n = 0, len;
+    const char *pos = text, *end = text + strlen(text), *s;
+    while (smt_word_next(&pos, end, SMT_WS_LINE, &s, &len)) {
+        uint32_t id = smt_vocab_find(&v, s, len);
         if (n < cap)
             ids[n] = id == SMT_VOCAB_NONE || (int)id == m->cfg.pad_id || (int)id == m->cfg.bos_id ||
                              (int)id == m->cfg.eos_id

@@ -17,18 +17,16 @@
 #include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_num.h"
+#include "smt_words.h"
 
 /* ---- n-best lines ---- */
 
 /* A number field: blanks around it are separators, the rest must be the number (NaN never). */
-static int parse_field_double(char *f, double *out)
+static int parse_field_double(const char *f, double *out)
 {
-    size_t n = strlen(f);
-    while (*f == ' ' || *f == '\t')
-        f++, n--;
-    while (n && (f[n - 1] == ' ' || f[n - 1] == '\t'))
-        n--;
-    return smt_parse_double(f, n, -HUGE_VAL, HUGE_VAL, SMT_NUM_ALLOW_INF, out);
+    const char *b = f, *e = f + strlen(f);
+    smt_trim(&b, &e, SMT_WS_BLANK);
+    return smt_parse_double(b, (size_t)(e - b), -HUGE_VAL, HUGE_VAL, SMT_NUM_ALLOW_INF, out);
 }
 
 int nmt_nbest_parse(char *line, nmt_nbest_line *out)
@@ -49,13 +47,9 @@ int nmt_nbest_parse(char *line, nmt_nbest_line *out)
             out->rest = p;
     }
     long long id;
-    char *idf = f[0];
-    size_t idn = strlen(idf);
-    while (*idf == ' ' || *idf == '\t')
-        idf++, idn--;
-    while (idn && (idf[idn - 1] == ' ' || idf[idn - 1] == '\t'))
-        idn--;
-    if (smt_parse_ll(idf, idn, 0, LONG_MAX, &id))
+    const char *idf = f[0], *ide = f[0] + strlen(f[0]);
+    smt_trim(&idf, &ide, SMT_WS_BLANK);
+    if (smt_parse_ll(idf, (size_t)(ide - idf), 0, LONG_MAX, &id))
         return -1;
     out->id = (long)id;
     out->words = f[1];
@@ -73,10 +67,9 @@ int nmt_nbest_feature(const char *feats, const char *name, double *value)
     const char *p = feats;
     while ((p = strstr(p, name)) != NULL) {
         if ((p == feats || p[-1] == ' ') && p[n] == '=' && p[n + 1] == ' ') {
-            const char *v = p + n + 2;
-            while (*v == ' ')
-                v++;
-            size_t len = strcspn(v, " \t");
+            const char *pos = p + n + 2, *v = pos;
+            size_t len = 0;
+            smt_word_next(&pos, pos + strlen(pos), SMT_WS_BLANK, &v, &len);
             return smt_parse_double(v, len, -HUGE_VAL, HUGE_VAL, SMT_NUM_ALLOW_INF, value) ? -1
                                                                                             : 1;
         }
@@ -161,20 +154,14 @@ static int is_segment_marker(const char *w, size_t n)
 
 size_t nmt_nbest_plain(const char *words, char *out)
 {
-    size_t o = 0;
-    const char *p = words;
-    while (*p) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        const char *w = p;
-        while (*p && *p != ' ' && *p != '\t')
-            p++;
-        size_t n = (size_t)(p - w);
-        if (n == 0 || is_segment_marker(w, n))
+    size_t o = 0, n;
+    const char *pos = words, *end = words + strlen(words), *w;
+    while (smt_word_next(&pos, end, SMT_WS_BLANK, &w, &n)) {
+        if (is_segment_marker(w, n))
             continue;
         if (o)
             out[o++] = ' ';
-        memmove(out + o, w, n);
+        memmove(out + o, w, n); /* out may be words: o never passes w */
         o += n;
     }
     out[o] = 0;

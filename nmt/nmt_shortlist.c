@@ -7,6 +7,7 @@
 #include "nmt_internal.h"
 #include "nmt_shortlist.h"
 #include "smt_lines.h"
+#include "smt_buf.h"
 
 int nmt_shortlist_load(nmt_shortlist **out, const nmt_model *m, const char *path, int per_word,
                        int frequent, smt_err *err)
@@ -42,14 +43,9 @@ int nmt_shortlist_load(nmt_shortlist **out, const nmt_model *m, const char *path
         lines++;
         if (a == m->cfg.unk_id || b == m->cfg.unk_id || count[a] >= per_word)
             continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 4096;
-            int32_t *np = realloc(pairs, cap * 2 * sizeof *np);
-            if (!np) {
-                rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-                break;
-            }
-            pairs = np;
+        if (n == cap && smt_grow(&pairs, &cap, n + 1, 2 * sizeof *pairs, 4096)) {
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+            break;
         }
         pairs[2 * n] = a;
         pairs[2 * n + 1] = b;

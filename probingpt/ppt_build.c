@@ -229,24 +229,9 @@ static int alignment_id(ppt_builder *b, ppt_span s, uint32_t src_len, uint32_t t
         int rc = smt_vocab_builder_add(b->align_text, s.b, len, &found, b->err);
         if (rc)
             return rc;
-        if (b->n_pts + (size_t)n > b->cap_pts) {
-            size_t cap = b->cap_pts ? 2 * b->cap_pts : 4096;
-            while (cap < b->n_pts + (size_t)n)
-                cap *= 2;
-            uint8_t *p = realloc(b->align_pts, 2 * cap);
-            if (!p)
-                return ppt_oom(b);
-            b->align_pts = p;
-            b->cap_pts = cap;
-        }
-        if (2 * (size_t)(found + 1) > b->cap_align_max) {
-            size_t cap = b->cap_align_max ? 2 * b->cap_align_max : 4096;
-            uint8_t *m = realloc(b->align_max, cap);
-            if (!m)
-                return ppt_oom(b);
-            b->align_max = m;
-            b->cap_align_max = cap;
-        }
+        if (smt_grow(&b->align_pts, &b->cap_pts, b->n_pts + (size_t)n, 2, 4096) ||
+            smt_grow(&b->align_max, &b->cap_align_max, 2 * (size_t)(found + 1), 1, 4096))
+            return ppt_oom(b);
         uint8_t ms = 0, mt = 0;
         for (int i = 0; i < n; i++) {
             ms = pairs[2 * i] + 1u > ms ? (uint8_t)(pairs[2 * i] + 1u) : ms;
@@ -582,7 +567,7 @@ static void builder_free(ppt_builder *b)
     free(b->cur_text);
     free(b->cur.v);
     free(b->meta);
-    free(b->left_text);
+    smt_buf_free(&b->left_text);
     free(b->left_off);
     free(b->left_scores);
     free(b->unmatched);

@@ -79,32 +79,13 @@ static int cmp_key(const char *a, size_t al, const char *b, size_t bl)
 
 static int push_leftover(ppt_builder *b)
 {
-    if (b->left_len + b->rt_key_len + 1 > b->left_cap) {
-        size_t cap = b->left_cap ? 2 * b->left_cap : 1 << 16;
-        while (cap < b->left_len + b->rt_key_len + 1)
-            cap *= 2;
-        char *t = realloc(b->left_text, cap);
-        if (!t)
-            return ppt_oom(b);
-        b->left_text = t;
-        b->left_cap = cap;
-    }
-    if (b->n_left == b->cap_left) {
-        size_t cap = b->cap_left ? 2 * b->cap_left : 1024;
-        uint64_t *o = realloc(b->left_off, (cap + 1) * sizeof *o);
-        if (!o)
-            return ppt_oom(b);
-        b->left_off = o;
-        float *s = realloc(b->left_scores, cap * b->nr * sizeof *s);
-        if (!s)
-            return ppt_oom(b);
-        b->left_scores = s;
-        b->cap_left = cap;
-    }
-    b->left_off[b->n_left] = b->left_len;
-    memcpy(b->left_text + b->left_len, b->rt_key, b->rt_key_len);
-    b->left_len += b->rt_key_len;
-    b->left_text[b->left_len++] = '\0';
+    if (smt_buf_reserve(&b->left_text, b->rt_key_len + 1) ||
+        smt_grow(&b->left_off, &b->cap_left_off, b->n_left + 2, sizeof *b->left_off, 1024) ||
+        smt_grow(&b->left_scores, &b->cap_left, b->n_left + 1, b->nr * sizeof(float), 1024))
+        return ppt_oom(b);
+    b->left_off[b->n_left] = b->left_text.len; /* the key and its NUL */
+    smt_buf_append(&b->left_text, b->rt_key, b->rt_key_len); /* reserved: cannot fail */
+    smt_buf_putc(&b->left_text, '\0');
     memcpy(b->left_scores + b->n_left * b->nr, b->rt_scores, b->nr * sizeof(float));
     b->n_left++;
     return 0;
@@ -199,7 +180,7 @@ int ppt_rt_finish(ppt_builder *b)
     }
     uint64_t placed = 0, seen = 0;
     for (size_t i = 0; i < b->n_left; i++) {
-        const char *k = b->left_text + b->left_off[i];
+        const char *k = b->left_text.data + b->left_off[i];
         ppt_span key = {k, k + strlen(k)};
         placed += n ? (uint64_t)place(b, &pm, key, b->left_scores + i * b->nr) : 0;
         seen++;

@@ -33,12 +33,8 @@ int ppt_split_fields(const char *line, size_t len, ppt_span f[PPT_FIELDS_MAX], p
             sep++;
         }
         const char *fe = sep ? sep : end;
-        const char *b = p;
-        while (b < fe && (*b == ' ' || *b == '\t'))
-            b++;
-        const char *e = fe;
-        while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
-            e--;
+        const char *b = p, *e = fe;
+        smt_trim(&b, &e, SMT_WS_BLANK);
         f[n].b = b;
         f[n].e = e;
         n++;

@@ -1,7 +1,7 @@
 /* Tests of common/: container format (round trip, truncation, bit flips, foreign files), the line
  * reader (plain, gzip, xz, bzip2, zstd told by their magic; CRLF, long and unterminated lines,
  * byte-order mark; truncated or corrupt data, directories and I/O errors as errors naming file:line;
- * pipes answered line by line) and the vocabulary.
+ * pipes answered line by line), the vocabulary, the word splitter and the growable buffer.
  * The thread pool and the reader's helper thread are tested in threaded_common.c (run under TSan). */
 #define _GNU_SOURCE /* pipe2, dup2, mmap of the I/O error test */
 #include <bzlib.h>
@@ -21,12 +21,14 @@
 #include <zstd.h>
 
 #include "smt_bleu.h"
+#include "smt_buf.h"
 #include "smt_file.h"
 #include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_num.h"
 #include "smt_sniff.h"
 #include "smt_vocab.h"
+#include "smt_words.h"
 #include "testutil.h"
 
 static char *dir;
@@ -1186,3 +1188,126 @@ Test(sniff, fifo_is_left_to_its_reader)
     free(p);
 }
 
+
+/* ---------------------------------------------------------------- words */
+
+/* The sets, byte by byte: what each format calls a separator. */
+Test(words, separator_sets)
+{
+    for (int c = 0; c < 256; c++) {
+        int blank = c == ' ' || c == '\t';
+        int line = blank || c == '\r' || c == '\n' || c == '\0';
+        int kenlm = line || c == '\v' || c == '\f';
+        cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_BLANK), blank, "byte %d", c);
+        cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_LINE), line, "byte %d", c);
+        cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_SPACE), kenlm, "byte %d", c);
+    }
+}
+
+Test(words, iterator_trim_count)
+{
+    static const char s[] = " \tab  c\rd\0e\vf\t";
+    size_t n = sizeof s - 1;
+    const char *pos = s, *w;
+    size_t len;
+    cr_assert(smt_word_next(&pos, s + n, SMT_WS_BLANK, &w, &len));
+    cr_assert(len == 2 && memcmp(w, "ab", 2) == 0);
+    cr_assert(smt_word_next(&pos, s + n, SMT_WS_BLANK, &w, &len));
+    cr_assert(len == 7 && memcmp(w, "c\rd\0e\vf", 7) == 0, "BLANK keeps CR, NUL and VT in a word");
+    cr_assert_not(smt_word_next(&pos, s + n, SMT_WS_BLANK, &w, &len));
+    cr_assert_eq(pos, s + n);
+    cr_assert_eq(smt_words_count(s, n, SMT_WS_BLANK), 2);
+    cr_assert_eq(smt_words_count(s, n, SMT_WS_LINE), 4);  /* ab c d e\vf */
+    cr_assert_eq(smt_words_count(s, n, SMT_WS_SPACE), 5); /* ab c d e f */
+    const char *b = s, *e = s + n;
+    smt_trim(&b, &e, SMT_WS_BLANK);
+    cr_assert(b == s + 2 && e == s + n - 1);
+    cr_assert(smt_words_blank(" \t\r", 3, SMT_WS_LINE));
+    cr_assert_not(smt_words_blank(" \t\r", 3, SMT_WS_BLANK));
+    cr_assert(smt_words_blank("", 0, SMT_WS_BLANK));
+}
+
+/* The bulk splitter and the 64-byte masks against the iterator, on random text whose words and
+ * runs of separators cross the 64-byte windows, for every set, with max below and above the
+ * number of words. */
+Test(words, bulk_split_equals_iterator)
+{
+    static const char alphabet[] = "ab \t\r\n\v\f\0xyz";
+    unsigned seed = 12345;
+    char buf[300];
+    const char *w[400], *w2[400];
+    size_t l[400], l2[400];
+    for (int iter = 0; iter < 3000; iter++) {
+        size_t n = (size_t)(iter % 300);
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            unsigned r = (seed >> 16) % 64;
+            buf[i] = r < 40 ? 'a' + (char)(r % 3) : alphabet[r % (sizeof alphabet - 1)];
+        }
+        for (int set = 0; set < 3; set++) {
+            for (size_t i = 0; i < n; i += 64) {
+                uint64_t m = smt_ws_mask64(buf + i, n - i, (smt_ws)set);
+                for (size_t k = 0; k < 64; k++) {
+                    int sep = i + k >= n || smt_is_sep((unsigned char)buf[i + k], (smt_ws)set);
+                    cr_assert_eq((int)((m >> k) & 1), sep, "set %d byte %zu", set, i + k);
+                }
+            }
+            size_t k = 0;
+            const char *pos = buf;
+            while (smt_word_next(&pos, buf + n, (smt_ws)set, &w2[k], &l2[k]))
+                k++;
+            size_t got = smt_words_split(buf, n, (smt_ws)set, w, l, 400);
+            cr_assert_eq(got, k, "iter %d set %d", iter, set);
+            for (size_t i = 0; i < k; i++)
+                cr_assert(w[i] == w2[i] && l[i] == l2[i], "iter %d set %d word %zu", iter, set, i);
+            size_t max = k / 2;
+            cr_assert_eq(smt_words_split(buf, n, (smt_ws)set, w, l, max), k, "max only bounds the stores");
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- buffer */
+
+Test(buf, append_printf_grow)
+{
+    smt_buf b = {0};
+    cr_assert_eq(smt_buf_append(&b, "", 0), 0);
+    cr_assert(b.data && b.len == 0 && b.data[0] == '\0');
+    for (int i = 0; i < 1000; i++)
+        cr_assert_eq(smt_buf_printf(&b, "%d ", i), 0);
+    char big[1000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    cr_assert_eq(smt_buf_printf(&b, "<%s>", big), 0, "longer than printf's stack buffer");
+    cr_assert_eq(smt_buf_putc(&b, '!'), 0);
+    cr_assert_eq(b.data[b.len], '\0');
+    cr_assert(b.len < b.cap);
+    cr_assert_eq(strncmp(b.data, "0 1 2 3 ", 8), 0);
+    cr_assert_eq(strlen(b.data), b.len);
+    cr_assert_eq(b.data[b.len - 2], '>');
+    smt_buf_clear(&b);
+    cr_assert(b.len == 0 && b.data[0] == '\0');
+    cr_assert_eq(smt_buf_puts(&b, "abc"), 0);
+    cr_assert_str_eq(b.data, "abc");
+    smt_buf_free(&b);
+    cr_assert(b.data == NULL && b.len == 0 && b.cap == 0);
+}
+
+/* A size that overflows is out of memory, and nothing changes. */
+Test(buf, overflow_is_refused)
+{
+    int *a = NULL;
+    size_t cap = 0;
+    cr_assert_eq(smt_grow(&a, &cap, 10, sizeof *a, 4), 0);
+    cr_assert(a && cap >= 10);
+    int *before = a;
+    size_t cap_before = cap;
+    cr_assert_eq(smt_grow(&a, &cap, SIZE_MAX / 2, sizeof *a, 4), SMT_ERR_NOMEM);
+    cr_assert(a == before && cap == cap_before);
+    free(a);
+    smt_buf b = {0};
+    cr_assert_eq(smt_buf_append(&b, "x", 1), 0);
+    cr_assert_eq(smt_buf_reserve(&b, SIZE_MAX - 1), SMT_ERR_NOMEM);
+    cr_assert_str_eq(b.data, "x");
+    smt_buf_free(&b);
+}

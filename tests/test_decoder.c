@@ -48,7 +48,7 @@ static void teardown(void)
 TestSuite(decoder, .init = setup, .fini = teardown);
 
 typedef struct result {
-    dec_buf best, nbest;
+    smt_buf best, nbest;
     double score;
     int rc;
 } result;
@@ -65,8 +65,8 @@ static result translate(const char *line, size_t n_best, int distinct)
 
 static void result_free(result *r)
 {
-    dec_buf_free(&r->best);
-    dec_buf_free(&r->nbest);
+    smt_buf_free(&r->best);
+    smt_buf_free(&r->nbest);
 }
 
 /* One parsed n-best line. */
@@ -181,10 +181,10 @@ Test(decoder, reordered)
     dec_worker *w;
     smt_err e;
     cr_assert_eq(dec_worker_create(&w, m, &e), 0);
-    dec_buf b = {0};
+    smt_buf b = {0};
     cr_assert_eq(dec_translate(w, "x y", 3, 0, &b, NULL, 0, 0, NULL, &e), 0);
     cr_assert_str_eq(b.data, "X Y \n");
-    dec_buf_free(&b);
+    smt_buf_free(&b);
     /* and a distortion limit of 0 forbids the jump */
     dec_worker_free(w);
     dec_model_free(m);
@@ -195,7 +195,7 @@ Test(decoder, reordered)
     cr_assert_eq(dec_worker_create(&w, m, &e), 0);
     cr_assert_eq(dec_translate(w, "x y", 3, 0, &b, NULL, 0, 0, NULL, &e), 0);
     cr_assert_str_eq(b.data, "X Y \n");
-    dec_buf_free(&b);
+    smt_buf_free(&b);
     dec_worker_free(w);
     dec_model_free(m);
     free(ini);
@@ -271,12 +271,12 @@ Test(decoder, bad_input)
     for (size_t i = 0; i < DEC_MAX_SENTENCE + 1; i++)
         strcat(line, "a ");
     smt_err e;
-    dec_buf b = {0};
+    smt_buf b = {0};
     cr_assert_eq(dec_translate(worker, line, strlen(line), 0, &b, NULL, 0, 0, NULL, &e),
                  SMT_ERR_LIMIT);
     cr_assert_str_eq(b.data, "\n");
     cr_assert(strstr(e.msg, "limit"), "%s", e.msg);
-    dec_buf_free(&b);
+    smt_buf_free(&b);
     free(line);
 }
 
@@ -512,13 +512,13 @@ Test(decoder, binarized_model_same_output)
     static const char *const inputs[] = {"a b", "x y", "c", "a q", "b a c x y q a b", ""};
     for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
         result r = translate(inputs[i], 10, 0);
-        dec_buf b = {0}, nb = {0};
+        smt_buf b = {0}, nb = {0};
         cr_assert_eq(dec_translate(w, inputs[i], strlen(inputs[i]), 7, &b, &nb, 10, 0, NULL, &e),
                      0);
         cr_assert_str_eq(b.data, r.best.data);
         cr_assert_str_eq(nb.data ? nb.data : "", r.nbest.data ? r.nbest.data : "");
-        dec_buf_free(&b);
-        dec_buf_free(&nb);
+        smt_buf_free(&b);
+        smt_buf_free(&nb);
         result_free(&r);
     }
     dec_worker_free(w);
@@ -527,7 +527,7 @@ Test(decoder, binarized_model_same_output)
 }
 
 /* Translates line with a model loaded with the alignment flags, text or binarized. */
-static void translate_aligned(const char *ini, const char *line, dec_buf *b, dec_buf *nb)
+static void translate_aligned(const char *ini, const char *line, smt_buf *b, smt_buf *nb)
 {
     dec_run_options o;
     dec_run_options_default(&o);
@@ -559,7 +559,7 @@ Test(decoder, alignment_output)
     }
     for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
         result r = translate(inputs[i], 10, 0);
-        dec_buf b = {0}, nb = {0};
+        smt_buf b = {0}, nb = {0};
         translate_aligned(ini, inputs[i], &b, &nb);
         /* 1-best: the plain line (its words and their trailing space), then "||| " and points */
         size_t wl = strlen(r.best.data) - 1; /* without the newline */
@@ -589,24 +589,24 @@ Test(decoder, alignment_output)
         }
         cr_assert_eq(*an, 0);
         if (bin_ini) {
-            dec_buf bb = {0}, bnb = {0};
+            smt_buf bb = {0}, bnb = {0};
             translate_aligned(bin_ini, inputs[i], &bb, &bnb);
             cr_assert_str_eq(bb.data, b.data);
             cr_assert_str_eq(bnb.data, nb.data);
-            dec_buf_free(&bb), dec_buf_free(&bnb);
+            smt_buf_free(&bb), smt_buf_free(&bnb);
         }
-        dec_buf_free(&b), dec_buf_free(&nb);
+        smt_buf_free(&b), smt_buf_free(&nb);
         result_free(&r);
     }
     /* hand-checked: "c" is translated by one of its two phrases; "a q": q passes through */
-    dec_buf b = {0}, nb = {0};
+    smt_buf b = {0}, nb = {0};
     translate_aligned(ini, "a q", &b, &nb);
     cr_assert_str_eq(b.data, "A q ||| 0-0 1-1\n");
-    dec_buf_free(&b), dec_buf_free(&nb);
+    smt_buf_free(&b), smt_buf_free(&nb);
     translate_aligned(ini, "c", &b, &nb);
     cr_assert(!strcmp(b.data, "X ||| 0-0\n") || !strcmp(b.data, "Y X ||| 0-1\n"), "%s", b.data);
     cr_assert(strstr(nb.data, "Y X  ||| ") && strstr(nb.data, " ||| 0-1\n"), "%s", nb.data);
-    dec_buf_free(&b), dec_buf_free(&nb);
+    smt_buf_free(&b), smt_buf_free(&nb);
     free(ini), free(bin_ini);
 }
 
@@ -882,13 +882,13 @@ Test(decoder, untuneable_weight_defaults_to_one)
             cr_assert_eq(rc, 0, "%s", e.msg);
             dec_worker *w;
             cr_assert_eq(dec_worker_create(&w, m, &e), 0);
-            dec_buf b = {0}, nb = {0};
+            smt_buf b = {0}, nb = {0};
             cr_assert_eq(dec_translate(w, "a q", 3, 7, &b, &nb, 5, 0, NULL, &e), 0);
             result r = translate("a q", 5, 0);
             cr_assert_str_eq(b.data, r.best.data);
             cr_assert_str_eq(nb.data, r.nbest.data);
             result_free(&r);
-            dec_buf_free(&b), dec_buf_free(&nb);
+            smt_buf_free(&b), smt_buf_free(&nb);
             dec_worker_free(w);
             dec_model_free(m);
         }
@@ -922,19 +922,19 @@ Test(decoder, binarized_missing_reordering_entries)
     cr_assert_eq(dec_worker_create(&wb, mb, &e), 0);
     static const char *const inputs[] = {"a b", "x y", "c a", "b q a"};
     for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
-        dec_buf t = {0}, b = {0};
+        smt_buf t = {0}, b = {0};
         cr_assert_eq(dec_translate(wt, inputs[i], strlen(inputs[i]), 0, &t, &t,
                                    5, 0, NULL, &e), 0);
         cr_assert_eq(dec_translate(wb, inputs[i], strlen(inputs[i]), 0, &b, &b, 5, 0, NULL, &e), 0);
         cr_assert_str_eq(b.data, t.data);
-        dec_buf_free(&t);
-        dec_buf_free(&b);
+        smt_buf_free(&t);
+        smt_buf_free(&b);
     }
     /* "x y" -> "Y X": neither pair has a reordering entry, so every reordering score is 0 */
-    dec_buf b = {0};
+    smt_buf b = {0};
     cr_assert_eq(dec_translate(wb, "x y", 3, 0, &b, &b, 1, 0, NULL, &e), 0);
     cr_assert(strstr(b.data, "LexicalReordering0= 0 0 0 0 0 0 "), "%s", b.data);
-    dec_buf_free(&b);
+    smt_buf_free(&b);
     dec_worker_free(wt), dec_worker_free(wb);
     dec_model_free(mt), dec_model_free(mb);
     free(src), free(dir), free(rtp), free(ini), free(bin), free(out_dir), free(cmd), free(bin_ini);
@@ -962,11 +962,11 @@ static double reordered_with(const char *type, int n, const char *weights, const
     dec_worker *w;
     smt_err e;
     cr_assert_eq(dec_worker_create(&w, m, &e), 0);
-    dec_buf b = {0};
+    smt_buf b = {0};
     double score;
     cr_assert_eq(dec_translate(w, "x y", 3, 0, &b, NULL, 0, 0, &score, &e), 0);
     cr_assert_str_eq(b.data, "Y X \n");
-    dec_buf_free(&b);
+    smt_buf_free(&b);
     dec_worker_free(w);
     dec_model_free(m);
     free(tiny), free(text), free(rt), free(ini);
@@ -1151,7 +1151,7 @@ Test(decoder, output_settings_per_worker_not_per_model)
     dec_run_options_default(&o);
     o.report_segmentation = o.print_alignment = o.nbest_segmentation = 1;
     cr_assert_eq(dec_worker_set_options(w2, &o, &e), 0, "%s", e.msg);
-    dec_buf b1 = {0}, b2 = {0}, nb1 = {0}, nb2 = {0};
+    smt_buf b1 = {0}, b2 = {0}, nb1 = {0}, nb2 = {0};
     cr_assert_eq(dec_translate(w1, "a b", 3, 0, &b1, &nb1, 2, 0, NULL, &e), 0);
     cr_assert_eq(dec_translate(w2, "a b", 3, 0, &b2, &nb2, 2, 0, NULL, &e), 0);
     cr_assert_str_eq(b1.data, "A B \n");
@@ -1163,7 +1163,7 @@ Test(decoder, output_settings_per_worker_not_per_model)
     b2.len = 0;
     cr_assert_eq(dec_translate(w2, "a b", 3, 0, &b2, NULL, 0, 0, NULL, &e), 0);
     cr_assert_str_eq(b2.data, "A B \n");
-    dec_buf_free(&b1), dec_buf_free(&b2), dec_buf_free(&nb1), dec_buf_free(&nb2);
+    smt_buf_free(&b1), smt_buf_free(&b2), smt_buf_free(&nb1), smt_buf_free(&nb2);
     dec_worker_free(w1), dec_worker_free(w2);
     dec_model_free(m);
     free(ini);
@@ -1185,11 +1185,11 @@ Test(decoder, dec_binarize_in_the_library)
     dec_worker *wt, *wb;
     cr_assert_eq(dec_worker_create(&wt, mt, &e), 0);
     cr_assert_eq(dec_worker_create(&wb, mb, &e), 0);
-    dec_buf t = {0}, b = {0};
+    smt_buf t = {0}, b = {0};
     cr_assert_eq(dec_translate(wt, "b a c x y q a b", 15, 0, &t, &t, 5, 0, NULL, &e), 0);
     cr_assert_eq(dec_translate(wb, "b a c x y q a b", 15, 0, &b, &b, 5, 0, NULL, &e), 0);
     cr_assert_str_eq(t.data, b.data);
-    dec_buf_free(&t), dec_buf_free(&b);
+    smt_buf_free(&t), smt_buf_free(&b);
     dec_worker_free(wt), dec_worker_free(wb);
     dec_model_free(mt), dec_model_free(mb);
     /* into the model's own folder: refused, its moses.ini untouched */
@@ -1217,7 +1217,7 @@ Test(decoder, mark_unknown_is_a_run_option)
     o.mark_unknown = 1, o.unknown_prefix = pre, o.unknown_suffix = suf;
     cr_assert_eq(dec_worker_set_options(w, &o, &e), 0, "%s", e.msg);
     free(pre), free(suf);
-    dec_buf b = {0}, plain = {0};
+    smt_buf b = {0}, plain = {0};
     double s1, s2;
     cr_assert_eq(dec_translate(w, "a q", 3, 0, &b, NULL, 0, 0, &s1, &e), 0);
     cr_assert_str_eq(b.data, "A <q> \n");
@@ -1225,7 +1225,7 @@ Test(decoder, mark_unknown_is_a_run_option)
     cr_assert_eq(dec_translate(w, "a q", 3, 0, &plain, NULL, 0, 0, &s2, &e), 0);
     cr_assert_str_eq(plain.data, "A q \n");
     cr_assert_eq(s1, s2);
-    dec_buf_free(&b), dec_buf_free(&plain);
+    smt_buf_free(&b), smt_buf_free(&plain);
     dec_worker_free(w);
     dec_model_free(m);
     free(ini);

@@ -122,14 +122,14 @@ Test(dec_data, damaged_group_is_an_error_for_its_sentence)
     dec_worker *w;
     smt_err e;
     cr_assert_eq(dec_worker_create(&w, m, &e), 0);
-    dec_buf b = {0};
+    smt_buf b = {0};
     cr_assert_eq(dec_translate(w, "a b", 3, 0, &b, NULL, 0, 0, NULL, &e), SMT_ERR_CORRUPT);
     cr_assert_str_eq(b.data, "\n");
     cr_assert(strstr(e.msg, "damaged group"), "%s", e.msg);
     b.len = 0;
     cr_assert_eq(dec_translate(w, "x", 1, 0, &b, NULL, 0, 0, NULL, &e), 0, "%s", e.msg);
     cr_assert_str_eq(b.data, "X \n");
-    dec_buf_free(&b);
+    smt_buf_free(&b);
     dec_worker_free(w);
     dec_model_free(m);
     /* an alignment id that names another pair's points (0-0 1-1, outside the 1 x 1 pair "x") */
@@ -618,10 +618,10 @@ static void reo_nbests(const char *type, int n, char **text_nbest, char **bin_nb
         dec_worker *w;
         smt_err e;
         cr_assert_eq(dec_worker_create(&w, m, &e), 0);
-        dec_buf best = {0}, nb = {0};
+        smt_buf best = {0}, nb = {0};
         cr_assert_eq(dec_translate(w, "x y a", 5, 0, &best, &nb, 1000, 0, NULL, &e), 0, "%s", e.msg);
         *(b ? bin_nbest : text_nbest) = strdup(nb.data);
-        dec_buf_free(&best), dec_buf_free(&nb);
+        smt_buf_free(&best), smt_buf_free(&nb);
         dec_worker_free(w);
         dec_model_free(m);
         if (b)
@@ -743,11 +743,11 @@ Test(dec_data, binarize_rewrites_paths_for_outdir)
     smt_err e;
     cr_assert_eq(dec_worker_create(&wa, ma, &e), 0);
     cr_assert_eq(dec_worker_create(&wb, mb, &e), 0);
-    dec_buf ba = {0}, bb = {0};
+    smt_buf ba = {0}, bb = {0};
     cr_assert_eq(dec_translate(wa, "x y a b", 7, 0, &ba, &ba, 5, 0, NULL, &e), 0);
     cr_assert_eq(dec_translate(wb, "x y a b", 7, 0, &bb, &bb, 5, 0, NULL, &e), 0);
     cr_assert_str_eq(ba.data, bb.data);
-    dec_buf_free(&ba), dec_buf_free(&bb);
+    smt_buf_free(&ba), smt_buf_free(&bb);
     dec_worker_free(wa), dec_worker_free(wb);
     dec_model_free(ma), dec_model_free(mb);
     free(first), free(bin), free(a), free(d), free(b);

@@ -71,7 +71,7 @@ Test(shared, first_sentences_match_moses, .timeout = 120)
     char *ss = NULL, *rs = NULL, *line = strtok_r(src, "\n", &ss), *r = strtok_r(refs, "\n", &rs);
     int same = 0;
     for (int i = 0; i < N_SENT && line && r; i++) {
-        dec_buf b = {0};
+        smt_buf b = {0};
         double score;
         cr_assert_eq(dec_translate(w, line, strlen(line), (uint64_t)i, &b, NULL, 0, 0, &score, &e),
                      0, "%s", e.msg);
@@ -79,7 +79,7 @@ Test(shared, first_sentences_match_moses, .timeout = 120)
         same += strcmp(b.data, r) == 0;
         /* never a worse model score than Moses's 1-best (float printing: 1e-3) */
         cr_assert_geq(score, moses[i] - 2e-3, "sentence %d: %f < Moses %f", i, score, moses[i]);
-        dec_buf_free(&b);
+        smt_buf_free(&b);
         line = strtok_r(NULL, "\n", &ss);
         r = strtok_r(NULL, "\n", &rs);
     }

@@ -82,7 +82,7 @@ static char *translate(dec_model *m, const char *line, double *score, size_t n, 
     dec_worker *w;
     smt_err e;
     cr_assert_eq(dec_worker_create(&w, m, &e), 0, "%s", e.msg);
-    dec_buf best = {0}, nb = {0};
+    smt_buf best = {0}, nb = {0};
     cr_assert_eq(dec_translate(w, line, strlen(line), 0, &best, nbest ? &nb : NULL, n, 0, score,
                                &e),
                  0, "%s", e.msg);
@@ -90,8 +90,8 @@ static char *translate(dec_model *m, const char *line, double *score, size_t n, 
     char *out = strndup(best.data, best.len - 1);
     if (nbest)
         *nbest = strndup(nb.data ? nb.data : "", nb.len);
-    dec_buf_free(&best);
-    dec_buf_free(&nb);
+    smt_buf_free(&best);
+    smt_buf_free(&nb);
     dec_worker_free(w);
     return out;
 }

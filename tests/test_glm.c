@@ -191,11 +191,11 @@ Test(glm, missing_unk_and_inf)
 
 /* ---------------------------------------------------------------- ARPA errors */
 
-static void expect_error(const char *text, int code, const char *needle)
+static void expect_error_n(const char *text, size_t len, int code, const char *needle)
 {
     char *arpa = tu_join(dir, "bad.arpa");
     char *out = tu_join(dir, "bad.glm");
-    cr_assert_eq(tu_write_file(arpa, text, strlen(text)), 0);
+    cr_assert_eq(tu_write_file(arpa, text, len), 0);
     smt_err e;
     smt_err_clear(&e);
     int rc = glm_build(arpa, out, NULL, NULL, &e);
@@ -206,7 +206,29 @@ static void expect_error(const char *text, int code, const char *needle)
     free(out);
 }
 
+static void expect_error(const char *text, int code, const char *needle)
+{
+    expect_error_n(text, strlen(text), code, needle);
+}
+
 #define HEAD "\\data\\\nngram 1=3\nngram 2=1\n\n\\1-grams:\n-1\t<unk>\n-99\t<s>\t-0.5\n-1\t</s>\n\n"
+
+/* A NUL byte is part of no word and no number: refused with the line, never read as the end of
+ * the line (which would drop what follows it) nor kept inside a word no query can match. */
+Test(glm, arpa_nul_bytes)
+{
+    static const char uni[] = "\\data\\\nngram 1=3\nngram 2=1\n\n\\1-grams:\n-1\t<unk>\n-99\t<s>\t-0.5\n"
+                              "-1\t</s>\0x\n\n\\2-grams:\n-0.5\t<s> </s>\n\\end\\\n";
+    expect_error_n(uni, sizeof uni - 1, SMT_ERR_PARSE, "bad.arpa:8: a NUL byte");
+    static const char bi[] = HEAD "\\2-grams:\n-0.5\t<s> </\0s>\n\\end\\\n";
+    expect_error_n(bi, sizeof bi - 1, SMT_ERR_PARSE, "bad.arpa:11:");
+    static const char end[] = HEAD "\\2-grams:\n-0.5\t<s> </s>\n\\end\\\0junk\n";
+    expect_error_n(end, sizeof end - 1, SMT_ERR_PARSE, "bad.arpa:12: a NUL byte");
+    static const char num[] = HEAD "\\2-grams:\n-0.5\0\t<s> </s>\n\\end\\\n";
+    expect_error_n(num, sizeof num - 1, SMT_ERR_PARSE, "bad.arpa:11: bad log10 probability");
+    static const char hdr[] = "\\data\\\nngram 1=3\0\n";
+    expect_error_n(hdr, sizeof hdr - 1, SMT_ERR_PARSE, "bad.arpa:2: a NUL byte");
+}
 
 Test(glm, arpa_errors)
 {

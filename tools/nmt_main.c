@@ -25,6 +25,7 @@
 #include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_num.h"
+#include "smt_buf.h"
 
 typedef struct args {
     const char *cmd, *model, *source, *target, *nbest, *nbest_out, *ref, *feature, *range;
@@ -112,13 +113,9 @@ static char **read_all(const char *path, size_t *n, smt_err *err)
     int rc = v ? 0 : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     while (!rc && (rc = smt_lines_next(r, &line, &len, err)) == 1) {
         rc = 0;
-        if (*n == cap) {
-            char **nv = realloc(v, 2 * cap * sizeof *nv);
-            if (!nv) {
-                rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-                break;
-            }
-            v = nv, cap *= 2;
+        if (*n == cap && smt_grow(&v, &cap, *n + 1, sizeof *v, 0)) {
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+            break;
         }
         if (!(v[*n] = strdup(line))) {
             rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");

@@ -212,27 +212,19 @@ int dec_search_run(dec_search *s, char **tokens, const uint32_t *lens, size_t n,
 /* Appends the 1-best (Moses's format: every word followed by a space; " ||| points" after them
  * with -print-alignment-info) and its newline to buf; align (may be NULL) receives the word
  * alignment's points and a newline (only the newline when there is no 1-best). */
-int dec_search_best(dec_search *s, dec_buf *buf, dec_buf *align, double *score);
+int dec_search_best(dec_search *s, smt_buf *buf, smt_buf *align, double *score);
 
 /* dec_translate, the word alignment of the 1-best also appended to align (may be NULL): its
  * points and a newline, an empty line for a refused sentence. */
 int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
-                        dec_buf *best, dec_buf *align, dec_buf *nbest, size_t n_best,
+                        smt_buf *best, smt_buf *align, smt_buf *nbest, size_t n_best,
                         int distinct, double *score, smt_err *err);
 
 /* Appends up to n n-best lines "id ||| words ||| features ||| total\n" to buf. */
-int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, dec_buf *buf);
+int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, smt_buf *buf);
 
 /* The progress line of dec_run_input: "fastsmt: L lines, W words, x lines/s, y words/s, s s".
  * Returns what snprintf returns. */
 int dec_progress_format(char *buf, size_t size, uint64_t lines, uint64_t words, double seconds);
-
-/* Appends to buf; returns 0 or SMT_ERR_NOMEM. */
-int dec_buf_append(dec_buf *b, const char *s, size_t len);
-int dec_buf_printf(dec_buf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
 
 #endif

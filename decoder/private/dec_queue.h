@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "dec_search.h"
+#include "smt_buf.h"
 
 /* A heap entry is small (16 bytes: the heap moves entries around); the rest of a queued cube cell
  * lies in a side array, by slot. */
@@ -36,14 +37,8 @@ typedef struct queue {
 
 static inline int q_push(queue *q, qitem it)
 {
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 1024;
-        qitem *p = realloc(q->items, cap * sizeof *p);
-        if (!p)
-            return SMT_ERR_NOMEM;
-        q->items = p;
-        q->cap = cap;
-    }
+    if (q->n == q->cap && smt_grow(&q->items, &q->cap, q->n + 1, sizeof *q->items, 1024))
+        return SMT_ERR_NOMEM;
     size_t i = q->n++;
     while (i > 0) {
         size_t parent = (i - 1) / 2;

@@ -9,6 +9,7 @@
 
 #include "ppt_format.h"
 #include "ppt_text.h"
+#include "smt_buf.h"
 #include "smt_lines.h"
 #include "smt_vocab.h"
 
@@ -93,9 +94,9 @@ typedef struct ppt_builder {
     const char *rt_key;
     size_t rt_key_len;
     float rt_scores[PPT_MAX_SCORES];
-    char *left_text;         /* keys of leftover entries, NUL-separated */
-    size_t left_len, left_cap;
+    smt_buf left_text;       /* keys of leftover entries, NUL-separated */
     uint64_t *left_off;      /* n_left offsets into left_text */
+    size_t cap_left_off;
     float *left_scores;      /* n_left * nr */
     size_t n_left, cap_left;
     uint64_t *unmatched;     /* pairs (group offset, record offset) in payload */

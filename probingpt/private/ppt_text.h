@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "smt_words.h"
+
 /* A byte range [b, e) of a line. */
 typedef struct ppt_span {
     const char *b, *e;
@@ -18,22 +20,13 @@ typedef struct ppt_span {
  * kept verbatim so that dump reproduces it. Carriage returns ending the line are dropped first. */
 int ppt_split_fields(const char *line, size_t len, ppt_span f[PPT_FIELDS_MAX], ppt_span *rest);
 
-/* The next word of s (separated by runs of spaces or tabs). Returns 0 at the end. */
+/* The next word of s (smt_words.h, Moses's separators: spaces and tabs). Returns 0 at the end. */
 static inline int ppt_next_word(ppt_span *s, ppt_span *word)
 {
-    const char *p = s->b;
-    while (p < s->e && (*p == ' ' || *p == '\t'))
-        p++;
-    if (p == s->e) {
-        s->b = p;
+    size_t len;
+    if (!smt_word_next(&s->b, s->e, SMT_WS_BLANK, &word->b, &len))
         return 0;
-    }
-    const char *q = p;
-    while (q < s->e && *q != ' ' && *q != '\t')
-        q++;
-    word->b = p;
-    word->e = q;
-    s->b = q;
+    word->e = word->b + len;
     return 1;
 }
 

@@ -43,7 +43,7 @@ void fz_dec_translate_once(dec_model *m)
 int fz_dec_translate(dec_worker *w, const char *line, size_t len, int distinct)
 {
     smt_err err;
-    dec_buf best = {0}, nbest = {0};
+    smt_buf best = {0}, nbest = {0};
     double score = 0;
     int rc = dec_translate(w, line, len, 0, &best, &nbest, 5, distinct, &score, &err);
     if (rc == 0 || rc == SMT_ERR_LIMIT) {
@@ -51,7 +51,7 @@ int fz_dec_translate(dec_worker *w, const char *line, size_t len, int distinct)
         if (!nl || (size_t)(nl - best.data) != best.len - 1)
             fz_fail("decoder: the 1-best of one input line is not one line (%zu bytes)", best.len);
     }
-    dec_buf_free(&best);
-    dec_buf_free(&nbest);
+    smt_buf_free(&best);
+    smt_buf_free(&nbest);
     return rc;
 }
