@@ -125,6 +125,38 @@ int dec_worker_set_options(dec_worker *w, const dec_run_options *opt, smt_err *e
 int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, smt_buf *best,
                   smt_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err);
 
+/* One phrase of a translation (its segmentation): the source words src_start..src_end (0-based,
+ * inclusive: what -t prints as "|src_start-src_end|") translated as the target words tgt_start ..
+ * tgt_start + n_tgt - 1 (n_tgt may be 0: a phrase that deletes its source). */
+typedef struct dec_phrase {
+    uint32_t src_start, src_end, tgt_start, n_tgt;
+} dec_phrase;
+
+/* A translation as data, what every text output of the decoder is formatted from. words.data holds
+ * the target words separated by single spaces (unknown words marked when the worker's options say
+ * -mark-unknown); word i is words.data[word_off[i] .. word_off[i + 1] - 1) (word_off has n_words + 1
+ * entries). phrases: in target order. align: n_align (source, target) pairs of sentence positions
+ * (align[2k], align[2k + 1]), phrase by phrase in target order and within a phrase sorted, as
+ * -alignment-output-file prints them. Start from {0}; the arrays are reused by the next call and
+ * released by dec_translation_free. */
+typedef struct dec_translation {
+    smt_buf words;
+    uint32_t *word_off;
+    size_t n_words;
+    dec_phrase *phrases;
+    size_t n_phrases;
+    uint32_t *align;
+    size_t n_align;
+    double score;                               /* the model score */
+    size_t cap_word_off_, cap_phrases_, cap_align_; /* private */
+} dec_translation;
+
+/* Translates one line as dec_translate does and gives the 1-best as data. Returns what
+ * dec_translate returns; on SMT_ERR_LIMIT and SMT_ERR_CORRUPT out is an empty translation. */
+int dec_translate_data(dec_worker *w, const char *line, size_t len, dec_translation *out,
+                       smt_err *err);
+void dec_translation_free(dec_translation *t);
+
 /* How a run is driven: the output streams and Moses's run flags. Each field is what a flag sets;
  * dec_run_options_default marks every one "not given" (-1 or NULL), and dec_run_options_resolve
  * fills what was not given from the ini ([threads], [verbose], [show-weights], [input-file],

@@ -33,27 +33,22 @@ void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double
         out[k] = sc[k];
 }
 
-/* The words of a path, each followed by a space; with seg, Moses's -t: after each phrase the
- * source range it translates, "|start-end| " (inclusive, 0-based). */
-static int append_words(const dec_search *s, smt_buf *b, hyp *const *path, size_t len, int seg)
+/* ---------------------------------------------------------------- a path as data */
+
+void dec_translation_free(dec_translation *t)
 {
-    for (size_t i = 0; i < len; i++) {
-        const dec_cand *c = path[i]->cand;
-        for (unsigned k = 0; k < c->n_words; k++) {
-            size_t wl;
-            const char *w =
-                dec_word(s->m, c->words[k], (const char *const *)s->tokens, s->lens, &wl);
-            int mark = s->out.mark_unknown && (c->words[k] & DEC_PASS_BIT);
-            if ((mark && smt_buf_append(b, s->out.unk_prefix, strlen(s->out.unk_prefix))) ||
-                smt_buf_append(b, w, wl) ||
-                (mark && smt_buf_append(b, s->out.unk_suffix, strlen(s->out.unk_suffix))) ||
-                smt_buf_append(b, " ", 1))
-                return SMT_ERR_NOMEM;
-        }
-        if (seg && smt_buf_printf(b, "|%d-%d| ", path[i]->start, path[i]->end))
-            return SMT_ERR_NOMEM;
-    }
-    return 0;
+    smt_buf_free(&t->words);
+    free(t->word_off);
+    free(t->phrases);
+    free(t->align);
+    memset(t, 0, sizeof *t);
+}
+
+static void translation_clear(dec_translation *t)
+{
+    smt_buf_clear(&t->words);
+    t->n_words = t->n_phrases = t->n_align = 0;
+    t->score = 0;
 }
 
 static int cmp_u16(const void *a, const void *b)
@@ -62,37 +57,95 @@ static int cmp_u16(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The word alignment of a path, "s-t" pairs of sentence positions separated by spaces: phrase by
- * phrase in target order, within a phrase sorted by (source, target) without repeats (Moses keeps
- * a phrase's points in an ordered set). */
-static int append_alignment(smt_buf *b, hyp *const *path, size_t len)
+/* The word alignment of one phrase appended to t: its points as sentence positions, sorted by
+ * (source, target) without repeats (Moses keeps a phrase's points in an ordered set). */
+static int phrase_alignment(const hyp *h, uint32_t toff, dec_translation *t)
 {
-    unsigned toff = 0;
-    int first = 1;
+    const dec_cand *c = h->cand;
+    uint16_t stack_pts[256], *pts = stack_pts;
+    if (c->n_align > 256 && !(pts = malloc(c->n_align * sizeof *pts)))
+        return SMT_ERR_NOMEM;
+    for (unsigned k = 0; k < c->n_align; k++)
+        pts[k] = (uint16_t)(c->align[2 * k] << 8 | c->align[2 * k + 1]);
+    qsort(pts, c->n_align, sizeof *pts, cmp_u16);
+    int rc = 0;
+    for (unsigned k = 0; k < c->n_align && !rc; k++) {
+        if (k > 0 && pts[k] == pts[k - 1])
+            continue;
+        rc = smt_grow(&t->align, &t->cap_align_, 2 * (t->n_align + 1), sizeof *t->align, 64);
+        if (!rc) {
+            t->align[2 * t->n_align] = (uint32_t)h->start + (pts[k] >> 8);
+            t->align[2 * t->n_align + 1] = toff + (pts[k] & 255u);
+            t->n_align++;
+        }
+    }
+    if (pts != stack_pts)
+        free(pts);
+    return rc;
+}
+
+/* The translation a path (first hypothesis first) spells: its words, phrases and, with
+ * want_align, word alignment. Every text output is formatted from this. */
+static int path_data(const dec_search *s, hyp *const *path, size_t len, int want_align,
+                     dec_translation *t)
+{
+    translation_clear(t);
     for (size_t i = 0; i < len; i++) {
         const dec_cand *c = path[i]->cand;
-        uint16_t stack_pts[256], *pts = stack_pts;
-        if (c->n_align > 256 && !(pts = malloc(c->n_align * sizeof *pts)))
+        if (smt_grow(&t->phrases, &t->cap_phrases_, t->n_phrases + 1, sizeof *t->phrases, 64) ||
+            smt_grow(&t->word_off, &t->cap_word_off_, t->n_words + c->n_words + 1,
+                     sizeof *t->word_off, 256))
             return SMT_ERR_NOMEM;
-        unsigned n = 0;
-        for (unsigned k = 0; k < c->n_align; k++)
-            pts[n++] = (uint16_t)(c->align[2 * k] << 8 | c->align[2 * k + 1]);
-        qsort(pts, n, sizeof *pts, cmp_u16);
-        for (unsigned k = 0; k < n; k++) {
-            if (k > 0 && pts[k] == pts[k - 1])
-                continue;
-            if (smt_buf_printf(b, "%s%d-%u", first ? "" : " ", path[i]->start + (pts[k] >> 8),
-                               toff + (pts[k] & 255u))) {
-                if (pts != stack_pts)
-                    free(pts);
+        t->phrases[t->n_phrases++] = (dec_phrase){(uint32_t)path[i]->start, (uint32_t)path[i]->end,
+                                                  (uint32_t)t->n_words, c->n_words};
+        if (want_align && phrase_alignment(path[i], (uint32_t)t->n_words, t))
+            return SMT_ERR_NOMEM;
+        for (unsigned k = 0; k < c->n_words; k++) {
+            size_t wl;
+            const char *w =
+                dec_word(s->m, c->words[k], (const char *const *)s->tokens, s->lens, &wl);
+            int mark = s->out.mark_unknown && (c->words[k] & DEC_PASS_BIT);
+            if ((t->n_words && smt_buf_putc(&t->words, ' ')))
                 return SMT_ERR_NOMEM;
-            }
-            first = 0;
+            t->word_off[t->n_words++] = (uint32_t)t->words.len;
+            if ((mark && smt_buf_puts(&t->words, s->out.unk_prefix)) ||
+                smt_buf_append(&t->words, w, wl) ||
+                (mark && smt_buf_puts(&t->words, s->out.unk_suffix)))
+                return SMT_ERR_NOMEM;
         }
-        if (pts != stack_pts)
-            free(pts);
-        toff += c->n_words;
     }
+    if (!t->word_off &&
+        smt_grow(&t->word_off, &t->cap_word_off_, 1, sizeof *t->word_off, 256))
+        return SMT_ERR_NOMEM;
+    t->word_off[t->n_words] = (uint32_t)t->words.len + 1; /* as if a space followed the last */
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the one formatter */
+
+/* Moses's words: every word followed by a space; with seg (-t), after each phrase the source
+ * range it translates, "|start-end| ". */
+static int format_words(const dec_translation *t, int seg, smt_buf *b)
+{
+    for (size_t i = 0; i < t->n_phrases; i++) {
+        const dec_phrase *p = &t->phrases[i];
+        if (p->n_tgt) {
+            uint32_t from = t->word_off[p->tgt_start], to = t->word_off[p->tgt_start + p->n_tgt];
+            if (smt_buf_append(b, t->words.data + from, to - 1 - from) || smt_buf_putc(b, ' '))
+                return SMT_ERR_NOMEM;
+        }
+        if (seg && smt_buf_printf(b, "|%u-%u| ", p->src_start, p->src_end))
+            return SMT_ERR_NOMEM;
+    }
+    return 0;
+}
+
+/* The word alignment: "s-t" pairs separated by spaces. */
+static int format_alignment(const dec_translation *t, smt_buf *b)
+{
+    for (size_t k = 0; k < t->n_align; k++)
+        if (smt_buf_printf(b, "%s%u-%u", k ? " " : "", t->align[2 * k], t->align[2 * k + 1]))
+            return SMT_ERR_NOMEM;
     return 0;
 }
 
@@ -110,26 +163,39 @@ static size_t chain(hyp *h, hyp **out, size_t cap)
     return n;
 }
 
+/* The 1-best as data (an empty translation when there is none). */
+static int best_data(dec_search *s, int want_align, dec_translation *t)
+{
+    translation_clear(t);
+    if (!s->best)
+        return path_data(s, NULL, 0, 0, t);
+    hyp **path = arena_alloc(&s->ar, (s->n + 1) * sizeof *path);
+    if (!path)
+        return SMT_ERR_NOMEM;
+    size_t len = chain(s->best, path, s->n + 1);
+    int rc = path_data(s, path, len, want_align, t);
+    t->score = s->best->score;
+    return rc;
+}
+
+int dec_search_best_data(dec_search *s, dec_translation *out) { return best_data(s, 1, out); }
+
 int dec_search_best(dec_search *s, smt_buf *buf, smt_buf *align, double *score)
 {
+    dec_translation *t = &s->tr;
+    int rc = best_data(s, align || s->out.align_inline, t);
     if (score)
-        *score = s->best ? s->best->score : 0;
-    if (s->best) {
-        hyp **path = arena_alloc(&s->ar, (s->n + 1) * sizeof *path);
-        if (!path)
-            return SMT_ERR_NOMEM;
-        size_t len = chain(s->best, path, s->n + 1);
-        if (append_words(s, buf, path, len, s->out.seg_best))
-            return SMT_ERR_NOMEM;
-        if (s->out.align_inline &&
-            (smt_buf_append(buf, "||| ", 4) || append_alignment(buf, path, len)))
-            return SMT_ERR_NOMEM;
-        if (align && append_alignment(align, path, len))
-            return SMT_ERR_NOMEM;
-    }
-    if (align && smt_buf_append(align, "\n", 1))
-        return SMT_ERR_NOMEM;
-    return smt_buf_append(buf, "\n", 1);
+        *score = t->score;
+    if (!rc)
+        rc = format_words(t, s->out.seg_best, buf);
+    if (!rc && s->best && s->out.align_inline &&
+        (smt_buf_append(buf, "||| ", 4) || format_alignment(t, buf)))
+        rc = SMT_ERR_NOMEM;
+    if (!rc && align && s->best && format_alignment(t, align))
+        rc = SMT_ERR_NOMEM;
+    if (!rc && align && smt_buf_putc(align, '\n'))
+        rc = SMT_ERR_NOMEM;
+    return rc ? rc : smt_buf_putc(buf, '\n');
 }
 
 /* A path: nodes[0] is the last hypothesis, as in Moses's TrellisPath. */
@@ -259,9 +325,11 @@ static int format_line(dec_search *s, uint64_t id, const tpath *p, smt_buf *buf,
     for (uint32_t i = 0; i < p->len; i++)
         fwd[i] = p->nodes[p->len - 1 - i];
     dec_path_features(s, fwd, p->len, sc);
-    int rc = smt_buf_printf(buf, "%llu ||| ", (unsigned long long)id);
+    int rc = path_data(s, fwd, p->len, s->out.align_nbest, &s->tr);
     if (!rc)
-        rc = append_words(s, buf, fwd, p->len, s->out.seg_nbest);
+        rc = smt_buf_printf(buf, "%llu ||| ", (unsigned long long)id);
+    if (!rc)
+        rc = format_words(&s->tr, s->out.seg_nbest, buf);
     if (!rc)
         rc = smt_buf_append(buf, " |||", 4);
     float total = 0;
@@ -280,7 +348,7 @@ static int format_line(dec_search *s, uint64_t id, const tpath *p, smt_buf *buf,
     if (!rc && s->out.align_nbest) {
         rc = smt_buf_append(buf, " ||| ", 5);
         if (!rc)
-            rc = append_alignment(buf, fwd, p->len);
+            rc = format_alignment(&s->tr, buf);
     }
     if (!rc)
         rc = smt_buf_append(buf, "\n", 1);

@@ -161,6 +161,27 @@ int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t se
     return 0;
 }
 
+int dec_translate_data(dec_worker *w, const char *line, size_t len, dec_translation *out,
+                       smt_err *err)
+{
+    smt_buf_clear(&out->words);
+    out->n_words = out->n_phrases = out->n_align = 0;
+    out->score = 0;
+    size_t n = 0;
+    int rc = tokenize(w, line, len, &n);
+    if (rc)
+        return smt_err_set(err, rc, "out of memory");
+    if (n > DEC_MAX_SENTENCE)
+        return smt_err_set(err, SMT_ERR_LIMIT,
+                           "the sentence has %zu tokens; the limit is %d: translation skipped", n,
+                           DEC_MAX_SENTENCE);
+    if ((rc = dec_search_run(w->s, w->tokens, w->lens, n, 0, err)) != 0)
+        return rc;
+    if ((rc = dec_search_best_data(w->s, out)) != 0)
+        return smt_err_set(err, rc, "out of memory");
+    return 0;
+}
+
 /* ---------------------------------------------------------------- the input */
 
 /* Where the lines come from: a FILE (dec_run), or smt_lines (dec_run_input: files, redirected

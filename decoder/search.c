@@ -515,6 +515,7 @@ void dec_search_free(dec_search *s)
     }
     free(search_queue(s)->items);
     free(search_queue(s)->cells);
+    dec_translation_free(&s->tr);
     free(s);
 }
 

@@ -1230,3 +1230,72 @@ Test(decoder, mark_unknown_is_a_run_option)
     dec_model_free(m);
     free(ini);
 }
+
+/* dec_translate_data: the 1-best as data, from which the text outputs are formatted. Rebuilding
+ * the -t line and the alignment line from the data gives exactly what dec_translate prints; the
+ * phrases cover every source word once; word_off locates every word; the score is the same; the
+ * data arrays are reused from call to call, and a refused sentence gives an empty translation. */
+Test(decoder, translation_as_data)
+{
+    static const char *const lines[] = {"b a c x y q a b", "a b", "q", "", "a b c x y z b a"};
+    dec_worker *w;
+    smt_err e;
+    cr_assert_eq(dec_worker_create(&w, model, &e), 0);
+    dec_run_options o;
+    dec_run_options_default(&o);
+    o.report_segmentation = o.print_alignment = o.mark_unknown = 1;
+    cr_assert_eq(dec_worker_set_options(w, &o, &e), 0, "%s", e.msg);
+    dec_translation t = {0};
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        const char *line = lines[i];
+        size_t n_src = 0;
+        for (const char *p = line; *p; p++)
+            n_src += *p != ' ' && (p == line || p[-1] == ' ');
+        smt_buf text = {0}, rebuilt = {0};
+        double score;
+        cr_assert_eq(dec_translate(w, line, strlen(line), 0, &text, NULL, 0, 0, &score, &e), 0);
+        cr_assert_eq(dec_translate_data(w, line, strlen(line), &t, &e), 0, "%s", e.msg);
+        cr_assert_eq(t.score, score);
+        size_t covered = 0, words = 0;
+        for (size_t k = 0; k < t.n_phrases; k++) {
+            const dec_phrase *p = &t.phrases[k];
+            cr_assert(p->src_start <= p->src_end && p->src_end < n_src);
+            cr_assert_eq(p->tgt_start, words, "phrases in target order");
+            covered += p->src_end - p->src_start + 1;
+            words += p->n_tgt;
+            for (uint32_t j = p->tgt_start; j < p->tgt_start + p->n_tgt; j++) {
+                const char *wd = t.words.data + t.word_off[j];
+                size_t wl = t.word_off[j + 1] - t.word_off[j] - 1;
+                smt_buf_append(&rebuilt, wd, wl);
+                smt_buf_putc(&rebuilt, ' ');
+            }
+            smt_buf_printf(&rebuilt, "|%u-%u| ", p->src_start, p->src_end);
+        }
+        cr_assert_eq(covered, n_src, "line '%s': every source word once", line);
+        cr_assert_eq(words, t.n_words);
+        if (n_src) {
+            smt_buf_append(&rebuilt, "||| ", 4);
+            for (size_t k = 0; k < t.n_align; k++) {
+                cr_assert(t.align[2 * k] < n_src && t.align[2 * k + 1] < t.n_words);
+                smt_buf_printf(&rebuilt, "%s%u-%u", k ? " " : "", t.align[2 * k],
+                               t.align[2 * k + 1]);
+            }
+        }
+        smt_buf_putc(&rebuilt, '\n');
+        cr_assert_str_eq(rebuilt.data, text.data, "line '%s'", line);
+        cr_assert_eq(strlen(t.words.data), t.words.len);
+        smt_buf_free(&text), smt_buf_free(&rebuilt);
+    }
+    cr_assert(strstr(t.words.data, "UNKz") != NULL, "marked as -mark-unknown says: %s", t.words.data);
+    /* a refused sentence: an empty translation, not the previous one */
+    char *long_line = malloc(4 * DEC_MAX_SENTENCE + 8);
+    size_t ll = 0;
+    for (int k = 0; k <= DEC_MAX_SENTENCE; k++)
+        long_line[ll++] = 'a', long_line[ll++] = ' ';
+    cr_assert_eq(dec_translate_data(w, long_line, ll, &t, &e), SMT_ERR_LIMIT);
+    cr_assert(t.n_words == 0 && t.n_phrases == 0 && t.n_align == 0 && t.words.len == 0);
+    cr_assert_str_eq(t.words.data, "");
+    free(long_line);
+    dec_translation_free(&t);
+    dec_worker_free(w);
+}

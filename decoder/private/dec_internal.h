@@ -213,6 +213,8 @@ int dec_search_run(dec_search *s, char **tokens, const uint32_t *lens, size_t n,
  * with -print-alignment-info) and its newline to buf; align (may be NULL) receives the word
  * alignment's points and a newline (only the newline when there is no 1-best). */
 int dec_search_best(dec_search *s, smt_buf *buf, smt_buf *align, double *score);
+/* The 1-best as data, with its word alignment (an empty translation when there is none). */
+int dec_search_best_data(dec_search *s, dec_translation *out);
 
 /* dec_translate, the word alignment of the 1-best also appended to align (may be NULL): its
  * points and a newline, an empty line for a refused sentence. */

@@ -114,6 +114,7 @@ struct dec_search {
     size_t hyp_size;
     hyp *best;
     dec_output out;           /* what the lines show */
+    dec_translation tr;       /* the path being formatted (nbest.c) */
 };
 
 /* 1 when source position i is covered in bits. */
