@@ -181,10 +181,12 @@ typedef struct dec_run_options {
     FILE *alignment;            /* a stream for it instead of alignment_path (NULL: none) */
     FILE *warn;                 /* where a refused line is reported; NULL: stderr */
     /* What each line shows; 1 sets it, -1: the ini's section of the same name, else 0. */
-    int report_segmentation;    /* -t: "|start-end| " after each phrase of the 1-best */
-    int nbest_segmentation;     /* -include-segmentation-in-n-best: the same in n-best words */
-    int print_alignment;        /* -print-alignment-info: "words ||| s-t s-t ..." in the 1-best */
-    int nbest_alignment;        /* -print-alignment-info-in-n-best: " ||| s-t ..." after the total */
+    int report_segmentation;    /* -t: "|start-end| " after each phrase with words, in the 1-best
+                                 * and the n-best words (Moses's OutputSurface) */
+    int nbest_segmentation;     /* -include-segmentation-in-n-best: " ||| s-e=t-u ..." after the
+                                 * n-best total (Moses's field) */
+    int print_alignment;        /* -print-alignment-info: "words ||| s-t s-t " in the 1-best */
+    int nbest_alignment;        /* -print-alignment-info-in-n-best: " ||| s-t s-t " last */
     int mark_unknown;           /* -mark-unknown: unknown words printed as prefix word suffix (the
                                  * scores are the same) */
     const char *unknown_prefix; /* -unknown-word-prefix (NULL: the ini's, else "UNK") */

@@ -123,29 +123,52 @@ static int path_data(const dec_search *s, hyp *const *path, size_t len, int want
 
 /* ---------------------------------------------------------------- the one formatter */
 
-/* Moses's words: every word followed by a space; with seg (-t), after each phrase the source
- * range it translates, "|start-end| ". */
+/* Moses's words: every word followed by a space; with seg (-t), after each phrase that has words
+ * the source range it translates, "|start-end| " (Moses's OutputSurface: in the 1-best and, with
+ * -t, in the n-best words too). */
 static int format_words(const dec_translation *t, int seg, smt_buf *b)
 {
     for (size_t i = 0; i < t->n_phrases; i++) {
         const dec_phrase *p = &t->phrases[i];
-        if (p->n_tgt) {
-            uint32_t from = t->word_off[p->tgt_start], to = t->word_off[p->tgt_start + p->n_tgt];
-            if (smt_buf_append(b, t->words.data + from, to - 1 - from) || smt_buf_putc(b, ' '))
-                return SMT_ERR_NOMEM;
-        }
+        if (!p->n_tgt)
+            continue;
+        uint32_t from = t->word_off[p->tgt_start], to = t->word_off[p->tgt_start + p->n_tgt];
+        if (smt_buf_append(b, t->words.data + from, to - 1 - from) || smt_buf_putc(b, ' '))
+            return SMT_ERR_NOMEM;
         if (seg && smt_buf_printf(b, "|%u-%u| ", p->src_start, p->src_end))
             return SMT_ERR_NOMEM;
     }
     return 0;
 }
 
-/* The word alignment: "s-t" pairs separated by spaces. */
+/* The word alignment as Moses prints it everywhere (Hypothesis/Manager::OutputAlignment): each
+ * point "s-t" followed by a space. */
 static int format_alignment(const dec_translation *t, smt_buf *b)
 {
     for (size_t k = 0; k < t->n_align; k++)
-        if (smt_buf_printf(b, "%s%u-%u", k ? " " : "", t->align[2 * k], t->align[2 * k + 1]))
+        if (smt_buf_printf(b, "%u-%u ", t->align[2 * k], t->align[2 * k + 1]))
             return SMT_ERR_NOMEM;
+    return 0;
+}
+
+/* -include-segmentation-in-n-best: Moses's field after the total, " ||| s=t s-e=t-u ..." (each
+ * phrase's source and target word range, an end only where it differs from the start). */
+static int format_segmentation_field(const dec_translation *t, smt_buf *b)
+{
+    if (smt_buf_append(b, " |||", 4))
+        return SMT_ERR_NOMEM;
+    for (size_t i = 0; i < t->n_phrases; i++) {
+        const dec_phrase *p = &t->phrases[i];
+        int rc = smt_buf_printf(b, " %u", p->src_start);
+        if (!rc && p->src_start < p->src_end)
+            rc = smt_buf_printf(b, "-%u", p->src_end);
+        if (!rc)
+            rc = smt_buf_printf(b, "=%u", p->tgt_start);
+        if (!rc && p->n_tgt > 1)
+            rc = smt_buf_printf(b, "-%u", p->tgt_start + p->n_tgt - 1);
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
@@ -329,7 +352,7 @@ static int format_line(dec_search *s, uint64_t id, const tpath *p, smt_buf *buf,
     if (!rc)
         rc = smt_buf_printf(buf, "%llu ||| ", (unsigned long long)id);
     if (!rc)
-        rc = format_words(&s->tr, s->out.seg_nbest, buf);
+        rc = format_words(&s->tr, s->out.seg_best, buf); /* Moses: -t marks the n-best words too */
     if (!rc)
         rc = smt_buf_append(buf, " |||", 4);
     float total = 0;
@@ -345,6 +368,8 @@ static int format_line(dec_search *s, uint64_t id, const tpath *p, smt_buf *buf,
     }
     if (!rc)
         rc = smt_buf_printf(buf, " ||| %g", (double)(float)total);
+    if (!rc && s->out.seg_nbest)
+        rc = format_segmentation_field(&s->tr, buf);
     if (!rc && s->out.align_nbest) {
         rc = smt_buf_append(buf, " ||| ", 5);
         if (!rc)

@@ -454,8 +454,63 @@ static char *strip_segmentation(const char *text, int nbest, const char *src_tex
     return out;
 }
 
-/* Moses's -t and -include-segmentation-in-n-best: "|start-end| " after each phrase; without the
- * markers the output is the plain one, and each line's spans cover its source exactly once. */
+/* -include-segmentation-in-n-best: strips Moses's field " ||| s-e=t-u ..." from the end of every
+ * n-best line, checking that its phrases cover the ntok source words once and the target words in
+ * order (each ranged field has start < end); returns the list without the field. */
+static char *strip_segmentation_field(const char *text, int ntok)
+{
+    char *out = malloc(strlen(text) + 1), *o = out;
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        cr_assert_not_null(eol);
+        const char *f = NULL;
+        for (const char *q = p; q + 4 <= eol; q++)
+            if (memcmp(q, " |||", 4) == 0)
+                f = q; /* the last one */
+        cr_assert_not_null(f);
+        char seen[1024] = {0};
+        int covered = 0, next_t = 0;
+        for (const char *q = f + 4; q < eol;) {
+            int a, b, t, u, used = 0;
+            cr_assert_eq(*q, ' ', "%.*s", (int)(eol - p), p);
+            q++;
+            if (sscanf(q, "%d-%d=%n", &a, &b, &used) == 2 && used) {
+                cr_assert(a < b, "a range is written only when it has two ends");
+            } else {
+                cr_assert_eq(sscanf(q, "%d=%n", &a, &used), 1, "%.*s", (int)(eol - p), p);
+                b = a;
+            }
+            q += used;
+            int tused = 0;
+            if (sscanf(q, "%d-%d%n", &t, &u, &tused) == 2 && (q[tused] == ' ' || q + tused == eol)) {
+                cr_assert(t < u);
+            } else {
+                cr_assert_eq(sscanf(q, "%d%n", &t, &tused), 1);
+                u = t;
+            }
+            q += tused;
+            cr_assert(t == next_t || u < t, "target ranges in order: %.*s", (int)(eol - p), p);
+            if (u >= t)
+                next_t = u + 1;
+            for (int k = a; k <= b; k++) {
+                cr_assert(k < ntok && !seen[k], "source %d: %.*s", k, (int)(eol - p), p);
+                seen[k] = 1, covered++;
+            }
+        }
+        cr_assert_eq(covered, ntok, "%.*s", (int)(eol - p), p);
+        memcpy(o, p, (size_t)(f - p));
+        o += f - p;
+        *o++ = '\n';
+        p = eol + 1;
+    }
+    *o = 0;
+    return out;
+}
+
+/* Moses's -t: "|start-end| " after each phrase of the 1-best and of the n-best words (Moses's
+ * OutputSurface serves both); without the markers the output is the plain one, and each line's
+ * spans cover its source exactly once. -include-segmentation-in-n-best is not markers but Moses's
+ * field after the total (Manager::OutputNBest), " ||| 0-2=0-2 3=3 ...". */
 Test(decoder, report_segmentation)
 {
     char *bin = tu_bin_path("fastsmt"), *data = tu_data_path("../../examples/sample");
@@ -479,18 +534,25 @@ Test(decoder, report_segmentation)
     char *one_path = tu_join(tmp, "one.es"), *nb_path = tu_join(tmp, "seg.nbest");
     cr_assert_eq(tu_write_file(one_path, one, strlen(one)), 0);
     size_t nl;
-    for (int with = 0; with < 2; with++) {
+    char *nmark = NULL;
+    static const char *const flags[] = {"", "-include-segmentation-in-n-best", "-t"};
+    for (int v = 0; v < 3; v++) {
         cr_assert(asprintf(&cmd, "%s -f %s/moses.ini %s -n-best-list %s 20 distinct < %s", bin,
-                           data, with ? "-include-segmentation-in-n-best" : "", nb_path,
-                           one_path) > 0);
+                           data, flags[v], nb_path, one_path) > 0);
         cr_assert_eq(tu_run(cmd, NULL, &err), 0, "%s", err);
         free(cmd), free(err);
-        *(with ? &nseg : &nplain) = tu_read_file(nb_path, &nl);
+        *(v == 0 ? &nplain : v == 1 ? &nseg : &nmark) = tu_read_file(nb_path, &nl);
     }
-    cr_assert(nplain && nseg);
-    cr_assert(strstr(nseg, "|11-11|  ||| ") != NULL, "%s", nseg);
-    char *sst = strip_segmentation(nseg, 1, one);
+    cr_assert(nplain && nseg && nmark);
+    cr_assert(strstr(nseg, " ||| 0") != NULL && strchr(nseg, '|') && !strstr(nseg, "|0-"),
+              "a field, no markers: %s", nseg);
+    char *sst = strip_segmentation_field(nseg, 12);
     cr_assert_str_eq(sst, nplain);
+    free(sst);
+    cr_assert(strstr(nmark, "|11-11|  ||| ") != NULL, "%s", nmark);
+    sst = strip_segmentation(nmark, 1, one);
+    cr_assert_str_eq(sst, nplain);
+    free(nmark);
     free(sst), free(nb_path);
     free(plain), free(seg), free(nplain), free(nseg), free(src), free(src_path), free(one_path);
     free(bin), free(data);
@@ -601,11 +663,11 @@ Test(decoder, alignment_output)
     /* hand-checked: "c" is translated by one of its two phrases; "a q": q passes through */
     smt_buf b = {0}, nb = {0};
     translate_aligned(ini, "a q", &b, &nb);
-    cr_assert_str_eq(b.data, "A q ||| 0-0 1-1\n");
+    cr_assert_str_eq(b.data, "A q ||| 0-0 1-1 \n"); /* Moses: a space after each point */
     smt_buf_free(&b), smt_buf_free(&nb);
     translate_aligned(ini, "c", &b, &nb);
-    cr_assert(!strcmp(b.data, "X ||| 0-0\n") || !strcmp(b.data, "Y X ||| 0-1\n"), "%s", b.data);
-    cr_assert(strstr(nb.data, "Y X  ||| ") && strstr(nb.data, " ||| 0-1\n"), "%s", nb.data);
+    cr_assert(!strcmp(b.data, "X ||| 0-0 \n") || !strcmp(b.data, "Y X ||| 0-1 \n"), "%s", b.data);
+    cr_assert(strstr(nb.data, "Y X  ||| ") && strstr(nb.data, " ||| 0-1 \n"), "%s", nb.data);
     smt_buf_free(&b), smt_buf_free(&nb);
     free(ini), free(bin_ini);
 }
@@ -1269,7 +1331,8 @@ Test(decoder, translation_as_data)
                 smt_buf_append(&rebuilt, wd, wl);
                 smt_buf_putc(&rebuilt, ' ');
             }
-            smt_buf_printf(&rebuilt, "|%u-%u| ", p->src_start, p->src_end);
+            if (p->n_tgt) /* Moses marks only phrases with words */
+                smt_buf_printf(&rebuilt, "|%u-%u| ", p->src_start, p->src_end);
         }
         cr_assert_eq(covered, n_src, "line '%s': every source word once", line);
         cr_assert_eq(words, t.n_words);
@@ -1277,8 +1340,7 @@ Test(decoder, translation_as_data)
             smt_buf_append(&rebuilt, "||| ", 4);
             for (size_t k = 0; k < t.n_align; k++) {
                 cr_assert(t.align[2 * k] < n_src && t.align[2 * k + 1] < t.n_words);
-                smt_buf_printf(&rebuilt, "%s%u-%u", k ? " " : "", t.align[2 * k],
-                               t.align[2 * k + 1]);
+                smt_buf_printf(&rebuilt, "%u-%u ", t.align[2 * k], t.align[2 * k + 1]);
             }
         }
         smt_buf_putc(&rebuilt, '\n');
