@@ -164,6 +164,7 @@ void dec_translation_free(dec_translation *t);
 #define DEC_MAX_THREADS 1024 /* -threads / [threads]: 0 (every CPU; "all") .. this */
 #define DEC_MAX_NBEST 1000000 /* -n-best-list N / [n-best-list] N: 0 .. this */
 #define DEC_MAX_VERBOSE 10    /* -v / [verbose]: 0 .. this */
+#define DEC_MAX_NBEST_FACTOR 1000000 /* -n-best-factor / [n-best-factor]: 0 .. this */
 typedef struct dec_run_options {
     int threads;                /* -threads: 0 = every CPU; -1: the ini's [threads], else 1 */
     int verbose;                /* -v: -1: the ini's [verbose], else 1; > 0: dec_run_input shows
@@ -191,6 +192,17 @@ typedef struct dec_run_options {
                                  * scores are the same) */
     const char *unknown_prefix; /* -unknown-word-prefix (NULL: the ini's, else "UNK") */
     const char *unknown_suffix; /* -unknown-word-suffix (NULL: the ini's, else "") */
+    int drop_unknown;           /* -drop-unknown / -du: an unknown word without a digit is
+                                 * translated as nothing (Moses: its penalty stays; a word with a
+                                 * digit still passes through); -1: the ini's, else 0 */
+    int output_hypo_score;      /* -output-hypo-score: the 1-best's model score and a space before
+                                 * its words; -1: the ini's, else 0 */
+    int nbest_factor;           /* -n-best-factor: a distinct list examines at most N * this paths
+                                 * (0: unlimited, Moses's N * 1000 steps); -1: the ini's, else 20 */
+    const char *unknowns_path;  /* -output-unknowns FILE: each input line's unknown source words,
+                                 * each followed by a space, one line per input line; NULL: the
+                                 * ini's [output-unknowns] */
+    FILE *unknowns;             /* a stream for it instead of unknowns_path (NULL: none) */
     int resolved;               /* set by dec_run_options_resolve */
     char *owned_[2];            /* private: what dec_run_options_resolve allocated */
 } dec_run_options;

@@ -4,8 +4,8 @@
  * the best path is taken out, and each hypothesis recombined into one of its nodes (at or before
  * the node it last deviated at) yields a deviant path whose score differs by exactly the score
  * difference of the two hypotheses, since recombined hypotheses share their future. With
- * `distinct`, paths whose words repeat an earlier one are skipped, and at most n * 20 paths are
- * examined (Moses's n-best factor). Feature values are summed over each path's hypotheses from what
+ * `distinct`, paths whose words repeat an earlier one are skipped, and at most n * f paths are
+ * examined (Moses's -n-best-factor f, 20 by default). Feature values are summed over each path's hypotheses from what
  * the search computed (the features' path hooks, dec_ff.h), so the printed total is exactly
  * weights · features. */
 #define _GNU_SOURCE
@@ -16,8 +16,6 @@
 
 #include "dec_ff.h"
 #include "smt_hash.h"
-
-#define NBEST_FACTOR 20
 
 /* Accumulates in float, as Moses's ScoreComponentCollection does, so printed values match. */
 void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double *out)
@@ -209,6 +207,8 @@ int dec_search_best(dec_search *s, smt_buf *buf, smt_buf *align, double *score)
     int rc = best_data(s, align || s->out.align_inline, t);
     if (score)
         *score = t->score;
+    if (!rc && s->out.hypo_score && (s->best || s->n == 0)) /* Moses: the score, then the words */
+        rc = smt_buf_printf(buf, "%g ", (double)(float)t->score);
     if (!rc)
         rc = format_words(t, s->out.seg_best, buf);
     if (!rc && s->best && s->out.align_inline &&
@@ -424,8 +424,11 @@ int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, smt_buf
         rc = plist_add(&cont, p);
     }
     uint64_t *hashes = distinct ? arena_alloc(&s->ar, (n + 1) * sizeof *hashes) : NULL;
-    size_t limit = distinct ? n * NBEST_FACTOR : n;
-    for (size_t iter = 0; !rc && done.n < n && cont.n && iter < n * NBEST_FACTOR; iter++) {
+    /* Moses's -n-best-factor f: at most n * f steps (n * 1000 when f is 0), and a distinct list
+     * keeps the best n * f contenders (all of them when f is 0) */
+    size_t f = s->out.nbest_factor, steps = n * (f ? f : 1000);
+    size_t limit = distinct ? (f ? n * f : 0) : n;
+    for (size_t iter = 0; !rc && done.n < n && cont.n && iter < steps; iter++) {
         tpath *p = plist_pop(&cont);
         for (uint32_t e = p->dev < 0 ? 0 : (uint32_t)p->dev + 1; e < p->len && !rc; e++) {
             for (hyp *a = p->nodes[e]->arcs; a && !rc; a = a->next_arc) {
@@ -458,7 +461,8 @@ int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, smt_buf
         }
         if (keep && (rc = done_add(&done, p)))
             break;
-        plist_prune(&cont, limit);
+        if (limit)
+            plist_prune(&cont, limit);
     }
     for (size_t i = 0; i < done.n && !rc; i++)
         rc = format_line(s, id, done.p[i], buf, sc);

@@ -60,6 +60,9 @@ int dec_worker_set_options(dec_worker *w, const dec_run_options *opt, smt_err *e
     w->s->out.align_inline = o->print_alignment > 0;
     w->s->out.align_nbest = o->nbest_alignment > 0;
     w->s->out.mark_unknown = o->mark_unknown > 0;
+    w->s->out.drop_unknown = o->drop_unknown > 0;
+    w->s->out.hypo_score = o->output_hypo_score > 0;
+    w->s->out.nbest_factor = o->nbest_factor < 0 ? 20u : (unsigned)o->nbest_factor;
     char *pre = strdup(o->unknown_prefix ? o->unknown_prefix : "UNK");
     char *suf = strdup(o->unknown_suffix ? o->unknown_suffix : "");
     if (!pre || !suf) {
@@ -124,12 +127,12 @@ static int tokenize(dec_worker *w, const char *line, size_t len, size_t *n_out)
 int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, smt_buf *best,
                   smt_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err)
 {
-    return dec_translate_align(w, line, len, sent_id, best, NULL, nbest, n_best, distinct, score,
+    return dec_translate_align(w, line, len, sent_id, best, NULL, NULL, nbest, n_best, distinct, score,
                                err);
 }
 
 int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
-                        smt_buf *best, smt_buf *align, smt_buf *nbest, size_t n_best,
+                        smt_buf *best, smt_buf *align, smt_buf *unk, smt_buf *nbest, size_t n_best,
                         int distinct, double *score, smt_err *err)
 {
     size_t n = 0;
@@ -145,6 +148,8 @@ int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t se
         smt_buf_append(best, "\n", 1);
         if (align)
             smt_buf_append(align, "\n", 1);
+        if (unk)
+            smt_buf_append(unk, "\n", 1);
         return rc;
     }
     rc = dec_search_run(w->s, w->tokens, w->lens, n, nbest && n_best > 0, err);
@@ -152,9 +157,19 @@ int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t se
         smt_buf_append(best, "\n", 1);
         if (align)
             smt_buf_append(align, "\n", 1);
+        if (unk)
+            smt_buf_append(unk, "\n", 1);
         return rc;
     }
     if ((rc = dec_search_best(w->s, best, align, score)) != 0)
+        return smt_err_set(err, rc, "out of memory");
+    for (size_t i = 0; unk && i < w->s->n_unk && !rc; i++) /* Moses: each word and a space */
+        if (smt_buf_append(unk, w->tokens[w->s->unk[i]], w->lens[w->s->unk[i]]) ||
+            smt_buf_putc(unk, ' '))
+            rc = SMT_ERR_NOMEM;
+    if (!rc && unk && smt_buf_putc(unk, '\n'))
+        rc = SMT_ERR_NOMEM;
+    if (rc)
         return smt_err_set(err, rc, "out of memory");
     if (nbest && n_best && (rc = dec_search_nbest(w->s, sent_id, n_best, distinct, nbest)) != 0)
         return smt_err_set(err, rc, "out of memory");
@@ -255,7 +270,7 @@ static void src_close(line_src *s)
 typedef struct line_job {
     char *text;
     size_t len, cap;
-    smt_buf best, nbest, align;
+    smt_buf best, nbest, align, unk;
     double score;
     int rc;
     uint32_t tokens;
@@ -268,7 +283,7 @@ typedef struct run_ctx {
     size_t n_jobs;
     uint64_t first_id;
     size_t n_best;
-    int distinct, want_nbest, want_align;
+    int distinct, want_nbest, want_align, want_unk;
     /* the progress meter (drawn by worker 0, the calling thread) */
     int progress, drawn;
     double start, last_draw;
@@ -302,8 +317,10 @@ static void run_one(void *ctx_p, size_t task, unsigned worker)
     j->best.len = 0;
     j->nbest.len = 0;
     j->align.len = 0;
+    j->unk.len = 0;
     j->rc = dec_translate_align(ctx->workers[worker], j->text, j->len, ctx->first_id + task,
                                 &j->best, ctx->want_align ? &j->align : NULL,
+                                ctx->want_unk ? &j->unk : NULL,
                                 ctx->want_nbest ? &j->nbest : NULL, ctx->n_best, ctx->distinct,
                                 &j->score, &e);
     j->msg[0] = '\0';
@@ -323,7 +340,8 @@ static void run_one(void *ctx_p, size_t task, unsigned worker)
 
 /* Runs the lines of src with the resolved opt, into out and the opened nbest and align. */
 static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options *opt,
-                   FILE *nbest, FILE *align, int progress, dec_run_stats *stats, smt_err *err)
+                   FILE *nbest, FILE *align, FILE *unk, int progress, dec_run_stats *stats,
+                   smt_err *err)
 {
     size_t n_best = (size_t)opt->n_best;
     int distinct = opt->distinct;
@@ -343,6 +361,7 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
     ctx.distinct = distinct;
     ctx.want_nbest = nbest != NULL && n_best > 0;
     ctx.want_align = align != NULL;
+    ctx.want_unk = unk != NULL;
     ctx.progress = progress && isatty(2);
     ctx.start = ctx.last_draw = t0;
     atomic_init(&ctx.lines, 0);
@@ -432,6 +451,8 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
             fwrite(j->best.data, 1, j->best.len, out);
             if (align)
                 fwrite(j->align.data, 1, j->align.len, align);
+            if (unk)
+                fwrite(j->unk.data, 1, j->unk.len, unk);
             if (ctx.want_nbest && j->nbest.len)
                 fwrite(j->nbest.data, 1, j->nbest.len, nbest);
             st.tokens += j->tokens;
@@ -445,7 +466,10 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
             fflush(nbest);
         if (align)
             fflush(align);
-        if (!rc && (ferror(out) || (ctx.want_nbest && ferror(nbest)) || (align && ferror(align))))
+        if (unk)
+            fflush(unk);
+        if (!rc && (ferror(out) || (ctx.want_nbest && ferror(nbest)) || (align && ferror(align)) ||
+                    (unk && ferror(unk))))
             rc = smt_err_set(err, SMT_ERR_IO, "write error");
     }
     if (ctx.progress && atomic_load(&ctx.lines))
@@ -460,6 +484,7 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
         smt_buf_free(&ctx.jobs[i].best);
         smt_buf_free(&ctx.jobs[i].nbest);
         smt_buf_free(&ctx.jobs[i].align);
+        smt_buf_free(&ctx.jobs[i].unk);
     }
     for (unsigned i = 0; i < nw && ctx.workers; i++)
         dec_worker_free(ctx.workers[i]);
@@ -474,9 +499,9 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
 
 /* The run's output streams: those opt gives, else the files its paths name (opened here). */
 typedef struct run_outs {
-    FILE *nbest, *align;
-    const char *nbest_name, *align_name;
-    int close_nbest, close_align;
+    FILE *nbest, *align, *unk;
+    const char *nbest_name, *align_name, *unk_name;
+    int close_nbest, close_align, close_unk;
 } run_outs;
 
 static int open_out(FILE *given, const char *path, FILE *out, FILE **f, const char **name,
@@ -508,6 +533,9 @@ static int outs_open(run_outs *o, const dec_run_options *opt, FILE *out, smt_err
     if (!rc)
         rc = open_out(opt->alignment, opt->alignment_path, out, &o->align, &o->align_name,
                       &o->close_align, err);
+    if (!rc)
+        rc = open_out(opt->unknowns, opt->unknowns_path, out, &o->unk, &o->unk_name,
+                      &o->close_unk, err);
     return rc;
 }
 
@@ -519,6 +547,8 @@ static int outs_close(run_outs *o, int rc, smt_err *err)
     if (o->close_nbest && (c = smt_close_output(o->nbest, o->nbest_name, &e)) && !rc)
         rc = smt_err_set(err, c, "%s", e.msg);
     if (o->close_align && (c = smt_close_output(o->align, o->align_name, &e)) && !rc)
+        rc = smt_err_set(err, c, "%s", e.msg);
+    if (o->close_unk && (c = smt_close_output(o->unk, o->unk_name, &e)) && !rc)
         rc = smt_err_set(err, c, "%s", e.msg);
     return rc;
 }
@@ -551,7 +581,7 @@ int dec_run(dec_model *m, FILE *in, FILE *out, const dec_run_options *opt_in,
         memset(&src, 0, sizeof src);
         src.name = "input";
         src.f = in;
-        rc = run_src(m, &src, out, opt, o.nbest, o.align, 0, stats, err);
+        rc = run_src(m, &src, out, opt, o.nbest, o.align, o.unk, 0, stats, err);
         free(src.buf);
     }
     rc = outs_close(&o, rc, err);
@@ -574,7 +604,7 @@ int dec_run_input(dec_model *m, FILE *out, const dec_run_options *opt_in, dec_ru
     if (!(rc = src_open(&src, opt->input, err))) { /* before any output file is made */
         run_outs o;
         if (!(rc = outs_open(&o, opt, out, err)))
-            rc = run_src(m, &src, out, opt, o.nbest, o.align, opt->verbose > 0, stats, err);
+            rc = run_src(m, &src, out, opt, o.nbest, o.align, o.unk, opt->verbose > 0, stats, err);
         rc = outs_close(&o, rc, err);
         src_close(&src);
     }

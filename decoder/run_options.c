@@ -18,6 +18,7 @@ void dec_run_options_default(dec_run_options *o)
     o->report_segmentation = o->nbest_segmentation = -1;
     o->print_alignment = o->nbest_alignment = -1;
     o->mark_unknown = -1;
+    o->drop_unknown = o->output_hypo_score = o->nbest_factor = -1;
 }
 
 void dec_run_options_release(dec_run_options *o)
@@ -92,9 +93,10 @@ int dec_run_options_resolve(const dec_model *m, const dec_run_options *given,
     int rc = 0, b = 0;
     static const char *const shows[] = {"report-segmentation", "include-segmentation-in-n-best",
                                         "print-alignment-info", "print-alignment-info-in-n-best",
-                                        "mark-unknown"};
+                                        "mark-unknown", "drop-unknown", "output-hypo-score"};
     int *show[] = {&out->report_segmentation, &out->nbest_segmentation, &out->print_alignment,
-                   &out->nbest_alignment, &out->mark_unknown};
+                   &out->nbest_alignment, &out->mark_unknown, &out->drop_unknown,
+                   &out->output_hypo_score};
     if (!out->unknown_prefix) {
         const char *v = dec_model_param(m, "unknown-word-prefix");
         out->unknown_prefix = v ? v : "UNK";
@@ -138,10 +140,18 @@ int dec_run_options_resolve(const dec_model *m, const dec_run_options *given,
     }
     if (rc >= 0 && out->n_best < 0)
         out->n_best = 0;
+    if (rc >= 0 && out->nbest_factor < 0) {
+        out->nbest_factor = 20; /* Moses's default */
+        if ((rc = dec_model_param_ll(m, "n-best-factor", 0, DEC_MAX_NBEST_FACTOR, &x, err)) > 0)
+            out->nbest_factor = (int)x;
+    }
+    if (rc >= 0 && !out->unknowns_path && !out->unknowns)
+        out->unknowns_path = dec_model_param(m, "output-unknowns"); /* as [n-best-list]'s FILE */
     if (rc >= 0 && (out->threads > DEC_MAX_THREADS || out->verbose > DEC_MAX_VERBOSE ||
-                    out->n_best > DEC_MAX_NBEST))
+                    out->n_best > DEC_MAX_NBEST || out->nbest_factor > DEC_MAX_NBEST_FACTOR))
         rc = smt_err_set(err, SMT_ERR_ARG, "a run setting is out of range (threads %d, "
-                         "verbose %d, n-best %d)", out->threads, out->verbose, out->n_best);
+                         "verbose %d, n-best %d, n-best-factor %d)", out->threads, out->verbose,
+                         out->n_best, out->nbest_factor);
     if (rc < 0) {
         dec_run_options_release(out);
         return rc;

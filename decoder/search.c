@@ -519,6 +519,15 @@ void dec_search_free(dec_search *s)
     free(s);
 }
 
+/* 1 when the word holds an ASCII digit. */
+static int memchr_digit(const char *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (w[i] >= '0' && w[i] <= '9')
+            return 1;
+    return 0;
+}
+
 /* The candidates of every span, an unknown-word candidate where a word has none, and the future
  * cost table (best estimate of every span, then the best split of longer spans). */
 static int collect_options(dec_search *s, smt_err *err)
@@ -530,8 +539,10 @@ static int collect_options(dec_search *s, smt_err *err)
         s->max_len = (int)m->pt->max_src_len; /* longer spans cannot be in the table */
     s->opts = arena_zalloc(&s->ar, n * s->max_len * sizeof *s->opts);
     s->src_ids = arena_alloc(&s->ar, n * sizeof *s->src_ids);
+    s->unk = arena_alloc(&s->ar, (n + 1) * sizeof *s->unk);
+    s->n_unk = 0;
     s->fc = arena_alloc(&s->ar, n * n * sizeof *s->fc);
-    if (!s->opts || !s->src_ids || !s->fc)
+    if (!s->opts || !s->src_ids || !s->fc || !s->unk)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
         s->src_ids[i] = smt_vocab_find(m->pt->src_vocab, s->tokens[i], s->lens[i]);
@@ -548,21 +559,24 @@ static int collect_options(dec_search *s, smt_err *err)
         }
         if (s->opts[i * s->max_len].n)
             continue;
-        /* an unknown word: passed through, Moses's UnknownWordPenalty (ln 0 floored = -100) */
+        /* an unknown word: passed through, Moses's UnknownWordPenalty (ln 0 floored = -100); with
+         * -drop-unknown translated as nothing unless it holds a digit (Moses keeps those) */
+        s->unk[s->n_unk++] = (uint32_t)i;
         dec_cand *c = arena_zalloc(&s->ar, sizeof *c);
         uint32_t *w = arena_alloc(&s->ar, (1 + m->n_lms) * sizeof *w);
         if (!c || !w)
             return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        int drop = s->out.drop_unknown && !memchr_digit(s->tokens[i], s->lens[i]);
         w[0] = DEC_PASS_BIT | (uint32_t)i;
         static const uint8_t self[2] = {0, 0}; /* a passed-through word is aligned to itself */
         c->words = w;
         c->lm_words = w + 1;
-        c->n_words = 1;
+        c->n_words = drop ? 0 : 1;
         c->align = self;
-        c->n_align = 1;
+        c->n_align = drop ? 0 : 1;
         for (unsigned l = 0; l < m->n_lms; l++)
             w[1 + l] = glm_index(m->lms[l], s->tokens[i], s->lens[i]);
-        dec_option opt = {1, NULL, w + 1};
+        dec_option opt = {c->n_words, NULL, w + 1};
         dec_ff_option(m, &opt, &c->static_score, &c->future);
         s->opts[i * s->max_len] = (cand_list){c, 1};
     }
@@ -613,6 +627,7 @@ int dec_search_run(dec_search *s, char **tokens, const uint32_t *lens, size_t n,
 {
     arena_reset(&s->ar);
     s->best = NULL;
+    s->n_unk = 0;
     s->tokens = tokens;
     s->lens = lens;
     s->n = n;

@@ -1361,3 +1361,90 @@ Test(decoder, translation_as_data)
     dec_translation_free(&t);
     dec_worker_free(w);
 }
+
+/* dec_run on text with run options; returns the 1-best text (malloc'ed), the n-best list and the
+ * -output-unknowns text in *nbest / *unk when asked. */
+static char *run_with(dec_model *m, const char *text, dec_run_options *ro, char **nbest, char **unk)
+{
+    FILE *in = fmemopen((void *)text, strlen(text), "r");
+    char *out = NULL, *nb = NULL, *uk = NULL;
+    size_t ol = 0, nl = 0, ul = 0;
+    FILE *o = open_memstream(&out, &ol), *n = nbest ? open_memstream(&nb, &nl) : NULL;
+    FILE *u = unk ? open_memstream(&uk, &ul) : NULL;
+    ro->threads = 2;
+    ro->verbose = 0;
+    if (n)
+        ro->nbest = n;
+    if (u)
+        ro->unknowns = u;
+    smt_err e;
+    cr_assert_eq(dec_run(m, in, o, ro, NULL, &e), 0, "%s", e.msg);
+    fclose(in), fclose(o);
+    if (n)
+        fclose(n), *nbest = nb;
+    if (u)
+        fclose(u), *unk = uk;
+    return out;
+}
+
+/* Moses's -output-hypo-score, -n-best-factor, -drop-unknown and -output-unknowns (run options,
+ * and their ini sections). */
+Test(decoder, moses_output_options)
+{
+    static const char text[] = "a b\na q\n\nq a r7 q\nb a c x y q a b\n";
+    dec_run_options ro;
+    /* -output-hypo-score: the 1-best's score as %g of a float, a space, then the plain line */
+    dec_run_options_default(&ro);
+    char *plain = run_with(model, text, &ro, NULL, NULL);
+    dec_run_options_default(&ro);
+    ro.output_hypo_score = 1;
+    char *scored = run_with(model, text, &ro, NULL, NULL);
+    const char *p = plain, *q = scored;
+    static const char *const lines[] = {"a b", "a q", "", "q a r7 q", "b a c x y q a b"};
+    for (size_t i = 0; i < 5; i++) {
+        result r = translate(lines[i], 0, 0);
+        char want[64];
+        snprintf(want, sizeof want, "%g ", (double)(float)r.score);
+        cr_assert(strncmp(q, want, strlen(want)) == 0, "line %zu: '%.40s' wants '%s'", i, q, want);
+        q += strlen(want);
+        const char *pe = strchr(p, '\n'), *qe = strchr(q, '\n');
+        cr_assert((size_t)(pe - p) == (size_t)(qe - q) && !memcmp(p, q, (size_t)(pe - p)));
+        p = pe + 1, q = qe + 1;
+        result_free(&r);
+    }
+    free(scored);
+    /* -output-unknowns: the unknown source words of each line, each followed by a space */
+    dec_run_options_default(&ro);
+    char *unk = NULL, *o2 = run_with(model, text, &ro, NULL, &unk);
+    cr_assert_str_eq(o2, plain);
+    cr_assert_str_eq(unk, "\nq \n\nq r7 q \nq \n");
+    free(o2), free(unk);
+    /* -drop-unknown: q is translated as nothing, r7 (a digit) still passes through; the unknown
+     * word penalty stays, the word penalty and the LM lose the word */
+    dec_run_options_default(&ro);
+    ro.drop_unknown = 1;
+    ro.n_best = 1;
+    char *nb = NULL, *dropped = run_with(model, "a q\nq a r7 q\n", &ro, &nb, NULL);
+    cr_assert_str_eq(dropped, "A \nA r7 \n");
+    cr_assert(strstr(nb, "0 ||| A  |||") && strstr(nb, "WordPenalty0= -1 ") &&
+                  strstr(nb, "PhrasePenalty0= 2 "), "%s", nb);
+    const char *total = strstr(nb, " ||| -1"); /* the unknown word penalty (-100) is kept */
+    double t0 = 0;
+    cr_assert(total && sscanf(total, " ||| %lf", &t0) == 1 && t0 < -100 && t0 > -110, "%s", nb);
+    free(dropped), free(nb);
+    /* -n-best-factor: fewer steps give a prefix of the longer list; 0 is unlimited */
+    char *lists[3];
+    static const int factors[] = {1, 20, 0};
+    for (int k = 0; k < 3; k++) {
+        dec_run_options_default(&ro);
+        ro.n_best = 50, ro.distinct = 1, ro.nbest_factor = factors[k];
+        char *o = run_with(model, "b a c x y q a b\n", &ro, &lists[k], NULL);
+        free(o);
+    }
+    cr_assert(strncmp(lists[1], lists[0], strlen(lists[0])) == 0, "f=1 is a prefix of f=20");
+    cr_assert(strncmp(lists[2], lists[1], strlen(lists[1])) == 0, "f=20 is a prefix of f=0");
+    cr_assert(strlen(lists[0]) < strlen(lists[2]), "the factor bounds the distinct list");
+    for (int k = 0; k < 3; k++)
+        free(lists[k]);
+    free(plain);
+}

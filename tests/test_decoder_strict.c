@@ -408,7 +408,7 @@ Test(strict, ini_sections_classified)
         {"[distortion-limt]\n3\n", "[distortion-limt]"},
         {"[search-algorithm]\n0\n", "[search-algorithm]\n0"},
         {"[monotone-at-punctuation]\n", "[monotone-at-punctuation]"},
-        {"[drop-unknown]\ntrue\n", "[drop-unknown]"},
+        {"[phrase-drop-allowed]\n", "[phrase-drop-allowed]"},
         {"[weight-overwrite]\nLM0= 2\n", "[weight-overwrite]"},
         {"[alignment-output-file]\nal.txt\n", "[alignment-output-file]"},
     };

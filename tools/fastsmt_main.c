@@ -26,7 +26,8 @@ static void usage(FILE *f)
             "               [-weight-overwrite \"Name= v ...\"] [-input-file FILE]\n"
             "               [-t | -report-segmentation] [-include-segmentation-in-n-best]\n"
             "               [-print-alignment-info] [-print-alignment-info-in-n-best]\n"
-            "               [-alignment-output-file FILE]\n"
+            "               [-alignment-output-file FILE] [-output-unknowns FILE]\n"
+            "               [-drop-unknown|-du] [-output-hypo-score] [-n-best-factor F]\n"
             "               [-b BEAM] [-max-phrase-length N] [-ttable-limit N] [-mark-unknown]\n"
             "               [-unknown-word-prefix P] [-unknown-word-suffix S] [-v N]\n"
             "               [-search-algorithm 1] [-inputtype 0] [-show-weights] [-h|--help]\n"
@@ -179,6 +180,20 @@ int main(int argc, char **argv)
             ro.alignment_path = v, i++;
         } else if (!strcmp(a, "-print-alignment-info-in-n-best")) {
             ro.nbest_alignment = 1;
+        } else if (!strcmp(a, "-drop-unknown") || !strcmp(a, "-du")) {
+            ro.drop_unknown = 1;
+        } else if (!strcmp(a, "-output-hypo-score")) {
+            ro.output_hypo_score = 1;
+        } else if (!strcmp(a, "-n-best-factor")) {
+            if (int_flag(a, v, 0, DEC_MAX_NBEST_FACTOR, &ro.nbest_factor))
+                return 2;
+            i++;
+        } else if (!strcmp(a, "-output-unknowns")) {
+            if (!v) {
+                fprintf(stderr, "fastsmt: -output-unknowns needs a file\n");
+                return 2;
+            }
+            ro.unknowns_path = v, i++;
         } else if (!strcmp(a, "-input-file") || !strcmp(a, "-i")) {
             if (!v) {
                 fprintf(stderr, "fastsmt: %s needs a file\n", a);

@@ -197,6 +197,9 @@ typedef struct dec_output {
     int align_inline, align_nbest; /* the word alignment in the 1-best / n-best lines
                                     * (-print-alignment-info, -print-alignment-info-in-n-best) */
     int mark_unknown;              /* -mark-unknown: passed-through words as prefix word suffix */
+    int drop_unknown;              /* -drop-unknown: unknown words without a digit give nothing */
+    int hypo_score;                /* -output-hypo-score: the score before the 1-best's words */
+    unsigned nbest_factor;         /* -n-best-factor (0: unlimited) */
     char *unk_prefix, *unk_suffix; /* the worker's copies */
 } dec_output;
 
@@ -217,10 +220,11 @@ int dec_search_best(dec_search *s, smt_buf *buf, smt_buf *align, double *score);
 int dec_search_best_data(dec_search *s, dec_translation *out);
 
 /* dec_translate, the word alignment of the 1-best also appended to align (may be NULL): its
- * points and a newline, an empty line for a refused sentence. */
+ * points and a newline, an empty line for a refused sentence; and the sentence's unknown source
+ * words to unk (may be NULL; -output-unknowns): each followed by a space, then a newline. */
 int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
-                        smt_buf *best, smt_buf *align, smt_buf *nbest, size_t n_best,
-                        int distinct, double *score, smt_err *err);
+                        smt_buf *best, smt_buf *align, smt_buf *unk, smt_buf *nbest,
+                        size_t n_best, int distinct, double *score, smt_err *err);
 
 /* Appends up to n n-best lines "id ||| words ||| features ||| total\n" to buf. */
 int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, smt_buf *buf);

@@ -114,6 +114,8 @@ struct dec_search {
     size_t hyp_size;
     hyp *best;
     dec_output out;           /* what the lines show */
+    uint32_t *unk;            /* the sentence's unknown source positions (no candidate), in order */
+    size_t n_unk;
     dec_translation tr;       /* the path being formatted (nbest.c) */
 };
 
