@@ -33,7 +33,7 @@ int dec_model_show_weights(const dec_model *m, FILE *out)
         }
         fprintf(out, "%s=", ft->name);
         for (unsigned k = 0; k < ft->n; k++)
-            fprintf(out, " %g", (double)m->weights[ft->offset + k]);
+            fprintf(out, " %.6f", (double)(float)m->weights[ft->offset + k]); /* Moses: fixed, 6 */
         fputc('\n', out);
     }
     return fflush(out) || ferror(out) ? SMT_ERR_IO : 0;

@@ -667,7 +667,7 @@ Test(strict, tool_ini_sections)
     char *ini = tiny_ini("tool.ini", "", "", "[show-weights]\n", "", NULL);
     char *out = NULL, *err = NULL;
     cr_assert_eq(run_fastsmt(ini, "", &out, &err), 0, "%s", err);
-    cr_assert(strstr(out, "LM0= 1\n") && strstr(out, "UnknownWordPenalty0 UNTUNEABLE\n"), "%s",
+    cr_assert(strstr(out, "LM0= 1.000000\n") && strstr(out, "UnknownWordPenalty0 UNTUNEABLE\n"), "%s",
               out);
     free(out), free(err), free(ini);
     char *input = tu_join(tmp, "ini-input.txt");
