@@ -93,7 +93,7 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
         c->e = e;
         c->order = (uint32_t)cnt++;
         /* the LM estimate only for phrases of at most 256 words */
-        dec_option opt = {e.n_words, e.scores, e.n_words <= 256 ? lm_ids : NULL};
+        dec_option opt = {e.n_words, e.scores, e.n_words <= 256 ? lm_ids : NULL, NULL};
         for (unsigned l = 0; l < m->n_lms && opt.lm_words; l++)
             for (uint32_t i = 0; i < e.n_words; i++)
                 lm_ids[l * e.n_words + i] = m->tgt2lm[l][e.words[i]];

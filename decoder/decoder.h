@@ -203,6 +203,11 @@ typedef struct dec_run_options {
                                  * each followed by a space, one line per input line; NULL: the
                                  * ini's [output-unknowns] */
     FILE *unknowns;             /* a stream for it instead of unknowns_path (NULL: none) */
+    const char *xml_input;      /* -xml-input: "pass-through" (markup is words; the default),
+                                 * "ignore" (markup stripped), "exclusive" (a tagged span is
+                                 * translated only by its tag's options), "inclusive" (the tag's
+                                 * options compete with the table's); NULL: the ini's */
+    const char *xml_brackets;   /* -xml-brackets "LB RB" (default "< >"); NULL: the ini's */
     int resolved;               /* set by dec_run_options_resolve */
     char *owned_[2];            /* private: what dec_run_options_resolve allocated */
 } dec_run_options;

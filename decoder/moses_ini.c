@@ -43,7 +43,7 @@ static const section_class sections[] = {
     {"server", NOEFFECT}, {"server-port", NOEFFECT}, {"server-log", NOEFFECT},
     {"session-timeout", NOEFFECT}, {"session-cache-size", NOEFFECT},
     /* would change the output; not implemented */
-    {"xml-input", CHANGES}, {"xml-brackets", CHANGES}, {"early-distortion-cost", CHANGES},
+    {"xml-input", IMPL}, {"xml-brackets", IMPL}, {"early-distortion-cost", CHANGES},
     {"weight-file", CHANGES}, {"report-segmentation-enriched", CHANGES},
     {"translation-details", CHANGES}, {"tree-translation-details", CHANGES},
     {"translation-all-details", CHANGES}, {"output-search-graph", CHANGES},

@@ -102,7 +102,9 @@ static int path_data(const dec_search *s, hyp *const *path, size_t len, int want
             size_t wl;
             const char *w =
                 dec_word(s->m, c->words[k], (const char *const *)s->tokens, s->lens, &wl);
-            int mark = s->out.mark_unknown && (c->words[k] & DEC_PASS_BIT);
+            /* a passed-through source word (not an XML option's word, past the source) */
+            int mark = s->out.mark_unknown && (c->words[k] & DEC_PASS_BIT) &&
+                       (c->words[k] & ~DEC_PASS_BIT) < s->n;
             if ((t->n_words && smt_buf_putc(&t->words, ' ')))
                 return SMT_ERR_NOMEM;
             t->word_off[t->n_words++] = (uint32_t)t->words.len;

@@ -13,6 +13,7 @@
 
 #include "dec_internal.h"
 #include "dec_search.h"
+#include "dec_xml.h"
 #include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_progress.h"
@@ -27,6 +28,7 @@ struct dec_worker {
     char **tokens;
     uint32_t *lens;
     size_t tok_cap;
+    dec_xml xml; /* the line's XML markup (-xml-input) */
 };
 
 int dec_worker_create(dec_worker **out, dec_model *m, smt_err *err)
@@ -65,13 +67,24 @@ int dec_worker_set_options(dec_worker *w, const dec_run_options *opt, smt_err *e
     w->s->out.nbest_factor = o->nbest_factor < 0 ? 20u : (unsigned)o->nbest_factor;
     char *pre = strdup(o->unknown_prefix ? o->unknown_prefix : "UNK");
     char *suf = strdup(o->unknown_suffix ? o->unknown_suffix : "");
-    if (!pre || !suf) {
-        free(pre), free(suf);
+    /* -xml-input and its brackets (resolved: a known mode, two brackets) */
+    int mode = dec_xml_mode(o->xml_input ? o->xml_input : "pass-through");
+    const char *br = o->xml_brackets ? o->xml_brackets : "< >", *bpos = br, *b1 = "<", *b2 = ">";
+    size_t l1 = 1, l2 = 1;
+    if (smt_word_next(&bpos, br + strlen(br), SMT_WS_BLANK, &b1, &l1))
+        smt_word_next(&bpos, br + strlen(br), SMT_WS_BLANK, &b2, &l2);
+    char *lb = strndup(b1, l1), *rb = strndup(b2, l2);
+    if (!pre || !suf || !lb || !rb) {
+        free(pre), free(suf), free(lb), free(rb);
         rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     } else {
         free(w->s->out.unk_prefix), free(w->s->out.unk_suffix);
+        free(w->s->out.xml_lb), free(w->s->out.xml_rb);
         w->s->out.unk_prefix = pre;
         w->s->out.unk_suffix = suf;
+        w->s->out.xml_lb = lb;
+        w->s->out.xml_rb = rb;
+        w->s->out.xml_mode = mode < 0 ? DEC_XML_PASS : mode;
     }
     if (o == &tmp)
         dec_run_options_release(&tmp);
@@ -85,7 +98,10 @@ void dec_worker_free(dec_worker *w)
     if (w->s) {
         free(w->s->out.unk_prefix);
         free(w->s->out.unk_suffix);
+        free(w->s->out.xml_lb);
+        free(w->s->out.xml_rb);
     }
+    dec_xml_free(&w->xml);
     dec_search_free(w->s);
     free(w->line);
     free(w->tokens);
@@ -124,6 +140,28 @@ static int tokenize(dec_worker *w, const char *line, size_t len, size_t *n_out)
     return 0;
 }
 
+/* The line's markup (-xml-input other than pass-through) stripped and its options handed to the
+ * search, then the words. Returns 0, SMT_ERR_PARSE / SMT_ERR_UNSUPPORTED (the markup; err says
+ * what) or SMT_ERR_NOMEM. */
+static int prepare(dec_worker *w, const char *line, size_t len, size_t *n, smt_err *err)
+{
+    const dec_output *o = &w->s->out;
+    w->s->xml = NULL;
+    if (o->xml_mode != DEC_XML_PASS && o->xml_lb &&
+        memmem(line, len, o->xml_lb, strlen(o->xml_lb))) {
+        int rc = dec_xml_parse(&w->xml, line, len, o->xml_lb, o->xml_rb,
+                               o->xml_mode != DEC_XML_IGNORE, err);
+        if (rc)
+            return rc;
+        line = w->xml.clean.data;
+        len = w->xml.clean.len;
+        if (w->xml.n_opts)
+            w->s->xml = &w->xml;
+    }
+    int rc = tokenize(w, line, len, n);
+    return rc ? smt_err_set(err, rc, "out of memory") : 0;
+}
+
 int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, smt_buf *best,
                   smt_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err)
 {
@@ -138,13 +176,14 @@ int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t se
     size_t n = 0;
     if (score)
         *score = 0;
-    int rc = tokenize(w, line, len, &n);
-    if (rc)
-        return smt_err_set(err, rc, "out of memory");
-    if (n > DEC_MAX_SENTENCE) {
-        rc = smt_err_set(err, SMT_ERR_LIMIT,
-                         "sentence %llu has %zu tokens; the limit is %d: translation skipped",
-                         (unsigned long long)sent_id, n, DEC_MAX_SENTENCE);
+    int rc = prepare(w, line, len, &n, err);
+    if (rc == SMT_ERR_NOMEM)
+        return rc;
+    if (rc || n > DEC_MAX_SENTENCE) { /* a markup error or an overlong sentence: an empty line */
+        if (!rc)
+            rc = smt_err_set(err, SMT_ERR_LIMIT,
+                             "sentence %llu has %zu tokens; the limit is %d: translation skipped",
+                             (unsigned long long)sent_id, n, DEC_MAX_SENTENCE);
         smt_buf_append(best, "\n", 1);
         if (align)
             smt_buf_append(align, "\n", 1);
@@ -183,9 +222,9 @@ int dec_translate_data(dec_worker *w, const char *line, size_t len, dec_translat
     out->n_words = out->n_phrases = out->n_align = 0;
     out->score = 0;
     size_t n = 0;
-    int rc = tokenize(w, line, len, &n);
+    int rc = prepare(w, line, len, &n, err);
     if (rc)
-        return smt_err_set(err, rc, "out of memory");
+        return rc;
     if (n > DEC_MAX_SENTENCE)
         return smt_err_set(err, SMT_ERR_LIMIT,
                            "the sentence has %zu tokens; the limit is %d: translation skipped", n,

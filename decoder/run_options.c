@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dec_internal.h"
+#include "dec_xml.h"
 #include "smt_num.h"
 #include "smt_words.h"
 
@@ -145,6 +146,22 @@ int dec_run_options_resolve(const dec_model *m, const dec_run_options *given,
         if ((rc = dec_model_param_ll(m, "n-best-factor", 0, DEC_MAX_NBEST_FACTOR, &x, err)) > 0)
             out->nbest_factor = (int)x;
     }
+    if (rc >= 0 && !out->xml_input) {
+        const char *v = dec_model_param(m, "xml-input");
+        out->xml_input = v ? v : "pass-through";
+    }
+    if (rc >= 0 && !out->xml_brackets) {
+        const char *v = dec_model_param(m, "xml-brackets");
+        out->xml_brackets = v ? v : "< >";
+    }
+    if (rc >= 0 && dec_xml_mode(out->xml_input) < 0)
+        rc = smt_err_set(err, SMT_ERR_UNSUPPORTED, "-xml-input %s: %s", out->xml_input,
+                         !strcmp(out->xml_input, "constraint")
+                             ? "not supported yet (pass-through, ignore, exclusive, inclusive are)"
+                             : "unknown mode (pass-through, ignore, exclusive, inclusive)");
+    if (rc >= 0 && smt_words_count(out->xml_brackets, strlen(out->xml_brackets), SMT_WS_BLANK) != 2)
+        rc = smt_err_set(err, SMT_ERR_ARG, "-xml-brackets '%s': want two brackets, e.g. \"{{ }}\"",
+                         out->xml_brackets);
     if (rc >= 0 && !out->unknowns_path && !out->unknowns)
         out->unknowns_path = dec_model_param(m, "output-unknowns"); /* as [n-best-list]'s FILE */
     if (rc >= 0 && (out->threads > DEC_MAX_THREADS || out->verbose > DEC_MAX_VERBOSE ||

@@ -17,6 +17,7 @@
 
 #include "dec_ff.h"
 #include "dec_queue.h"
+#include "dec_xml.h"
 #include "smt_hash.h"
 
 /* ---------------------------------------------------------------- hypotheses */
@@ -519,6 +520,95 @@ void dec_search_free(dec_search *s)
     free(s);
 }
 
+/* 1 when source words [i, j] overlap the span of one of the sentence's XML options. */
+static int xml_overlap(const dec_xml *x, size_t i, size_t j)
+{
+    for (size_t k = 0; k < x->n_opts; k++)
+        if (!(i > x->opts[k].end || j < x->opts[k].start))
+            return 1;
+    return 0;
+}
+
+/* The sentence's words for output: the source tokens, then the XML options' words that the
+ * table's target vocabulary lacks (a passed-through id past the source: DEC_PASS_BIT | n + k). */
+static int xml_word_id(dec_search *s, const char *w, size_t wl, uint32_t *id)
+{
+    uint32_t v = smt_vocab_find(s->m->pt->tgt_vocab, w, wl);
+    if (v != SMT_VOCAB_NONE) {
+        *id = v;
+        return 0;
+    }
+    size_t k = s->n;
+    while (k < s->n_tok && !(s->lens[k] == wl && !memcmp(s->tokens[k], w, wl)))
+        k++;
+    if (k == s->n_tok) {
+        if (k >= s->cap_tok)
+            return SMT_ERR_NOMEM; /* cannot happen: room for every XML word was made */
+        s->tokens[k] = (char *)w;
+        ((uint32_t *)s->lens)[k] = (uint32_t)wl;
+        s->n_tok++;
+    }
+    *id = DEC_PASS_BIT | (uint32_t)k;
+    return 0;
+}
+
+/* The XML options over words [i, i + len - 1] (Moses's XmlOption): each alternative a candidate
+ * with ln(prob) / n_scores in every TM score, no reordering entry and no alignment, merged into
+ * the span's list best first (stable: a table's option stays before an XML one it ties). */
+static int add_xml_options(dec_search *s, size_t i, size_t len)
+{
+    const dec_xml *x = s->xml;
+    dec_model *m = s->m;
+    size_t k = 0;
+    for (size_t o = 0; o < x->n_opts; o++)
+        k += x->opts[o].start == i && x->opts[o].end == i + len - 1;
+    if (!k)
+        return 0;
+    cand_list *l = &s->opts[i * s->max_len + len - 1];
+    dec_cand *c = arena_alloc(&s->ar, (l->n + k) * sizeof *c);
+    if (!c)
+        return SMT_ERR_NOMEM;
+    if (l->n)
+        memcpy(c, l->c, l->n * sizeof *c);
+    size_t n = l->n;
+    for (size_t o = 0; o < x->n_opts; o++) {
+        const dec_xml_opt *xo = &x->opts[o];
+        if (xo->start != i || xo->end != i + len - 1)
+            continue;
+        uint32_t *w = arena_alloc(&s->ar, (xo->n * (1 + m->n_lms) + 1) * sizeof *w);
+        float *tm = arena_alloc(&s->ar, (m->pt->n_scores + 1) * sizeof *tm);
+        if (!w || !tm)
+            return SMT_ERR_NOMEM;
+        for (uint32_t j = 0; j < xo->n; j++) {
+            const char *word = x->words.data + x->word_off[xo->first + j];
+            size_t wl = strlen(word);
+            int rc = xml_word_id(s, word, wl, &w[j]);
+            if (rc)
+                return rc;
+            for (unsigned lm = 0; lm < m->n_lms; lm++)
+                w[xo->n + lm * xo->n + j] = glm_index(m->lms[lm], word, wl);
+        }
+        for (unsigned q = 0; q < m->pt->n_scores; q++)
+            tm[q] = xo->score / (float)m->pt->n_scores;
+        dec_cand nc;
+        memset(&nc, 0, sizeof nc);
+        nc.words = w;
+        nc.lm_words = w + xo->n;
+        nc.tm = tm;
+        nc.n_words = (uint16_t)xo->n;
+        dec_option opt = {xo->n, NULL, w + xo->n, tm};
+        dec_ff_option(m, &opt, &nc.static_score, &nc.future);
+        size_t at = n;
+        while (at > 0 && c[at - 1].future < nc.future)
+            at--;
+        memmove(c + at + 1, c + at, (n - at) * sizeof *c);
+        c[at] = nc;
+        n++;
+    }
+    *l = (cand_list){c, (uint32_t)n};
+    return 0;
+}
+
 /* 1 when the word holds an ASCII digit. */
 static int memchr_digit(const char *w, size_t n)
 {
@@ -537,6 +627,28 @@ static int collect_options(dec_search *s, smt_err *err)
     s->max_len = m->max_phrase_len < (int)n ? m->max_phrase_len : (int)n;
     if (m->pt->max_src_len && (int)m->pt->max_src_len < s->max_len)
         s->max_len = (int)m->pt->max_src_len; /* longer spans cannot be in the table */
+    const dec_xml *x = s->xml;
+    int exclusive = x && s->out.xml_mode == DEC_XML_EXCLUSIVE;
+    s->n_tok = s->cap_tok = n;
+    if (x) { /* XML options: their spans fit the phrase length; room for their words */
+        for (size_t k = 0; k < x->n_opts; k++) {
+            size_t len = (size_t)x->opts[k].end - x->opts[k].start + 1;
+            if (len > (size_t)m->max_phrase_len)
+                return smt_err_set(err, SMT_ERR_PARSE, "xml markup: an option over %zu words; "
+                                   "the maximum phrase length is %d", len, m->max_phrase_len);
+            if ((int)len > s->max_len)
+                s->max_len = (int)len;
+        }
+        char **toks = arena_alloc(&s->ar, (n + x->n_words + 1) * sizeof *toks);
+        uint32_t *lens = arena_alloc(&s->ar, (n + x->n_words + 1) * sizeof *lens);
+        if (!toks || !lens)
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        memcpy(toks, s->tokens, n * sizeof *toks);
+        memcpy(lens, s->lens, n * sizeof *lens);
+        s->tokens = toks;
+        s->lens = lens;
+        s->cap_tok = n + x->n_words;
+    }
     s->opts = arena_zalloc(&s->ar, n * s->max_len * sizeof *s->opts);
     s->src_ids = arena_alloc(&s->ar, n * sizeof *s->src_ids);
     s->unk = arena_alloc(&s->ar, (n + 1) * sizeof *s->unk);
@@ -550,6 +662,8 @@ static int collect_options(dec_search *s, smt_err *err)
         for (int len = 1; len <= s->max_len && i + len <= n; len++) {
             if (s->src_ids[i + len - 1] == SMT_VOCAB_NONE)
                 break;
+            if (exclusive && xml_overlap(x, i, i + len - 1))
+                continue; /* -xml-input exclusive: only the tag's options over its words */
             const dec_centry *ce;
             int rc = dec_cands_get(m, s->src_ids + i, (size_t)len, &ce, err);
             if (rc)
@@ -557,6 +671,9 @@ static int collect_options(dec_search *s, smt_err *err)
             if (ce && ce->n)
                 s->opts[i * s->max_len + len - 1] = (cand_list){ce->cands, ce->n};
         }
+        for (int len = 1; x && len <= s->max_len && i + len <= n; len++)
+            if (add_xml_options(s, i, (size_t)len))
+                return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
         if (s->opts[i * s->max_len].n)
             continue;
         /* an unknown word: passed through, Moses's UnknownWordPenalty (ln 0 floored = -100); with
@@ -576,7 +693,7 @@ static int collect_options(dec_search *s, smt_err *err)
         c->n_align = drop ? 0 : 1;
         for (unsigned l = 0; l < m->n_lms; l++)
             w[1 + l] = glm_index(m->lms[l], s->tokens[i], s->lens[i]);
-        dec_option opt = {c->n_words, NULL, w + 1};
+        dec_option opt = {c->n_words, NULL, w + 1, NULL};
         dec_ff_option(m, &opt, &c->static_score, &c->future);
         s->opts[i * s->max_len] = (cand_list){c, 1};
     }

@@ -1449,3 +1449,103 @@ Test(decoder, moses_output_options)
         free(lists[k]);
     free(plain);
 }
+
+/* dec_run with -xml-input mode (and brackets) on text; returns the 1-best (malloc'ed) and the
+ * run's return code in *rc, the warnings in *warn. */
+static char *run_xml(const char *text, const char *mode, const char *brackets, int n_best,
+                     char **nbest, int *rc, char **warn)
+{
+    FILE *in = fmemopen((void *)text, strlen(text), "r");
+    char *out = NULL, *nb = NULL, *w = NULL;
+    size_t ol = 0, nl = 0, wl = 0;
+    FILE *o = open_memstream(&out, &ol), *n = open_memstream(&nb, &nl), *wf = open_memstream(&w, &wl);
+    dec_run_options ro;
+    dec_run_options_default(&ro);
+    ro.threads = 2, ro.verbose = 0, ro.xml_input = mode, ro.xml_brackets = brackets;
+    ro.n_best = n_best, ro.nbest = n, ro.warn = wf;
+    smt_err e;
+    *rc = dec_run(model, in, o, &ro, NULL, &e);
+    fclose(in), fclose(o), fclose(n), fclose(wf);
+    if (nbest)
+        *nbest = nb;
+    else
+        free(nb);
+    if (warn)
+        *warn = w;
+    else
+        free(w);
+    return out;
+}
+
+/* Moses's -xml-input: a tag's translations (and probabilities: ln p / n_scores in each TM score,
+ * no reordering scores, no alignment) compete with the table's options (inclusive) or replace them
+ * over the tagged words (exclusive); ignore strips the markup, pass-through (the default) keeps it
+ * as words. Markup errors fail their line only; walls and zones are refused by name. */
+Test(decoder, xml_input)
+{
+    static const char text[] = "a <x translation=\"Q R||S\" prob=\"0.9||0.1\">b</x>\n"
+                               "<x translation=\"ZZ\">a b</x> c\n";
+    int rc;
+    char *nb = NULL;
+    /* exclusive: b only as Q R or S; "a b" only as ZZ (a word the table lacks: passed through,
+     * never marked unknown) */
+    char *ex = run_xml(text, "exclusive", NULL, 5, &nb, &rc, NULL);
+    cr_assert_eq(rc, 0);
+    cr_assert_str_eq(ex, "A S \nZZ X \n");
+    /* the TM score of S is ln 0.1 (one TM score), of A the table's ln 0.5 */
+    cr_assert(strstr(nb, "0 ||| A S  ||| ") && strstr(nb, "TranslationModel0= -2.99573 "), "%s", nb);
+    cr_assert(strstr(nb, "0 ||| A Q R  ||| ") && strstr(nb, "TranslationModel0= -0.798508 "),
+              "%s", nb);
+    cr_assert_null(strstr(nb, "0 ||| A B "), "exclusive: no table option over the tagged word");
+    free(ex), free(nb);
+    /* inclusive: the table's options compete (A B wins line 0) */
+    char *inc = run_xml(text, "inclusive", NULL, 20, &nb, &rc, NULL);
+    cr_assert_eq(rc, 0);
+    cr_assert_str_eq(inc, "A B \nZZ X \n");
+    cr_assert(strstr(nb, "0 ||| A S  ||| ") && strstr(nb, "0 ||| A B  ||| "), "%s", nb);
+    free(inc), free(nb);
+    /* ignore: the markup is stripped; pass-through: the markup is words, as without the flag */
+    char *ig = run_xml(text, "ignore", NULL, 0, NULL, &rc, NULL);
+    char *plain = run_xml("a b\na b c\n", "pass-through", NULL, 0, NULL, &rc, NULL);
+    cr_assert_str_eq(ig, plain);
+    free(ig), free(plain);
+    char *pt = run_xml(text, "pass-through", NULL, 0, NULL, &rc, NULL);
+    cr_assert(strstr(pt, "<x translation=") != NULL, "%s", pt);
+    free(pt);
+    /* other brackets; a span attribute; -mark-unknown does not mark an XML option's word */
+    char *br = run_xml("a {{x translation=\"ZZ\" span=\"1\"/}} b\n", "exclusive", "{{ }}", 0,
+                       NULL, &rc, NULL);
+    cr_assert_eq(rc, 0);
+    cr_assert_str_eq(br, "A ZZ \n");
+    free(br);
+    /* markup errors: the line fails (an empty line and a warning), the others are translated */
+    static const char *const bad[] = {"a <x translation=\"Q\">b\n", "a <x translation=\"Q\">b</y>\n",
+                                      "a </x> b\n", "a <x translation=\"Q\" b\n",
+                                      "a <x translation=\"Q||R\" prob=\"0.5\">b</x>\n",
+                                      "a <x translation=\"Q\" prob=\"-1\">b</x>\n",
+                                      "a <x translation=\"Q\" span=\"7\"/> b\n"};
+    char *good = run_xml("a b\nb a\n", "exclusive", NULL, 0, NULL, &rc, NULL), *want = NULL;
+    const char *nl = strchr(good, '\n');
+    cr_assert(asprintf(&want, "%.*s\n%s", (int)(nl - good + 1), good, nl + 1) > 0);
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        char *t = NULL, *warn = NULL;
+        cr_assert(asprintf(&t, "a b\n%sb a\n", bad[k]) > 0);
+        char *o = run_xml(t, "exclusive", NULL, 0, NULL, &rc, &warn);
+        cr_assert_eq(rc, SMT_ERR_PARSE, "%s", bad[k]);
+        cr_assert_str_eq(o, want, "%s", bad[k]);
+        cr_assert(strstr(warn, "line 2: xml markup: "), "%s: %s", bad[k], warn);
+        free(t), free(o), free(warn);
+    }
+    free(good), free(want);
+    char *warn = NULL, *w = run_xml("a <wall/> b\n", "inclusive", NULL, 0, NULL, &rc, &warn);
+    cr_assert_eq(rc, SMT_ERR_UNSUPPORTED);
+    cr_assert(strstr(warn, "<wall> is not supported yet"), "%s", warn);
+    free(w), free(warn);
+    /* the constraint mode is refused when the options are resolved */
+    dec_run_options ro, r;
+    dec_run_options_default(&ro);
+    ro.xml_input = "constraint";
+    smt_err e;
+    cr_assert_eq(dec_run_options_resolve(model, &ro, &r, &e), SMT_ERR_UNSUPPORTED);
+    cr_assert(strstr(e.msg, "-xml-input constraint: not supported yet"), "%s", e.msg);
+}

@@ -401,7 +401,7 @@ Test(strict, ini_sections_classified)
     static const struct {
         const char *text, *marker; /* marker: what the message's line holds */
     } refused[] = {
-        {"[xml-input]\nexclusive\n", "[xml-input]"},
+        {"[stack-diversity]\n2\n", "[stack-diversity]"},
         {"[inputtype]\n1\n", "[inputtype]\n1"},
         {"[early-distortion-cost]\ntrue\n", "[early-distortion-cost]"},
         {"[weight-file]\nweights.txt\n", "[weight-file]"},

@@ -112,9 +112,9 @@ Test(ini, sections_classified)
     cr_assert(strstr(w, "moses.ini:4: [description] is ignored"), "%s", w);
     free(w);
     dec_ini_free(ini);
-    static const char *const bad[] = {"[s]\n10\n[xml-input]\nexclusive\n",
+    static const char *const bad[] = {"[s]\n10\n[stack-diversity]\n2\n",
                                       "[s]\n10\n[stack-size]\n10\n"};
-    static const char *const want[] = {"moses.ini:3: [xml-input] is not implemented",
+    static const char *const want[] = {"moses.ini:3: [stack-diversity] is not implemented",
                                        "moses.ini:3: [stack-size] is not a Moses parameter"};
     for (int k = 0; k < 2; k++) {
         cr_assert_eq(load_text(bad[k], &ini, &e), 0); /* the reader keeps every section */

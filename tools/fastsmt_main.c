@@ -28,6 +28,8 @@ static void usage(FILE *f)
             "               [-print-alignment-info] [-print-alignment-info-in-n-best]\n"
             "               [-alignment-output-file FILE] [-output-unknowns FILE]\n"
             "               [-drop-unknown|-du] [-output-hypo-score] [-n-best-factor F]\n"
+            "               [-xml-input exclusive|inclusive|ignore|pass-through]\n"
+            "               [-xml-brackets \"LB RB\"]\n"
             "               [-b BEAM] [-max-phrase-length N] [-ttable-limit N] [-mark-unknown]\n"
             "               [-unknown-word-prefix P] [-unknown-word-suffix S] [-v N]\n"
             "               [-search-algorithm 1] [-inputtype 0] [-show-weights] [-h|--help]\n"
@@ -188,6 +190,19 @@ int main(int argc, char **argv)
             if (int_flag(a, v, 0, DEC_MAX_NBEST_FACTOR, &ro.nbest_factor))
                 return 2;
             i++;
+        } else if (!strcmp(a, "-xml-input") || !strcmp(a, "-xi")) {
+            if (!v) {
+                fprintf(stderr, "fastsmt: %s needs exclusive, inclusive, ignore or pass-through\n",
+                        a);
+                return 2;
+            }
+            ro.xml_input = v, i++;
+        } else if (!strcmp(a, "-xml-brackets") || !strcmp(a, "-xb")) {
+            if (!v) {
+                fprintf(stderr, "fastsmt: %s needs \"LB RB\", e.g. \"{{ }}\"\n", a);
+                return 2;
+            }
+            ro.xml_brackets = v, i++;
         } else if (!strcmp(a, "-output-unknowns")) {
             if (!v) {
                 fprintf(stderr, "fastsmt: -output-unknowns needs a file\n");

@@ -200,6 +200,8 @@ typedef struct dec_output {
     int drop_unknown;              /* -drop-unknown: unknown words without a digit give nothing */
     int hypo_score;                /* -output-hypo-score: the score before the 1-best's words */
     unsigned nbest_factor;         /* -n-best-factor (0: unlimited) */
+    int xml_mode;                  /* -xml-input (dec_xml.h's DEC_XML_*) */
+    char *xml_lb, *xml_rb;         /* -xml-brackets (the worker's copies) */
     char *unk_prefix, *unk_suffix; /* the worker's copies */
 } dec_output;
 

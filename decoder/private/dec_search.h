@@ -114,6 +114,8 @@ struct dec_search {
     size_t hyp_size;
     hyp *best;
     dec_output out;           /* what the lines show */
+    const struct dec_xml *xml; /* the sentence's XML options (NULL: none) */
+    size_t n_tok, cap_tok;    /* tokens: n source words, then XML words the table lacks */
     uint32_t *unk;            /* the sentence's unknown source positions (no candidate), in order */
     size_t n_unk;
     dec_translation tr;       /* the path being formatted (nbest.c) */

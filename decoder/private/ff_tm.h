@@ -13,9 +13,14 @@ static inline int ff_tm_present(const dec_model *m)
 
 static inline void ff_tm_option(const dec_model *m, const dec_option *o, float *score)
 {
+    const double *w = m->weights + m->off_tm;
+    if (o->tm_ln) { /* an XML option: ln(prob) / n_scores in each score (Moses's SetXMLScore) */
+        for (unsigned k = 0; k < m->pt->n_scores; k++)
+            *score += (float)w[k] * o->tm_ln[k];
+        return;
+    }
     if (!o->scores)
         return;
-    const double *w = m->weights + m->off_tm;
     for (unsigned k = 0; k < m->pt->n_scores; k++)
         *score += (float)w[k] * dec_floor_ln(o->scores[k]);
 }

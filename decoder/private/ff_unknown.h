@@ -9,7 +9,7 @@ static inline int ff_unknown_present(const dec_model *m) { return m->has_uwp; }
 
 static inline void ff_unknown_option(const dec_model *m, const dec_option *o, float *score)
 {
-    if (!o->scores)
+    if (!o->scores && !o->tm_ln) /* neither a table's option nor an XML one */
         *score += m->w_uwp * DEC_LOWEST_SCORE;
 }
 
