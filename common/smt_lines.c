@@ -484,14 +484,15 @@ int smt_lines_open(smt_lines **out, const char *path, unsigned flags, smt_err *e
     return 0;
 }
 
-/* Drops the "\r" of a "\r\n" terminator, and a UTF-8 byte-order mark at the start of the input
- * (it would otherwise stay glued to the first word). */
+/* Drops the "\r" of a "\r\n" terminator, and the UTF-8 byte-order marks at the start of the input
+ * (one would otherwise stay glued to the first word; a repeated one, as concatenated files leave,
+ * too: a table written back out would start with it and lose it when read again). */
 static void finish_line(const smt_lines *r, char **line, size_t *len)
 {
     if (*len && (*line)[*len - 1] == '\r')
         (*len)--;
     (*line)[*len] = '\0';
-    if (r->lineno == 1 && *len >= 3 && memcmp(*line, "\xef\xbb\xbf", 3) == 0) {
+    while (r->lineno == 1 && *len >= 3 && memcmp(*line, "\xef\xbb\xbf", 3) == 0) {
         *line += 3;
         *len -= 3;
     }
@@ -520,8 +521,8 @@ int smt_lines_next(smt_lines *r, char **line, size_t *len, smt_err *err)
                     *len = r->carry.len;
                     *line = r->carry.data;
                     finish_line(r, line, len);
-                    if (r->lineno == 1 && r->carry.len == 3 && *line != r->carry.data) {
-                        r->lineno = 0; /* only a byte-order mark: an empty input */
+                    if (r->lineno == 1 && (size_t)(*line - r->carry.data) == r->carry.len) {
+                        r->lineno = 0; /* only byte-order marks: an empty input */
                         return 0;
                     }
                     return 1;

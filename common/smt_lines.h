@@ -1,8 +1,8 @@
 /* smt_lines.h — a fast line reader for plain, gzip, xz, bzip2 or zstd text, from a file or stdin.
  *
  * The compression is told by the input's first bytes (its magic), never by its name; concatenated
- * members/streams/frames are read as one text. A UTF-8 byte-order mark at the start of the input is
- * dropped. Lines are returned without their terminator ("\n" or "\r\n"), NUL-terminated, in a buffer
+ * members/streams/frames are read as one text. UTF-8 byte-order marks at the start of the input are
+ * dropped (one, or several in a row). Lines are returned without their terminator ("\n" or "\r\n"), NUL-terminated, in a buffer
  * the caller may modify in place (parsers tokenize destructively); the pointer is valid until the
  * next call.
  * With SMT_LINES_THREADED a second thread decompresses ahead while the caller parses, so reading a

@@ -272,7 +272,7 @@ static int src_next(line_src *s, char **line, size_t *len, smt_err *err)
         n--;
     *line = s->buf;
     *len = (size_t)n;
-    if (s->lineno == 1 && n >= 3 && memcmp(s->buf, "\xef\xbb\xbf", 3) == 0) /* as smt_lines */
+    while (s->lineno == 1 && *len >= 3 && memcmp(*line, "\xef\xbb\xbf", 3) == 0) /* as smt_lines */
         *line += 3, *len -= 3;
     return 1;
 }

@@ -755,7 +755,9 @@ Test(lines, read_error_mid_file_is_an_error)
 
 Test(lines, byte_order_mark_is_dropped)
 {
-    const char *text = "\xef\xbb\xbfhola mundo\n\xef\xbb\xbfsecond\n";
+    /* two marks in a row (concatenated files) are dropped too: found by fuzz_ppt_text, whose
+     * table then dumped a word starting with the second mark, which a rebuild dropped */
+    const char *text = "\xef\xbb\xbf\xef\xbb\xbfhola mundo\n\xef\xbb\xbfsecond\n";
     const char *expect[] = {"hola mundo", "\xef\xbb\xbfsecond"};
     char *p = tu_join(dir, "bom.txt");
     cr_assert_eq(tu_write_file(p, text, strlen(text)), 0);
@@ -766,6 +768,8 @@ Test(lines, byte_order_mark_is_dropped)
     }
     /* a file holding only the mark is empty; the mark alone on a terminated line is an empty line */
     cr_assert_eq(tu_write_file(p, "\xef\xbb\xbf", 3), 0);
+    check_lines(p, 0, NULL, 0, 0);
+    cr_assert_eq(tu_write_file(p, "\xef\xbb\xbf\xef\xbb\xbf", 6), 0);
     check_lines(p, 0, NULL, 0, 0);
     const char *empty[] = {""};
     cr_assert_eq(tu_write_file(p, "\xef\xbb\xbf\r\n", 5), 0);

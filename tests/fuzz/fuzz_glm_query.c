@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc_ref == 0 && !compressed(data, size)) {
             const uint8_t *t = data; /* a leading byte-order mark is not text (the reader drops it) */
             size_t n = size;
-            if (n >= 3 && memcmp(t, "\xef\xbb\xbf", 3) == 0)
+            while (n >= 3 && memcmp(t, "\xef\xbb\xbf", 3) == 0)
                 t += 3, n -= 3;
             size_t lines = count((const char *)t, n, "\n");
             if (n && t[n - 1] != '\n')
