@@ -51,6 +51,9 @@ typedef struct dec_options {
     double beam_threshold;        /* -b / -beam-threshold (< 0: the ini's, default 1e-5) */
     int verify;                   /* --verify / -verify-models: check every checksum of the binary
                                    * tables and LMs at load (reads every byte once) */
+    int verbose;                  /* -v: the load's verbosity (-1: the ini's [verbose], else 1);
+                                   * 2 or more: says on warn which path each file the ini names
+                                   * was found at (the working directory's or beside the ini) */
 } dec_options;
 
 /* Fills opt with "use the ini" for every setting. */
@@ -78,9 +81,14 @@ unsigned dec_model_param_line(const dec_model *m, const char *section, size_t i)
  * 1 when read, or SMT_ERR_PARSE with "moses.ini:LINE: [section] ..." in err. */
 int dec_model_param_ll(const dec_model *m, const char *section, long long lo, long long hi,
                        long long *out, smt_err *err);
-/* The path a single-value ini section names ([input-file]), resolved as every path of the ini
- * (against the ini's directory); malloc'ed, or NULL when the section is absent or memory ran out. */
+/* The path a single-value ini section names ([input-file]): the working directory's when it
+ * exists there (as Moses), else the path beside the ini; malloc'ed, or NULL when the section is
+ * absent or memory ran out. */
 char *dec_model_param_path(const dec_model *m, const char *section);
+/* The same with the ini's file rule and its errors: a relative path is looked up in the working
+ * directory first (as Moses), then beside the ini; neither: SMT_ERR_IO naming both tried paths
+ * and the ini line. Returns 0 when the section is absent, 1 with *out (malloc'ed), or the error. */
+int dec_model_param_file(const dec_model *m, const char *section, char **out, smt_err *err);
 /* A boolean ini section as Moses reads one (no value, true/yes/1, false/no/0): 0 when absent,
  * 1 when *out was read, or SMT_ERR_PARSE naming file:line. */
 int dec_model_param_bool(const dec_model *m, const char *section, int *out, smt_err *err);
