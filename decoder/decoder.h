@@ -102,7 +102,8 @@ int dec_model_show_weights(const dec_model *m, FILE *out);
  * phrase table and its lexicalized reordering table become one probingpt file
  * (out_dir/phrase-table.ppt, reordering integrated), every KENLM ARPA file a glm file
  * (out_dir/<name>.glm), and out_dir/moses.ini is the input ini with those feature lines pointing
- * at the binaries (relative to out_dir) and every other line kept as it was. Files that are
+ * at the binaries (by absolute path, so that it loads its own files from any working directory)
+ * and every other line kept as it was (an old-format ini: written converted, in the new format). Files that are
  * already binary are referenced by their absolute path, not rebuilt. out_dir is created when
  * missing. No input is ever overwritten (an output that would replace the ini or a table is
  * refused with SMT_ERR_ARG), and the new moses.ini is written under a temporary name and loaded

@@ -427,7 +427,7 @@ static int srilm_irstlm_arpa(const dec_ini *ini, const dec_ini_feature *f, const
         return rc;
     if (!arpa)
         return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                           "%s:%u: %s: %s is not an ARPA file (no \\data\\ header): a %s "
+                           "%s:%u: %s: %s is not an ARPA file (no \\data\\ header): an %s "
                            "binary LM cannot be read; give the %s feature the ARPA file",
                            ini->path, f->line, f->name, path, f->type, f->type);
     if (!*warned && warn)
