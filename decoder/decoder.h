@@ -87,8 +87,11 @@ int dec_model_param_ll(const dec_model *m, const char *section, long long lo, lo
 char *dec_model_param_path(const dec_model *m, const char *section);
 /* The same with the ini's file rule and its errors: a relative path is looked up in the working
  * directory first (as Moses), then beside the ini; neither: SMT_ERR_IO naming both tried paths
- * and the ini line. Returns 0 when the section is absent, 1 with *out (malloc'ed), or the error. */
-int dec_model_param_file(const dec_model *m, const char *section, char **out, smt_err *err);
+ * and the ini line; both, different files: a warning on warn (may be NULL), which also receives
+ * which was used when the load's verbosity is 2 or more. Returns 0 when the section is absent,
+ * 1 with *out (malloc'ed), or the error. */
+int dec_model_param_file(const dec_model *m, const char *section, FILE *warn, char **out,
+                         smt_err *err);
 /* A boolean ini section as Moses reads one (no value, true/yes/1, false/no/0): 0 when absent,
  * 1 when *out was read, or SMT_ERR_PARSE naming file:line. */
 int dec_model_param_bool(const dec_model *m, const char *section, int *out, smt_err *err);

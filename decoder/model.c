@@ -69,13 +69,14 @@ char *dec_model_param_path(const dec_model *m, const char *section)
     return v ? dec_ini_resolve(m->ini, v) : NULL;
 }
 
-int dec_model_param_file(const dec_model *m, const char *section, char **out, smt_err *err)
+int dec_model_param_file(const dec_model *m, const char *section, FILE *warn, char **out,
+                         smt_err *err)
 {
     *out = NULL;
     const char *v = dec_ini_param(m->ini, section);
     if (!v)
         return 0;
-    int rc = dec_ini_find(m->ini, v, dec_ini_param_line(m->ini, section, 0), m->warn, m->verbose,
+    int rc = dec_ini_find(m->ini, v, dec_ini_param_line(m->ini, section, 0), warn, m->verbose,
                           out, err);
     return rc ? rc : 1;
 }
@@ -678,7 +679,6 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
     dec_model *m = calloc(1, sizeof *m);
     if (!m)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-    m->warn = warn;
     int rc = dec_ini_load(&m->ini, ini_path, err);
     m->verbose = opt->verbose;
     long long v;

@@ -142,7 +142,6 @@ struct dec_model {
     float w_lm[DEC_MAX_LMS], w_dist, w_uwp;
     int lm_oov[DEC_MAX_LMS], lm_oov_any; /* oov-feature=1: the LM's second score, its OOV count */
     float w_lm_oov[DEC_MAX_LMS];
-    FILE *warn;                    /* the load's warning stream (NULL: none) */
     int verbose;                   /* the load's verbosity (-v; 2: which path each file is) */
     float w_reo[DEC_MAX_REO_SCORES];
     /* search settings */
