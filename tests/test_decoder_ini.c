@@ -538,3 +538,52 @@ Test(ini, old_format_shared, .timeout = 600)
         free(w[i]);
     free(src), free(test), free(dir), free(text), free(old), free(old_ini), free(in);
 }
+
+/* Loads ini with opt.verbose = verbose and returns what went to the warning stream. */
+static char *load_messages(const char *ini, int verbose)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *w = open_memstream(&text, &len);
+    cr_assert_not_null(w);
+    dec_options opt;
+    dec_options_default(&opt);
+    opt.warn = w;
+    opt.verbose = verbose;
+    dec_model *m = NULL;
+    smt_err e;
+    cr_assert_eq(dec_model_load(&m, ini, &opt, &e), 0, "%s", e.msg);
+    dec_model_free(m);
+    cr_assert_eq(fclose(w), 0);
+    return text;
+}
+
+/* The library: dec_options.verbose 2 reports where each file was found; -1 (the default) takes
+ * the ini's [verbose]; 1 and 0 report nothing. */
+Test(ini, load_verbosity)
+{
+    char *model = tu_join(tmp, "model");
+    copy_tiny(model);
+    char *ini = tu_join(model, "moses.ini"), *msg;
+    msg = load_messages(ini, 2);
+    cr_assert(strstr(msg, "moses.ini:6: phrase-table: found ") &&
+                  strstr(msg, "moses.ini:7: reordering-table: found ") &&
+                  strstr(msg, "moses.ini:9: lm.arpa: found "),
+              "%s", msg);
+    free(msg);
+    msg = load_messages(ini, 1);
+    cr_assert_str_eq(msg, "");
+    free(msg);
+    msg = load_messages(ini, -1);
+    cr_assert_str_eq(msg, "");
+    free(msg);
+    char *text = tu_read_file(ini, NULL), *more = NULL;
+    cr_assert(asprintf(&more, "%s\n[verbose]\n2\n", text) > 0);
+    cr_assert_eq(tu_write_file(ini, more, strlen(more)), 0);
+    msg = load_messages(ini, -1);
+    cr_assert(strstr(msg, "lm.arpa: found "), "%s", msg);
+    free(msg);
+    msg = load_messages(ini, 0); /* the flag wins */
+    cr_assert_str_eq(msg, "");
+    free(msg), free(text), free(more), free(ini), free(model);
+}
