@@ -825,11 +825,17 @@ int dec_ini_find(const dec_ini *ini, const char *path, unsigned line, FILE *warn
             return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
         return 0;
     }
-    char *beside = NULL, *cwd = getcwd(NULL, 0), *in_cwd = NULL;
+    /* beside: the path opened; in_cwd, shown: both as absolute paths, for the messages */
+    char *beside = NULL, *cwd = getcwd(NULL, 0), *in_cwd = NULL, *shown = NULL;
     if (asprintf(&beside, "%s/%s", ini->dir, path) < 0)
         beside = NULL;
-    if (!beside || asprintf(&in_cwd, "%s/%s", cwd ? cwd : ".", path) < 0) {
-        free(beside), free(cwd);
+    if (beside && asprintf(&in_cwd, "%s/%s", cwd ? cwd : ".", path) < 0)
+        in_cwd = NULL;
+    if (in_cwd && (beside[0] == '/' ? !(shown = strdup(beside))
+                                    : asprintf(&shown, "%s/%s", cwd ? cwd : ".", beside) < 0))
+        shown = NULL;
+    if (!shown) {
+        free(beside), free(cwd), free(in_cwd);
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     }
     free(cwd);
@@ -841,7 +847,7 @@ int dec_ini_find(const dec_ini *ini, const char *path, unsigned line, FILE *warn
             fprintf(warn,
                     "warning: %s:%u: %s is both in the working directory (%s) and beside the ini "
                     "(%s), different files: the working directory's is used, as Moses does\n",
-                    ini->path, line, frag(path, fb), in_cwd, beside);
+                    ini->path, line, frag(path, fb), in_cwd, shown);
         else if (verbose >= 2 && warn)
             fprintf(warn, "%s:%u: %s: found in the working directory (%s)\n", ini->path, line,
                     frag(path, fb), in_cwd);
@@ -850,17 +856,18 @@ int dec_ini_find(const dec_ini *ini, const char *path, unsigned line, FILE *warn
     } else if (has_i) {
         if (verbose >= 2 && warn)
             fprintf(warn, "%s:%u: %s: found beside the ini (%s)\n", ini->path, line,
-                    frag(path, fb), beside);
+                    frag(path, fb), shown);
         *out = beside;
         beside = NULL;
     } else {
         rc = smt_err_set(err, SMT_ERR_IO,
                          "%s:%u: %s: not found in the working directory (%s) nor beside the ini "
                          "(%s)",
-                         ini->path, line, frag(path, fb), in_cwd, beside);
+                         ini->path, line, frag(path, fb), in_cwd, shown);
     }
     free(beside);
     free(in_cwd);
+    free(shown);
     return rc;
 }
 

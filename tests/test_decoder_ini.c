@@ -587,3 +587,17 @@ Test(ini, load_verbosity)
     cr_assert_str_eq(msg, "");
     free(msg), free(text), free(more), free(ini), free(model);
 }
+
+/* An ini given by a relative path: the messages still name both tried paths absolutely. */
+Test(ini, paths_absolute_in_messages)
+{
+    char *model = tu_join(tmp, "model"), *out, *err, *want = NULL;
+    copy_tiny(model);
+    cr_assert_eq(tu_runf(NULL, NULL, "rm '%s/lm.arpa'", model), 0);
+    cr_assert_eq(run_in(tmp, "-f model/moses.ini", "a\n", &out, &err), 1);
+    cr_assert(asprintf(&want, "model/moses.ini:9: lm.arpa: not found in the working directory "
+                              "(%s/lm.arpa) nor beside the ini (%s/model/lm.arpa)",
+                       tmp, tmp) > 0);
+    cr_assert(strstr(err, want), "'%s' lacks '%s'", err, want);
+    free(out), free(err), free(want), free(model);
+}
