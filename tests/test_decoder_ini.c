@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "decoder.h"
+#include "moses_ini.h"
 #include "testutil.h"
 
 static char *tmp, *tiny, *fastsmt;
@@ -600,4 +601,73 @@ Test(ini, paths_absolute_in_messages)
                        tmp, tmp) > 0);
     cr_assert(strstr(err, want), "'%s' lacks '%s'", err, want);
     free(out), free(err), free(want), free(model);
+}
+
+/* The conversion itself, on Moses's own old-format regression ini
+ * (moses-regression-tests, tests/phrase.show-weights.lex-reorder.oldformat/moses.ini, its
+ * ${MODEL_PATH} made /m): the features and weights Moses's Parameter::ConvertWeightArgs makes of
+ * it, in its order, with its default names; [ttable-limit]'s first value goes to the table. */
+Test(ini, old_format_moses_regression_ini)
+{
+    const char *text =
+        "[input-factors]\n0\n[mapping]\nT 0\n[ttable-file]\n0 0 0 5 "
+        "/m/lexicalized-reordering/phrase-table.0-0.gz\n[lmodel-file]\n8 0 5 "
+        "/m/lexicalized-reordering/europarl.lm\n[ttable-limit]\n20\n0\n[distortion-file]\n"
+        "0-0 msd-bidirectional-fe 6 "
+        "/m/lexicalized-reordering/reordering-table.msd-bidirectional-fe.0.5.0-0.gz\n"
+        "[weight-d]\n0.5\n0.3\n0.3\n0.3\n0.3\n0.3\n0.3\n[weight-l]\n0.5000\n[weight-t]\n0.2\n"
+        "0.2\n0.2\n0.2\n0.2\n[weight-w]\n-1\n[distortion-limit]\n6\n[show-weights]\n1\n";
+    char *path = write_ini("reg.ini", text);
+    dec_ini *ini = NULL;
+    smt_err e;
+    cr_assert_eq(dec_ini_load(&ini, path, &e), 0, "%s", e.msg);
+    cr_assert(ini->old_format);
+    static const char *const want[][2] = {
+        {"KENLM0", "KENLM factor=0 order=5 num-features=1 lazyken=0 "
+                   "path=/m/lexicalized-reordering/europarl.lm"},
+        {"Distortion0", "Distortion"},
+        {"LexicalReordering0",
+         "LexicalReordering type=msd-bidirectional-fe input-factor=0 output-factor=0 "
+         "num-features=6 path=/m/lexicalized-reordering/"
+         "reordering-table.msd-bidirectional-fe.0.5.0-0.gz"},
+        {"WordPenalty0", "WordPenalty"},
+        {"UnknownWordPenalty0", "UnknownWordPenalty"},
+        {"PhraseDictionaryMemory0",
+         "PhraseDictionaryMemory input-factor=0 output-factor=0 "
+         "path=/m/lexicalized-reordering/phrase-table.0-0.gz num-features=5 table-limit=20"}};
+    cr_assert_eq(ini->n_features, 6);
+    for (size_t i = 0; i < 6; i++) {
+        const dec_ini_feature *f = &ini->features[i];
+        char line[1024];
+        size_t used = (size_t)snprintf(line, sizeof line, "%s", f->type);
+        for (size_t k = 0; k < f->n_args; k++)
+            used += (size_t)snprintf(line + used, sizeof line - used, " %s=%s", f->keys[k],
+                                     f->values[k]);
+        cr_assert_str_eq(f->name, want[i][0]);
+        cr_assert_str_eq(line, want[i][1]);
+    }
+    static const struct {
+        const char *name;
+        size_t n;
+        double v;
+    } w[] = {{"WordPenalty0", 1, -1},          {"KENLM0", 1, 0.5},
+             {"Distortion0", 1, 0.5},          {"LexicalReordering0", 6, 0.3},
+             {"PhraseDictionaryMemory0", 5, 0.2}};
+    cr_assert_eq(ini->n_weights, 5);
+    for (size_t i = 0; i < 5; i++) {
+        const dec_ini_weight *g = dec_ini_weight_named(ini, w[i].name);
+        cr_assert(g, "no weights for %s", w[i].name);
+        cr_assert_eq(g->n, w[i].n, "%s", w[i].name);
+        for (size_t k = 0; k < g->n; k++)
+            cr_assert_eq(g->values[k], w[i].v, "%s", w[i].name);
+    }
+    /* the old sections are gone; the others stay */
+    char *const *v;
+    cr_assert_eq(dec_ini_param_values(ini, "ttable-limit", &v), 0);
+    cr_assert_eq(dec_ini_param_values(ini, "weight-d", &v), 0);
+    cr_assert_str_eq(dec_ini_param(ini, "distortion-limit"), "6");
+    cr_assert_str_eq(dec_ini_param(ini, "mapping"), "T 0");
+    cr_assert_eq(dec_ini_check_sections(ini, NULL, &e), 0, "%s", e.msg);
+    dec_ini_free(ini);
+    free(path);
 }
