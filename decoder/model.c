@@ -257,6 +257,11 @@ static int is_pt(const char *type)
 static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f,
                   const dec_ini_feature **lr_f, const dec_ini_feature **lm_f, smt_err *err)
 {
+    /* [lmodel-oov-feature] in a new-format ini: Moses's global switch of the LM OOV feature
+     * (StaticData's lmodel-oov-feature), for every LM whose line has no oov-feature= */
+    int all_oov = 0;
+    if (dec_ini_param_bool(ini, "lmodel-oov-feature", &all_oov, err) < 0)
+        return SMT_ERR_PARSE;
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < ini->n_features; i++) {
             const dec_ini_feature *f = &ini->features[i];
@@ -300,7 +305,7 @@ static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f
                                        ini->path, f->line, DEC_MAX_LMS);
                 /* oov-feature=1: Moses's LM OOV feature, a second score (the OOV count) */
                 const char *ov = dec_ini_feature_arg(f, "oov-feature");
-                int oov = ov && bool_value(ov) == 1;
+                int oov = ov ? bool_value(ov) == 1 : all_oov;
                 unsigned n;
                 if ((rc = num_features_arg(ini, f, 1 + oov, &n, err)))
                     return rc;

@@ -476,9 +476,12 @@ static int add_line(dec_ini *ini, int weight, const char *text, unsigned line, s
 
 static int convert_old(dec_ini *ini, smt_err *err)
 {
+    /* [lmodel-oov-feature] alone does not make an ini old: the new format has it too (Moses's
+     * global LM OOV switch, read by dec_model_load) */
     const dec_ini_section *first = NULL;
     for (const char *const *n = old_sections; *n && !first; n++)
-        first = find_section(ini, *n);
+        if (strcmp(*n, "lmodel-oov-feature"))
+            first = find_section(ini, *n);
     if (!first)
         return 0;
     if (ini->feature_line || ini->weight_line) /* Moses: "Don't mix old and new ini file format" */

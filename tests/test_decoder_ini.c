@@ -671,3 +671,31 @@ Test(ini, old_format_moses_regression_ini)
     dec_ini_free(ini);
     free(path);
 }
+
+/* [lmodel-oov-feature] in a new-format ini (as Moses's regression test phrase.basic-lm-oov has
+ * it: "KENLM ... num-features=2" and the section) switches the OOV feature on for every LM: the
+ * same n-best list as oov-feature=1 on the line. */
+Test(ini, lm_oov_global_section)
+{
+    char *pt = write_ini("pt", "a ||| A ||| 0.5 ||| 0-0 ||| 1 1 1\nb ||| Q ||| 0.5 ||| 0-0 ||| "
+                               "1 1 1\n");
+    char *lm = tu_join(tiny, "lm.arpa"), *in = write_ini("in.txt", "a b w\n");
+    char *key = tiny_lm_ini("key.ini", "KENLM", lm, " oov-feature=1", "1 0.1", pt);
+    char *t = NULL, *sec = NULL;
+    char *base = tiny_lm_ini("sec.ini", "KENLM", lm, " num-features=2", "1 0.1", pt);
+    t = tu_read_file(base, NULL);
+    cr_assert(asprintf(&sec, "[lmodel-oov-feature]\n1\n%s", t) > 0);
+    cr_assert_eq(tu_write_file(base, sec, strlen(sec)), 0);
+    char *na = tu_join(tmp, "na"), *nb = tu_join(tmp, "nb"), *o, *e;
+    cr_assert_eq(tu_runf(&o, &e, "'%s' -f '%s' -v 0 -n-best-list '%s' 5 < '%s'", fastsmt, key, na,
+                         in), 0, "%s", e);
+    free(o), free(e);
+    cr_assert_eq(tu_runf(&o, &e, "'%s' -f '%s' -v 0 -n-best-list '%s' 5 < '%s'", fastsmt, base,
+                         nb, in), 0, "%s", e);
+    free(o), free(e);
+    char *ta = tu_read_file(na, NULL), *tb = tu_read_file(nb, NULL);
+    cr_assert_str_eq(ta, tb);
+    cr_assert(strstr(ta, "LM0= ") && strstr(ta, " 2 WordPenalty0="), "%s", ta); /* Q and w */
+    free(ta), free(tb), free(na), free(nb), free(t), free(sec), free(base), free(key);
+    free(pt), free(lm), free(in);
+}
