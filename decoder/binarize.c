@@ -76,6 +76,50 @@ static int absolute(const char *path, char **out, smt_err *err)
     return 0;
 }
 
+/* The shortest decimal form of d that reads back as d. */
+static void print_exact(FILE *out, double d)
+{
+    char b[64];
+    for (int p = 6; p <= 17; p++) {
+        snprintf(b, sizeof b, "%.*g", p, d);
+        if (strtod(b, NULL) == d)
+            break;
+    }
+    fprintf(out, " %s", b);
+}
+
+/* An old-format ini written in the new format: its other sections, then the [feature] lines Moses's
+ * conversion makes (new_lines[k] where a feature was rewritten) and their [weight] lines. */
+static int write_converted(const dec_ini *ini, const char *const *new_lines, FILE *out)
+{
+    fprintf(out, "# (converted from the old format, before 2013, as Moses converts it)\n");
+    for (size_t i = 0; i < ini->n_sections; i++) {
+        fprintf(out, "\n[%s]\n", ini->sections[i].name);
+        for (size_t k = 0; k < ini->sections[i].n; k++)
+            fprintf(out, "%s\n", ini->sections[i].values[k]);
+    }
+    fprintf(out, "\n[feature]\n");
+    for (size_t k = 0; k < ini->n_features; k++) {
+        const dec_ini_feature *f = &ini->features[k];
+        char *own = new_lines[k] ? NULL : rewrite(f, NULL, dec_ini_feature_arg(f, "path"), NULL);
+        if (!new_lines[k] && !own)
+            return SMT_ERR_NOMEM;
+        /* the name Moses's conversion gives it, kept when the type changes (ProbingPT) */
+        fprintf(out, "%s%s%s\n", new_lines[k] ? new_lines[k] : own,
+                dec_ini_feature_arg(f, "name") ? "" : " name=",
+                dec_ini_feature_arg(f, "name") ? "" : f->name);
+        free(own);
+    }
+    fprintf(out, "\n[weight]\n");
+    for (size_t k = 0; k < ini->n_weights; k++) {
+        fprintf(out, "%s=", ini->weights[k].name);
+        for (size_t j = 0; j < ini->weights[k].n; j++)
+            print_exact(out, ini->weights[k].values[j]);
+        fputc('\n', out);
+    }
+    return 0;
+}
+
 static int nomem(smt_err *err)
 {
     return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
@@ -106,15 +150,25 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
     }
     char **new_lines = calloc(ini->n_features, sizeof *new_lines);
     char **lm_paths = calloc(ini->n_features, sizeof *lm_paths);
-    char *pt_path = dec_ini_resolve(ini, dec_ini_feature_arg(pt, "path"));
-    char *reo_path = lr && dec_ini_feature_arg(lr, "path")
-                         ? dec_ini_resolve(ini, dec_ini_feature_arg(lr, "path"))
-                         : NULL;
+    char *pt_path = NULL, *reo_path = NULL, *abs_out = NULL;
     char *ppt_out = NULL, *pt_ref = NULL, *ini_out = NULL, *ini_target = NULL, *ini_tmp = NULL;
     FILE *in = NULL, *out = NULL;
-    if (!new_lines || !lm_paths || !pt_path || asprintf(&ini_out, "%s/moses.ini", out_dir) < 0 ||
+    if (!new_lines || !lm_paths || asprintf(&ini_out, "%s/moses.ini", out_dir) < 0 ||
         asprintf(&ppt_out, "%s/phrase-table.ppt", out_dir) < 0) {
         rc = nomem(err);
+        goto done;
+    }
+    /* the files as the decoder finds them (the working directory first, then beside the ini) */
+    if ((rc = dec_ini_find(ini, dec_ini_feature_arg(pt, "path"), pt->line, stderr, 0, &pt_path,
+                           err)) ||
+        (lr && dec_ini_feature_arg(lr, "path") &&
+         (rc = dec_ini_find(ini, dec_ini_feature_arg(lr, "path"), lr->line, stderr, 0, &reo_path,
+                            err))))
+        goto done;
+    /* the new ini names what it builds by absolute path: it loads its own files from any working
+     * directory (a relative name would be looked up in the working directory first) */
+    if (!(abs_out = realpath(out_dir, NULL))) {
+        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", out_dir);
         goto done;
     }
     /* every input, and every output checked against them before anything is written */
@@ -124,11 +178,11 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
     add_input(&inputs, reo_path);
     for (size_t i = 0; i < ini->n_features; i++) {
         const dec_ini_feature *f = &ini->features[i];
-        if (!strcmp(f->type, "KENLM") && dec_ini_feature_arg(f, "path")) {
-            if (!(lm_paths[i] = dec_ini_resolve(ini, dec_ini_feature_arg(f, "path")))) {
-                rc = nomem(err);
+        if ((!strcmp(f->type, "KENLM") || !strcmp(f->type, "SRILM") ||
+             !strcmp(f->type, "IRSTLM")) && dec_ini_feature_arg(f, "path")) {
+            if ((rc = dec_ini_find(ini, dec_ini_feature_arg(f, "path"), f->line, stderr, 0,
+                                   &lm_paths[i], err)))
                 goto done;
-            }
             add_input(&inputs, lm_paths[i]);
         }
     }
@@ -168,7 +222,8 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
                     reo_path ? reo_path : "-", ppt_out);
         if ((rc = dec_ppt_build(pt_path, reo_path, ppt_out, err)) != 0)
             goto done;
-        if (!(pt_ref = strdup("phrase-table.ppt"))) {
+        if (asprintf(&pt_ref, "%s/phrase-table.ppt", abs_out) < 0) {
+            pt_ref = NULL;
             rc = nomem(err);
             goto done;
         }
@@ -192,7 +247,7 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
                     rc = nomem(err);
                     goto done;
                 }
-                if (asprintf(&ref, "%s.glm", f->name) < 0) {
+                if (asprintf(&ref, "%s/%s.glm", abs_out, f->name) < 0) {
                     free(glm_out);
                     rc = nomem(err);
                     goto done;
@@ -231,10 +286,18 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
         goto done;
     }
     fprintf(out, "# Written by fastsmt-binarize from %s\n", ini_path);
+    if (ini->old_format) { /* written in the new format, as Moses converts the old one */
+        fclose(in);
+        in = NULL;
+        if ((rc = write_converted(ini, (const char *const *)new_lines, out)) != 0) {
+            rc = nomem(err);
+            goto done;
+        }
+    }
     char *line = NULL;
     size_t cap = 0;
     unsigned lineno = 0;
-    while (getline(&line, &cap, in) >= 0) {
+    while (in && getline(&line, &cap, in) >= 0) {
         lineno++;
         size_t k = 0;
         while (k < ini->n_features && !(ini->features[k].line == lineno && new_lines[k]))
@@ -245,8 +308,9 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
             fputs(line, out);
     }
     free(line);
-    int read_failed = ferror(in);
-    fclose(in);
+    int read_failed = in && ferror(in);
+    if (in)
+        fclose(in);
     in = NULL;
     if (read_failed) {
         rc = smt_err_set(err, SMT_ERR_IO, "%s: read error", ini_path);
@@ -289,7 +353,7 @@ done:
         free(lm_paths[i]);
     free(new_lines), free(lm_paths);
     free(ini_out), free(ini_target), free(ini_tmp), free(ppt_out), free(pt_ref);
-    free(pt_path), free(reo_path);
+    free(pt_path), free(reo_path), free(abs_out);
     dec_ini_free(ini);
     return rc;
 }

@@ -51,6 +51,9 @@ typedef struct dec_options {
     double beam_threshold;        /* -b / -beam-threshold (< 0: the ini's, default 1e-5) */
     int verify;                   /* --verify / -verify-models: check every checksum of the binary
                                    * tables and LMs at load (reads every byte once) */
+    int verbose;                  /* -v: the load's verbosity (-1: the ini's [verbose], else 1);
+                                   * 2 or more: says on warn which path each file the ini names
+                                   * was found at (the working directory's or beside the ini) */
 } dec_options;
 
 /* Fills opt with "use the ini" for every setting. */
@@ -78,9 +81,17 @@ unsigned dec_model_param_line(const dec_model *m, const char *section, size_t i)
  * 1 when read, or SMT_ERR_PARSE with "moses.ini:LINE: [section] ..." in err. */
 int dec_model_param_ll(const dec_model *m, const char *section, long long lo, long long hi,
                        long long *out, smt_err *err);
-/* The path a single-value ini section names ([input-file]), resolved as every path of the ini
- * (against the ini's directory); malloc'ed, or NULL when the section is absent or memory ran out. */
+/* The path a single-value ini section names ([input-file]): the working directory's when it
+ * exists there (as Moses), else the path beside the ini; malloc'ed, or NULL when the section is
+ * absent or memory ran out. */
 char *dec_model_param_path(const dec_model *m, const char *section);
+/* The same with the ini's file rule and its errors: a relative path is looked up in the working
+ * directory first (as Moses), then beside the ini; neither: SMT_ERR_IO naming both tried paths
+ * and the ini line; both, different files: a warning on warn (may be NULL), which also receives
+ * which was used when the load's verbosity is 2 or more. Returns 0 when the section is absent,
+ * 1 with *out (malloc'ed), or the error. */
+int dec_model_param_file(const dec_model *m, const char *section, FILE *warn, char **out,
+                         smt_err *err);
 /* A boolean ini section as Moses reads one (no value, true/yes/1, false/no/0): 0 when absent,
  * 1 when *out was read, or SMT_ERR_PARSE naming file:line. */
 int dec_model_param_bool(const dec_model *m, const char *section, int *out, smt_err *err);
@@ -94,7 +105,8 @@ int dec_model_show_weights(const dec_model *m, FILE *out);
  * phrase table and its lexicalized reordering table become one probingpt file
  * (out_dir/phrase-table.ppt, reordering integrated), every KENLM ARPA file a glm file
  * (out_dir/<name>.glm), and out_dir/moses.ini is the input ini with those feature lines pointing
- * at the binaries (relative to out_dir) and every other line kept as it was. Files that are
+ * at the binaries (by absolute path, so that it loads its own files from any working directory)
+ * and every other line kept as it was (an old-format ini: written converted, in the new format). Files that are
  * already binary are referenced by their absolute path, not rebuilt. out_dir is created when
  * missing. No input is ever overwritten (an output that would replace the ini or a table is
  * refused with SMT_ERR_ARG), and the new moses.ini is written under a temporary name and loaded

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "dec_internal.h"
+#include "smt_lines.h"
 #include "smt_sniff.h"
+#include "smt_words.h"
 #include "smt_progress.h"
 
 void dec_options_default(dec_options *opt)
@@ -19,6 +21,7 @@ void dec_options_default(dec_options *opt)
     opt->max_phrase_len = -1;
     opt->table_limit = -1;
     opt->beam_threshold = -1;
+    opt->verbose = -1;
 }
 
 double dec_model_load_seconds(const dec_model *m) { return m->load_seconds; }
@@ -66,6 +69,18 @@ char *dec_model_param_path(const dec_model *m, const char *section)
     return v ? dec_ini_resolve(m->ini, v) : NULL;
 }
 
+int dec_model_param_file(const dec_model *m, const char *section, FILE *warn, char **out,
+                         smt_err *err)
+{
+    *out = NULL;
+    const char *v = dec_ini_param(m->ini, section);
+    if (!v)
+        return 0;
+    int rc = dec_ini_find(m->ini, v, dec_ini_param_line(m->ini, section, 0), warn, m->verbose,
+                          out, err);
+    return rc ? rc : 1;
+}
+
 int dec_model_param_bool(const dec_model *m, const char *section, int *out, smt_err *err)
 {
     return dec_ini_param_bool(m->ini, section, out, err);
@@ -87,7 +102,7 @@ static int is_binary(const char *path, smt_err *err)
 static const char *const known_keys[] = {"name", "num-features", "path", "input-factor",
                                          "output-factor", "type", "order", "factor",
                                          "table-limit", "tuneable", "lazyken", "property-index",
-                                         "verbose", "filterable", NULL};
+                                         "verbose", "filterable", "oov-feature", NULL};
 static const char *const unsupported_keys[] = {"default-scores", "tuneable-components",
                                                "sparse-feature", "feature-name-overwrite", NULL};
 
@@ -138,7 +153,7 @@ static int check_keys(const dec_ini *ini, smt_err *err)
             } else if (!strcmp(key, "property-index") || !strcmp(key, "verbose")) {
                 rc = dec_ini_feature_ll(ini, f, key, 0, 1000000, &x, err);
             } else if ((!strcmp(key, "tuneable") || !strcmp(key, "filterable") ||
-                        !strcmp(key, "lazyken")) &&
+                        !strcmp(key, "lazyken") || !strcmp(key, "oov-feature")) &&
                        bool_value(v) < 0) {
                 return smt_err_set(err, SMT_ERR_PARSE,
                                    "%s:%u: %s %s='%.64s' is not a boolean (true, false, 1 or 0)",
@@ -221,10 +236,15 @@ static int add_feature(dec_model *m, const dec_ini_feature *f, unsigned n, int t
     return nf[m->n_features - 1].name ? 0 : SMT_ERR_NOMEM;
 }
 
+/* An n-gram LM feature: KENLM, or SRILM / IRSTLM naming an ARPA file (read by glm alike). */
+static int is_lm(const char *type)
+{
+    return !strcmp(type, "KENLM") || !strcmp(type, "SRILM") || !strcmp(type, "IRSTLM");
+}
+
 static int is_stateful(const char *type)
 {
-    return !strcmp(type, "LexicalReordering") || !strcmp(type, "Distortion") ||
-           !strcmp(type, "KENLM");
+    return !strcmp(type, "LexicalReordering") || !strcmp(type, "Distortion") || is_lm(type);
 }
 
 static int is_pt(const char *type)
@@ -237,14 +257,18 @@ static int is_pt(const char *type)
 static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f,
                   const dec_ini_feature **lr_f, const dec_ini_feature **lm_f, smt_err *err)
 {
+    /* [lmodel-oov-feature] in a new-format ini: Moses's global switch of the LM OOV feature
+     * (StaticData's lmodel-oov-feature), for every LM whose line has no oov-feature= */
+    int all_oov = 0;
+    if (dec_ini_param_bool(ini, "lmodel-oov-feature", &all_oov, err) < 0)
+        return SMT_ERR_PARSE;
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < ini->n_features; i++) {
             const dec_ini_feature *f = &ini->features[i];
             if (is_stateful(f->type) != (pass == 0))
                 continue;
             int rc = 0;
-            if (!strcmp(f->type, "Distortion") || !strcmp(f->type, "KENLM") ||
-                !strcmp(f->type, "UnknownWordPenalty") || !strcmp(f->type, "WordPenalty") ||
+            if (!strcmp(f->type, "Distortion") || !strcmp(f->type, "UnknownWordPenalty") || !strcmp(f->type, "WordPenalty") ||
                 !strcmp(f->type, "PhrasePenalty")) {
                 unsigned n;
                 if ((rc = num_features_arg(ini, f, 1, &n, err)))
@@ -275,13 +299,25 @@ static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f
                 m->has_dist = 1;
                 m->off_dist = m->n_scores;
                 rc = add_feature(m, f, 1, 1);
-            } else if (!strcmp(f->type, "KENLM")) {
+            } else if (is_lm(f->type)) {
                 if (m->n_lms == DEC_MAX_LMS)
                     return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: more than %d LMs",
                                        ini->path, f->line, DEC_MAX_LMS);
+                /* oov-feature=1: Moses's LM OOV feature, a second score (the OOV count) */
+                const char *ov = dec_ini_feature_arg(f, "oov-feature");
+                int oov = ov ? bool_value(ov) == 1 : all_oov;
+                unsigned n;
+                if ((rc = num_features_arg(ini, f, 1 + oov, &n, err)))
+                    return rc;
+                if (n != 1u + oov)
+                    return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has %d score%s, not %u",
+                                       ini->path, f->line, f->name, 1 + oov,
+                                       oov ? "s (oov-feature=1)" : "", n);
                 lm_f[m->n_lms] = f;
+                m->lm_oov[m->n_lms] = oov;
+                m->lm_oov_any |= oov;
                 m->off_lm[m->n_lms++] = m->n_scores;
-                rc = add_feature(m, f, 1, 1);
+                rc = add_feature(m, f, n, 1);
             } else if (!strcmp(f->type, "UnknownWordPenalty")) {
                 m->has_uwp = 1;
                 m->off_uwp = m->n_scores;
@@ -361,13 +397,49 @@ static int load_weights(dec_model *m, const dec_ini *ini, FILE *warn, smt_err *e
             fprintf(warn, "warning: %s:%u: weights for '%.64s', which is not a feature\n",
                     ini->path, ini->weights[i].line, ini->weights[i].name);
     }
-    for (unsigned l = 0; l < m->n_lms; l++)
+    for (unsigned l = 0; l < m->n_lms; l++) {
         m->w_lm[l] = (float)m->weights[m->off_lm[l]];
+        m->w_lm_oov[l] = m->lm_oov[l] ? (float)m->weights[m->off_lm[l] + 1] : 0;
+    }
     m->w_dist = m->has_dist ? (float)m->weights[m->off_dist] : 0;
     m->w_uwp = m->has_uwp ? (float)m->weights[m->off_uwp] : 0;
     if (m->has_reo)
         for (unsigned k = 0; k < m->lr_types * (m->lr_dir == DEC_LR_BIDI ? 2u : 1u); k++)
             m->w_reo[k] = (float)m->weights[m->off_reo + k];
+    return 0;
+}
+
+/* An SRILM or IRSTLM feature naming a text file: read as ARPA through glm when it is one (a note
+ * on warn, once per model: *warned), else an error naming the type. Returns 0 or the error. */
+static int srilm_irstlm_arpa(const dec_ini *ini, const dec_ini_feature *f, const char *path,
+                             FILE *warn, int *warned, smt_err *err)
+{
+    smt_lines *r;
+    int rc = smt_lines_open(&r, path, 0, err), arpa = 0;
+    if (rc)
+        return rc;
+    char *s;
+    size_t len;
+    while ((rc = smt_lines_next(r, &s, &len, err)) == 1) {
+        const char *b = s, *e = s + len;
+        smt_trim(&b, &e, SMT_WS_SPACE);
+        if (b == e)
+            continue;
+        arpa = e - b == 6 && !memcmp(b, "\\data\\", 6);
+        break;
+    }
+    smt_lines_close(r);
+    if (rc < 0)
+        return rc;
+    if (!arpa)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s:%u: %s: %s is not an ARPA file (no \\data\\ header): an %s "
+                           "binary LM cannot be read; give the %s feature the ARPA file",
+                           ini->path, f->line, f->name, path, f->type, f->type);
+    if (!*warned && warn)
+        fprintf(warn, "warning: %s:%u: %s is a %s feature naming an ARPA file: read as ARPA (as "
+                      "KENLM would)\n", ini->path, f->line, f->name, f->type);
+    *warned = 1;
     return 0;
 }
 
@@ -379,8 +451,12 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
     if (!p)
         return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has no path", ini->path, pt_f->line,
                            pt_f->name);
-    char *pt_path = dec_ini_resolve(ini, p), *reo_path = NULL;
-    int rc = 0, bin = is_binary(pt_path, err);
+    int warned = 0; /* the SRILM/IRSTLM note, once */
+    char *pt_path = NULL, *reo_path = NULL;
+    int rc = dec_ini_find(ini, p, pt_f->line, warn, m->verbose, &pt_path, err);
+    if (rc)
+        return rc;
+    int bin = is_binary(pt_path, err);
     unsigned n_tm = 0, n_reo = 0;
     if (bin >= 0)
         bin = num_features_arg(ini, pt_f, 0, &n_tm, err) ? SMT_ERR_PARSE : bin;
@@ -391,10 +467,8 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
     if (lr_f) {
         n_reo = m->lr_types * (m->lr_dir == DEC_LR_BIDI ? 2u : 1u);
         const char *rp = dec_ini_feature_arg(lr_f, "path");
-        if (rp && !(reo_path = dec_ini_resolve(ini, rp))) {
-            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        if (rp && (rc = dec_ini_find(ini, rp, lr_f->line, warn, m->verbose, &reo_path, err)))
             goto out;
-        }
         if (!rp && !bin) {
             rc = smt_err_set(err, SMT_ERR_PARSE,
                              "%s:%u: %s has no path (only a binary phrase table integrates the "
@@ -444,9 +518,13 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
                              lm_f[l]->line, lm_f[l]->name);
             goto out;
         }
-        char *lm_path = dec_ini_resolve(ini, lp);
+        char *lm_path = NULL;
+        if ((rc = dec_ini_find(ini, lp, lm_f[l]->line, warn, m->verbose, &lm_path, err)))
+            goto out;
         /* glm reads both: a .glm binary is mapped, an ARPA file (any compression) binarized */
-        int lb = lm_path ? is_binary(lm_path, err) : SMT_ERR_NOMEM;
+        int lb = is_binary(lm_path, err);
+        if (lb == 0 && strcmp(lm_f[l]->type, "KENLM"))
+            lb = srilm_irstlm_arpa(ini, lm_f[l], lm_path, warn, &warned, err);
         rc = lb < 0 ? lb : dec_lm_open(&m->lms[l], lm_path, verify, err);
         long long o;
         int has_o = rc ? 0 : dec_ini_feature_ll(ini, lm_f[l], "order", 1, 255, &o, err);
@@ -607,6 +685,10 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
     if (!m)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     int rc = dec_ini_load(&m->ini, ini_path, err);
+    m->verbose = opt->verbose;
+    long long v;
+    if (!rc && m->verbose < 0) /* the ini's [verbose] (a malformed one is reported by the run) */
+        m->verbose = dec_ini_param_ll(m->ini, "verbose", 0, DEC_MAX_VERBOSE, &v, NULL) > 0 ? (int)v : 1;
     if (!rc && opt->weight_overwrite)
         rc = dec_ini_overwrite_weights(m->ini, opt->weight_overwrite, err);
     const dec_ini_feature *pt_f = NULL, *lr_f = NULL, *lm_f[DEC_MAX_LMS] = {0};

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "smt_lines.h"
 #include "smt_num.h"
@@ -36,6 +38,8 @@ static const section_class sections[] = {
     {"unknown-word-prefix", IMPL}, {"unknown-word-suffix", IMPL}, {"show-weights", IMPL},
     {"inputtype", IMPL}, {"verbose", IMPL}, {"input-file", IMPL},
     {"cube-pruning-deterministic-search", IMPL}, /* always deterministic */
+    /* the old format (before 2013), converted at load (convert_old); "IMPL" in the table of the
+     * new format too, where dec_ini_load refuses them as a mix of the two formats */
     /* no effect on the output */
     {"description", NOEFFECT}, {"cache-path", NOEFFECT}, {"persistent-cache-size", NOEFFECT},
     {"use-persistent-cache", NOEFFECT}, {"clean-lm-cache", NOEFFECT}, {"no-cache", NOEFFECT},
@@ -74,23 +78,23 @@ static const section_class sections[] = {
     {"input-scores", CHANGES}, {"link-param-count", CHANGES}, {"references", CHANGES},
     {"mira", CHANGES}, {"text-type", CHANGES}, {"context-string", CHANGES},
     {"context-weights", CHANGES}, {"context-window", CHANGES}, {"time-out", CHANGES},
-    {"always-create-direct-transopt", CHANGES}, {"lmodel-oov-feature", CHANGES},
+    {"always-create-direct-transopt", CHANGES}, {"lmodel-oov-feature", IMPL},
     {"non-terminals", CHANGES}, {"max-chart-span", CHANGES}, {"rule-limit", CHANGES},
     {"source-label-overlap", CHANGES}, {"unknown-lhs", CHANGES}, {"parsing-algorithm", CHANGES},
     {"s2t-parsing-algorithm", CHANGES}, {"default-non-term-for-empty-range-only", CHANGES},
-    {"translation-systems", CHANGES}, {"generation-file", CHANGES}, {"lmodel-file", CHANGES},
-    {"lmodel-dub", CHANGES}, {"ttable-file", CHANGES}, {"distortion-file", CHANGES},
+    {"translation-systems", CHANGES}, {"generation-file", CHANGES}, {"lmodel-file", IMPL},
+    {"lmodel-dub", CHANGES}, {"ttable-file", IMPL}, {"distortion-file", IMPL},
     {"distortion", CHANGES}, {"global-lexical-file", CHANGES}, {"glm-feature", CHANGES},
     {"dlm-model", CHANGES}, {"vlm-feature", CHANGES}, {"phrase-pair-feature", CHANGES},
     {"phrase-boundary-source-feature", CHANGES}, {"phrase-boundary-target-feature", CHANGES},
     {"phrase-length-feature", CHANGES}, {"target-word-insertion-feature", CHANGES},
     {"source-word-deletion-feature", CHANGES}, {"word-translation-feature", CHANGES},
     {"report-sparse-features", CHANGES}, {"weight-slm", CHANGES}, {"weight-bl", CHANGES},
-    {"weight-d", CHANGES}, {"weight-dlm", CHANGES}, {"weight-lr", CHANGES},
-    {"weight-generation", CHANGES}, {"weight-i", CHANGES}, {"weight-l", CHANGES},
+    {"weight-d", IMPL}, {"weight-dlm", CHANGES}, {"weight-lr", CHANGES},
+    {"weight-generation", CHANGES}, {"weight-i", CHANGES}, {"weight-l", IMPL},
     {"weight-lex", CHANGES}, {"weight-glm", CHANGES}, {"weight-wt", CHANGES},
-    {"weight-pp", CHANGES}, {"weight-pb", CHANGES}, {"weight-t", CHANGES}, {"weight-w", CHANGES},
-    {"weight-u", CHANGES}, {"weight-e", CHANGES},
+    {"weight-pp", CHANGES}, {"weight-pb", CHANGES}, {"weight-t", IMPL}, {"weight-w", IMPL},
+    {"weight-u", IMPL}, {"weight-e", CHANGES}, {"weight-p", IMPL},
     {NULL, 0}};
 
 /* The class of a section, or -1 when it is no Moses parameter. */
@@ -334,10 +338,13 @@ static int parse(dec_ini *ini, smt_lines *f, smt_err *err)
             }
             *close = '\0';
             const char *name = s + 1;
-            if (strcmp(name, "feature") == 0)
+            if (strcmp(name, "feature") == 0) {
                 mode = FEATURE;
-            else if (strcmp(name, "weight") == 0)
+                ini->feature_line = ini->feature_line ? ini->feature_line : line;
+            } else if (strcmp(name, "weight") == 0) {
                 mode = WEIGHT;
+                ini->weight_line = ini->weight_line ? ini->weight_line : line;
+            }
             else {
                 mode = OTHER;
                 rc = add_section(ini, name, line, err);
@@ -367,6 +374,328 @@ static int parse(dec_ini *ini, smt_lines *f, smt_err *err)
     return rc;
 }
 
+
+/* ---------------------------------------------------------------- the old format (before 2013)
+ * Converted as Moses's Parameter::ConvertWeightArgs does (read in moses/Parameter.cpp, written
+ * here anew): the features in the order Moses adds them — each [lmodel-file] line (SRILM, IRSTLM,
+ * KENLM), Distortion and each [distortion-file] line (LexicalReordering) when [weight-d] is given,
+ * PhrasePenalty when [weight-p] is given, WordPenalty, UnknownWordPenalty, then each [ttable-file]
+ * line — named by Moses's default (type + counter: KENLM0, PhraseDictionaryMemory0, ...), with
+ * their weights taken in order from the old weight sections. Moses passes each old weight through
+ * a float printed with 6 significant digits (SPrint); so does this conversion. Stricter than Moses
+ * where Moses would silently drop something: one weight per line, no weight left over, no
+ * [distortion-file] without [weight-d]. */
+
+static const dec_ini_section *find_section(const dec_ini *ini, const char *section);
+
+static const char *const old_sections[] = {
+    "ttable-file", "lmodel-file", "distortion-file", "weight-d", "weight-l", "weight-t",
+    "weight-w", "weight-u", "weight-p", "weight-i", "weight-generation", "generation-file",
+    "lmodel-oov-feature", NULL};
+
+static void drop_section(dec_ini *ini, const char *name)
+{
+    for (size_t i = 0; i < ini->n_sections; i++) {
+        dec_ini_section *s = &ini->sections[i];
+        if (strcmp(s->name, name))
+            continue;
+        free(s->name);
+        free(s->lines);
+        for (size_t k = 0; k < s->n; k++)
+            free(s->values[k]);
+        free(s->values);
+        memmove(s, s + 1, (ini->n_sections - i - 1) * sizeof *s);
+        ini->n_sections--;
+        return;
+    }
+}
+
+/* The whitespace-separated tokens of a value line (at most max; *n their count) in buf. */
+static size_t split_tokens(const char *line, char *buf, size_t size, char **tok, size_t max)
+{
+    snprintf(buf, size, "%s", line);
+    char *cur = buf, *t;
+    size_t n = 0;
+    while ((t = next_token(&cur)) && n < max)
+        tok[n++] = t;
+    return t ? max + 1 : n; /* more than max: max + 1 */
+}
+
+/* The old weights of a section, taken in order: value *next of sec (one number a line). */
+typedef struct old_weights {
+    const dec_ini_section *sec;
+    size_t next;
+} old_weights;
+
+/* Appends " %g" of the next old weight (Moses's float, 6 significant digits) to a weight line. */
+static int take_weight(const dec_ini *ini, old_weights *ow, const char *feature, char *line,
+                       size_t size, smt_err *err)
+{
+    char fb[64];
+    if (!ow->sec || ow->next >= ow->sec->n)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: [%s] has %zu weights, too few for %s",
+                           ini->path, ow->sec ? ow->sec->line : 0,
+                           ow->sec ? ow->sec->name : "weight", ow->sec ? ow->sec->n : 0,
+                           feature);
+    const char *v = ow->sec->values[ow->next];
+    unsigned vl = ow->sec->lines[ow->next];
+    double d;
+    int rc = smt_parse_double(v, strlen(v), -DBL_MAX, DBL_MAX, 0, &d);
+    if (rc)
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [%s] '%s' is not %s (one weight a line, as Moses reads them)",
+                           ini->path, vl, ow->sec->name, frag(v, fb),
+                           rc == SMT_ERR_LIMIT ? "a finite number" : "a number");
+    ow->next++;
+    size_t len = strlen(line);
+    snprintf(line + len, size - len, " %g", (double)(float)d);
+    return 0;
+}
+
+/* Every old weight was used (Moses ignores the rest; here it is an error). */
+static int weights_used(const dec_ini *ini, const old_weights *ow, smt_err *err)
+{
+    if (ow->sec && ow->next < ow->sec->n)
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [%s] has %zu weights, the features it weighs take %zu",
+                           ini->path, ow->sec->lines[ow->next], ow->sec->name, ow->sec->n,
+                           ow->next);
+    return 0;
+}
+
+static int add_line(dec_ini *ini, int weight, const char *text, unsigned line, smt_err *err)
+{
+    char *copy = strdup(text);
+    if (!copy)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    int rc = weight ? parse_weight(ini, copy, line, ini->path, err)
+                    : parse_feature(ini, copy, line, err);
+    free(copy);
+    return rc;
+}
+
+static int convert_old(dec_ini *ini, smt_err *err)
+{
+    /* [lmodel-oov-feature] alone does not make an ini old: the new format has it too (Moses's
+     * global LM OOV switch, read by dec_model_load) */
+    const dec_ini_section *first = NULL;
+    for (const char *const *n = old_sections; *n && !first; n++)
+        if (strcmp(*n, "lmodel-oov-feature"))
+            first = find_section(ini, *n);
+    if (!first)
+        return 0;
+    if (ini->feature_line || ini->weight_line) /* Moses: "Don't mix old and new ini file format" */
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [%s] is an old-format (before 2013) section, but the ini has "
+                           "[%s] at line %u: do not mix the old and the new format",
+                           ini->path, first->line, first->name,
+                           ini->feature_line ? "feature" : "weight",
+                           ini->feature_line ? ini->feature_line : ini->weight_line);
+    static const char *const refused[][2] = {
+        {"weight-i", "input scores (confusion networks and lattices) are not supported"},
+        {"weight-generation", "generation steps (factored models) are not supported"},
+        {"generation-file", "generation steps (factored models) are not supported"},
+        {"weight-dlm", "a discriminative LM is not supported"}};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        const dec_ini_section *s = find_section(ini, refused[i][0]);
+        if (s)
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: [%s]: %s", ini->path, s->line,
+                               s->name, refused[i][1]);
+    }
+    ini->old_format = 1;
+    char line[4096], buf[4096], *tok[8], fb[64];
+    int rc;
+    /* [weight-w]: WordPenalty<i> for each value (the feature is added below) */
+    old_weights ww = {find_section(ini, "weight-w"), 0};
+    for (size_t i = 0; ww.sec && ww.next < ww.sec->n; i++) {
+        unsigned l = ww.sec->lines[ww.next];
+        snprintf(line, sizeof line, "WordPenalty%zu=", i);
+        if ((rc = take_weight(ini, &ww, "WordPenalty", line, sizeof line, err)) ||
+            (rc = add_line(ini, 1, line, l, err)))
+            return rc;
+    }
+    /* [lmodel-file] "type factor order path" with [weight-l] (and [lmodel-oov-feature]) */
+    const dec_ini_section *lms = find_section(ini, "lmodel-file");
+    const dec_ini_section *oov = find_section(ini, "lmodel-oov-feature");
+    old_weights wl = {find_section(ini, "weight-l"), 0};
+    unsigned lm_count[3] = {0, 0, 0};
+    for (size_t i = 0; lms && i < lms->n; i++) {
+        unsigned l = lms->lines[i];
+        size_t n = split_tokens(lms->values[i], buf, sizeof buf, tok, 4);
+        if (n != 4)
+            return smt_err_set(err, SMT_ERR_PARSE,
+                               "%s:%u: [lmodel-file] '%s': expected 'type factor order path'",
+                               ini->path, l, frag(lms->values[i], fb));
+        const char *type = !strcmp(tok[0], "0")   ? "SRILM"
+                           : !strcmp(tok[0], "1") ? "IRSTLM"
+                           : !strcmp(tok[0], "8") || !strcmp(tok[0], "9") ? "KENLM"
+                                                                          : NULL;
+        if (!type)
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                               "%s:%u: [lmodel-file] LM type %s is not supported (0 SRILM, 1 "
+                               "IRSTLM, 8 and 9 KENLM are read as ARPA files)",
+                               ini->path, l, frag(tok[0], fb));
+        int with_oov = 0;
+        if (oov && i < oov->n) {
+            long long x;
+            smt_err e2;
+            char what[600];
+            snprintf(what, sizeof what, "%s:%u: [lmodel-oov-feature]", ini->path, oov->lines[i]);
+            if (smt_parse_ll_arg(what, oov->values[i], 0, 1, &x, &e2))
+                return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
+            with_oov = (int)x;
+        }
+        unsigned *cnt = &lm_count[type[0] == 'S' ? 0 : type[0] == 'I' ? 1 : 2];
+        snprintf(line, sizeof line, "%s%u=", type, (*cnt)++);
+        for (int k = 0; k <= with_oov; k++)
+            if ((rc = take_weight(ini, &wl, line, line, sizeof line, err)))
+                return rc;
+        if ((rc = add_line(ini, 1, line, l, err)))
+            return rc;
+        snprintf(line, sizeof line, "%s factor=%s order=%s num-features=%d%s%s path=%s", type,
+                 tok[1], tok[2], 1 + with_oov, with_oov ? " oov-feature=1" : "",
+                 !strcmp(tok[0], "9") ? " lazyken=1" : !strcmp(tok[0], "8") ? " lazyken=0" : "",
+                 tok[3]);
+        if ((rc = add_line(ini, 0, line, l, err)))
+            return rc;
+    }
+    if ((rc = weights_used(ini, &wl, err)))
+        return rc;
+    /* [weight-u]: UnknownWordPenalty0 */
+    old_weights wu = {find_section(ini, "weight-u"), 0};
+    if (wu.sec) {
+        snprintf(line, sizeof line, "UnknownWordPenalty0=");
+        if ((rc = take_weight(ini, &wu, line, line, sizeof line, err)) ||
+            (rc = weights_used(ini, &wu, err)) || (rc = add_line(ini, 1, line, wu.sec->line, err)))
+            return rc;
+    }
+    /* [weight-d]: Distortion0, then each [distortion-file] "factors type n path" */
+    old_weights wd = {find_section(ini, "weight-d"), 0};
+    const dec_ini_section *dfs = find_section(ini, "distortion-file");
+    if (dfs && !wd.sec)
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [distortion-file] without [weight-d] (Moses would drop the "
+                           "reordering model)", ini->path, dfs->line);
+    if (wd.sec) {
+        snprintf(line, sizeof line, "Distortion0=");
+        if ((rc = take_weight(ini, &wd, line, line, sizeof line, err)) ||
+            (rc = add_line(ini, 0, "Distortion", wd.sec->line, err)) ||
+            (rc = add_line(ini, 1, line, wd.sec->line, err)))
+            return rc;
+        for (size_t i = 0; dfs && i < dfs->n; i++) {
+            unsigned l = dfs->lines[i];
+            long long nf;
+            smt_err e2;
+            char what[600], *dash;
+            size_t n = split_tokens(dfs->values[i], buf, sizeof buf, tok, 4);
+            snprintf(what, sizeof what, "%s:%u: [distortion-file] score count", ini->path, l);
+            if (n != 4 || !(dash = strchr(tok[0], '-')))
+                return smt_err_set(err, SMT_ERR_PARSE,
+                                   "%s:%u: [distortion-file] '%s': expected 'in-out type scores "
+                                   "path' (e.g. 0-0 wbe-msd-bidirectional-fe-allff 6 path)",
+                                   ini->path, l, frag(dfs->values[i], fb));
+            if (smt_parse_ll_arg(what, tok[2], 1, 64, &nf, &e2))
+                return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
+            *dash = '\0';
+            snprintf(line, sizeof line, "LexicalReordering%zu=", i);
+            for (long long k = 0; k < nf; k++)
+                if ((rc = take_weight(ini, &wd, line, line, sizeof line, err)))
+                    return rc;
+            if ((rc = add_line(ini, 1, line, l, err)))
+                return rc;
+            snprintf(line, sizeof line,
+                     "LexicalReordering type=%s input-factor=%s output-factor=%s num-features=%s "
+                     "path=%s",
+                     tok[1], tok[0], dash + 1, tok[2], tok[3]);
+            if ((rc = add_line(ini, 0, line, l, err)))
+                return rc;
+        }
+        if ((rc = weights_used(ini, &wd, err)))
+            return rc;
+    }
+    /* [weight-p]: PhrasePenalty */
+    old_weights wp = {find_section(ini, "weight-p"), 0};
+    if (wp.sec) {
+        snprintf(line, sizeof line, "PhrasePenalty0=");
+        if ((rc = take_weight(ini, &wp, line, line, sizeof line, err)) ||
+            (rc = weights_used(ini, &wp, err)) ||
+            (rc = add_line(ini, 0, "PhrasePenalty", wp.sec->line, err)) ||
+            (rc = add_line(ini, 1, line, wp.sec->line, err)))
+            return rc;
+    }
+    unsigned base = first->line;
+    if ((rc = add_line(ini, 0, "WordPenalty", ww.sec ? ww.sec->line : base, err)) ||
+        (rc = add_line(ini, 0, "UnknownWordPenalty", wu.sec ? wu.sec->line : base, err)))
+        return rc;
+    /* [ttable-file] "implementation in out scores path" with [weight-t] and [ttable-limit] */
+    const dec_ini_section *pts = find_section(ini, "ttable-file");
+    const dec_ini_section *lim = find_section(ini, "ttable-limit");
+    old_weights wt = {find_section(ini, "weight-t"), 0};
+    if (pts && lim && lim->n != 1 && lim->n < pts->n)
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [ttable-limit] has %zu values for %zu translation tables",
+                           ini->path, lim->line, lim->n, pts->n);
+    for (size_t i = 0; pts && i < pts->n; i++) {
+        unsigned l = pts->lines[i];
+        size_t n = split_tokens(pts->values[i], buf, sizeof buf, tok, 5);
+        if (n != 5)
+            return smt_err_set(err, SMT_ERR_PARSE,
+                               "%s:%u: [ttable-file] '%s': expected 'implementation in-factors "
+                               "out-factors scores path'%s",
+                               ini->path, l, frag(pts->values[i], fb),
+                               n == 4 ? " (the 4-field format is no longer read, as in Moses)"
+                                      : "");
+        static const char *const impls[][2] = {
+            {"1", "PhraseDictionaryBinary (a Moses binary phrase table)"},
+            {"2", "PhraseDictionaryOnDisk (a Moses on-disk table)"},
+            {"12", "PhraseDictionaryCompact (a Moses CompactPT file)"},
+            {"8", "PhraseDictionarySuffixArray"},
+            {"14", "PhraseDictionaryDynSuffixArray"},
+            {"15", "PhraseDictionaryDynamicCacheBased"}};
+        if (strcmp(tok[0], "0") && strcmp(tok[0], "6")) {
+            for (size_t k = 0; k < sizeof impls / sizeof *impls; k++)
+                if (!strcmp(tok[0], impls[k][0]))
+                    return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                                       "%s:%u: [ttable-file] implementation %s is %s: not "
+                                       "supported; binarize the text table with "
+                                       "fastsmt-binarize",
+                                       ini->path, l, tok[0], impls[k][1]);
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                               "%s:%u: [ttable-file] implementation '%s' is not supported (0, a "
+                               "text table, is)",
+                               ini->path, l, frag(tok[0], fb));
+        }
+        long long nf;
+        smt_err e2;
+        char what[600];
+        snprintf(what, sizeof what, "%s:%u: [ttable-file] score count", ini->path, l);
+        if (smt_parse_ll_arg(what, tok[3], 1, 64, &nf, &e2))
+            return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
+        snprintf(line, sizeof line, "PhraseDictionaryMemory%zu=", i);
+        for (long long k = 0; k < nf; k++)
+            if ((rc = take_weight(ini, &wt, line, line, sizeof line, err)))
+                return rc;
+        if ((rc = add_line(ini, 1, line, l, err)))
+            return rc;
+        char limit[96] = "";
+        if (lim && lim->n)
+            snprintf(limit, sizeof limit, " table-limit=%.64s", lim->values[lim->n == 1 ? 0 : i]);
+        snprintf(line, sizeof line,
+                 "PhraseDictionaryMemory input-factor=%s output-factor=%s path=%s "
+                 "num-features=%s%s",
+                 tok[1], tok[2], tok[4], tok[3], limit);
+        if ((rc = add_line(ini, 0, line, l, err)))
+            return rc;
+    }
+    if ((rc = weights_used(ini, &wt, err)))
+        return rc;
+    for (const char *const *n = old_sections; *n; n++)
+        drop_section(ini, *n);
+    if (pts)
+        drop_section(ini, "ttable-limit");
+    return 0;
+}
+
 int dec_ini_load(dec_ini **out, const char *path, smt_err *err)
 {
     *out = NULL;
@@ -388,6 +717,8 @@ int dec_ini_load(dec_ini **out, const char *path, smt_err *err)
     }
     rc = parse(ini, f, err);
     smt_lines_close(f);
+    if (!rc)
+        rc = convert_old(ini, err);
     if (rc) {
         dec_ini_free(ini);
         return rc;
@@ -480,9 +811,67 @@ char *dec_ini_resolve(const dec_ini *ini, const char *path)
     char *out = NULL;
     if (path[0] == '/')
         return strdup(path);
+    struct stat st;
+    if (stat(path, &st) == 0) /* the working directory first, as Moses */
+        return strdup(path);
     if (asprintf(&out, "%s/%s", ini->dir, path) < 0)
         return NULL;
     return out;
+}
+
+int dec_ini_find(const dec_ini *ini, const char *path, unsigned line, FILE *warn, int verbose,
+                 char **out, smt_err *err)
+{
+    *out = NULL;
+    if (path[0] == '/') {
+        if (!(*out = strdup(path)))
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        return 0;
+    }
+    /* beside: the path opened; in_cwd, shown: both as absolute paths, for the messages */
+    char *beside = NULL, *cwd = getcwd(NULL, 0), *in_cwd = NULL, *shown = NULL;
+    if (asprintf(&beside, "%s/%s", ini->dir, path) < 0)
+        beside = NULL;
+    if (beside && asprintf(&in_cwd, "%s/%s", cwd ? cwd : ".", path) < 0)
+        in_cwd = NULL;
+    if (in_cwd && (beside[0] == '/' ? !(shown = strdup(beside))
+                                    : asprintf(&shown, "%s/%s", cwd ? cwd : ".", beside) < 0))
+        shown = NULL;
+    if (!shown) {
+        free(beside), free(cwd), free(in_cwd);
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    }
+    free(cwd);
+    struct stat sc, si;
+    int has_c = stat(path, &sc) == 0, has_i = stat(beside, &si) == 0, rc = 0;
+    char fb[64];
+    if (has_c) {
+        if (has_i && (sc.st_dev != si.st_dev || sc.st_ino != si.st_ino) && warn)
+            fprintf(warn,
+                    "warning: %s:%u: %s is both in the working directory (%s) and beside the ini "
+                    "(%s), different files: the working directory's is used, as Moses does\n",
+                    ini->path, line, frag(path, fb), in_cwd, shown);
+        else if (verbose >= 2 && warn)
+            fprintf(warn, "%s:%u: %s: found in the working directory (%s)\n", ini->path, line,
+                    frag(path, fb), in_cwd);
+        if (!(*out = strdup(path)))
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    } else if (has_i) {
+        if (verbose >= 2 && warn)
+            fprintf(warn, "%s:%u: %s: found beside the ini (%s)\n", ini->path, line,
+                    frag(path, fb), shown);
+        *out = beside;
+        beside = NULL;
+    } else {
+        rc = smt_err_set(err, SMT_ERR_IO,
+                         "%s:%u: %s: not found in the working directory (%s) nor beside the ini "
+                         "(%s)",
+                         ini->path, line, frag(path, fb), in_cwd, shown);
+    }
+    free(beside);
+    free(in_cwd);
+    free(shown);
+    return rc;
 }
 
 int dec_ini_overwrite_weights(dec_ini *ini, const char *spec, smt_err *err)

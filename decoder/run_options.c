@@ -131,8 +131,9 @@ int dec_run_options_resolve(const dec_model *m, const dec_run_options *given,
             out->threads = (int)x;
     }
     if (rc >= 0 && !out->input && dec_model_param(m, "input-file")) {
-        if (!(out->input = out->owned_[1] = dec_model_param_path(m, "input-file")))
-            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        rc = dec_model_param_file(m, "input-file", out->warn ? out->warn : stderr,
+                                  &out->owned_[1], err);
+        out->input = out->owned_[1];
     }
     if (rc >= 0 && out->n_best < 0 && !out->nbest_path && !out->nbest) {
         out->n_best = 0;

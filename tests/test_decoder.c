@@ -326,8 +326,8 @@ Test(decoder, bad_models)
                       "num-features=6 type=wbe-msd-bidirectional-fe-allff path=%s/lm.arpa",
                       SMT_ERR_PARSE, "lm.arpa");
     expect_load_error("PhraseDictionaryMemory name=TranslationModel0 num-features=1 "
-                      "path=%s/phrase-table\n" LR_OK "\nSRILM path=%s/lm.arpa",
-                      SMT_ERR_UNSUPPORTED, "SRILM");
+                      "path=%s/phrase-table\n" LR_OK "\nDALM path=%s/lm.arpa",
+                      SMT_ERR_UNSUPPORTED, "DALM"); /* SRILM/IRSTLM: read as ARPA */
 }
 
 /* An unknown key on a feature line is an error naming file:line and the key (Moses refuses it too):
@@ -1060,6 +1060,9 @@ Test(decoder, run_options_resolved_in_the_library)
     cr_assert(asprintf(&full, "%s\n[threads]\nall\n[verbose]\n0\n[input-file]\nin.txt\n"
                               "[n-best-list]\nnb.txt\n3 distinct\n[show-weights]\n", text) > 0);
     cr_assert_eq(tu_write_file(ini, full, strlen(full)), 0);
+    char *in_txt = tu_join(tmp, "in.txt"); /* [input-file] must exist (issue 11: both paths) */
+    cr_assert_eq(tu_write_file(in_txt, "a\n", 2), 0);
+    free(in_txt);
     dec_model *m = dtu_load(ini, NULL);
     smt_err e;
     dec_run_options given, r;

@@ -233,6 +233,7 @@ int main(int argc, char **argv)
     smt_err err;
     smt_err_clear(&err);
     dec_model *m;
+    opt.verbose = ro.verbose; /* -v 2: the load says where it found each file */
     int rc = dec_model_load(&m, ini, &opt, &err);
     if (rc) {
         fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));

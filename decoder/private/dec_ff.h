@@ -49,7 +49,7 @@ typedef struct dec_option {
     X(word_penalty, 1, 0, 0, 1, 0)                                                                 \
     X(phrase_penalty, 1, 0, 0, 1, 0)                                                               \
     X(unknown, 1, 0, 0, 1, 0)                                                                      \
-    X(lm, 0, 1, 1, 1, 1)                                                                           \
+    X(lm, 1, 1, 1, 1, 1)                                                                           \
     X(distortion, 0, 0, 1, 1, 0)                                                                   \
     X(reordering, 0, 0, 1, 1, 1)
 

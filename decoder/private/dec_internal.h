@@ -140,6 +140,9 @@ struct dec_model {
     int has_reo, has_dist, has_wp, has_pp, has_uwp;
     int lr_type, lr_dir, lr_types; /* lr_types: orientations per direction (2, 3 or 4) */
     float w_lm[DEC_MAX_LMS], w_dist, w_uwp;
+    int lm_oov[DEC_MAX_LMS], lm_oov_any; /* oov-feature=1: the LM's second score, its OOV count */
+    float w_lm_oov[DEC_MAX_LMS];
+    int verbose;                   /* the load's verbosity (-v; 2: which path each file is) */
     float w_reo[DEC_MAX_REO_SCORES];
     /* search settings */
     int stack_size, pop_limit, distortion_limit, table_limit, max_phrase_len;

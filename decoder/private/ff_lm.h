@@ -1,4 +1,5 @@
-/* ff_lm.h — the n-gram LMs (Moses's KENLM): log10 probabilities times ln 10. An option's estimate
+/* ff_lm.h — the n-gram LMs (Moses's KENLM; SRILM and IRSTLM features naming ARPA files): log10
+ * probabilities times ln 10, and with oov-feature=1 a second score, the OOV count. An option's estimate
  * is the phrase scored from an empty context (Moses's fullScore); an expansion scores the phrase's
  * words after the previous hypothesis's state, and </s> when the sentence is complete; it keeps
  * the new state and the score (dec_hyp_lm_prob), which the n-best paths reuse. */
@@ -8,6 +9,28 @@
 /* included by dec_ff.h only */
 
 static inline int ff_lm_present(const dec_model *m) { return m->n_lms > 0; }
+
+/* The OOV count of a phrase's words for LM l (its ids: GLM_UNK when the LM does not know one). */
+static inline unsigned ff_lm_oov_count(const uint32_t *lm_words, uint32_t n_words, unsigned l)
+{
+    unsigned k = 0;
+    const uint32_t *w = lm_words + (size_t)l * n_words;
+    for (uint32_t i = 0; i < n_words; i++)
+        k += w[i] == GLM_UNK;
+    return k;
+}
+
+/* Moses's LM OOV feature (oov-feature=1): the number of the option's target words the LM does not
+ * know, a score of the phrase in isolation (Moses's LanguageModel::EvaluateInIsolation), weighted
+ * by the LM's second weight; nothing without it (the static score's arithmetic is unchanged). */
+static inline void ff_lm_option(const dec_model *m, const dec_option *o, float *score)
+{
+    if (!m->lm_oov_any || !o->lm_words)
+        return;
+    for (unsigned l = 0; l < m->n_lms; l++)
+        if (m->lm_oov[l])
+            *score += m->w_lm_oov[l] * (float)ff_lm_oov_count(o->lm_words, o->n_words, l);
+}
 
 static inline void ff_lm_estimate(const dec_model *m, const dec_option *o, float *future)
 {
@@ -47,8 +70,12 @@ static inline void ff_lm_path(const dec_model *m, const hyp *h, const hyp *prev,
 {
     (void)prev;
     const float *prob = dec_hyp_lm_prob(m, (hyp *)h);
-    for (unsigned l = 0; l < m->n_lms; l++)
+    for (unsigned l = 0; l < m->n_lms; l++) {
         sc[m->off_lm[l]] += prob[l] * DEC_LN10;
+        if (m->lm_oov[l] && h->cand && h->cand->lm_words)
+            sc[m->off_lm[l] + 1] +=
+                (float)ff_lm_oov_count(h->cand->lm_words, h->cand->n_words, l);
+    }
 }
 
 /* The state: KenLM's minimized right state of each LM (unused entries zero). */

@@ -10,8 +10,11 @@
  * docs/decoder.md lists the classification. Errors name `file:line`. A file that holds NUL or
  * control bytes or invalid UTF-8 is refused as "not a moses.ini (binary data at line N)", and no
  * message echoes more than a short, printable fragment of a line.
- * Paths given in the ini are resolved against the directory of the ini itself (Moses resolves them
- * against the working directory; an absolute path is the same in both).
+ * Relative paths given in the ini are looked up in the working directory first (Moses's rule), then
+ * in the ini's folder (dec_ini_find). An old-format ini (before 2013: [ttable-file],
+ * [lmodel-file], [distortion-file], [weight-t], [weight-l], [weight-d], [weight-w], [weight-u],
+ * [weight-p]) is converted at load into the [feature] and [weight] lines Moses's Parameter makes
+ * of it (dec_ini_load; docs/decoder.md).
  * Thread-safety: a loaded dec_ini is immutable and may be read from many threads. */
 #ifndef DEC_MOSES_INI_H
 #define DEC_MOSES_INI_H
@@ -59,6 +62,8 @@ typedef struct dec_ini {
     dec_ini_weight *weights;
     size_t n_sections; /* all sections other than [feature] and [weight] */
     dec_ini_section *sections;
+    unsigned feature_line, weight_line; /* the lines of [feature] / [weight]; 0 when absent */
+    int old_format; /* 1: converted from the old format (features and weights made from it) */
 } dec_ini;
 
 /* Parses path. Returns 0, SMT_ERR_IO or SMT_ERR_PARSE (naming file:line) or SMT_ERR_NOMEM. */
@@ -104,7 +109,16 @@ int dec_ini_feature_ll(const dec_ini *ini, const dec_ini_feature *f, const char 
  * file:line and the section). Returns 0 or the error. */
 int dec_ini_check_sections(const dec_ini *ini, FILE *warn, smt_err *err);
 
-/* Resolves a path from the ini against its directory; returns a malloc'ed string or NULL. */
+/* Finds a file the ini names (line: the ini line naming it) as Moses does, then beside the ini:
+ * an absolute path is kept; a relative one is looked up in the working directory first (Moses's
+ * rule), then in the ini's folder. verbose >= 2: says on warn which was used. Both exist and are
+ * different files: a warning on warn (the working directory's is used). Neither exists:
+ * SMT_ERR_IO "moses.ini:7: pt.gz: not found in the working directory (/x/pt.gz) nor beside the
+ * ini (/y/pt.gz)". *out: malloc'ed. warn may be NULL. Returns 0 or the error. */
+int dec_ini_find(const dec_ini *ini, const char *path, unsigned line, FILE *warn, int verbose,
+                 char **out, smt_err *err);
+/* The same rule without messages: the working directory's path when it exists, else the path
+ * beside the ini (malloc'ed; NULL when out of memory). */
 char *dec_ini_resolve(const dec_ini *ini, const char *path);
 
 /* Applies a Moses -weight-overwrite string ("LM0= 0.5 WordPenalty0= -1"). A name that is not yet
