@@ -247,9 +247,10 @@ Test(ini, old_format_tiny)
     /* -show-weights: Moses's names, in Moses's order */
     char *out, *err;
     cr_assert_eq(tu_runf(&out, &err, "'%s' -f '%s' -show-weights", fastsmt, old), 0, "%s", err);
-    cr_assert(strstr(out, "KENLM0= 1\nDistortion0= 0.3\nLexicalReordering0= 0.1 0.1 0.1 0.1 0.1 "
-                          "0.1\nPhrasePenalty0= 0.2\nWordPenalty0= 0.5\nUnknownWordPenalty0 "
-                          "UNTUNEABLE\nPhraseDictionaryMemory0= 1\n"),
+    cr_assert(strstr(out, "KENLM0= 1.000000\nDistortion0= 0.300000\nLexicalReordering0= 0.100000 "
+                          "0.100000 0.100000 0.100000 0.100000 0.100000\nPhrasePenalty0= 0.200000\n"
+                          "WordPenalty0= 0.500000\nUnknownWordPenalty0 UNTUNEABLE\n"
+                          "PhraseDictionaryMemory0= 1.000000\n"),
               "%s", out);
     free(out), free(err), free(old), free(conv), free(neu), free(in);
 }
@@ -358,7 +359,8 @@ Test(ini, old_format_weights_as_moses)
     char *ini = write_ini("w.ini", t);
     cr_assert_eq(tu_runf(&out, &err, "'%s' -f '%s' -show-weights", fastsmt, ini), 0, "%s", err);
     cr_assert(strstr(out, "PhraseDictionaryMemory0= 0.123457\n"), "%s", out);
-    cr_assert(strstr(out, "KENLM0= 1\n") && strstr(out, "WordPenalty0= 0.5\n"), "%s", out);
+    cr_assert(strstr(out, "KENLM0= 1.000000\n") && strstr(out, "WordPenalty0= 0.500000\n"), "%s",
+              out);
     free(t), free(ini), free(out), free(err);
 }
 
@@ -473,7 +475,7 @@ Test(ini, lm_oov_feature)
     free(text);
     /* -show-weights: two LM weights */
     cr_assert_eq(tu_runf(&o2, &e, "'%s' -f '%s' -show-weights", fastsmt, oovn), 0, "%s", e);
-    cr_assert(strstr(o2, "LM0= 1 -10\n"), "%s", o2);
+    cr_assert(strstr(o2, "LM0= 1.000000 -10.000000\n"), "%s", o2);
     free(o2), free(e);
     /* num-features must agree with oov-feature */
     char *bad = tiny_lm_ini("bad.ini", "KENLM", lm, " oov-feature=1 num-features=1", "1", pt);
