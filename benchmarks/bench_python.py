@@ -9,7 +9,8 @@ lm.5 probing binary, issue 13).
 
 Defaults (../shared, FASTSMT_SHARED): the mono lm.5, built once into /tmp/fastsmt-bench-mono.5.glm
 with build/bin/glm (--glm), and the first 100,000 lines of the mono sample. Each figure is the
-best of --repeat runs (the machine may be shared). Every run checks that score_batch equals the
+best of --repeat runs (the machine may be shared); cpu_seconds is the process's CPU time (all
+threads), the steadier figure for one thread on a loaded machine. Every run checks that score_batch equals the
 score loop, sentence by sentence.
 """
 import argparse
@@ -40,12 +41,15 @@ def read_lines(path, n):
 
 
 def best(fn, repeat):
-    times = []
+    """The best wall time and the best CPU time (this process, all threads) of repeat runs: on a
+    shared machine the CPU time of a one-thread run is the steadier figure."""
+    walls, cpus = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         r = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), r
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    return min(walls), min(cpus), r
 
 
 def main():
@@ -92,20 +96,23 @@ def main():
     def loop():
         return [score(s) for s in sentences]
 
-    secs, want = best(loop, a.repeat)
+    secs, cpu, want = best(loop, a.repeat)
     sps = n / secs
-    print("python_bench score_loop threads=1 sentences=%d tokens=%d seconds=%.3f sentences_per_s=%.0f "
-          "tokens_per_s=%.0f vs_kenlm_module=%.2f" % (n, tokens, secs, sps, tokens / secs,
-                                                      sps / a.kenlm_sps))
+    print("python_bench score_loop threads=1 sentences=%d tokens=%d seconds=%.3f cpu_seconds=%.3f "
+          "sentences_per_s=%.0f tokens_per_s=%.0f sentences_per_cpu_s=%.0f vs_kenlm_module=%.2f "
+          "vs_kenlm_module_cpu=%.2f" % (n, tokens, secs, cpu, sps, tokens / secs, n / cpu,
+                                        sps / a.kenlm_sps, n / cpu / a.kenlm_sps))
     for th in a.threads:
-        secs, got = best(lambda: model.score_batch(sentences, threads=th), a.repeat)
+        secs, cpu, got = best(lambda: model.score_batch(sentences, threads=th), a.repeat)
         if got != want:
             print("bench_python: score_batch(threads=%d) differs from score()" % th, file=sys.stderr)
             return 1
         sps = n / secs
         print("python_bench score_batch threads=%d sentences=%d tokens=%d seconds=%.3f "
-              "sentences_per_s=%.0f tokens_per_s=%.0f vs_kenlm_module=%.2f"
-              % (th, n, tokens, secs, sps, tokens / secs, sps / a.kenlm_sps))
+              "cpu_seconds=%.3f sentences_per_s=%.0f tokens_per_s=%.0f sentences_per_cpu_s=%.0f "
+              "vs_kenlm_module=%.2f vs_kenlm_module_cpu=%.2f"
+              % (th, n, tokens, secs, cpu, sps, tokens / secs, n / cpu, sps / a.kenlm_sps,
+                 n / cpu / a.kenlm_sps))
     return 0
 
 

@@ -488,88 +488,22 @@ static PyObject *Model_get_closed(PyObject *op, void *c)
     return PyBool_FromLong(((ModelObject *)op)->m == NULL);
 }
 
-/* A sentence's tokens as glm n-gram rows (glm_score_rows: lanes of rows searched together, with
- * prefetching, the same floats as scoring word by word from the state), then their scores. */
-typedef struct sentence_rows {
-    glm_word *rows;   /* (n, order): each token after its context within the sentence */
-    float *prob;
-    uint8_t *len;
-    glm_word *ids;    /* the tokens (</s> last when eos) */
-    size_t n;
-    glm_word rows_buf[64 * GLM_MAX_ORDER], ids_buf[64];
-    float prob_buf[64];
-    uint8_t len_buf[64];
-} sentence_rows;
-
-static void sentence_rows_free(sentence_rows *r)
-{
-    if (r->rows != r->rows_buf) {
-        PyMem_Free(r->rows);
-        PyMem_Free(r->prob);
-        PyMem_Free(r->len);
-        PyMem_Free(r->ids);
-    }
-}
-
-/* Tokenizes [s, s + n) (SMT_WS_SPACE), looks the words up and scores them. Returns 0, or -1 with
- * a Python exception set. */
-static int sentence_score(const glm_model *m, const char *s, size_t n, int bos, int eos,
-                          sentence_rows *r)
-{
-    size_t cap = smt_words_count(s, n, SMT_WS_SPACE) + 1;
-    unsigned N = glm_order(m);
-    r->rows = r->rows_buf, r->prob = r->prob_buf, r->len = r->len_buf, r->ids = r->ids_buf;
-    if (cap > 64) {
-        r->rows = PyMem_Malloc(cap * N * sizeof *r->rows);
-        r->prob = PyMem_Malloc(cap * sizeof *r->prob);
-        r->len = PyMem_Malloc(cap);
-        r->ids = PyMem_Malloc(cap * sizeof *r->ids);
-        if (!r->rows || !r->prob || !r->len || !r->ids) {
-            sentence_rows_free(r);
-            r->rows = r->rows_buf;
-            PyErr_NoMemory();
-            return -1;
-        }
-    }
-    size_t k = 0, len;
-    const char *pos = s, *end = s + n, *w;
-    while (smt_word_next(&pos, end, SMT_WS_SPACE, &w, &len))
-        r->ids[k++] = glm_index(m, w, len);
-    if (eos)
-        r->ids[k++] = glm_eos(m);
-    r->n = k;
-    for (size_t t = 0; t < k; t++) {
-        glm_word *row = r->rows + t * N;
-        for (unsigned i = 0; i < N; i++) {
-            ptrdiff_t src = (ptrdiff_t)t - (ptrdiff_t)(N - 1) + (ptrdiff_t)i;
-            row[i] = src >= 0 ? r->ids[src] : bos && src == -1 ? glm_bos(m) : GLM_NONE;
-        }
-    }
-    smt_err e;
-    int rc = glm_score_rows(m, r->rows, k, r->prob, r->len, 1, &e);
-    if (rc) { /* cannot happen: every id comes from the model */
-        sentence_rows_free(r);
-        r->rows = r->rows_buf;
-        PyErr_SetString(PyExc_RuntimeError, e.msg);
-        return -1;
-    }
-    return 0;
-}
-
-/* The sum of the line's word scores (and </s>), KenLM's float arithmetic; words counted. */
+/* The sum of the line's word scores (and </s>), KenLM's float arithmetic, and its words: glm's
+ * batch path for one line (measured faster than a glm_score walk per word, and than the line's
+ * n-gram rows through glm_score_rows: 0.42 s, 1.0 s, 0.54 s of CPU for 100k mono lines). */
 static int score_text(const glm_model *m, const char *s, size_t n, int bos, int eos, float *total,
                       size_t *nwords)
 {
-    sentence_rows r;
-    if (sentence_score(m, s, n, bos, eos, &r))
+    glm_lines_options opt = {bos, eos, 1};
+    uint32_t words;
+    smt_err e;
+    int rc = glm_score_lines(m, &s, &n, 1, &opt, total, &words, NULL, &e);
+    if (rc) {
+        PyErr_SetString(rc == SMT_ERR_NOMEM ? PyExc_MemoryError : PyExc_ValueError, e.msg);
         return -1;
-    float sum = 0.0f;
-    for (size_t t = 0; t < r.n; t++)
-        sum += r.prob[t];
-    *total = sum;
+    }
     if (nwords)
-        *nwords = r.n - (eos ? 1 : 0);
-    sentence_rows_free(&r);
+        *nwords = words;
     return 0;
 }
 
