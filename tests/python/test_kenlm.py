@@ -1,5 +1,6 @@
 """fastsmt.kenlm against glm query (KenLM query's numbers) and KenLM's module's API."""
 import copy
+import json
 import os
 import pickle
 import struct
@@ -276,3 +277,29 @@ def test_drop_in_script(tmp_path):
     import fastsmt.kenlm as kenlm
     want = kenlm.Model(os.path.join(SOURCE, "examples/sample/lm.3.arpa.gz")).score("in the beginning")
     assert float(out) == want
+
+
+def test_ppl_filter_example(kenlm, sample_arpa, tmp_path):
+    """python/examples/ppl_filter.py (docs/python.md): per-document perplexity over JSONL as the
+    sum of its lines' scores, the documents above the threshold dropped."""
+    docs = [{"id": 1, "text": "in the beginning\nand the earth"},
+            {"id": 2, "text": "zzqx qqqy wwwz\nxxyz"},
+            {"id": 3, "text": "and god said"}]
+    m = kenlm.Model(sample_arpa)
+
+    def ppl(text):
+        lines = text.split("\n")
+        return 10.0 ** (-sum(m.score(l) for l in lines) / sum(len(l.split()) + 1 for l in lines))
+
+    threshold = (ppl(docs[0]["text"]) + ppl(docs[1]["text"])) / 2
+    assert ppl(docs[0]["text"]) < threshold < ppl(docs[1]["text"])
+    src = "\n".join(json.dumps(d) for d in docs) + "\n"
+    r = subprocess.run([sys.executable, os.path.join(SOURCE, "python", "examples", "ppl_filter.py"),
+                        "--model", sample_arpa, "--max-ppl", repr(threshold), "--chunk", "2",
+                        "--threads", "2"], input=src.encode(), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, check=True)
+    out = [json.loads(l) for l in r.stdout.decode().splitlines()]
+    want = [d for d in docs if ppl(d["text"]) <= threshold]
+    assert [d["id"] for d in out] == [d["id"] for d in want]
+    assert all(d["perplexity"] == round(ppl(d["text"]), 1) for d in out)
+    assert "kept %d of 3" % len(want) in r.stderr.decode()
