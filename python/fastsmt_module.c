@@ -7,9 +7,7 @@
  * State's words), FullScoreReturn (log_prob, ngram_length, oov).
  * Words are split at SMT_WS_SPACE (common/smt_words.h: KenLM's white space, and NUL) and looked up
  * whole; a str is scored as its UTF-8 bytes, as KenLM's module does. */
-#define Py_LIMITED_API 0x030A0000
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "fastsmt_py.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -33,7 +31,7 @@ static module_state *state_of_module(PyObject *module)
 
 /* The bytes of a sentence or word: a str as UTF-8 (cached in the str), bytes as they are. KenLM's
  * module raises TypeError('Cannot convert <type> to string') for anything else. */
-static int text_of(PyObject *o, const char **s, Py_ssize_t *n)
+int fastsmt_text_of(PyObject *o, const char **s, Py_ssize_t *n)
 {
     if (PyUnicode_Check(o)) {
         *s = PyUnicode_AsUTF8AndSize(o, n);
@@ -54,9 +52,9 @@ static int text_of(PyObject *o, const char **s, Py_ssize_t *n)
 
 /* Fast-call arguments: up to npos positionals, then keywords among names[0..nnames) (the
  * positional names first). out[i] is the value or NULL when not given. */
-static int parse_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                      const char *const *names, int nnames, int nrequired, const char *fname,
-                      PyObject **out)
+int fastsmt_parse_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                       const char *const *names, int nnames, int nrequired, const char *fname,
+                       PyObject **out)
 {
     for (int i = 0; i < nnames; i++)
         out[i] = NULL;
@@ -515,7 +513,8 @@ static PyObject *Model_score(PyObject *op, PyObject *const *args, Py_ssize_t nar
     PyObject *a[3];
     const char *s;
     Py_ssize_t n;
-    if (parse_args(args, nargs, kwnames, score_names, 3, 1, "score", a) || text_of(a[0], &s, &n))
+    if (fastsmt_parse_args(args, nargs, kwnames, score_names, 3, 1, "score", a) ||
+        fastsmt_text_of(a[0], &s, &n))
         return NULL;
     int bos = flag_arg(a[1], 1), eos = flag_arg(a[2], 1);
     if (bos < 0 || eos < 0)
@@ -539,7 +538,7 @@ static PyObject *Model_perplexity(PyObject *op, PyObject *sentence)
 {
     const char *s;
     Py_ssize_t n;
-    if (text_of(sentence, &s, &n))
+    if (fastsmt_text_of(sentence, &s, &n))
         return NULL;
     const glm_model *m = model_of((ModelObject *)op);
     if (!m)
@@ -557,8 +556,8 @@ static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize
     PyObject *a[3];
     const char *s;
     Py_ssize_t n;
-    if (parse_args(args, nargs, kwnames, score_names, 3, 1, "full_scores", a) ||
-        text_of(a[0], &s, &n))
+    if (fastsmt_parse_args(args, nargs, kwnames, score_names, 3, 1, "full_scores", a) ||
+        fastsmt_text_of(a[0], &s, &n))
         return NULL;
     int bos = flag_arg(a[1], 1), eos = flag_arg(a[2], 1);
     if (bos < 0 || eos < 0)
@@ -652,7 +651,7 @@ static int base_score(ModelObject *self, PyObject *args, const char *fname, floa
     StateObject *so = si ? state_arg(self, out, "out_state") : NULL;
     const char *w;
     Py_ssize_t n;
-    if (!so || text_of(word, &w, &n))
+    if (!so || fastsmt_text_of(word, &w, &n))
         return -1;
     glm_word id = glm_index(m, w, (size_t)n);
     *oov = id == GLM_UNK;
@@ -684,7 +683,7 @@ static int Model_contains(PyObject *op, PyObject *word)
 {
     const char *w;
     Py_ssize_t n;
-    if (text_of(word, &w, &n))
+    if (fastsmt_text_of(word, &w, &n))
         return -1;
     const glm_model *m = model_of((ModelObject *)op);
     if (!m)
@@ -720,48 +719,41 @@ static PyObject *Model_reduce(PyObject *op, PyObject *unused)
 
 /* ---- batches */
 
-typedef struct batch {
-    PyObject *list; /* the sentences (a new list holding them while the GIL is released) */
-    const char **s;
-    size_t *n;
-    float *total;
-    uint32_t *words;
-    Py_ssize_t count;
-} batch;
-
-static void batch_free(batch *b)
+PyObject *fastsmt_str(const char *s, size_t n)
 {
-    Py_XDECREF(b->list);
-    PyMem_Free(b->s);
-    PyMem_Free(b->n);
-    PyMem_Free(b->total);
-    PyMem_Free(b->words);
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "surrogateescape");
 }
 
-static int batch_read(batch *b, PyObject *sentences)
+void fastsmt_lines_free(fastsmt_lines *l)
 {
-    memset(b, 0, sizeof *b);
+    Py_XDECREF(l->list);
+    PyMem_Free(l->s);
+    PyMem_Free(l->n);
+    memset(l, 0, sizeof *l);
+}
+
+int fastsmt_lines_read(fastsmt_lines *l, PyObject *sentences)
+{
+    memset(l, 0, sizeof *l);
     if (PyUnicode_Check(sentences) || PyBytes_Check(sentences)) {
         PyErr_SetString(PyExc_TypeError,
-                        "expected an iterable of sentences, not one string (use score())");
+                        "expected an iterable of sentences, not one string");
         return -1;
     }
-    b->list = PySequence_List(sentences);
-    if (!b->list)
+    l->list = PySequence_List(sentences);
+    if (!l->list)
         return -1;
-    b->count = PyList_Size(b->list);
-    size_t c = b->count > 0 ? (size_t)b->count : 1;
-    b->s = PyMem_Malloc(c * sizeof *b->s);
-    b->n = PyMem_Malloc(c * sizeof *b->n);
-    b->total = PyMem_Malloc(c * sizeof *b->total);
-    b->words = PyMem_Malloc(c * sizeof *b->words);
-    if (!b->s || !b->n || !b->total || !b->words) {
+    l->count = PyList_Size(l->list);
+    size_t c = l->count > 0 ? (size_t)l->count : 1;
+    l->s = PyMem_Malloc(c * sizeof *l->s);
+    l->n = PyMem_Malloc(c * sizeof *l->n);
+    if (!l->s || !l->n) {
         PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t i = 0; i < b->count; i++) {
+    for (Py_ssize_t i = 0; i < l->count; i++) {
         Py_ssize_t n;
-        if (text_of(PyList_GetItem(b->list, i), &b->s[i], &n)) {
+        if (fastsmt_text_of(PyList_GetItem(l->list, i), &l->s[i], &n)) {
             PyObject *type, *value, *tb;
             PyErr_Fetch(&type, &value, &tb);
             PyErr_Format(type ? type : PyExc_TypeError, "sentence %zd: %S", i,
@@ -769,12 +761,41 @@ static int batch_read(batch *b, PyObject *sentences)
             Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(tb);
             return -1;
         }
-        b->n[i] = (size_t)n;
+        l->n[i] = (size_t)n;
     }
     return 0;
 }
 
-static int threads_arg(PyObject *o, unsigned *threads)
+typedef struct batch {
+    fastsmt_lines l;
+    float *total;
+    uint32_t *words;
+} batch;
+
+static void batch_free(batch *b)
+{
+    fastsmt_lines_free(&b->l);
+    PyMem_Free(b->total);
+    PyMem_Free(b->words);
+}
+
+static int batch_read(batch *b, PyObject *sentences)
+{
+    b->total = NULL;
+    b->words = NULL;
+    if (fastsmt_lines_read(&b->l, sentences))
+        return -1;
+    size_t c = b->l.count > 0 ? (size_t)b->l.count : 1;
+    b->total = PyMem_Malloc(c * sizeof *b->total);
+    b->words = PyMem_Malloc(c * sizeof *b->words);
+    if (!b->total || !b->words) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+int fastsmt_threads_arg(PyObject *o, unsigned *threads)
 {
     *threads = 1;
     if (!o)
@@ -801,7 +822,8 @@ static int batch_score(ModelObject *self, batch *b, int bos, int eos, unsigned t
     int rc;
     self->busy++;
     Py_BEGIN_ALLOW_THREADS
-    rc = glm_score_lines(m, b->s, b->n, (size_t)b->count, &opt, b->total, b->words, NULL, &e);
+    rc = glm_score_lines(m, b->l.s, b->l.n, (size_t)b->l.count, &opt, b->total, b->words, NULL,
+                         &e);
     Py_END_ALLOW_THREADS
     self->busy--;
     if (rc) {
@@ -851,28 +873,28 @@ static PyObject *batch_call(PyObject *op, PyObject *const *args, Py_ssize_t narg
     unsigned threads;
     if (perplexity) {
         PyObject *p[3];
-        if (parse_args(args, nargs, kwnames, pb_names, 3, 1, "perplexity_batch", p))
+        if (fastsmt_parse_args(args, nargs, kwnames, pb_names, 3, 1, "perplexity_batch", p))
             return NULL;
         a[0] = p[0], a[3] = p[1], a[4] = p[2];
-    } else if (parse_args(args, nargs, kwnames, sb_names, 5, 1, "score_batch", a)) {
+    } else if (fastsmt_parse_args(args, nargs, kwnames, sb_names, 5, 1, "score_batch", a)) {
         return NULL;
     }
     bos = flag_arg(a[1], 1), eos = flag_arg(a[2], 1), as_numpy = flag_arg(a[4], 0);
-    if (bos < 0 || eos < 0 || as_numpy < 0 || threads_arg(a[3], &threads))
+    if (bos < 0 || eos < 0 || as_numpy < 0 || fastsmt_threads_arg(a[3], &threads))
         return NULL;
     batch b;
     if (batch_read(&b, a[0]) || batch_score((ModelObject *)op, &b, bos, eos, threads)) {
         batch_free(&b);
         return NULL;
     }
-    double *v = PyMem_Malloc((b.count ? (size_t)b.count : 1) * sizeof *v);
+    double *v = PyMem_Malloc((b.l.count ? (size_t)b.l.count : 1) * sizeof *v);
     if (!v) {
         batch_free(&b);
         return PyErr_NoMemory();
     }
-    for (Py_ssize_t i = 0; i < b.count; i++)
+    for (Py_ssize_t i = 0; i < b.l.count; i++)
         v[i] = perplexity ? perplexity_of(b.total[i], b.words[i]) : (double)b.total[i];
-    PyObject *r = doubles_out(v, b.count, as_numpy);
+    PyObject *r = doubles_out(v, b.l.count, as_numpy);
     PyMem_Free(v);
     batch_free(&b);
     return r;
@@ -991,6 +1013,10 @@ static int module_exec(PyObject *module)
         PyModule_AddObjectRef(module, "FullScoreReturn", st->fsr_type) ||
         PyModule_AddObjectRef(module, "Model", st->model_type))
         return -1;
+#ifdef FASTSMT_PY_DECODER
+    if (fastsmt_decoder_add_types(module))
+        return -1;
+#endif
     return 0;
 }
 
