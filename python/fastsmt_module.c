@@ -1017,6 +1017,10 @@ static int module_exec(PyObject *module)
     if (fastsmt_decoder_add_types(module))
         return -1;
 #endif
+#ifdef FASTSMT_PY_NMT
+    if (fastsmt_nmt_add_type(module))
+        return -1;
+#endif
     return 0;
 }
 

@@ -28,5 +28,7 @@ void fastsmt_lines_free(fastsmt_lines *l);
 
 /* fastsmt_decoder.c: adds PhraseTable and Decoder to the module. */
 int fastsmt_decoder_add_types(PyObject *module);
+/* fastsmt_nmt.c: adds NMT to the module. */
+int fastsmt_nmt_add_type(PyObject *module);
 
 #endif

@@ -16,3 +16,6 @@ __all__ = ["kenlm"]
 if hasattr(_fastsmt, "Decoder"):
     from ._fastsmt import Decoder, PhraseTable  # noqa: F401
     __all__ += ["Decoder", "PhraseTable"]
+if hasattr(_fastsmt, "NMT"):  # fastsmt.NMT(dir).score(sources, targets), .rescore(...)
+    from ._fastsmt import NMT  # noqa: F401
+    __all__ += ["NMT"]
