@@ -138,3 +138,35 @@ def test_decoder_equals_the_tool(tool_output):
     assert "line 0" in str(e.value)
     with pytest.raises(ValueError):
         d.translate("de " * 1001)
+
+
+def test_decoder_close_while_translating_is_refused():
+    """close() from another thread while a batch translates: refused, never a crash."""
+    import threading
+    lines = [l.rstrip("\n") for l in open(os.path.join(SAMPLE, "sample.es"), encoding="utf-8")]
+    d = fastsmt.Decoder(os.path.join(SAMPLE, "moses.ini"), threads=1)
+    want = d.translate_batch(lines[:2])
+    result = {}
+
+    def batch():
+        try:
+            result["out"] = d.translate_batch(lines * 3)
+        except Exception as exc:  # noqa: BLE001 (inspected below)
+            result["error"] = exc
+
+    t = threading.Thread(target=batch)
+    t.start()
+    refused = closed = False
+    while t.is_alive() and not (refused or closed):
+        try:
+            d.close()
+            closed = True
+        except RuntimeError as exc:
+            assert "translating" in str(exc)
+            refused = True
+    t.join()
+    if refused:
+        assert [x["translation"] for x in result["out"][:2]] == [x["translation"] for x in want]
+    elif "out" not in result:
+        assert isinstance(result["error"], ValueError)  # closed before it began
+    d.close()
