@@ -101,16 +101,7 @@ int glm_format_double(char *buf, double x) { return format_shortest(buf, x, 0); 
 
 #define BLOCK_TOKENS (1u << 18)
 
-typedef struct block {
-    glm_word *ids;
-    uint32_t *woff;  /* word mode: offset of each token's text in txt (UINT32_MAX: </s>) */
-    uint64_t *sstart; /* per line: first token; n_lines + 1 entries */
-    uint32_t *nwords; /* per line: words excluding </s> */
-    float *prob;
-    uint8_t *len;
-    char *txt;
-    size_t ntok, captok, nlines, caplines, ntxt, captxt;
-} block;
+typedef glm_block block; /* glm_internal.h: also filled by glm_sentences.c */
 
 static int block_reserve_tokens(block *b, size_t need)
 {
@@ -177,7 +168,8 @@ static inline glm_word vocab_find_hashed(const smt_vocab *v, const char *word, s
 /* Tokenizes one line into the block: separators found 64 bytes at a time (SSE2), then for each
  * batch of tokens first every hash, prefetching its slot, then the lookups, so that the
  * vocabulary's cache misses overlap. */
-static int add_line(block *b, const glm_model *m, char *line, size_t n, int keep_text, int eos)
+static int add_line(block *b, const glm_model *m, const char *line, size_t n, int keep_text,
+                    int eos)
 {
     if (b->nlines + 2 > b->caplines) {
         size_t c = b->caplines;
@@ -272,6 +264,13 @@ static int add_line(block *b, const glm_model *m, char *line, size_t n, int keep
     b->sstart[b->nlines] = b->ntok;
     return 0;
 }
+
+int glm_block_add_line(glm_block *b, const glm_model *m, const char *line, size_t n, int eos)
+{
+    return add_line(b, m, line, n, 0, eos);
+}
+
+void glm_block_free(glm_block *b) { block_free(b); }
 
 typedef struct score_job {
     const glm_model *m;

@@ -13,6 +13,7 @@
 #include "glm.h"
 #include "glm_internal.h"
 #include "smt_progress.h" /* smt_now */
+#include "smt_words.h"
 #include "testutil.h"
 
 static char *dir;
@@ -1148,3 +1149,78 @@ Test(glm, load_tells_the_kind_by_its_bytes)
     free(arpa), free(glm), free(kenlm), free(other);
 }
 
+
+/* glm_score_lines (Python's score_batch) equals the per-word glm_score sums for every bos/eos
+ * combination, one thread and two, over more lines than one chunk: KenLM's white space (and NUL)
+ * separate words, unknown words and empty lines count, words and OOVs are counted. */
+static float sum_words(const glm_model *m, const char *s, size_t n, int bos, int eos,
+                       uint32_t *words, uint32_t *oovs)
+{
+    glm_state st;
+    if (bos)
+        glm_state_begin(m, &st);
+    else
+        glm_state_null(&st);
+    float total = 0.0f;
+    *words = *oovs = 0;
+    const char *pos = s, *end = s + n, *w;
+    size_t len;
+    while (smt_word_next(&pos, end, SMT_WS_SPACE, &w, &len)) {
+        glm_word id = glm_index(m, w, len);
+        total += glm_score(m, &st, id, &st, NULL);
+        ++*words;
+        *oovs += id == GLM_UNK;
+    }
+    if (eos)
+        total += glm_score(m, &st, glm_eos(m), &st, NULL);
+    return total;
+}
+
+Test(glm, score_lines_equals_word_scores)
+{
+    glm_model *m = build_open("chain.arpa", 4, NULL);
+#define L(s) {s, sizeof s - 1}
+    static const struct {
+        const char *s;
+        size_t n;
+    } base[] = {L("a b c"), L(""), L("  a\tb \x0b c\r"), L("zz a b </s> c"), L("a a a a a a a a"),
+                L("b"), L("c c \f c"), L("a\0b c"), L("<s> a"), L("a b c d e f g h i j k l")};
+#undef L
+    enum { NB = sizeof base / sizeof *base, N = 5000 };
+    const char **lines = malloc(N * sizeof *lines);
+    size_t *lens = malloc(N * sizeof *lens);
+    float *tot = malloc(N * sizeof *tot);
+    uint32_t *words = malloc(N * sizeof *words), *oovs = malloc(N * sizeof *oovs);
+    cr_assert(lines && lens && tot && words && oovs);
+    for (size_t i = 0; i < N; i++)
+        lines[i] = base[(i * 7) % NB].s, lens[i] = base[(i * 7) % NB].n;
+    smt_err e;
+    for (int bos = 0; bos < 2; bos++)
+        for (int eos = 0; eos < 2; eos++)
+            for (unsigned th = 1; th <= 2; th++) {
+                glm_lines_options opt = {bos, eos, th};
+                memset(tot, 0x7f, N * sizeof *tot);
+                cr_assert_eq(glm_score_lines(m, lines, lens, N, &opt, tot, words, oovs, &e), 0,
+                             "%s", e.msg);
+                for (size_t i = 0; i < N; i++) {
+                    uint32_t w, o;
+                    float want = sum_words(m, lines[i], lens[i], bos, eos, &w, &o);
+                    cr_assert(memcmp(&want, &tot[i], sizeof want) == 0,
+                              "bos %d eos %d threads %u line %zu: %.9g != %.9g", bos, eos, th, i,
+                              (double)tot[i], (double)want);
+                    cr_assert_eq(words[i], w, "line %zu", i);
+                    cr_assert_eq(oovs[i], o, "line %zu", i);
+                }
+            }
+    /* a known value: <s> a b c </s> = -0.3 + -0.1 + -0.15 + (-0.7 - 0.0 backoff of "c") */
+    cr_assert_eq(glm_score_lines(m, lines, lens, 1, NULL, tot, NULL, NULL, &e), 0, "%s", e.msg);
+    cr_expect_float_eq(tot[0], -0.3f + -0.1f + -0.15f + -0.7f, 1e-6f);
+    /* no lines: nothing to do; NULL arguments: refused */
+    cr_expect_eq(glm_score_lines(m, lines, lens, 0, NULL, tot, NULL, NULL, &e), 0);
+    cr_expect_eq(glm_score_lines(m, NULL, lens, 3, NULL, tot, NULL, NULL, &e), SMT_ERR_ARG);
+    const char *nul[] = {NULL};
+    size_t one = 1;
+    cr_expect_eq(glm_score_lines(m, nul, &one, 1, NULL, tot, NULL, NULL, &e), SMT_ERR_ARG);
+    free(lines), free(lens), free(tot), free(words), free(oovs);
+    glm_close(m);
+}

@@ -87,6 +87,18 @@ int main(void)
     }
     TH_CHECK(strcmp(outs[0], outs[1]) == 0, "threaded query output differs");
     free(outs[0]), free(outs[1]);
+    /* glm_score_lines (the Python binding's score_batch) over 2 threads equals one thread */
+    enum { NL = 20000 };
+    const char **lines = malloc(NL * sizeof *lines);
+    size_t *lens = malloc(NL * sizeof *lens);
+    float *t1 = malloc(NL * sizeof *t1), *t2 = malloc(NL * sizeof *t2);
+    for (size_t i = 0; i < NL; i++)
+        lines[i] = i % 3 ? "a b c a zzz b a" : "c c b a", lens[i] = strlen(lines[i]);
+    glm_lines_options o1 = {1, 1, 1}, o2 = {1, 1, 2};
+    TH_CHECK(glm_score_lines(m, lines, lens, NL, &o1, t1, NULL, NULL, &e) == 0, "%s", e.msg);
+    TH_CHECK(glm_score_lines(m, lines, lens, NL, &o2, t2, NULL, NULL, &e) == 0, "%s", e.msg);
+    TH_CHECK(memcmp(t1, t2, NL * sizeof *t1) == 0, "2-thread glm_score_lines differs");
+    free(lines), free(lens), free(t1), free(t2);
     free(rows), free(want), free(got);
     glm_close(m);
     tu_rmtree(dir);

@@ -2,7 +2,7 @@
 # install-deps.sh — installs the Debian packages fastsmt needs that are missing; the one set-up step
 # of the README's two commands and of .ci/run.
 #   tools/install-deps.sh            what building the library and the tools needs
-#   tools/install-deps.sh --tests    also what the tests need (Criterion)
+#   tools/install-deps.sh --tests    also what the tests need (Criterion; Python for the package)
 #   tools/install-deps.sh --tests PKG...   and further packages (CI: clang for the fuzzers)
 # Installs only what dpkg does not list as installed (apt-get update once, then apt-get install): as
 # root directly, otherwise through sudo when there is one; else it prints what to install and fails.
@@ -11,7 +11,7 @@ set -eu
 packages="cmake make gcc pkg-config zlib1g-dev libxxhash-dev liblzma-dev libbz2-dev libzstd-dev"
 for arg in "$@"; do
   case "$arg" in
-    --tests) packages="$packages libcriterion-dev" ;;
+    --tests) packages="$packages libcriterion-dev python3-dev python3-pytest python3-venv python3-pip python3-numpy" ;;
     -h|--help)
       sed -n '2,8s/^# \{0,1\}//p' "$0"
       exit 0 ;;

@@ -128,6 +128,24 @@ void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t
                          size_t s0, size_t s1, int null_context, int fast, float *prob,
                          uint8_t *len);
 
+/* ---- text blocks (glm_text.c): lines tokenized (SMT_WS_SPACE) and looked up, ready for
+ * glm_score_sentences. A zeroed block is empty; reset it by zeroing ntok, nlines and ntxt. */
+typedef struct glm_block {
+    glm_word *ids;
+    uint32_t *woff;   /* word mode: offset of each token's text in txt (UINT32_MAX: </s>) */
+    uint64_t *sstart; /* per line: first token; n_lines + 1 entries */
+    uint32_t *nwords; /* per line: words excluding </s> */
+    float *prob;
+    uint8_t *len;
+    char *txt;
+    size_t ntok, captok, nlines, caplines, ntxt, captxt;
+} glm_block;
+
+/* Appends line [line, line + n) (n < 2^32) to the block: its word ids, then </s> when eos.
+ * Returns 0 or -1 (out of memory). */
+int glm_block_add_line(glm_block *b, const glm_model *m, const char *line, size_t n, int eos);
+void glm_block_free(glm_block *b);
+
 #ifdef __cplusplus
 }
 #endif

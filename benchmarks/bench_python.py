@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""bench_python.py — fastsmt.kenlm's speed from Python, one machine-readable line per measurement:
+score() in a Python loop (what a script written for KenLM's module does), then score_batch with 1
+and 2 threads (and any --threads), in sentences/s and tokens/s (words + </s>), with the ratio to
+KenLM's module (--kenlm-sps: 250,000 sentences/s single thread on the mono sample with the mono
+lm.5 probing binary, issue 13).
+
+  PYTHONPATH=build/python python3 benchmarks/bench_python.py [--model M] [--text T] [--lines N]
+
+Defaults (../shared, FASTSMT_SHARED): the mono lm.5, built once into /tmp/fastsmt-bench-mono.5.glm
+with build/bin/glm (--glm), and the first 100,000 lines of the mono sample. Each figure is the
+best of --repeat runs (the machine may be shared); cpu_seconds is the process's CPU time (all
+threads), the steadier figure for one thread on a loaded machine. Every run checks that score_batch equals the
+score loop, sentence by sentence.
+"""
+import argparse
+import lzma
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def shared(rel):
+    root = os.environ.get("FASTSMT_SHARED") or os.path.join(ROOT, "..", "shared")
+    return os.path.join(root, rel)
+
+
+def read_lines(path, n):
+    opener = lzma.open if path.endswith(".xz") else open
+    out = []
+    with opener(path, "rt", encoding="utf-8", newline="\n") as f:
+        for line in f:
+            out.append(line.rstrip("\n"))
+            if len(out) == n:
+                break
+    return out
+
+
+def best(fn, repeat):
+    """The best wall time and the best CPU time (this process, all threads) of repeat runs: on a
+    shared machine the CPU time of a one-thread run is the steadier figure."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        c0, t0 = time.process_time(), time.perf_counter()
+        r = fn()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    return min(walls), min(cpus), r
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", help="a glm binary or an ARPA file (default: the mono lm.5)")
+    ap.add_argument("--text", default=shared("data/mono/sample.en.xz"))
+    ap.add_argument("--lines", type=int, default=100000)
+    ap.add_argument("--threads", type=int, nargs="*", default=[1, 2])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--glm", default=os.path.join(ROOT, "build", "bin", "glm"),
+                    help="the glm tool that builds the default model once")
+    ap.add_argument("--kenlm-sps", type=float, default=250000.0,
+                    help="KenLM's module: sentences/s of score() in a loop (issue 13's figure)")
+    a = ap.parse_args()
+
+    import fastsmt.kenlm as kenlm
+
+    model_path = a.model
+    if not model_path:
+        model_path = "/tmp/fastsmt-bench-mono.5.glm"
+        if not os.path.exists(model_path):
+            arpa = shared("models/mono/lm.5.arpa.xz")
+            if not os.path.exists(arpa) or not os.access(a.glm, os.X_OK):
+                print("bench_python: needs --model, or %s and the glm tool %s" % (arpa, a.glm),
+                      file=sys.stderr)
+                return 2
+            t0 = time.perf_counter()
+            subprocess.run([a.glm, "build", arpa, model_path], check=True)
+            print("python_bench build model=%s seconds=%.2f" % (model_path, time.perf_counter() - t0))
+    if not os.path.exists(a.text):
+        print("bench_python: no text %s (--text)" % a.text, file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    model = kenlm.Model(model_path)
+    load = time.perf_counter() - t0
+    sentences = read_lines(a.text, a.lines)
+    tokens = sum(len(s.encode("utf-8").split()) + 1 for s in sentences)
+    n = len(sentences)
+    print("python_bench load model=%s seconds=%.3f lines=%d tokens=%d"
+          % (os.path.basename(model_path), load, n, tokens))
+
+    score = model.score
+
+    def loop():
+        return [score(s) for s in sentences]
+
+    secs, cpu, want = best(loop, a.repeat)
+    sps = n / secs
+    print("python_bench score_loop threads=1 sentences=%d tokens=%d seconds=%.3f cpu_seconds=%.3f "
+          "sentences_per_s=%.0f tokens_per_s=%.0f sentences_per_cpu_s=%.0f vs_kenlm_module=%.2f "
+          "vs_kenlm_module_cpu=%.2f" % (n, tokens, secs, cpu, sps, tokens / secs, n / cpu,
+                                        sps / a.kenlm_sps, n / cpu / a.kenlm_sps))
+    for th in a.threads:
+        secs, cpu, got = best(lambda: model.score_batch(sentences, threads=th), a.repeat)
+        if got != want:
+            print("bench_python: score_batch(threads=%d) differs from score()" % th, file=sys.stderr)
+            return 1
+        sps = n / secs
+        print("python_bench score_batch threads=%d sentences=%d tokens=%d seconds=%.3f "
+              "cpu_seconds=%.3f sentences_per_s=%.0f tokens_per_s=%.0f sentences_per_cpu_s=%.0f "
+              "vs_kenlm_module=%.2f vs_kenlm_module_cpu=%.2f"
+              % (th, n, tokens, secs, cpu, sps, tokens / secs, n / cpu, sps / a.kenlm_sps,
+                 n / cpu / a.kenlm_sps))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+/* glm_sentences.c — many sentences scored at once (glm_score_lines, the Python binding's
+ * score_batch): lines are cut into chunks, and each chunk is tokenized and looked up with glm
+ * query's tokenizer (glm_block_add_line), scored by the fast lanes (glm_score_sentences) and summed
+ * per line with KenLM's float arithmetic. With threads, every worker does all three steps for its
+ * own chunks, so the tokenizing is spread over the threads too. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "glm_internal.h"
+#include "smt_threads.h"
+
+#define CHUNK_LINES 2048 /* lines per task: ~40k tokens of prose, a block that stays in cache */
+
+typedef struct lines_job {
+    const glm_model *m;
+    const char *const *lines;
+    const size_t *lens;
+    size_t n;
+    int bos, eos;
+    float *total;
+    uint32_t *words, *oovs;
+    glm_block *blocks; /* one per worker */
+    int *failed;       /* one per worker: 1 after an allocation failed */
+} lines_job;
+
+static void lines_chunk(void *ctx, size_t task, unsigned worker)
+{
+    lines_job *j = ctx;
+    glm_block *b = &j->blocks[worker];
+    size_t l0 = task * CHUNK_LINES, l1 = l0 + CHUNK_LINES < j->n ? l0 + CHUNK_LINES : j->n;
+    b->ntok = b->nlines = b->ntxt = 0;
+    for (size_t i = l0; i < l1; i++)
+        if (glm_block_add_line(b, j->m, j->lines[i], j->lens[i], j->eos)) {
+            j->failed[worker] = 1;
+            return;
+        }
+    glm_score_sentences(j->m, b->ids, b->sstart, 0, b->nlines, !j->bos, 1, b->prob, b->len);
+    for (size_t s = 0; s < b->nlines; s++) {
+        float sum = 0.0f;
+        uint32_t unk = 0;
+        for (uint64_t t = b->sstart[s]; t < b->sstart[s + 1]; t++) {
+            sum += b->prob[t];
+            unk += b->ids[t] == GLM_UNK;
+        }
+        j->total[l0 + s] = sum;
+        if (j->words)
+            j->words[l0 + s] = b->nwords[s];
+        if (j->oovs)
+            j->oovs[l0 + s] = unk;
+    }
+}
+
+int glm_score_lines(const glm_model *m, const char *const *lines, const size_t *lens, size_t n,
+                    const glm_lines_options *opt, float *total, uint32_t *words, uint32_t *oovs,
+                    smt_err *err)
+{
+    glm_lines_options def = {1, 1, 1};
+    if (!opt)
+        opt = &def;
+    if (n == 0)
+        return 0;
+    if (!m || !lines || !lens || !total)
+        return smt_err_set(err, SMT_ERR_ARG, "glm_score_lines: NULL model, lines or totals");
+    for (size_t i = 0; i < n; i++) {
+        if (!lines[i] && lens[i])
+            return smt_err_set(err, SMT_ERR_ARG, "glm_score_lines: line %zu is NULL", i);
+        if (lens[i] >= UINT32_MAX)
+            return smt_err_set(err, SMT_ERR_LIMIT,
+                               "glm_score_lines: line %zu has %zu bytes (at most 4 GiB - 2)", i,
+                               lens[i]);
+    }
+    size_t tasks = (n + CHUNK_LINES - 1) / CHUNK_LINES;
+    smt_pool *pool = NULL;
+    unsigned workers = 1;
+    if (opt->threads != 1 && tasks > 1) {
+        int rc = smt_pool_create(&pool, opt->threads, err);
+        if (rc)
+            return rc;
+        workers = smt_pool_size(pool);
+    }
+    lines_job j = {m, lines, lens, n, opt->bos, opt->eos, total, words, oovs,
+                   calloc(workers, sizeof(glm_block)), calloc(workers, sizeof(int))};
+    int rc = 0;
+    if (!j.blocks || !j.failed) {
+        rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory scoring %zu lines", n);
+    } else if (pool) {
+        smt_pool_run(pool, tasks, lines_chunk, &j);
+    } else {
+        for (size_t t = 0; t < tasks && !j.failed[0]; t++)
+            lines_chunk(&j, t, 0);
+    }
+    for (unsigned w = 0; j.blocks && j.failed && w < workers; w++) {
+        if (j.failed[w] && !rc)
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory scoring %zu lines", n);
+        glm_block_free(&j.blocks[w]);
+    }
+    free(j.blocks);
+    free(j.failed);
+    smt_pool_destroy(pool);
+    return rc;
+}

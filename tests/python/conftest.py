@@ -1,0 +1,79 @@
+"""Fixtures of the Python tests, run by ctest (label python) against the build tree:
+PYTHONPATH=<build>/python, FASTSMT_BIN=<build>/bin, FASTSMT_TESTDATA=tests/data,
+FASTSMT_SOURCE=<repository>. Shared data: FASTSMT_SHARED (else FASTSMT_SHARED_DEFAULT); a test
+that needs it skips without it, and fails instead when FASTSMT_REQUIRE_SHARED is set (as
+tests/testutil.c's tu_shared_path does)."""
+import os
+import subprocess
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.environ.get("FASTSMT_SOURCE") or os.path.dirname(os.path.dirname(HERE))
+TESTDATA = os.environ.get("FASTSMT_TESTDATA") or os.path.join(SOURCE, "tests", "data")
+
+
+def env_on(name):
+    v = os.environ.get(name, "")
+    return v != "" and v != "0"
+
+
+def shared_path(rel):
+    """The path of rel in the shared folder; skips (or fails under FASTSMT_REQUIRE_SHARED)."""
+    root = os.environ.get("FASTSMT_SHARED") or os.environ.get("FASTSMT_SHARED_DEFAULT")
+    p = os.path.join(root, rel) if root else None
+    if p and os.access(p, os.R_OK):
+        return p
+    why = "shared file %s/%s is absent" % (root or "<no shared folder>", rel)
+    if env_on("FASTSMT_REQUIRE_SHARED"):
+        pytest.fail("FASTSMT_REQUIRE_SHARED is set but the " + why)
+    pytest.skip(why + " (set FASTSMT_SHARED)")
+
+
+def glm_tool():
+    b = os.environ.get("FASTSMT_BIN")
+    p = os.path.join(b, "glm") if b else None
+    if not p or not os.access(p, os.X_OK):
+        pytest.skip("the glm tool is not built (FASTSMT_BIN=%s)" % b)
+    return p
+
+
+def glm_query(model, text_path, null_context=False):
+    """Runs `glm query -v word` (KenLM query's output): per line a list of
+    (word, id, ngram length, log10 prob text) and the line's Total text."""
+    cmd = [glm_tool(), "query", "-v", "word"] + (["-n"] if null_context else []) + [model]
+    with open(text_path, "rb") as f:
+        out = subprocess.run(cmd, stdin=f, stdout=subprocess.PIPE, check=True).stdout
+    lines = []
+    for line in out.decode("utf-8").split("\n"):
+        if "Total: " not in line:
+            continue
+        body, total = line.split("Total: ")
+        words = []
+        for field in body.split("\t")[:-1]:
+            word, rest = field.rsplit("=", 1)
+            wid, length, prob = rest.split(" ")
+            words.append((word, int(wid), int(length), prob))
+        lines.append((words, total.split(" OOV: ")[0]))
+    return lines
+
+
+@pytest.fixture(scope="session")
+def kenlm():
+    import fastsmt.kenlm
+    return fastsmt.kenlm
+
+
+@pytest.fixture(scope="session")
+def sample_arpa():
+    return os.path.join(SOURCE, "examples", "sample", "lm.3.arpa.gz")
+
+
+@pytest.fixture(scope="session")
+def sample_text():
+    return os.path.join(TESTDATA, "python", "sample.en")
+
+
+@pytest.fixture(scope="session")
+def sample_model(kenlm, sample_arpa):
+    return kenlm.Model(sample_arpa)

@@ -1,0 +1,305 @@
+"""fastsmt.kenlm against glm query (KenLM query's numbers) and KenLM's module's API."""
+import copy
+import json
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from conftest import SOURCE, glm_query, glm_tool, shared_path
+
+
+def f32(x):
+    """x as the float32 it holds (the bytes compared, so -0.0 and NaN are checked too)."""
+    return struct.pack("<f", float(x))
+
+
+def lines_of(path):
+    with open(path, "rb") as f:
+        return [l.rstrip(b"\n").decode("utf-8") for l in f]
+
+
+def check_against_query(model, model_path, text_path, null_context=False):
+    """full_scores and score equal glm query's per-word and total numbers, word by word."""
+    want = glm_query(model_path, text_path, null_context)
+    sentences = lines_of(text_path)
+    assert len(want) == len(sentences)
+    bos = eos = not null_context
+    nwords = 0
+    for sentence, (words, total) in zip(sentences, want):
+        got = list(model.full_scores(sentence, bos=bos, eos=eos))
+        assert len(got) == len(words), sentence
+        for (prob, length, oov), (word, wid, qlen, qprob) in zip(got, words):
+            assert f32(prob) == f32(float(qprob)), (sentence, word, prob, qprob)
+            assert length == qlen, (sentence, word)
+            assert oov == (wid == 0 and word != "</s>"), (sentence, word)
+            assert isinstance(prob, float) and isinstance(length, int) and isinstance(oov, bool)
+        score = model.score(sentence, bos=bos, eos=eos)
+        assert isinstance(score, float)
+        assert f32(score) == f32(float(total)), (sentence, score, total)
+        nwords += len(got)
+    return nwords
+
+
+def test_sample_equals_glm_query(kenlm, sample_model, sample_arpa, sample_text):
+    assert check_against_query(sample_model, sample_arpa, sample_text) > 900
+
+
+def test_sample_null_context_equals_glm_query(kenlm, sample_model, sample_arpa, sample_text):
+    check_against_query(sample_model, sample_arpa, sample_text, null_context=True)
+
+
+def test_test_a_equals_glm_query(kenlm, tmp_path):
+    """test-a.en with the bible lm.5: every word's score, length and OOV flag as glm query."""
+    arpa = shared_path("models/bible-es-en/lm.5.arpa.gz")
+    text = shared_path("data/bible/test-a.en")
+    glm = str(tmp_path / "lm.5.glm")
+    subprocess.run([glm_tool(), "build", arpa, glm], check=True, stdout=subprocess.DEVNULL)
+    model = kenlm.Model(glm)
+    assert model.order == 5
+    n = check_against_query(model, glm, text)
+    assert n == 28055  # test-a's tokens with </s> (anchors.md)
+    # the batch path gives the same sentence totals
+    sentences = lines_of(text)
+    for threads in (1, 2):
+        batch = model.score_batch(sentences, threads=threads)
+        for s, b in zip(sentences, batch):
+            assert f32(b) == f32(model.score(s)), s
+
+
+def test_score_and_perplexity_as_kenlm_computes_them(sample_model, sample_text):
+    for s in lines_of(sample_text):
+        total = 0.0
+        for prob, _, _ in sample_model.full_scores(s):
+            total = struct.unpack("<f", f32(total + prob))[0]  # KenLM's float sum
+        assert f32(sample_model.score(s)) == f32(total)
+        words = len(s.encode("utf-8").split()) + 1
+        assert sample_model.perplexity(s) == 10.0 ** (-sample_model.score(s) / words)
+    # bytes are scored as they are, str as UTF-8
+    assert sample_model.score(b"in the beginning") == sample_model.score("in the beginning")
+    assert sample_model.score("") == sample_model.score("   \t")
+
+
+def test_score_batch_equals_score(sample_model, sample_text):
+    sentences = lines_of(sample_text) * 130  # more than one chunk of 2048 lines
+    for bos in (True, False):
+        for eos in (True, False):
+            want = [sample_model.score(s, bos=bos, eos=eos) for s in sentences]
+            for threads in (1, 2, 0):
+                got = sample_model.score_batch(sentences, bos=bos, eos=eos, threads=threads)
+                assert isinstance(got, list) and len(got) == len(sentences)
+                assert got == want, (bos, eos, threads)
+    ppl = sample_model.perplexity_batch(sentences, threads=2)
+    assert ppl == [sample_model.perplexity(s) for s in sentences]
+    # any iterable of str or bytes; an empty batch
+    assert sample_model.score_batch(iter([b"in the", "in the"])) == [sample_model.score("in the")] * 2
+    assert sample_model.score_batch([]) == []
+    assert sample_model.score_batch(("a",), False, False, 1) == [sample_model.score("a", False, False)]
+
+
+def test_score_batch_numpy(sample_model, sample_text):
+    np = pytest.importorskip("numpy")
+    sentences = lines_of(sample_text)
+    arr = sample_model.score_batch(sentences, numpy=True)
+    assert isinstance(arr, np.ndarray) and arr.dtype == np.float64 and arr.shape == (len(sentences),)
+    assert arr.tolist() == sample_model.score_batch(sentences)
+    arr[0] = 1.0  # a writable array of its own
+    ppl = sample_model.perplexity_batch(sentences, numpy=True)
+    assert ppl.tolist() == [sample_model.perplexity(s) for s in sentences]
+
+
+def test_state_calls(kenlm, sample_model, sample_text):
+    m = sample_model
+    for s in lines_of(sample_text)[:20]:
+        state, out = kenlm.State(), kenlm.State()
+        m.BeginSentenceWrite(state)
+        total = 0.0
+        full = list(m.full_scores(s))
+        for word, (prob, length, oov) in zip(s.split() + ["</s>"], full):
+            r = m.BaseFullScore(state, word, out)
+            assert f32(r.log_prob) == f32(prob) and r.ngram_length == length
+            assert r.oov == (oov if word != "</s>" else False)
+            again = kenlm.State()
+            assert f32(m.BaseScore(state, word, again)) == f32(prob)
+            assert again == out and hash(again) == hash(out)
+            total = struct.unpack("<f", f32(total + r.log_prob))[0]
+            state, out = out, state
+        assert f32(total) == f32(m.score(s))
+    # null context
+    a, b = kenlm.State(), kenlm.State()
+    m.NullContextWrite(a)
+    assert a == kenlm.State() and a.length == 0
+    m.BeginSentenceWrite(b)
+    assert a != b and a < b and b > a and a <= b and b >= a and b.length == 1
+    # copies are independent and equal
+    c, d = copy.copy(b), copy.deepcopy(b)
+    assert c == b == d and c is not b
+    m.BaseScore(c, "in", c)  # in_state may be out_state
+    assert c != b and d == b
+    assert len({a, b, d, copy.copy(a)}) == 2
+    sorted([c, b, a])  # ordered
+    assert (a == 3) is False
+    with pytest.raises(TypeError):
+        m.BaseScore(a, "in", None)
+    with pytest.raises(TypeError):
+        m.BeginSentenceWrite("not a state")
+    r = kenlm.FullScoreReturn(-1.5, 2, False)
+    assert repr(r) == "FullScoreReturn(-1.5, 2, False)"
+
+
+def test_model_api(kenlm, sample_model, sample_arpa, tmp_path):
+    m = sample_model
+    assert m.order == 3
+    assert m.path == os.path.abspath(sample_arpa).encode()
+    assert repr(m) == "<Model from b'lm.3.arpa.gz'>"  # KenLM formats the bytes basename
+    assert "the" in m and b"the" in m and "zzqx" not in m and "<unk>" not in m
+    assert "<s>" in m and "</s>" in m
+    p = pickle.loads(pickle.dumps(m))
+    assert p.path == m.path and p.score("in the") == m.score("in the")
+    lm = kenlm.LanguageModel(sample_arpa)
+    assert isinstance(lm, kenlm.Model) and lm.score("in the") == m.score("in the")
+    # every load method gives the same numbers (from a glm binary too)
+    glm = str(tmp_path / "s.glm")
+    subprocess.run([glm_tool(), "build", sample_arpa, glm], check=True, stdout=subprocess.DEVNULL)
+    for method in (kenlm.LoadMethod.LAZY, kenlm.LoadMethod.POPULATE_OR_LAZY,
+                   kenlm.LoadMethod.POPULATE_OR_READ, kenlm.LoadMethod.READ,
+                   kenlm.LoadMethod.PARALLEL_READ):
+        c = kenlm.Config()
+        c.load_method = method
+        c.arpa_complain = kenlm.ARPALoadComplain.NONE
+        g = kenlm.Model(glm, c)
+        assert g.score("in the beginning") == m.score("in the beginning")
+        assert kenlm.Model(path=glm, config=c).order == 3
+    assert kenlm.Model(tmp_path / "s.glm").order == 3  # os.PathLike too
+
+
+def test_errors(kenlm, sample_model, sample_arpa, tmp_path):
+    missing = str(tmp_path / "missing.arpa")
+    with pytest.raises(OSError) as e:  # KenLM's module: OSError (IOError) for a missing file
+        kenlm.Model(missing)
+    assert "Cannot read model" in str(e.value) and "missing.arpa" in str(e.value)
+    bad = tmp_path / "bad.arpa"
+    bad.write_bytes(b"\\data\\\nngram 1=3\nngram 2=1\n\n\\1-grams:\n-1.0\t<unk>\n-1\t<s>\n"
+                    b"not-a-number\t</s>\n\n\\2-grams:\n-1\t<s> </s>\n\n\\end\\\n")
+    with pytest.raises(OSError) as e:  # and for a corrupt one, naming file:line
+        kenlm.Model(str(bad))
+    assert "bad.arpa:8:" in str(e.value), str(e.value)
+    glm = tmp_path / "t.glm"
+    subprocess.run([glm_tool(), "build", sample_arpa, str(glm)], check=True, stdout=subprocess.DEVNULL)
+    data = glm.read_bytes()
+    glm.write_bytes(data[: len(data) // 2])  # truncated
+    with pytest.raises(OSError):
+        kenlm.Model(str(glm))
+    kb = tmp_path / "k.binary"  # a KenLM binary: not read yet, said so
+    kb.write_bytes(b"mmap lm http://kheafield.com/code format version 5\n\0\0\0")
+    with pytest.raises(OSError) as e:
+        kenlm.Model(str(kb))
+    assert "KenLM binary" in str(e.value)
+    with pytest.raises(OSError):
+        kenlm.Model(str(tmp_path))  # a directory
+    with pytest.raises(TypeError):
+        kenlm.Model(3)
+    with pytest.raises(TypeError) as e:
+        sample_model.score(3)
+    assert "Cannot convert" in str(e.value)
+    with pytest.raises(TypeError):
+        sample_model.score("a", bos=True, wrong=1)
+    with pytest.raises(TypeError):
+        sample_model.score_batch("one string")
+    with pytest.raises(TypeError) as e:
+        sample_model.score_batch(["a", 3])
+    assert "sentence 1" in str(e.value)
+    with pytest.raises(ValueError):
+        sample_model.score_batch(["a"], threads=-1)
+
+
+def test_close_and_threads(kenlm, sample_arpa, sample_text):
+    m = kenlm.Model(sample_arpa)
+    sentences = lines_of(sample_text) * 20000  # ~1M sentences: a batch that takes a while
+    want = m.score_batch(sentences[:47])
+    result = {}
+
+    def batch():
+        try:
+            result["scores"] = m.score_batch(sentences, threads=1)
+        except Exception as exc:  # noqa: BLE001 (the test inspects it)
+            result["error"] = exc
+
+    t = threading.Thread(target=batch)
+    t.start()
+    refused = closed = False
+    while t.is_alive() and not (refused or closed):
+        try:
+            m.close()
+            closed = True
+        except RuntimeError as exc:
+            assert "batch" in str(exc)
+            refused = True
+    t.join()
+    if refused:  # the usual case: the batch ran to its end on an open model
+        assert result["scores"][:47] == want
+        m.close()
+    elif "scores" not in result:  # closed before the batch began: it found the model closed
+        assert isinstance(result["error"], ValueError)
+    with pytest.raises(ValueError):
+        m.score("in the")
+    m.close()  # twice is fine
+    # queries from many Python threads at once on one model
+    m2 = kenlm.Model(sample_arpa)
+    s = lines_of(sample_text)
+    want = [m2.score(x) for x in s]
+    outs = [None] * 4
+
+    def worker(i):
+        outs[i] = [m2.score(x) for x in s] if i % 2 else m2.score_batch(s, threads=2)
+
+    ts = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for x in ts:
+        x.start()
+    for x in ts:
+        x.join()
+    assert all(o == want for o in outs)
+    with kenlm.Model(sample_arpa) as m3:
+        assert m3.order == 3
+    assert m3.closed
+
+
+def test_drop_in_script(tmp_path):
+    """The issue's line: a script for KenLM's module runs with the import changed."""
+    code = ("import fastsmt.kenlm as kenlm; "
+            "print(kenlm.Model('examples/sample/lm.3.arpa.gz').score('in the beginning'))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=SOURCE, check=True,
+                         stdout=subprocess.PIPE).stdout.decode()
+    import fastsmt.kenlm as kenlm
+    want = kenlm.Model(os.path.join(SOURCE, "examples/sample/lm.3.arpa.gz")).score("in the beginning")
+    assert float(out) == want
+
+
+def test_ppl_filter_example(kenlm, sample_arpa, tmp_path):
+    """python/examples/ppl_filter.py (docs/python.md): per-document perplexity over JSONL as the
+    sum of its lines' scores, the documents above the threshold dropped."""
+    docs = [{"id": 1, "text": "in the beginning\nand the earth"},
+            {"id": 2, "text": "zzqx qqqy wwwz\nxxyz"},
+            {"id": 3, "text": "and god said"}]
+    m = kenlm.Model(sample_arpa)
+
+    def ppl(text):
+        lines = text.split("\n")
+        return 10.0 ** (-sum(m.score(l) for l in lines) / sum(len(l.split()) + 1 for l in lines))
+
+    threshold = (ppl(docs[0]["text"]) + ppl(docs[1]["text"])) / 2
+    assert ppl(docs[0]["text"]) < threshold < ppl(docs[1]["text"])
+    src = "\n".join(json.dumps(d) for d in docs) + "\n"
+    r = subprocess.run([sys.executable, os.path.join(SOURCE, "python", "examples", "ppl_filter.py"),
+                        "--model", sample_arpa, "--max-ppl", repr(threshold), "--chunk", "2",
+                        "--threads", "2"], input=src.encode(), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, check=True)
+    out = [json.loads(l) for l in r.stdout.decode().splitlines()]
+    want = [d for d in docs if ppl(d["text"]) <= threshold]
+    assert [d["id"] for d in out] == [d["id"] for d in want]
+    assert all(d["perplexity"] == round(ppl(d["text"]), 1) for d in out)
+    assert "kept %d of 3" % len(want) in r.stderr.decode()
