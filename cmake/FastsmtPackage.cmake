@@ -11,15 +11,16 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
   "statistical machine translation runtime: phrase table, KenLM-identical LM, decoder, NMT")
 set(CPACK_PACKAGE_DESCRIPTION
   "fastsmt reads Moses and KenLM models and gives their results, faster: probingpt (binarized phrase
- table), glm (n-gram LM with KenLM's scores and query output), fastsmt (phrase-based decoder reading
- moses.ini), fastsmt-binarize, nmt (transformer scoring and n-best rescoring). With the C library
- (libfastsmt.so, libfastsmt.a), its headers, pkg-config file and CMake package.")
+table), glm (n-gram LM with KenLM's scores and query output), fastsmt (phrase-based decoder reading
+moses.ini), fastsmt-binarize, nmt (transformer scoring and n-best rescoring). With the C library
+(libfastsmt.so, libfastsmt.a), its headers, pkg-config file and CMake package.")
 set(CPACK_PACKAGE_CONTACT "fastsmt developers <fastsmt@localhost>")
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_STRIP_FILES ON) # a RelWithDebInfo build's debug information stays out of the package
 if(FASTSMT_DEB_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
   # dpkg-shlibdeps must find libfastsmt.so.0 inside the package, not on the system

@@ -29,7 +29,8 @@ libdir=$(cd "$prefix" && for d in lib lib64 lib/*-linux-gnu; do
 for t in $TOOLS; do
   [ -x "$prefix/bin/$t" ] || fail "not installed: bin/$t"
   if [ "$MAN" = 1 ]; then
-    [ -f "$prefix/share/man/man1/$t.1" ] || fail "not installed: share/man/man1/$t.1"
+    [ -f "$prefix/share/man/man1/$t.1" ] || [ -f "$prefix/share/man/man1/$t.1.gz" ] ||
+      fail "not installed: share/man/man1/$t.1(.gz)"
   fi
 done
 for f in include/fastsmt/glm.h include/fastsmt/probingpt.h include/fastsmt/decoder.h \
