@@ -104,7 +104,7 @@ foreach(_t fastsmt_shared fastsmt_static)
 endforeach()
 
 install(TARGETS fastsmt_shared fastsmt_static EXPORT fastsmtTargets
-  LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}" NAMELINK_COMPONENT Development
+  LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
 install(FILES ${FASTSMT_PUBLIC_HEADERS} DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/fastsmt")
 
