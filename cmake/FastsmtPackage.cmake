@@ -1,7 +1,9 @@
 # `cpack -G DEB` in the build folder: fastsmt_<version>_<arch>.deb holding what `cmake --install`
 # installs, under /usr. Its dependencies are computed by dpkg-shlibdeps from the libraries the
-# tools and libfastsmt.so link (libc6, libxxhash0, zlib1g, liblzma5, libbz2-1.0, libzstd1; offline:
-# it reads the local dpkg database); FASTSMT_DEB_SHLIBDEPS=OFF declares that list instead.
+# tools and libfastsmt.so link (libc6, zlib1g, liblzma5, libbz2-1.0, libzstd1; offline: it reads the
+# local dpkg database; xxhash is compiled in, so no libxxhash0); FASTSMT_DEB_SHLIBDEPS=OFF declares
+# that list instead. dpkg-shlibdeps passes over libraries no package owns (--ignore-missing-info):
+# a CUDA build's package does not declare NVIDIA's CUDA runtime.
 option(FASTSMT_DEB_SHLIBDEPS "cpack -G DEB: compute the .deb's dependencies with dpkg-shlibdeps" ON)
 
 set(CPACK_PACKAGE_NAME fastsmt)
@@ -26,6 +28,6 @@ if(FASTSMT_DEB_SHLIBDEPS)
   # dpkg-shlibdeps must find libfastsmt.so.0 inside the package, not on the system
   set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 else()
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libxxhash0, zlib1g, liblzma5, libbz2-1.0, libzstd1")
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, zlib1g, liblzma5, libbz2-1.0, libzstd1")
 endif()
 include(CPack)
