@@ -1,0 +1,78 @@
+/* glm_kenlm.h — glm's second backend: a KenLM binary (build_binary's output) queried in place.
+ *
+ * Supported: the `probing` layout (KenLM's default). Its vocabulary is a linear-probing hash table
+ * of MurmurHash64A word hashes (ids in ARPA order, <unk> 0); its n-grams are linear-probing hash
+ * tables of n-gram hashes (the word ids chained by KenLM's CombineWordHash, predicted word first),
+ * so the words of an n-gram are not stored and the file cannot be converted: it is mapped and
+ * probed as KenLM probes it. Other layouts (rest probing, trie with or without quantization or
+ * array-compressed pointers) are recognized and refused by name.
+ *
+ * A model opened from a KenLM binary is a glm_model with `ken` set: glm_model.c, glm_batch.c and
+ * glm_text.c dispatch to the functions below; the state logic (glm_finish, glm_row_combine) is
+ * glm_layout.h's, shared with the trie, so the two backends follow one set of rules. This file
+ * calls nothing of glm's .c files (it sits beside glm_layout.h at the bottom of the layers). */
+#ifndef GLM_KENLM_H
+#define GLM_KENLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "glm.h"
+#include "smt_error.h"
+
+struct glm_model;
+
+typedef struct glm_kenlm_table {
+    const uint8_t *base; /* buckets * entry bytes, entries {uint64 key; payload}, key 0 = empty */
+    uint64_t buckets;
+} glm_kenlm_table;
+
+typedef struct glm_kenlm {
+    void *map;          /* the whole file, mapped read-only */
+    size_t map_len;
+    unsigned order;
+    uint64_t count[GLM_MAX_ORDER + 1]; /* [1..order] as the header gives them */
+    float multiplier;                  /* probing_multiplier */
+    glm_kenlm_table vocab;             /* entries {uint64 hash; uint32 id}: 12 bytes */
+    uint32_t bound;                    /* words including <unk> */
+    const uint8_t *uni;                /* (count[1] + 1) x {float prob, float backoff} */
+    glm_kenlm_table mid[GLM_MAX_ORDER + 1]; /* [k], k = 2..order-1: {key, prob, backoff}: 16 B */
+    glm_kenlm_table longest;                /* {key, prob}: 12 bytes */
+    const char *words;                      /* the words at the end of the file (NULL: absent) */
+    uint64_t *word_off;                     /* bound + 1 offsets into words (NULL: absent) */
+    uint32_t bos, eos;
+} glm_kenlm;
+
+/* Opens the KenLM binary at path into m (m->ken, m->par, m->lay.order and m->vocab.n are set).
+ * Checks KenLM's sanity header (magic, version, test values), the parameters, every table's size
+ * against the file length and the vocabulary. Returns 0, SMT_ERR_IO, SMT_ERR_FORMAT (not a KenLM
+ * binary, or one of another architecture), SMT_ERR_VERSION, SMT_ERR_INCOMPLETE,
+ * SMT_ERR_UNSUPPORTED (a layout or order not supported: the message names it), SMT_ERR_CORRUPT or
+ * SMT_ERR_NOMEM. flags: GLM_OPEN_POPULATE, GLM_OPEN_READ and GLM_OPEN_HUGE read the mapping in at
+ * once; the others do not apply. */
+int glm_kenlm_open(struct glm_model *m, const char *path, unsigned flags, smt_err *err);
+void glm_kenlm_close(glm_kenlm *k);
+
+/* KenLM's word hash (util::MurmurHash64A, seed 0) and the id lookup by hash (0 when unknown). */
+uint64_t glm_kenlm_word_hash(const char *word, size_t len);
+glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h);
+static inline void glm_kenlm_prefetch_word(const glm_kenlm *k, uint64_t h)
+{
+    __builtin_prefetch(k->vocab.base + (h % k->vocab.buckets) * 12);
+}
+const char *glm_kenlm_word(const glm_kenlm *k, glm_word id, size_t *len);
+
+/* The state after <s> (or the empty state when null_context). */
+void glm_kenlm_state_start(const glm_kenlm *k, int null_context, glm_state *s);
+/* glm_score for a KenLM model: KenLM's FullScore. */
+float glm_kenlm_score(const struct glm_model *m, const glm_state *in, glm_word w, glm_state *out,
+                      unsigned *ngram_length);
+/* glm_score_rows for a KenLM model (ids already checked). */
+void glm_kenlm_score_rows(const struct glm_model *m, const glm_word *rows, size_t n_rows,
+                          float *prob, uint8_t *len);
+/* glm_score_sentences for a KenLM model; fast: the probes of a chunk of tokens prefetched first. */
+void glm_kenlm_score_sentences(const struct glm_model *m, const glm_word *ids,
+                               const uint64_t *sstart, size_t s0, size_t s1, int null_context,
+                               int fast, float *prob, uint8_t *len);
+
+#endif
