@@ -141,6 +141,17 @@ static inline void prefetch_key(const glm_kenlm_table *t, size_t esz, uint64_t k
 
 glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h)
 {
+    if (k->sorted) { /* a trie: id = 1 + position among the sorted hashes */
+        uint64_t lo = 0, hi = k->nsorted;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (ld64(k->sorted + 8 * mid) < h)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo < k->nsorted && ld64(k->sorted + 8 * lo) == h ? (glm_word)(lo + 1) : GLM_UNK;
+    }
     const uint8_t *e = probe(&k->vocab, 12, h);
     return e ? ld32(e + 8) : GLM_UNK; /* ids were checked < bound at open */
 }
@@ -227,6 +238,170 @@ static int check_header(const uint8_t *b, size_t len, const char *path, smt_err 
     return 0;
 }
 
+/* The probing layout from *at on: the vocabulary table and the search's tables. */
+static int open_probing(glm_kenlm *k, const char *path, const uint8_t *b, size_t len, uint64_t *at,
+                        smt_err *err)
+{
+    int rc;
+    unsigned order = k->order;
+    /* the vocabulary */
+    const uint8_t *vh = NULL;
+    if ((rc = claim(path, len, at, 8, b, &vh, "vocabulary header", err)))
+        return rc;
+    if (ld32(vh) != 0)
+        return smt_err_set(err, SMT_ERR_VERSION,
+                           "%s: a KenLM binary with probing vocabulary version %u (0 expected)",
+                           path, ld32(vh));
+    k->bound = ld32(vh + 4);
+    if (k->bound != k->count[1])
+        return smt_err_set(err, SMT_ERR_CORRUPT,
+                           "%s: a KenLM binary whose vocabulary holds %u words for %llu unigrams",
+                           path, k->bound, (unsigned long long)k->count[1]);
+    if ((rc = table(path, len, at, k->count[1], k->multiplier, 12, b, &k->vocab, "vocabulary", err)))
+        return rc;
+    /* the search */
+    k->uni_size = 8;
+    if ((rc = claim(path, len, at, (k->count[1] + 1) * 8, b, &k->uni, "unigrams", err)))
+        return rc;
+    for (unsigned n = 2; n < order; n++) {
+        char what[32];
+        snprintf(what, sizeof what, "%u-grams", n);
+        if ((rc = table(path, len, at, k->count[n], k->multiplier, 16, b, &k->mid[n], what, err)))
+            return rc;
+    }
+    {
+        char what[32];
+        snprintf(what, sizeof what, "%u-grams", order);
+        if ((rc = table(path, len, at, k->count[order], k->multiplier, 12, b, &k->longest, what, err)))
+            return rc;
+    }
+    /* every id in the vocabulary table is a word's (ids index the unigrams unchecked later) */
+    uint64_t used = 0;
+    for (uint64_t i = 0; i < k->vocab.buckets; i++) {
+        const uint8_t *e = k->vocab.base + i * 12;
+        if (ld64(e) == 0)
+            continue;
+        uint32_t id = ld32(e + 8);
+        if (id == 0 || id >= k->bound)
+            return smt_err_set(err, SMT_ERR_CORRUPT,
+                               "%s: a KenLM binary whose vocabulary table holds id %u (1..%u "
+                               "expected): damaged",
+                               path, id, k->bound - 1);
+        used++;
+    }
+    if (used + 1 != k->bound || used == k->vocab.buckets)
+        return smt_err_set(err, SMT_ERR_CORRUPT,
+                           "%s: a KenLM binary whose vocabulary table holds %llu words for %u: "
+                           "damaged",
+                           path, (unsigned long long)used, k->bound - 1);
+    return 0;
+}
+
+/* KenLM's RequiredBits: the bits to store integers up to max. */
+static uint8_t required_bits(uint64_t max)
+{
+    uint8_t r = 0;
+    while (max) {
+        r++;
+        max >>= 1;
+    }
+    return r;
+}
+
+/* A bit-packed level of entries (+1 for the last child pointer) and 8 bytes of slack. */
+static int bits_level(const char *path, const uint8_t *b, size_t len, uint64_t *at,
+                      uint64_t entries, uint64_t max_vocab, uint8_t value_bits, uint64_t max_next,
+                      int has_next, glm_kenlm_bits *L, unsigned n, smt_err *err)
+{
+    L->word_bits = required_bits(max_vocab);
+    L->next_bits = has_next ? required_bits(max_next) : 0;
+    L->value_bits = value_bits;
+    unsigned total = (unsigned)L->word_bits + value_bits + L->next_bits;
+    if (L->word_bits > 32 || L->next_bits > 32 || total > 255)
+        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a KenLM trie with %u-bit %u-grams", path,
+                           total, n);
+    L->total_bits = (uint8_t)total;
+    L->word_mask = (1ull << L->word_bits) - 1;
+    L->next_mask = (1ull << L->next_bits) - 1;
+    char what[32];
+    snprintf(what, sizeof what, "%u-grams", n);
+    uint64_t bytes = ((1 + entries) * total + 7) / 8 + 8;
+    return claim(path, len, at, bytes, b, &L->base, what, err);
+}
+
+/* The trie layouts from *at on: the sorted vocabulary, the quantizer's bins, the unigrams and the
+ * bit-packed levels (lm/search_trie.cc's SetupMemory order). */
+static int open_trie(glm_kenlm *k, const char *path, const uint8_t *b, size_t len, uint64_t *at,
+                     smt_err *err)
+{
+    int rc;
+    unsigned order = k->order;
+    const uint8_t *v = NULL;
+    if ((rc = claim(path, len, at, 8 + 8 * k->count[1], b, &v, "vocabulary", err)))
+        return rc;
+    k->nsorted = ld64(v);
+    k->sorted = v + 8;
+    if (k->nsorted + 1 != k->count[1])
+        return smt_err_set(err, SMT_ERR_CORRUPT,
+                           "%s: a KenLM binary whose vocabulary holds %llu words for %llu unigrams",
+                           path, (unsigned long long)k->nsorted + 1,
+                           (unsigned long long)k->count[1]);
+    for (uint64_t i = 1; i < k->nsorted; i++)
+        if (ld64(k->sorted + 8 * (i - 1)) >= ld64(k->sorted + 8 * i))
+            return smt_err_set(err, SMT_ERR_CORRUPT,
+                               "%s: a KenLM binary whose sorted vocabulary is out of order at %llu: "
+                               "damaged",
+                               path, (unsigned long long)i);
+    k->bound = (uint32_t)k->count[1];
+    uint8_t mid_bits = 63, top_bits = 31;
+    if (k->type == KEN_QUANT_TRIE) {
+        const uint8_t *q = NULL;
+        if ((rc = claim(path, len, at, 8, b, &q, "quantization header", err)))
+            return rc;
+        if (q[0] != 2)
+            return smt_err_set(err, SMT_ERR_VERSION,
+                               "%s: a KenLM binary with quantization version %u (2 expected)", path,
+                               q[0]);
+        if (q[1] < 1 || q[1] > 25 || q[2] < 1 || q[2] > 25)
+            return smt_err_set(err, SMT_ERR_CORRUPT,
+                               "%s: a KenLM binary quantized to %u/%u bits (1..25 allowed)", path,
+                               q[1], q[2]);
+        k->quant = 1;
+        k->prob_bits = q[1];
+        k->backoff_bits = q[2];
+        for (unsigned n = 2; n < order; n++) {
+            if ((rc = claim(path, len, at, 4ull << k->prob_bits, b, &k->qprob[n], "bins", err)) ||
+                (rc = claim(path, len, at, 4ull << k->backoff_bits, b, &k->qbackoff[n], "bins",
+                            err)))
+                return rc;
+        }
+        if ((rc = claim(path, len, at, 4ull << k->prob_bits, b, &k->qprob[order], "bins", err)))
+            return rc;
+        mid_bits = (uint8_t)(k->prob_bits + k->backoff_bits);
+        top_bits = k->prob_bits;
+    }
+    k->uni_size = 16;
+    if ((rc = claim(path, len, at, (k->count[1] + 2) * 16, b, &k->uni, "unigrams", err)))
+        return rc;
+    for (unsigned n = 2; n <= order; n++)
+        if ((rc = bits_level(path, b, len, at, k->count[n], k->count[1],
+                             n < order ? mid_bits : top_bits, n < order ? k->count[n + 1] : 0,
+                             n < order, &k->lev[n], n, err)))
+            return rc;
+    /* the unigrams' child ranges: monotone, ending at the bigrams' count */
+    uint64_t prev = 0;
+    for (uint64_t w = 0; w <= k->count[1]; w++) {
+        uint64_t c = ld64(k->uni + w * 16 + 8);
+        if (c < prev || c > k->count[2])
+            return smt_err_set(err, SMT_ERR_CORRUPT,
+                               "%s: a KenLM binary whose unigram %llu points outside the bigrams: "
+                               "damaged",
+                               path, (unsigned long long)w);
+        prev = c;
+    }
+    return 0;
+}
+
 int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
 {
     glm_kenlm *k = calloc(1, sizeof *k);
@@ -273,15 +448,18 @@ int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
         return smt_err_set(err, SMT_ERR_CORRUPT,
                            "%s: a KenLM binary of unknown model type %u (KenLM knows 0..5)", path,
                            type);
-    if (type != KEN_PROBING)
+    if (type != KEN_PROBING && type != KEN_TRIE && type != KEN_QUANT_TRIE)
         return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                           "%s: a KenLM binary of the %s layout: not supported yet (the probing "
-                           "layout is; give the ARPA file, or build_binary it as probing)",
+                           "%s: a KenLM binary of the %s layout: not supported yet (probing, "
+                           "trie and trie with quantization are; give the ARPA file, or "
+                           "build_binary it again)",
                            path, ken_layout[type]);
-    if (search_version != 0)
+    unsigned want_version = type == KEN_PROBING ? 0 : 1;
+    if (search_version != want_version)
         return smt_err_set(err, SMT_ERR_VERSION,
-                           "%s: a KenLM probing binary of search version %u (0 expected)", path,
-                           search_version);
+                           "%s: a KenLM binary of the %s layout, search version %u (%u expected)",
+                           path, ken_layout[type], search_version, want_version);
+    k->type = type;
     if (order < 2 || order > GLM_MAX_ORDER)
         return smt_err_set(err, SMT_ERR_UNSUPPORTED,
                            "%s: a KenLM binary of order %u: orders 2..%d are supported", path,
@@ -306,56 +484,11 @@ int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
                                "%s: a KenLM binary declaring %llu %u-grams (1 .. 2^32-3 allowed)",
                                path, (unsigned long long)k->count[n], n);
     }
-    /* the vocabulary */
     uint64_t at = hdr;
-    const uint8_t *vh = NULL;
-    if ((rc = claim(path, len, &at, 8, b, &vh, "vocabulary header", err)))
+    rc = type == KEN_PROBING ? open_probing(k, path, b, len, &at, err)
+                             : open_trie(k, path, b, len, &at, err);
+    if (rc)
         return rc;
-    if (ld32(vh) != 0)
-        return smt_err_set(err, SMT_ERR_VERSION,
-                           "%s: a KenLM binary with probing vocabulary version %u (0 expected)",
-                           path, ld32(vh));
-    k->bound = ld32(vh + 4);
-    if (k->bound != k->count[1])
-        return smt_err_set(err, SMT_ERR_CORRUPT,
-                           "%s: a KenLM binary whose vocabulary holds %u words for %llu unigrams",
-                           path, k->bound, (unsigned long long)k->count[1]);
-    if ((rc = table(path, len, &at, k->count[1], mult, 12, b, &k->vocab, "vocabulary", err)))
-        return rc;
-    /* the search */
-    if ((rc = claim(path, len, &at, (k->count[1] + 1) * 8, b, &k->uni, "unigrams", err)))
-        return rc;
-    for (unsigned n = 2; n < order; n++) {
-        char what[32];
-        snprintf(what, sizeof what, "%u-grams", n);
-        if ((rc = table(path, len, &at, k->count[n], mult, 16, b, &k->mid[n], what, err)))
-            return rc;
-    }
-    {
-        char what[32];
-        snprintf(what, sizeof what, "%u-grams", order);
-        if ((rc = table(path, len, &at, k->count[order], mult, 12, b, &k->longest, what, err)))
-            return rc;
-    }
-    /* every id in the vocabulary table is a word's (ids index the unigrams unchecked later) */
-    uint64_t used = 0;
-    for (uint64_t i = 0; i < k->vocab.buckets; i++) {
-        const uint8_t *e = k->vocab.base + i * 12;
-        if (ld64(e) == 0)
-            continue;
-        uint32_t id = ld32(e + 8);
-        if (id == 0 || id >= k->bound)
-            return smt_err_set(err, SMT_ERR_CORRUPT,
-                               "%s: a KenLM binary whose vocabulary table holds id %u (1..%u "
-                               "expected): damaged",
-                               path, id, k->bound - 1);
-        used++;
-    }
-    if (used + 1 != k->bound || used == k->vocab.buckets)
-        return smt_err_set(err, SMT_ERR_CORRUPT,
-                           "%s: a KenLM binary whose vocabulary table holds %llu words for %u: "
-                           "damaged",
-                           path, (unsigned long long)used, k->bound - 1);
     /* the words, when stored: exactly bound NUL-terminated strings, <unk> first */
     if (has_vocab) {
         k->word_off = malloc(((size_t)k->bound + 1) * sizeof *k->word_off);
@@ -423,9 +556,14 @@ static inline int independent_left(float p)
 /* The walk of glm_layout.h's glm_walk on the hash tables: from w through hist[0..nh) (most recent
  * first) as deep as KenLM goes (it stops early where an n-gram extends no further left: the next
  * probe would miss). Returns the matched length; prob, bo as glm_walk's. */
+static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
+                                 unsigned nh, float *prob, float *bo);
+
 static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh,
                                 float *prob, float *bo)
 {
+    if (k->sorted)
+        return trie_walk(k, w, hist, nh, prob, bo);
     const uint8_t *u = k->uni + (uint64_t)w * 8;
     float p = ldf(u);
     *prob = with_sign(p);
@@ -455,10 +593,85 @@ static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *
     return len;
 }
 
+/* Bits [bit, bit + n) of a bit-packed level (n <= 57), as util/bit_packing.hh reads them. */
+static inline uint64_t rd_bits(const uint8_t *base, uint64_t bit, uint64_t mask)
+{
+    return (ld64(base + (bit >> 3)) >> (bit & 7)) & mask;
+}
+static inline float rd_f32(const uint8_t *base, uint64_t bit)
+{
+    uint32_t u = (uint32_t)(ld64(base + (bit >> 3)) >> (bit & 7));
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* The entry of word x among entries [lo, hi) of level L (sorted by word), or -1. */
+static inline int64_t trie_find(const glm_kenlm_bits *L, uint64_t lo, uint64_t hi, glm_word x)
+{
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        uint64_t w = rd_bits(L->base, mid * L->total_bits, L->word_mask);
+        if (w < x)
+            lo = mid + 1;
+        else if (w > x)
+            hi = mid;
+        else
+            return (int64_t)mid;
+    }
+    return -1;
+}
+
+/* ken_walk on a trie layout: KenLM's TrieSearch lookups (lm/search_trie.hh), one level at a time
+ * inside the parent's child range. A range that is not inside the next level (a damaged file)
+ * ends the walk instead of being read. */
+static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
+                                 unsigned nh, float *prob, float *bo)
+{
+    const uint8_t *u = k->uni + (uint64_t)w * 16;
+    *prob = ldf(u);
+    bo[0] = ldf(u + 4);
+    uint64_t lo = ld64(u + 8), hi = ld64(u + 24);
+    unsigned len = 1;
+    while (len <= nh && lo < hi) {
+        unsigned n = len + 1;
+        const glm_kenlm_bits *L = &k->lev[n];
+        if (hi > k->count[n])
+            break;
+        int64_t e = trie_find(L, lo, hi, hist[len - 1]);
+        if (e < 0)
+            break;
+        uint64_t bit = (uint64_t)e * L->total_bits + L->word_bits;
+        if (n == k->order) {
+            *prob = k->quant ? ldf(k->qprob[n] + 4 * rd_bits(L->base, bit, (1ull << k->prob_bits) - 1))
+                             : with_sign(rd_f32(L->base, bit));
+            len++;
+            break;
+        }
+        if (k->quant) {
+            bo[len] = ldf(k->qbackoff[n] + 4 * rd_bits(L->base, bit, (1ull << k->backoff_bits) - 1));
+            *prob = ldf(k->qprob[n] +
+                        4 * rd_bits(L->base, bit + k->backoff_bits, (1ull << k->prob_bits) - 1));
+        } else {
+            *prob = with_sign(rd_f32(L->base, bit));
+            bo[len] = rd_f32(L->base, bit + 31);
+        }
+        len++;
+        uint64_t nb = bit + L->value_bits;
+        lo = rd_bits(L->base, nb, L->next_mask);
+        hi = rd_bits(L->base, nb + L->total_bits, L->next_mask);
+    }
+    return len;
+}
+
 /* Prefetches the buckets ken_walk will read for w after hist[0..nh) (the keys follow from the
  * words alone, so every level's bucket can be fetched at once). */
 static inline void ken_prefetch(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh)
 {
+    if (k->sorted) { /* a trie: each level's range follows from the previous one */
+        __builtin_prefetch(k->uni + (uint64_t)w * 16);
+        return;
+    }
     __builtin_prefetch(k->uni + (uint64_t)w * 8);
     uint64_t key = w;
     unsigned top = nh < k->order - 1 ? nh : k->order - 1;
@@ -478,7 +691,7 @@ void glm_kenlm_state_start(const glm_kenlm *k, int null_context, glm_state *s)
         return;
     s->length = 1;
     s->words[0] = k->bos;
-    s->backoff[0] = ldf(k->uni + (uint64_t)k->bos * 8 + 4);
+    s->backoff[0] = ldf(k->uni + (uint64_t)k->bos * k->uni_size + 4);
 }
 
 float glm_kenlm_score(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,

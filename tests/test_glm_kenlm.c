@@ -56,13 +56,30 @@ static void expect_query(const char *model, const char *in, const char *expected
     glm_close(m);
 }
 
-Test(glm_kenlm, tiny_probing_query_is_kenlms)
+static void tiny_case(const char *name)
 {
-    char *bin = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
-    char *txt = tu_data_path("glm/kenlm/tiny.chain.probing.txt");
-    char *want = tu_data_path("glm/kenlm/tiny.chain.probing.query");
+    char rel[128];
+    snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.bin", name);
+    char *bin = tu_data_path(rel);
+    snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.txt", name);
+    char *txt = tu_data_path(rel);
+    snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.query", name);
+    char *want = tu_data_path(rel);
     expect_query(bin, txt, want, 0);
     free(bin), free(txt), free(want);
+}
+
+Test(glm_kenlm, tiny_probing_query_is_kenlms) { tiny_case("chain.probing"); }
+/* trie word ids are KenLM's too: 1 + the rank of the word's hash (a=2, </s>=3, c=4, b=5) */
+Test(glm_kenlm, tiny_trie_query_is_kenlms)
+{
+    tiny_case("chain.trie");
+    tiny_case("suffix.trie");
+}
+Test(glm_kenlm, tiny_quantized_trie_query_is_kenlms)
+{
+    tiny_case("chain.trie-q8-b8");
+    tiny_case("suffix.trie-q8-b8");
 }
 
 /* The tool: `glm query` on the binary prints the same bytes (glm_load's path). */
@@ -167,8 +184,8 @@ Test(glm_kenlm, states_and_rows)
 Test(glm_kenlm, unsupported_layouts_named)
 {
     static const char *const files[][2] = {
-        {"glm/kenlm/tiny.chain.trie-q8-b8.bin", "trie with quantization"},
         {"glm/kenlm/tiny.chain.trie-a22.bin", "trie with array-compressed pointers"},
+        {"glm/kenlm/tiny.suffix.trie-a22.bin", "trie with array-compressed pointers"},
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char *bin = tu_data_path(files[i][0]);
@@ -183,10 +200,13 @@ Test(glm_kenlm, unsupported_layouts_named)
 
 /* A damaged copy: every truncation is an error; every single flipped byte is an error or a model
  * that scores the text without a crash (KenLM's hash tables carry no checksum). */
-Test(glm_kenlm, damaged_binaries)
+static int damaged(const char *name, long long checked)
 {
-    char *src = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
-    char *txt = tu_data_path("glm/kenlm/tiny.chain.probing.txt");
+    char rel[128];
+    snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.bin", name);
+    char *src = tu_data_path(rel);
+    snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.txt", name);
+    char *txt = tu_data_path(rel);
     char *bad = tu_join(dir, "bad.bin");
     long long size = tu_file_size(src);
     cr_assert_gt(size, 0);
@@ -207,7 +227,8 @@ Test(glm_kenlm, damaged_binaries)
         glm_model *m = NULL;
         smt_err e;
         int rc = glm_open(&m, bad, 0, &e);
-        cr_assert(rc != 0 || at >= 88, "a flip at %lld of the sanity block opened", at);
+        cr_assert(rc != 0 || at >= checked, "%s: a flip at %lld of the sanity block opened", name,
+                  at);
         if (rc) {
             cr_assert_null(m);
             cr_assert(strstr(e.msg, "bad.bin"), "%s", e.msg);
@@ -218,10 +239,22 @@ Test(glm_kenlm, damaged_binaries)
         free(out);
         glm_close(m);
     }
+    free(src), free(txt), free(bad);
+    return refused;
+}
+
+Test(glm_kenlm, damaged_binaries)
+{
     /* the sanity block, the parameters (not their padding), the vocabulary table's ids and the
      * word list are checked: 195 of the 477 bytes refuse a flip of bit 5 */
+    int refused = damaged("chain.probing", 88);
     cr_assert_eq(refused, 195, "%d refused", refused);
-    free(src), free(txt), free(bad);
+    /* the trie: the header, the sorted vocabulary, the unigrams' child pointers, the words */
+    refused = damaged("chain.trie", 88);
+    cr_assert_gt(refused, 100, "%d refused", refused);
+    /* the quantized trie: its quantization header too (the bins are plain floats) */
+    refused = damaged("chain.trie-q8-b8", 88);
+    cr_assert_gt(refused, 100, "%d refused", refused);
 }
 
 /* Named header errors: a wrong count, another version, an incomplete build, another order. */
@@ -303,4 +336,19 @@ Test(glm_kenlm, shared_sample_lm3_probing)
 Test(glm_kenlm, shared_bible_lm5_probing)
 {
     shared_case("reference/kenlm-binaries/bible.lm5.probing.bin.xz", "bible.lm5.probing");
+}
+
+Test(glm_kenlm, shared_sample_lm3_trie)
+{
+    shared_case("reference/kenlm-binaries/sample.lm3.trie.bin", "sample.lm3.trie");
+}
+
+Test(glm_kenlm, shared_sample_lm3_quantized_trie)
+{
+    shared_case("reference/kenlm-binaries/sample.lm3.trie-q8b8.bin", "sample.lm3.trie-q8b8");
+}
+
+Test(glm_kenlm, shared_bible_lm5_quantized_trie)
+{
+    shared_case("reference/kenlm-binaries/bible.lm5.trie-q8b8.bin.xz", "bible.lm5.trie-q8b8");
 }

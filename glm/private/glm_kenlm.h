@@ -1,11 +1,13 @@
 /* glm_kenlm.h — glm's second backend: a KenLM binary (build_binary's output) queried in place.
  *
- * Supported: the `probing` layout (KenLM's default). Its vocabulary is a linear-probing hash table
+ * Supported: the `probing` layout (KenLM's default), `trie` and `trie -q N -b M` (quantized),
+ * queried in place too (the trie's bit-packed levels are searched as KenLM searches them: the
+ * same entries, hence the same floats; quantized values are read from the file's own bins). Its vocabulary is a linear-probing hash table
  * of MurmurHash64A word hashes (ids in ARPA order, <unk> 0); its n-grams are linear-probing hash
  * tables of n-gram hashes (the word ids chained by KenLM's CombineWordHash, predicted word first),
  * so the words of an n-gram are not stored and the file cannot be converted: it is mapped and
- * probed as KenLM probes it. Other layouts (rest probing, trie with or without quantization or
- * array-compressed pointers) are recognized and refused by name.
+ * probed as KenLM probes it. Other layouts (rest probing, array-compressed trie pointers) are
+ * recognized and refused by name.
  *
  * A model opened from a KenLM binary is a glm_model with `ken` set: glm_model.c, glm_batch.c and
  * glm_text.c dispatch to the functions below; the state logic (glm_finish, glm_row_combine) is
@@ -27,7 +29,17 @@ typedef struct glm_kenlm_table {
     uint64_t buckets;
 } glm_kenlm_table;
 
+/* One bit-packed trie level: entry i at bit i * total_bits holds the word (word_bits), the value
+ * (value_bits: 31-bit probability + 32-bit backoff, or the quantized codes) and, below the
+ * highest order, the first child (next_bits); entry i+1's child ends i's range. */
+typedef struct glm_kenlm_bits {
+    const uint8_t *base;
+    uint64_t word_mask, next_mask;
+    uint8_t word_bits, value_bits, next_bits, total_bits;
+} glm_kenlm_bits;
+
 typedef struct glm_kenlm {
+    int type;           /* KenLM's model type: 0 probing, 2 trie, 3 trie with quantization */
     void *map;          /* the whole file, mapped read-only */
     size_t map_len;
     unsigned order;
@@ -38,6 +50,16 @@ typedef struct glm_kenlm {
     const uint8_t *uni;                /* (count[1] + 1) x {float prob, float backoff} */
     glm_kenlm_table mid[GLM_MAX_ORDER + 1]; /* [k], k = 2..order-1: {key, prob, backoff}: 16 B */
     glm_kenlm_table longest;                /* {key, prob}: 12 bytes */
+    /* trie layouts: the sorted vocabulary (word id = 1 + position of the word's hash), unigrams
+     * {float prob, float backoff, uint64 first child} x (count[1] + 2), levels 2..order */
+    const uint8_t *sorted;
+    uint64_t nsorted;
+    size_t uni_size; /* bytes per unigram: 8 (probing) or 16 (trie) */
+    glm_kenlm_bits lev[GLM_MAX_ORDER + 1];
+    int quant;                                   /* trie with quantization */
+    uint8_t prob_bits, backoff_bits;
+    const uint8_t *qprob[GLM_MAX_ORDER + 1];     /* [k]: 2^prob_bits floats */
+    const uint8_t *qbackoff[GLM_MAX_ORDER + 1];  /* [k], k < order: 2^backoff_bits floats */
     const char *words;                      /* the words at the end of the file (NULL: absent) */
     uint64_t *word_off;                     /* bound + 1 offsets into words (NULL: absent) */
     uint32_t bos, eos;
@@ -58,7 +80,8 @@ uint64_t glm_kenlm_word_hash(const char *word, size_t len);
 glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h);
 static inline void glm_kenlm_prefetch_word(const glm_kenlm *k, uint64_t h)
 {
-    __builtin_prefetch(k->vocab.base + (h % k->vocab.buckets) * 12);
+    if (k->vocab.base) /* probing; a trie's sorted vocabulary is searched */
+        __builtin_prefetch(k->vocab.base + (h % k->vocab.buckets) * 12);
 }
 const char *glm_kenlm_word(const glm_kenlm *k, glm_word id, size_t *len);
 
