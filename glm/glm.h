@@ -77,8 +77,9 @@ enum {
  * section size; with GLM_OPEN_VERIFY also checksums and every child pointer and key, so that a
  * verified model can never be read out of bounds. Returns 0, SMT_ERR_IO, SMT_ERR_FORMAT,
  * SMT_ERR_VERSION, SMT_ERR_INCOMPLETE, SMT_ERR_CORRUPT or SMT_ERR_NOMEM.
- * A KenLM binary (build_binary's probing layout) opens too and is queried in place with KenLM's
- * own hashing and word ids (docs/glm.md); another KenLM layout is SMT_ERR_UNSUPPORTED, naming it.
+ * A KenLM binary (build_binary's probing, trie, -q/-b quantized and -a array-compressed layouts)
+ * opens too and is queried in place with KenLM's own word ids (docs/glm.md); rest probing is
+ * SMT_ERR_UNSUPPORTED, naming it.
  * Such a model has no GPU path and glm_node_size 0. */
 int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err);
 

@@ -309,12 +309,58 @@ static uint8_t required_bits(uint64_t max)
 }
 
 /* A bit-packed level of entries (+1 for the last child pointer) and 8 bytes of slack. */
+/* ArrayBhiksha's choice of how many high bits of a child pointer go to the offset array: the
+ * chop that saves most bits (lm/bhiksha.cc), computed with the same wrapping arithmetic. */
+static uint8_t chop_bits(uint64_t max_offset, uint64_t max_next, uint8_t configured)
+{
+    uint8_t required = required_bits(max_next), best = 0;
+    int64_t lowest = INT64_MAX;
+    uint8_t top = required < configured ? required : configured;
+    for (uint8_t chop = 0; chop <= top; chop++) {
+        int64_t change = (int64_t)((max_next >> (required - chop)) * 64 - max_offset * chop);
+        if (change < lowest) {
+            lowest = change;
+            best = chop;
+        }
+    }
+    return best;
+}
+
+/* bhiksha: -1 for plain child pointers, else the configured bits of array compression. */
 static int bits_level(const char *path, const uint8_t *b, size_t len, uint64_t *at,
                       uint64_t entries, uint64_t max_vocab, uint8_t value_bits, uint64_t max_next,
-                      int has_next, glm_kenlm_bits *L, unsigned n, smt_err *err)
+                      int has_next, int bhiksha, glm_kenlm_bits *L, unsigned n, smt_err *err)
 {
+    int rc;
     L->word_bits = required_bits(max_vocab);
     L->next_bits = has_next ? required_bits(max_next) : 0;
+    if (has_next && bhiksha >= 0) {
+        uint8_t required = L->next_bits, chop = chop_bits(entries + 1, max_next, (uint8_t)bhiksha);
+        L->next_bits = (uint8_t)(required - chop);
+        L->noff = (max_next >> (required - chop)) + 1;
+        uint64_t start = *at, bytes = 8 * (1 + L->noff) + 7;
+        const uint8_t *region = NULL;
+        char what[48];
+        snprintf(what, sizeof what, "%u-gram pointer array", n);
+        if ((rc = claim(path, len, at, bytes, b, &region, what, err)))
+            return rc;
+        L->off = b + ((start + 7) & ~7ull) + 8; /* after an 8-byte header, 8-byte aligned */
+        if (region[0] != 0 || region[1] != bhiksha)
+            return smt_err_set(err, SMT_ERR_CORRUPT,
+                               "%s: a KenLM trie whose %u-gram pointer array has header %u/%u "
+                               "(0/%d expected)",
+                               path, n, region[0], region[1], bhiksha);
+        uint64_t prev = 0;
+        for (uint64_t j = 0; j < L->noff; j++) { /* sorted, from 0: the lookups rely on it */
+            uint64_t v = ld64(L->off + 8 * j);
+            if ((j == 0 && v != 0) || v < prev)
+                return smt_err_set(err, SMT_ERR_CORRUPT,
+                                   "%s: a KenLM trie whose %u-gram pointer array is out of order: "
+                                   "damaged",
+                                   path, n);
+            prev = v;
+        }
+    }
     L->value_bits = value_bits;
     unsigned total = (unsigned)L->word_bits + value_bits + L->next_bits;
     if (L->word_bits > 32 || L->next_bits > 32 || total > 255)
@@ -354,7 +400,7 @@ static int open_trie(glm_kenlm *k, const char *path, const uint8_t *b, size_t le
                                path, (unsigned long long)i);
     k->bound = (uint32_t)k->count[1];
     uint8_t mid_bits = 63, top_bits = 31;
-    if (k->type == KEN_QUANT_TRIE) {
+    if (k->type == KEN_QUANT_TRIE || k->type == KEN_QUANT_ARRAY_TRIE) {
         const uint8_t *q = NULL;
         if ((rc = claim(path, len, at, 8, b, &q, "quantization header", err)))
             return rc;
@@ -383,10 +429,21 @@ static int open_trie(glm_kenlm *k, const char *path, const uint8_t *b, size_t le
     k->uni_size = 16;
     if ((rc = claim(path, len, at, (k->count[1] + 2) * 16, b, &k->uni, "unigrams", err)))
         return rc;
+    int bhiksha = -1; /* array-compressed pointers: the bits configured, in the first header */
+    if ((k->type == KEN_ARRAY_TRIE || k->type == KEN_QUANT_ARRAY_TRIE) && order > 2) {
+        if (*at + 2 > len)
+            return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a KenLM trie cut before its bigrams",
+                               path);
+        if (b[*at] != 0)
+            return smt_err_set(err, SMT_ERR_VERSION,
+                               "%s: a KenLM trie with pointer compression version %u (0 expected)",
+                               path, b[*at]);
+        bhiksha = b[*at + 1];
+    }
     for (unsigned n = 2; n <= order; n++)
         if ((rc = bits_level(path, b, len, at, k->count[n], k->count[1],
                              n < order ? mid_bits : top_bits, n < order ? k->count[n + 1] : 0,
-                             n < order, &k->lev[n], n, err)))
+                             n < order, bhiksha, &k->lev[n], n, err)))
             return rc;
     /* the unigrams' child ranges: monotone, ending at the bigrams' count */
     uint64_t prev = 0;
@@ -448,11 +505,10 @@ int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
         return smt_err_set(err, SMT_ERR_CORRUPT,
                            "%s: a KenLM binary of unknown model type %u (KenLM knows 0..5)", path,
                            type);
-    if (type != KEN_PROBING && type != KEN_TRIE && type != KEN_QUANT_TRIE)
+    if (type == KEN_REST_PROBING)
         return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                           "%s: a KenLM binary of the %s layout: not supported yet (probing, "
-                           "trie and trie with quantization are; give the ARPA file, or "
-                           "build_binary it again)",
+                           "%s: a KenLM binary of the %s layout: not supported yet (probing and "
+                           "every trie layout are; give the ARPA file, or build_binary it again)",
                            path, ken_layout[type]);
     unsigned want_version = type == KEN_PROBING ? 0 : 1;
     if (search_version != want_version)
@@ -622,6 +678,20 @@ static inline int64_t trie_find(const glm_kenlm_bits *L, uint64_t lo, uint64_t h
     return -1;
 }
 
+/* The last position j of L's offset array with off[j] <= x (off[0] is 0, checked at open). */
+static inline uint64_t last_not_above(const glm_kenlm_bits *L, uint64_t x)
+{
+    uint64_t lo = 0, hi = L->noff; /* the first position above x, in [1, noff] */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (ld64(L->off + 8 * mid) <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - 1;
+}
+
 /* ken_walk on a trie layout: KenLM's TrieSearch lookups (lm/search_trie.hh), one level at a time
  * inside the parent's child range. A range that is not inside the next level (a damaged file)
  * ends the walk instead of being read. */
@@ -660,6 +730,13 @@ static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word 
         uint64_t nb = bit + L->value_bits;
         lo = rd_bits(L->base, nb, L->next_mask);
         hi = rd_bits(L->base, nb + L->total_bits, L->next_mask);
+        if (L->off) { /* array-compressed: the high bits from the offset array */
+            uint64_t jb = last_not_above(L, (uint64_t)e), je = jb;
+            while (je + 1 < L->noff && ld64(L->off + 8 * (je + 1)) <= (uint64_t)e + 1)
+                je++;
+            lo |= jb << L->next_bits;
+            hi |= je << L->next_bits;
+        }
     }
     return len;
 }

@@ -1,9 +1,10 @@
 /* Tests of glm on KenLM binaries (glm/glm_kenlm.c): every output must be exactly what KenLM's
  * query printed for the same binary (tests/data/glm/kenlm: the tiny fixtures' binaries and KenLM's
  * output, copied from ../shared/reference/kenlm-binaries; the sample and bible binaries are read
- * from ../shared and skipped without it), the state API and rows against the query, layouts not
- * supported refused by name, and damaged binaries (every truncation, every flipped byte of a small
- * one) refused or scored without a crash. */
+ * from ../shared and skipped without it) in every layout build_binary writes but rest probing,
+ * the state API and rows against the query, header errors named (rest probing among them), and
+ * damaged binaries (every truncation, every flipped byte of a small one) refused or scored
+ * without a crash. */
 #define _GNU_SOURCE /* open_memstream */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -80,6 +81,11 @@ Test(glm_kenlm, tiny_quantized_trie_query_is_kenlms)
 {
     tiny_case("chain.trie-q8-b8");
     tiny_case("suffix.trie-q8-b8");
+}
+Test(glm_kenlm, tiny_array_compressed_trie_query_is_kenlms)
+{
+    tiny_case("chain.trie-a22");
+    tiny_case("suffix.trie-a22");
 }
 
 /* The tool: `glm query` on the binary prints the same bytes (glm_load's path). */
@@ -180,24 +186,6 @@ Test(glm_kenlm, states_and_rows)
     free(bin);
 }
 
-/* Layouts not supported yet are refused by name, never misread. */
-Test(glm_kenlm, unsupported_layouts_named)
-{
-    static const char *const files[][2] = {
-        {"glm/kenlm/tiny.chain.trie-a22.bin", "trie with array-compressed pointers"},
-        {"glm/kenlm/tiny.suffix.trie-a22.bin", "trie with array-compressed pointers"},
-    };
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        char *bin = tu_data_path(files[i][0]);
-        glm_model *m = NULL;
-        smt_err e;
-        cr_assert_eq(glm_load(&m, bin, 0, NULL, &e), SMT_ERR_UNSUPPORTED, "%s", files[i][0]);
-        cr_assert_null(m);
-        cr_assert(strstr(e.msg, files[i][1]) && strstr(e.msg, "not supported"), "%s", e.msg);
-        free(bin);
-    }
-}
-
 /* A damaged copy: every truncation is an error; every single flipped byte is an error or a model
  * that scores the text without a crash (KenLM's hash tables carry no checksum). */
 static int damaged(const char *name, long long checked)
@@ -254,6 +242,9 @@ Test(glm_kenlm, damaged_binaries)
     cr_assert_gt(refused, 100, "%d refused", refused);
     /* the quantized trie: its quantization header too (the bins are plain floats) */
     refused = damaged("chain.trie-q8-b8", 88);
+    cr_assert_gt(refused, 100, "%d refused", refused);
+    /* array-compressed pointers: their header and offset array too */
+    refused = damaged("chain.trie-a22", 88);
     cr_assert_gt(refused, 100, "%d refused", refused);
 }
 
@@ -346,6 +337,12 @@ Test(glm_kenlm, shared_sample_lm3_trie)
 Test(glm_kenlm, shared_sample_lm3_quantized_trie)
 {
     shared_case("reference/kenlm-binaries/sample.lm3.trie-q8b8.bin", "sample.lm3.trie-q8b8");
+}
+
+Test(glm_kenlm, shared_sample_lm3_array_compressed_tries)
+{
+    shared_case("reference/kenlm-binaries/sample.lm3.trie-a22.bin", "sample.lm3.trie-a22");
+    shared_case("reference/kenlm-binaries/sample.lm3.trie-a22q8b8.bin", "sample.lm3.trie-a22q8b8");
 }
 
 Test(glm_kenlm, shared_bible_lm5_quantized_trie)

@@ -1,13 +1,13 @@
 /* glm_kenlm.h — glm's second backend: a KenLM binary (build_binary's output) queried in place.
  *
- * Supported: the `probing` layout (KenLM's default), `trie` and `trie -q N -b M` (quantized),
+ * Supported: the `probing` layout (KenLM's default), `trie`, `trie -q N -b M` (quantized) and
+ * `trie -a N` (array-compressed pointers, with or without quantization),
  * queried in place too (the trie's bit-packed levels are searched as KenLM searches them: the
  * same entries, hence the same floats; quantized values are read from the file's own bins). Its vocabulary is a linear-probing hash table
  * of MurmurHash64A word hashes (ids in ARPA order, <unk> 0); its n-grams are linear-probing hash
  * tables of n-gram hashes (the word ids chained by KenLM's CombineWordHash, predicted word first),
  * so the words of an n-gram are not stored and the file cannot be converted: it is mapped and
- * probed as KenLM probes it. Other layouts (rest probing, array-compressed trie pointers) are
- * recognized and refused by name.
+ * probed as KenLM probes it. Rest probing (`build_binary rest`) is recognized and refused by name.
  *
  * A model opened from a KenLM binary is a glm_model with `ken` set: glm_model.c, glm_batch.c and
  * glm_text.c dispatch to the functions below; the state logic (glm_finish, glm_row_combine) is
@@ -34,12 +34,16 @@ typedef struct glm_kenlm_table {
  * highest order, the first child (next_bits); entry i+1's child ends i's range. */
 typedef struct glm_kenlm_bits {
     const uint8_t *base;
+    /* array-compressed pointers (trie -a): a child pointer is (j << next_bits) | the inline bits,
+     * j the last position of off[] (noff uint64) not above the entry's index */
+    const uint8_t *off;
+    uint64_t noff;
     uint64_t word_mask, next_mask;
     uint8_t word_bits, value_bits, next_bits, total_bits;
 } glm_kenlm_bits;
 
 typedef struct glm_kenlm {
-    int type;           /* KenLM's model type: 0 probing, 2 trie, 3 trie with quantization */
+    int type; /* KenLM's model type: 0 probing, 2 trie, 3 quantized, 4 array-compressed, 5 both */
     void *map;          /* the whole file, mapped read-only */
     size_t map_len;
     unsigned order;
