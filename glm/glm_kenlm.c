@@ -461,6 +461,11 @@ static int open_trie(glm_kenlm *k, const char *path, const uint8_t *b, size_t le
 
 int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
 {
+    if (flags & GLM_OPEN_VERIFY) /* nothing to verify against: never claim it was */
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s: a KenLM binary carries no checksums to verify (--verify applies "
+                           "to .glm files)",
+                           path);
     glm_kenlm *k = calloc(1, sizeof *k);
     if (!k)
         return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);

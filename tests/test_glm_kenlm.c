@@ -126,6 +126,10 @@ Test(glm_kenlm, vocabulary_and_counts)
         cr_assert_eq(len, strlen(words[i]));
         cr_assert_str_eq(s, words[i]);
     }
+    glm_model *v = NULL;
+    cr_assert_eq(glm_open(&v, bin, GLM_OPEN_VERIFY, &e), SMT_ERR_UNSUPPORTED);
+    cr_assert(strstr(e.msg, "no checksums"), "%s", e.msg);
+    cr_assert_null(v);
     cr_assert_eq(glm_index(m, "zzz", 3), GLM_UNK);
     cr_assert_eq(glm_index(m, "", 0), GLM_UNK);
     cr_assert_eq(glm_bos(m), 1);

@@ -74,7 +74,8 @@ typedef struct glm_kenlm {
  * against the file length and the vocabulary. Returns 0, SMT_ERR_IO, SMT_ERR_FORMAT (not a KenLM
  * binary, or one of another architecture), SMT_ERR_VERSION, SMT_ERR_INCOMPLETE,
  * SMT_ERR_UNSUPPORTED (a layout or order not supported: the message names it), SMT_ERR_CORRUPT or
- * SMT_ERR_NOMEM. flags: GLM_OPEN_POPULATE, GLM_OPEN_READ and GLM_OPEN_HUGE read the mapping in at
+ * SMT_ERR_NOMEM. GLM_OPEN_VERIFY is SMT_ERR_UNSUPPORTED (KenLM's files carry no checksums, and
+ * "verified" must not be claimed). flags: GLM_OPEN_POPULATE, GLM_OPEN_READ and GLM_OPEN_HUGE read the mapping in at
  * once; the others do not apply. */
 int glm_kenlm_open(struct glm_model *m, const char *path, unsigned flags, smt_err *err);
 void glm_kenlm_close(glm_kenlm *k);
