@@ -117,7 +117,7 @@ static inline uint64_t combine(uint64_t cur, glm_word next)
  * a damaged file has one) ends the probe after one full turn instead of looping. */
 static inline const uint8_t *probe(const glm_kenlm_table *t, size_t esz, uint64_t key)
 {
-    uint64_t i = key % t->buckets;
+    uint64_t i = glm_kenlm_bucket(t, key);
     int wrapped = 0;
     for (;;) {
         const uint8_t *e = t->base + i * esz;
@@ -136,7 +136,7 @@ static inline const uint8_t *probe(const glm_kenlm_table *t, size_t esz, uint64_
 
 static inline void prefetch_key(const glm_kenlm_table *t, size_t esz, uint64_t key)
 {
-    __builtin_prefetch(t->base + (key % t->buckets) * esz);
+    __builtin_prefetch(t->base + glm_kenlm_bucket(t, key) * esz);
 }
 
 glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h)
@@ -196,6 +196,7 @@ static int table(const char *path, size_t len, uint64_t *at, uint64_t entries, f
                  smt_err *err)
 {
     t->buckets = ken_buckets(entries, mult);
+    t->c = ~(unsigned __int128)0 / t->buckets + 1; /* ceil(2^128 / buckets), buckets >= 2 */
     if (t->buckets > (uint64_t)len / esz)
         return smt_err_set(err, SMT_ERR_CORRUPT,
                            "%s: a KenLM binary of %zu bytes, too short for its %s (%llu "

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "glm.h"
+#include "glm_kenlm.h"
 #include "testutil.h"
 
 static char *dir;
@@ -102,6 +103,27 @@ Test(glm_kenlm, tool_query_is_kenlms)
     char *w = tu_read_file(want, &n);
     cr_assert_str_eq(out, w);
     free(w), free(out), free(errs), free(glm), free(bin), free(txt), free(want);
+}
+
+/* KenLM's bucket is key % buckets; glm computes it with a multiplication (glm_kenlm_bucket):
+ * exact for every key, checked on table sizes of every magnitude, keys at the edges and random. */
+Test(glm_kenlm, bucket_is_the_remainder)
+{
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    const uint64_t sizes[] = {2, 3, 7, 9, 64, 1000, 65537, 1u << 20, 2796202, 4294967291ull,
+                              (1ull << 40) + 13, UINT64_MAX / 3, UINT64_MAX};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        glm_kenlm_table t = {NULL, sizes[s], ~(unsigned __int128)0 / sizes[s] + 1};
+        const uint64_t edges[] = {0, 1, sizes[s] - 1, sizes[s], sizes[s] + 1, UINT64_MAX,
+                                  UINT64_MAX - 1, 1ull << 63};
+        for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++)
+            cr_assert_eq(glm_kenlm_bucket(&t, edges[e]), edges[e] % sizes[s]);
+        for (int i = 0; i < 100000; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+            cr_assert_eq(glm_kenlm_bucket(&t, x), x % sizes[s], "%llu %% %llu",
+                         (unsigned long long)x, (unsigned long long)sizes[s]);
+        }
+    }
 }
 
 /* The model's vocabulary and counts: KenLM's ids (<unk> 0, then ARPA order), the stored words. */

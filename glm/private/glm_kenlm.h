@@ -27,7 +27,18 @@ struct glm_model;
 typedef struct glm_kenlm_table {
     const uint8_t *base; /* buckets * entry bytes, entries {uint64 key; payload}, key 0 = empty */
     uint64_t buckets;
+    /* key % buckets without a division (Lemire, Kaser & Kurz 2019: exact for every 64-bit key):
+     * c = ceil(2^128 / buckets), key % buckets = ((c * key mod 2^128) * buckets) >> 128 */
+    unsigned __int128 c;
 } glm_kenlm_table;
+
+static inline uint64_t glm_kenlm_bucket(const glm_kenlm_table *t, uint64_t key)
+{
+    unsigned __int128 low = t->c * key;
+    unsigned __int128 bottom = ((low & UINT64_MAX) * t->buckets) >> 64;
+    unsigned __int128 top = (low >> 64) * t->buckets;
+    return (uint64_t)((bottom + top) >> 64);
+}
 
 /* One bit-packed trie level: entry i at bit i * total_bits holds the word (word_bits), the value
  * (value_bits: 31-bit probability + 32-bit backoff, or the quantized codes) and, below the
@@ -86,7 +97,7 @@ glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h);
 static inline void glm_kenlm_prefetch_word(const glm_kenlm *k, uint64_t h)
 {
     if (k->vocab.base) /* probing; a trie's sorted vocabulary is searched */
-        __builtin_prefetch(k->vocab.base + (h % k->vocab.buckets) * 12);
+        __builtin_prefetch(k->vocab.base + glm_kenlm_bucket(&k->vocab, h) * 12);
 }
 const char *glm_kenlm_word(const glm_kenlm *k, glm_word id, size_t *len);
 
