@@ -219,7 +219,7 @@ static int check_header(const uint8_t *b, size_t len, const char *path, smt_err 
         return smt_err_set(err, SMT_ERR_CORRUPT,
                            "%s: a KenLM binary of %zu bytes, shorter than its header: truncated",
                            path, len);
-    if (memcmp(b, ref, 56) != 0) {
+    if (memcmp(b, ref, pre + 4) != 0) { /* " 5\n\0" after the prefix: the version */
         char v[16] = {0};
         for (size_t i = 0; i < sizeof v - 1 && pre + 1 + i < 56 && b[pre + 1 + i] >= ' ' &&
                            b[pre + 1 + i] < 127;

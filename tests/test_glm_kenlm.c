@@ -296,6 +296,7 @@ Test(glm_kenlm, header_errors_named)
         {0x60, "\x01", 1, SMT_ERR_UNSUPPORTED, "rest probing"},      /* rest costs */
         {0x60, "\x09", 1, SMT_ERR_CORRUPT, "unknown model type 9"},  /* no such layout */
         {0x3f, "\x00", 1, SMT_ERR_FORMAT, "test values"},            /* 1.0f damaged */
+        {0x35, "\x01", 1, SMT_ERR_FORMAT, "test values"},            /* magic's padding */
         {0x5c, "\x00\x00\x80\x3f", 4, SMT_ERR_CORRUPT, "multiplier"}, /* multiplier 1.0 */
         {0x22, "incomplete\n", 11, SMT_ERR_INCOMPLETE, "did not finish"},
     };
