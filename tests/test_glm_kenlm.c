@@ -212,6 +212,42 @@ Test(glm_kenlm, states_and_rows)
     free(bin);
 }
 
+/* Many rows, every layout: the fast rows (two threads, a batch big enough to be split) equal the
+ * reference rows bit for bit. */
+Test(glm_kenlm, threaded_rows_equal_reference)
+{
+    static const char *const names[] = {"chain.probing", "chain.trie", "chain.trie-q8-b8",
+                                        "chain.trie-a22", "suffix.trie-a22"};
+    enum { ROWS = 6000 };
+    glm_word *rows = malloc(ROWS * GLM_MAX_ORDER * sizeof *rows);
+    float *pr = malloc(ROWS * sizeof *pr), *pf = malloc(ROWS * sizeof *pf);
+    uint8_t *lr = malloc(ROWS), *lf = malloc(ROWS);
+    cr_assert(rows && pr && pf && lr && lf);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.bin", names[i]);
+        char *bin = tu_data_path(rel);
+        glm_model *m;
+        smt_err e;
+        cr_assert_eq(glm_open(&m, bin, 0, &e), 0, "%s", e.msg);
+        unsigned N = glm_order(m);
+        uint32_t V = glm_vocab_size(m), x = 12345;
+        for (size_t r = 0; r < ROWS; r++)
+            for (unsigned k = 0; k < N; k++) {
+                x = x * 1103515245u + 12345u;
+                glm_word w = (x >> 8) % V;
+                rows[r * N + k] = (k == 0 && (x >> 4) % 3 == 0) ? GLM_NONE : w;
+            }
+        cr_assert_eq(glm_score_rows_ref(m, rows, ROWS, pr, lr, &e), 0, "%s", e.msg);
+        cr_assert_eq(glm_score_rows(m, rows, ROWS, pf, lf, 2, &e), 0, "%s", e.msg);
+        cr_assert(memcmp(pr, pf, ROWS * sizeof *pr) == 0 && memcmp(lr, lf, ROWS) == 0, "%s",
+                  names[i]);
+        glm_close(m);
+        free(bin);
+    }
+    free(rows), free(pr), free(pf), free(lr), free(lf);
+}
+
 /* A damaged copy: every truncation is an error; every single flipped byte is an error or a model
  * that scores the text without a crash (KenLM's hash tables carry no checksum). */
 static int damaged(const char *name, long long checked)
