@@ -76,14 +76,18 @@ enum {
 /* Opens a model written by glm_build. Always checks the container, the parameters and every
  * section size; with GLM_OPEN_VERIFY also checksums and every child pointer and key, so that a
  * verified model can never be read out of bounds. Returns 0, SMT_ERR_IO, SMT_ERR_FORMAT,
- * SMT_ERR_VERSION, SMT_ERR_INCOMPLETE, SMT_ERR_CORRUPT or SMT_ERR_NOMEM. */
+ * SMT_ERR_VERSION, SMT_ERR_INCOMPLETE, SMT_ERR_CORRUPT or SMT_ERR_NOMEM.
+ * A KenLM binary (build_binary's probing, trie, -q/-b quantized and -a array-compressed layouts)
+ * opens too and is queried in place with KenLM's own word ids (docs/glm.md); rest probing is
+ * SMT_ERR_UNSUPPORTED, naming it.
+ * Such a model has no GPU path and glm_node_size 0. */
 int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err);
 
 /* Opens either kind of model, as KenLM's query does: a fastsmt binary with glm_open, or an ARPA
  * file (plain, gzip, xz, bzip2 or zstd) binarized with glm_build (bopt; NULL: defaults) into a
  * temporary file in $TMPDIR (default /tmp) that is removed once open. The kind is told by the
  * file's first bytes (smt_file_kind). Returns glm_open's codes, glm_build's (a file that is neither
- * names its first bad line), or SMT_ERR_UNSUPPORTED for a KenLM binary (give its ARPA file). */
+ * names its first bad line); a KenLM binary is opened by glm_open. */
 int glm_load(glm_model **out, const char *path, unsigned flags, const glm_build_options *bopt,
              smt_err *err);
 

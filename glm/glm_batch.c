@@ -14,6 +14,7 @@
 #endif
 
 #include "glm_internal.h"
+#include "glm_kenlm.h"
 #include "smt_threads.h"
 
 #ifndef LANES
@@ -350,6 +351,10 @@ int glm_score_rows_ref(const glm_model *m, const glm_word *rows, size_t n_rows, 
         int nh = glm_row_context(N, m->vocab.n, row, hist);
         if (nh < 0)
             return smt_err_set(err, SMT_ERR_ARG, "row %zu: word id out of range", r);
+        if (m->ken) { /* a KenLM binary (glm_kenlm.c) */
+            glm_kenlm_score_rows(m, row, 1, prob + r, len ? len + r : NULL);
+            continue;
+        }
         unsigned la;
         prob[r] = glm_row_walk(&m->lay, row, hist, (unsigned)nh, &la);
         if (len)
@@ -370,6 +375,10 @@ typedef struct row_lane {
 static void rows_range(const glm_model *m, const glm_word *rows, size_t r0, size_t r1,
                        float *prob, uint8_t *len)
 {
+    if (m->ken) { /* a KenLM binary (glm_kenlm.c) */
+        glm_kenlm_score_rows(m, rows + r0 * m->par.order, r1 - r0, prob + r0, len ? len + r0 : NULL);
+        return;
+    }
     fast_layout F;
     fast_setup(m, &F);
     unsigned N = F.order;
@@ -646,6 +655,10 @@ void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t
                          size_t s0, size_t s1, int null_context, int fast, float *prob,
                          uint8_t *len)
 {
+    if (m->ken) { /* a KenLM binary (glm_kenlm.c) */
+        glm_kenlm_score_sentences(m, ids, sstart, s0, s1, null_context, fast, prob, len);
+        return;
+    }
     if (fast && fast_ok(m) && !GLM_SENTENCE_LANES) {
         fast_layout F;
         fast_setup(m, &F);

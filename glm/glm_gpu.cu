@@ -249,6 +249,8 @@ static int gpu_init(glm_gpu *g, const glm_model *m, smt_err *err)
 extern "C" int glm_gpu_create(glm_gpu **out, const glm_model *m, smt_err *err)
 {
     *out = NULL;
+    if (m->ken) /* a KenLM binary (glm_kenlm.c): no device copy of its hash tables */
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED, "a KenLM binary is scored on the CPU only");
     if (!glm_gpu_available())
         return smt_err_set(err, SMT_ERR_UNSUPPORTED, "no CUDA device is available");
     glm_gpu *g = (glm_gpu *)calloc(1, sizeof *g);

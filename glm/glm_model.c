@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "glm_internal.h"
+#include "glm_kenlm.h"
 #include "smt_hash.h"
 #include "smt_sniff.h"
 
@@ -172,6 +173,13 @@ int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err)
     glm_model *m = calloc(1, sizeof *m);
     if (!m)
         return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+    int rc;
+    if (smt_file_kind(path, NULL, NULL) == SMT_KIND_KENLM) { /* the second backend */
+        if ((rc = glm_kenlm_open(m, path, flags, err)))
+            goto fail;
+        *out = m;
+        return 0;
+    }
     unsigned f = 0;
     if (flags & GLM_OPEN_VERIFY)
         f |= SMT_OPEN_VERIFY;
@@ -179,7 +187,7 @@ int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err)
         f |= SMT_OPEN_POPULATE;
     if (flags & GLM_OPEN_READ)
         f |= SMT_OPEN_READ;
-    int rc = smt_mapped_open(&m->map, path, GLM_KIND, GLM_KIND_VERSION, f, err);
+    rc = smt_mapped_open(&m->map, path, GLM_KIND, GLM_KIND_VERSION, f, err);
     if (rc)
         goto fail;
     size_t psize;
@@ -249,6 +257,7 @@ void glm_close(glm_model *m)
         munmap(m->huge, m->huge_len);
     free_bigidx(&m->bix);
     glm_fast_free(m);
+    glm_kenlm_close(m->ken);
     smt_mapped_close(m->map);
     free(m);
 }
@@ -259,7 +268,10 @@ uint64_t glm_count(const glm_model *m, unsigned n)
 {
     return n >= 1 && n <= m->par.order ? m->par.count[n] : 0;
 }
-uint64_t glm_file_size(const glm_model *m) { return smt_mapped_file_size(m->map); }
+uint64_t glm_file_size(const glm_model *m)
+{
+    return m->ken ? m->ken->map_len : smt_mapped_file_size(m->map);
+}
 uint32_t glm_vocab_size(const glm_model *m) { return m->vocab.n; }
 uint64_t glm_index_bytes(const glm_model *m)
 {
@@ -273,12 +285,16 @@ glm_word glm_eos(const glm_model *m) { return m->par.eos; }
 
 glm_word glm_index(const glm_model *m, const char *word, size_t len)
 {
+    if (m->ken)
+        return glm_kenlm_find_hashed(m->ken, glm_kenlm_word_hash(word, len));
     uint32_t id = smt_vocab_find(&m->vocab, word, len);
     return id == SMT_VOCAB_NONE ? GLM_UNK : id;
 }
 
 const char *glm_word_str(const glm_model *m, glm_word id, size_t *len)
 {
+    if (m->ken)
+        return glm_kenlm_word(m->ken, id, len);
     return smt_vocab_word(&m->vocab, id, len);
 }
 
@@ -288,7 +304,10 @@ void glm_state_null(glm_state *s) { memset(s, 0, sizeof *s); }
 
 void glm_state_begin(const glm_model *m, glm_state *s)
 {
-    glm_state_start(&m->lay, m->par.bos, 0, s);
+    if (m->ken)
+        glm_kenlm_state_start(m->ken, 0, s);
+    else
+        glm_state_start(&m->lay, m->par.bos, 0, s);
 }
 
 int glm_state_equal(const glm_state *a, const glm_state *b)
@@ -307,12 +326,16 @@ uint64_t glm_state_hash(const glm_state *s)
 float glm_score_ref(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
                     unsigned *ngram_length)
 {
+    if (m->ken)
+        return glm_kenlm_score(m, in, w, out, ngram_length);
     return glm_score_walk(&m->lay, in, w, out, ngram_length);
 }
 
 float glm_score(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
                 unsigned *ngram_length)
 {
+    if (m->ken)
+        return glm_kenlm_score(m, in, w, out, ngram_length);
     if (m->fast)
         return glm_score_fast(m, in, w, out, ngram_length);
     return glm_score_walk(&m->lay, in, w, out, ngram_length);
@@ -327,9 +350,8 @@ int glm_load(glm_model **out, const char *path, unsigned flags, const glm_build_
         return kind;
     if (kind == SMT_KIND_FASTSMT) /* glm_open names another kind, or an incomplete file */
         return glm_open(out, path, flags, err);
-    if (kind == SMT_KIND_KENLM)
-        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                           "%s: a KenLM binary; give the ARPA file it was built from", path);
+    if (kind == SMT_KIND_KENLM) /* queried in place (glm_kenlm.c) */
+        return glm_open(out, path, flags, err);
     const char *dir = getenv("TMPDIR");
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s/glm-arpa-XXXXXX", dir && *dir ? dir : "/tmp");

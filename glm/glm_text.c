@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "glm_internal.h"
+#include "glm_kenlm.h"
 #include "smt_buf.h"
 #include "smt_hash.h"
 #include "smt_lines.h"
@@ -237,13 +238,20 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
             }
             st[nb] = (uint32_t)start;
             ln[nb] = (uint32_t)(end - start);
-            hs[nb] = smt_hash_bytes(line + start, end - start);
-            __builtin_prefetch(&v->slots[hs[nb] & v->mask]);
+            if (m->ken) { /* a KenLM binary: its own word hash and table (glm_kenlm.c) */
+                hs[nb] = glm_kenlm_word_hash(line + start, end - start);
+                glm_kenlm_prefetch_word(m->ken, hs[nb]);
+            } else {
+                hs[nb] = smt_hash_bytes(line + start, end - start);
+                __builtin_prefetch(&v->slots[hs[nb] & v->mask]);
+            }
             nb++;
         }
         for (unsigned k = 0; k < nb; k++) {
             const char *w = line + st[k];
-            b->ids[b->ntok] = v->n ? vocab_find_hashed(v, w, ln[k], hs[k]) : GLM_UNK;
+            b->ids[b->ntok] = m->ken      ? glm_kenlm_find_hashed(m->ken, hs[k])
+                              : v->n      ? vocab_find_hashed(v, w, ln[k], hs[k])
+                                          : GLM_UNK;
             if (keep_text) {
                 b->woff[b->ntok] = (uint32_t)b->ntxt;
                 memcpy(b->txt + b->ntxt, w, ln[k]);
@@ -415,6 +423,9 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
     outbuf o = {out, malloc(1 << 16), 0, 1 << 16, 0};
     int keep_text = opt->verbosity >= GLM_VERBOSE_WORD && out;
     int rc = o.p ? 0 : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    if (!rc && opt->path == GLM_PATH_GPU && m->ken)
+        rc = smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                         "a KenLM binary is scored on the CPU only (no --gpu): build a .glm");
     if (!rc && opt->path == GLM_PATH_GPU)
         rc = glm_gpu_create(&gpu, m, err);
     if (!rc && opt->threads != 1 && opt->path != GLM_PATH_GPU)

@@ -52,6 +52,7 @@ static inline uint32_t glm_bigidx_slot(uint32_t parent, uint32_t key, uint32_t n
 }
 
 struct glm_fast; /* glm_batch.c: the fast path's view of the layout and index */
+struct glm_kenlm; /* glm_kenlm.c: a KenLM binary queried in place (glm_kenlm.h) */
 
 struct glm_model {
     struct glm_fast *fast; /* NULL until glm_fast_refresh */
@@ -62,6 +63,9 @@ struct glm_model {
     void *huge; /* GLM_OPEN_HUGE: the copy in 2 MB pages (munmap'ed at close) */
     size_t huge_len;
     glm_bigidx bix; /* GLM_OPEN_INDEX */
+    /* the backend: NULL for a .glm trie; a KenLM binary otherwise (map, vocab's tables, lay's
+     * arrays and the index are then unused; par, lay.order and vocab.n are filled) */
+    struct glm_kenlm *ken;
 };
 
 /* (Re)builds the GLM_OPEN_INDEX tables over every group of at least min_n keys (glm_open uses

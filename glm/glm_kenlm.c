@@ -1,0 +1,857 @@
+/* glm_kenlm.c — KenLM binary models (build_binary's `probing` layout) read in place: the header
+ * checks, the vocabulary and n-gram hash tables probed as KenLM probes them, and the scoring paths
+ * (one word, rows, sentences with prefetching) on glm_layout.h's shared state logic.
+ *
+ * The file, as KenLM's lm/binary_format.cc, lm/vocab.cc and lm/search_hashed.cc lay it out (x86-64,
+ * little-endian; "pack 4" structures have no padding after a uint64 + uint32):
+ *   Sanity (88 bytes): the magic "mmap lm http://kheafield.com/code format version 5\n\0\0" padded
+ *     to 56 bytes, floats 0, 1, -0.5, uint32 1, 0xffffffff, 0, uint64 1.
+ *   FixedWidthParameters (20 bytes): uint8 order, float probing_multiplier, int32 model_type,
+ *     bool has_vocabulary, uint32 search_version; then uint64 counts[order]; the whole header
+ *     padded to 8 bytes.
+ *   Vocabulary: {uint32 version = 0, uint32 bound}, then a probing table of {uint64 hash, uint32
+ *     id} (12 bytes) with buckets(count[1]).
+ *   Search (probing): unigrams {float prob, float backoff} x (count[1] + 1); for each middle order
+ *     n a table of {uint64 key, float prob, float backoff} with buckets(count[n]); the highest
+ *     order a table of {uint64 key, float prob} (12 bytes).
+ *   Then, when has_vocabulary, the words in id order, each NUL-terminated, <unk> first.
+ * A probing table of e entries has buckets = max(e + 1, (uint64)(multiplier * (float)e)); a key
+ * sits at or after bucket key % buckets (linear probing, wrapping); key 0 marks an empty bucket.
+ * An n-gram's key: h = w (the predicted word's id), then h = CombineWordHash(h, h_i) for each
+ * previous word, most recent first. A stored probability's sign bit is clear when the n-gram is the
+ * suffix of a longer one (KenLM's "extends left"); the value returned always has it set. */
+#define _DEFAULT_SOURCE /* MAP_POPULATE */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "glm_internal.h"
+#include "glm_kenlm.h"
+
+#define KEN_SANITY_BYTES 88u
+#define KEN_FIXED_BYTES 20u
+#define KEN_MAGIC_PREFIX "mmap lm http://kheafield.com/code format version"
+#define KEN_MAGIC_INCOMPLETE "mmap lm http://kheafield.com/code incomplete\n"
+
+enum { KEN_PROBING = 0, KEN_REST_PROBING, KEN_TRIE, KEN_QUANT_TRIE, KEN_ARRAY_TRIE,
+       KEN_QUANT_ARRAY_TRIE };
+
+static const char *const ken_layout[6] = {
+    "probing", "rest probing", "trie", "trie with quantization",
+    "trie with array-compressed pointers",
+    "trie with quantization and array-compressed pointers"};
+
+/* KenLM's Sanity block as build_binary writes it on a little-endian 64-bit machine. */
+static void sanity_reference(uint8_t s[KEN_SANITY_BYTES])
+{
+    static const char magic[] = KEN_MAGIC_PREFIX " 5\n";
+    memset(s, 0, KEN_SANITY_BYTES);
+    memcpy(s, magic, sizeof magic - 1); /* the two NULs that follow are the memset's */
+    const float f[3] = {0.0f, 1.0f, -0.5f};
+    const uint32_t u[3] = {1u, UINT32_MAX, 0u};
+    const uint64_t one = 1;
+    memcpy(s + 56, f, sizeof f);
+    memcpy(s + 68, u, sizeof u);
+    memcpy(s + 80, &one, sizeof one);
+}
+
+static inline uint64_t ld64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+static inline uint32_t ld32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static inline float ldf(const uint8_t *p)
+{
+    float v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* ---------------------------------------------------------------- hashing */
+
+uint64_t glm_kenlm_word_hash(const char *word, size_t len)
+{
+    const uint64_t m = 0xc6a4a7935bd1e995ull;
+    const unsigned r = 47;
+    uint64_t h = (uint64_t)len * m; /* seed 0 */
+    const uint8_t *p = (const uint8_t *)word;
+    for (size_t i = 0; i + 8 <= len; i += 8) {
+        uint64_t k = ld64(p + i);
+        k *= m;
+        k ^= k >> r;
+        k *= m;
+        h ^= k;
+        h *= m;
+    }
+    const uint8_t *t = p + (len & ~(size_t)7);
+    size_t rest = len & 7;
+    if (rest) {
+        for (size_t i = rest; i-- > 0;)
+            h ^= (uint64_t)t[i] << (8 * i);
+        h *= m;
+    }
+    h ^= h >> r;
+    h *= m;
+    h ^= h >> r;
+    return h;
+}
+
+static inline uint64_t combine(uint64_t cur, glm_word next)
+{
+    return (cur * 8978948897894561157ull) ^ ((uint64_t)(1u + (uint64_t)next) * 17894857484156487943ull);
+}
+
+/* The entry holding key in table t (entry bytes esz), or NULL. A table with no empty bucket (only
+ * a damaged file has one) ends the probe after one full turn instead of looping. */
+static inline const uint8_t *probe(const glm_kenlm_table *t, size_t esz, uint64_t key)
+{
+    uint64_t i = glm_kenlm_bucket(t, key);
+    int wrapped = 0;
+    for (;;) {
+        const uint8_t *e = t->base + i * esz;
+        uint64_t got = ld64(e);
+        if (got == key)
+            return e;
+        if (got == 0)
+            return NULL;
+        if (++i == t->buckets) {
+            if (wrapped++)
+                return NULL;
+            i = 0;
+        }
+    }
+}
+
+static inline void prefetch_key(const glm_kenlm_table *t, size_t esz, uint64_t key)
+{
+    __builtin_prefetch(t->base + glm_kenlm_bucket(t, key) * esz);
+}
+
+glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h)
+{
+    if (k->sorted) { /* a trie: id = 1 + position among the sorted hashes */
+        uint64_t lo = 0, hi = k->nsorted;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (ld64(k->sorted + 8 * mid) < h)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo < k->nsorted && ld64(k->sorted + 8 * lo) == h ? (glm_word)(lo + 1) : GLM_UNK;
+    }
+    const uint8_t *e = probe(&k->vocab, 12, h);
+    return e ? ld32(e + 8) : GLM_UNK; /* ids were checked < bound at open */
+}
+
+const char *glm_kenlm_word(const glm_kenlm *k, glm_word id, size_t *len)
+{
+    if (!k->word_off || id >= k->bound) {
+        if (len)
+            *len = 0;
+        return NULL;
+    }
+    if (len)
+        *len = (size_t)(k->word_off[id + 1] - k->word_off[id] - 1);
+    return k->words + k->word_off[id];
+}
+
+/* ---------------------------------------------------------------- opening */
+
+static uint64_t ken_buckets(uint64_t entries, float multiplier)
+{
+    float f = multiplier * (float)entries; /* KenLM multiplies in float */
+    uint64_t b = f >= 18446744073709551615.0f ? UINT64_MAX : (uint64_t)f;
+    return b > entries + 1 ? b : entries + 1;
+}
+
+/* Claims [*at, *at + bytes) of the file, or fails naming what does not fit. */
+static int claim(const char *path, size_t len, uint64_t *at, uint64_t bytes, const uint8_t *base,
+                 const uint8_t **out, const char *what, smt_err *err)
+{
+    if (bytes > len || *at > len - bytes)
+        return smt_err_set(err, SMT_ERR_CORRUPT,
+                           "%s: a KenLM binary of %zu bytes, too short for its %s (%llu bytes "
+                           "at offset %llu): truncated or damaged",
+                           path, len, what, (unsigned long long)bytes, (unsigned long long)*at);
+    *out = base + *at;
+    *at += bytes;
+    return 0;
+}
+
+static int table(const char *path, size_t len, uint64_t *at, uint64_t entries, float mult,
+                 size_t esz, const uint8_t *base, glm_kenlm_table *t, const char *what,
+                 smt_err *err)
+{
+    t->buckets = ken_buckets(entries, mult);
+    t->c = ~(unsigned __int128)0 / t->buckets + 1; /* ceil(2^128 / buckets), buckets >= 2 */
+    if (t->buckets > (uint64_t)len / esz)
+        return smt_err_set(err, SMT_ERR_CORRUPT,
+                           "%s: a KenLM binary of %zu bytes, too short for its %s (%llu "
+                           "buckets): truncated or damaged",
+                           path, len, what, (unsigned long long)t->buckets);
+    return claim(path, len, at, t->buckets * esz, base, &t->base, what, err);
+}
+
+static int check_header(const uint8_t *b, size_t len, const char *path, smt_err *err)
+{
+    uint8_t ref[KEN_SANITY_BYTES];
+    sanity_reference(ref);
+    size_t inc = strlen(KEN_MAGIC_INCOMPLETE), pre = strlen(KEN_MAGIC_PREFIX);
+    if (len >= inc && memcmp(b, KEN_MAGIC_INCOMPLETE, inc) == 0)
+        return smt_err_set(err, SMT_ERR_INCOMPLETE,
+                           "%s: a KenLM binary that did not finish building", path);
+    if (len < pre || memcmp(b, KEN_MAGIC_PREFIX, pre) != 0)
+        return smt_err_set(err, SMT_ERR_FORMAT, "%s: not a KenLM binary", path);
+    if (len < KEN_SANITY_BYTES)
+        return smt_err_set(err, SMT_ERR_CORRUPT,
+                           "%s: a KenLM binary of %zu bytes, shorter than its header: truncated",
+                           path, len);
+    if (memcmp(b, ref, pre + 4) != 0) { /* " 5\n\0" after the prefix: the version */
+        char v[16] = {0};
+        for (size_t i = 0; i < sizeof v - 1 && pre + 1 + i < 56 && b[pre + 1 + i] >= ' ' &&
+                           b[pre + 1 + i] < 127;
+             i++)
+            v[i] = (char)b[pre + 1 + i];
+        return smt_err_set(err, SMT_ERR_VERSION,
+                           "%s: a KenLM binary of format version \"%s\"; only version 5 (KenLM "
+                           "since 2012) is supported",
+                           path, v);
+    }
+    if (memcmp(b, ref, KEN_SANITY_BYTES) != 0)
+        return smt_err_set(err, SMT_ERR_FORMAT,
+                           "%s: a KenLM binary whose test values (floats, integers, byte order) "
+                           "do not match this machine's: built on another architecture, or "
+                           "damaged",
+                           path);
+    return 0;
+}
+
+/* The probing layout from *at on: the vocabulary table and the search's tables. */
+static int open_probing(glm_kenlm *k, const char *path, const uint8_t *b, size_t len, uint64_t *at,
+                        smt_err *err)
+{
+    int rc;
+    unsigned order = k->order;
+    /* the vocabulary */
+    const uint8_t *vh = NULL;
+    if ((rc = claim(path, len, at, 8, b, &vh, "vocabulary header", err)))
+        return rc;
+    if (ld32(vh) != 0)
+        return smt_err_set(err, SMT_ERR_VERSION,
+                           "%s: a KenLM binary with probing vocabulary version %u (0 expected)",
+                           path, ld32(vh));
+    k->bound = ld32(vh + 4);
+    if (k->bound != k->count[1])
+        return smt_err_set(err, SMT_ERR_CORRUPT,
+                           "%s: a KenLM binary whose vocabulary holds %u words for %llu unigrams",
+                           path, k->bound, (unsigned long long)k->count[1]);
+    if ((rc = table(path, len, at, k->count[1], k->multiplier, 12, b, &k->vocab, "vocabulary", err)))
+        return rc;
+    /* the search */
+    k->uni_size = 8;
+    if ((rc = claim(path, len, at, (k->count[1] + 1) * 8, b, &k->uni, "unigrams", err)))
+        return rc;
+    for (unsigned n = 2; n < order; n++) {
+        char what[32];
+        snprintf(what, sizeof what, "%u-grams", n);
+        if ((rc = table(path, len, at, k->count[n], k->multiplier, 16, b, &k->mid[n], what, err)))
+            return rc;
+    }
+    {
+        char what[32];
+        snprintf(what, sizeof what, "%u-grams", order);
+        if ((rc = table(path, len, at, k->count[order], k->multiplier, 12, b, &k->longest, what, err)))
+            return rc;
+    }
+    /* every id in the vocabulary table is a word's (ids index the unigrams unchecked later) */
+    uint64_t used = 0;
+    for (uint64_t i = 0; i < k->vocab.buckets; i++) {
+        const uint8_t *e = k->vocab.base + i * 12;
+        if (ld64(e) == 0)
+            continue;
+        uint32_t id = ld32(e + 8);
+        if (id == 0 || id >= k->bound)
+            return smt_err_set(err, SMT_ERR_CORRUPT,
+                               "%s: a KenLM binary whose vocabulary table holds id %u (1..%u "
+                               "expected): damaged",
+                               path, id, k->bound - 1);
+        used++;
+    }
+    if (used + 1 != k->bound || used == k->vocab.buckets)
+        return smt_err_set(err, SMT_ERR_CORRUPT,
+                           "%s: a KenLM binary whose vocabulary table holds %llu words for %u: "
+                           "damaged",
+                           path, (unsigned long long)used, k->bound - 1);
+    return 0;
+}
+
+/* KenLM's RequiredBits: the bits to store integers up to max. */
+static uint8_t required_bits(uint64_t max)
+{
+    uint8_t r = 0;
+    while (max) {
+        r++;
+        max >>= 1;
+    }
+    return r;
+}
+
+/* A bit-packed level of entries (+1 for the last child pointer) and 8 bytes of slack. */
+/* ArrayBhiksha's choice of how many high bits of a child pointer go to the offset array: the
+ * chop that saves most bits (lm/bhiksha.cc), computed with the same wrapping arithmetic. */
+static uint8_t chop_bits(uint64_t max_offset, uint64_t max_next, uint8_t configured)
+{
+    uint8_t required = required_bits(max_next), best = 0;
+    int64_t lowest = INT64_MAX;
+    uint8_t top = required < configured ? required : configured;
+    for (uint8_t chop = 0; chop <= top; chop++) {
+        int64_t change = (int64_t)((max_next >> (required - chop)) * 64 - max_offset * chop);
+        if (change < lowest) {
+            lowest = change;
+            best = chop;
+        }
+    }
+    return best;
+}
+
+/* bhiksha: -1 for plain child pointers, else the configured bits of array compression. */
+static int bits_level(const char *path, const uint8_t *b, size_t len, uint64_t *at,
+                      uint64_t entries, uint64_t max_vocab, uint8_t value_bits, uint64_t max_next,
+                      int has_next, int bhiksha, glm_kenlm_bits *L, unsigned n, smt_err *err)
+{
+    int rc;
+    L->word_bits = required_bits(max_vocab);
+    L->next_bits = has_next ? required_bits(max_next) : 0;
+    if (has_next && bhiksha >= 0) {
+        uint8_t required = L->next_bits, chop = chop_bits(entries + 1, max_next, (uint8_t)bhiksha);
+        L->next_bits = (uint8_t)(required - chop);
+        L->noff = (max_next >> (required - chop)) + 1;
+        uint64_t start = *at, bytes = 8 * (1 + L->noff) + 7;
+        const uint8_t *region = NULL;
+        char what[48];
+        snprintf(what, sizeof what, "%u-gram pointer array", n);
+        if ((rc = claim(path, len, at, bytes, b, &region, what, err)))
+            return rc;
+        L->off = b + ((start + 7) & ~7ull) + 8; /* after an 8-byte header, 8-byte aligned */
+        if (region[0] != 0 || region[1] != bhiksha)
+            return smt_err_set(err, SMT_ERR_CORRUPT,
+                               "%s: a KenLM trie whose %u-gram pointer array has header %u/%u "
+                               "(0/%d expected)",
+                               path, n, region[0], region[1], bhiksha);
+        uint64_t prev = 0;
+        for (uint64_t j = 0; j < L->noff; j++) { /* sorted, from 0: the lookups rely on it */
+            uint64_t v = ld64(L->off + 8 * j);
+            if ((j == 0 && v != 0) || v < prev)
+                return smt_err_set(err, SMT_ERR_CORRUPT,
+                                   "%s: a KenLM trie whose %u-gram pointer array is out of order: "
+                                   "damaged",
+                                   path, n);
+            prev = v;
+        }
+    }
+    L->value_bits = value_bits;
+    unsigned total = (unsigned)L->word_bits + value_bits + L->next_bits;
+    if (L->word_bits > 32 || L->next_bits > 32 || total > 255)
+        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a KenLM trie with %u-bit %u-grams", path,
+                           total, n);
+    L->total_bits = (uint8_t)total;
+    L->word_mask = (1ull << L->word_bits) - 1;
+    L->next_mask = (1ull << L->next_bits) - 1;
+    char what[32];
+    snprintf(what, sizeof what, "%u-grams", n);
+    uint64_t bytes = ((1 + entries) * total + 7) / 8 + 8;
+    return claim(path, len, at, bytes, b, &L->base, what, err);
+}
+
+/* The trie layouts from *at on: the sorted vocabulary, the quantizer's bins, the unigrams and the
+ * bit-packed levels (lm/search_trie.cc's SetupMemory order). */
+static int open_trie(glm_kenlm *k, const char *path, const uint8_t *b, size_t len, uint64_t *at,
+                     smt_err *err)
+{
+    int rc;
+    unsigned order = k->order;
+    const uint8_t *v = NULL;
+    if ((rc = claim(path, len, at, 8 + 8 * k->count[1], b, &v, "vocabulary", err)))
+        return rc;
+    k->nsorted = ld64(v);
+    k->sorted = v + 8;
+    if (k->nsorted + 1 != k->count[1])
+        return smt_err_set(err, SMT_ERR_CORRUPT,
+                           "%s: a KenLM binary whose vocabulary holds %llu words for %llu unigrams",
+                           path, (unsigned long long)k->nsorted + 1,
+                           (unsigned long long)k->count[1]);
+    for (uint64_t i = 1; i < k->nsorted; i++)
+        if (ld64(k->sorted + 8 * (i - 1)) >= ld64(k->sorted + 8 * i))
+            return smt_err_set(err, SMT_ERR_CORRUPT,
+                               "%s: a KenLM binary whose sorted vocabulary is out of order at %llu: "
+                               "damaged",
+                               path, (unsigned long long)i);
+    k->bound = (uint32_t)k->count[1];
+    uint8_t mid_bits = 63, top_bits = 31;
+    if (k->type == KEN_QUANT_TRIE || k->type == KEN_QUANT_ARRAY_TRIE) {
+        const uint8_t *q = NULL;
+        if ((rc = claim(path, len, at, 8, b, &q, "quantization header", err)))
+            return rc;
+        if (q[0] != 2)
+            return smt_err_set(err, SMT_ERR_VERSION,
+                               "%s: a KenLM binary with quantization version %u (2 expected)", path,
+                               q[0]);
+        if (q[1] < 1 || q[1] > 25 || q[2] < 1 || q[2] > 25)
+            return smt_err_set(err, SMT_ERR_CORRUPT,
+                               "%s: a KenLM binary quantized to %u/%u bits (1..25 allowed)", path,
+                               q[1], q[2]);
+        k->quant = 1;
+        k->prob_bits = q[1];
+        k->backoff_bits = q[2];
+        for (unsigned n = 2; n < order; n++) {
+            if ((rc = claim(path, len, at, 4ull << k->prob_bits, b, &k->qprob[n], "bins", err)) ||
+                (rc = claim(path, len, at, 4ull << k->backoff_bits, b, &k->qbackoff[n], "bins",
+                            err)))
+                return rc;
+        }
+        if ((rc = claim(path, len, at, 4ull << k->prob_bits, b, &k->qprob[order], "bins", err)))
+            return rc;
+        mid_bits = (uint8_t)(k->prob_bits + k->backoff_bits);
+        top_bits = k->prob_bits;
+    }
+    k->uni_size = 16;
+    if ((rc = claim(path, len, at, (k->count[1] + 2) * 16, b, &k->uni, "unigrams", err)))
+        return rc;
+    int bhiksha = -1; /* array-compressed pointers: the bits configured, in the first header */
+    if ((k->type == KEN_ARRAY_TRIE || k->type == KEN_QUANT_ARRAY_TRIE) && order > 2) {
+        if (*at + 2 > len)
+            return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a KenLM trie cut before its bigrams",
+                               path);
+        if (b[*at] != 0)
+            return smt_err_set(err, SMT_ERR_VERSION,
+                               "%s: a KenLM trie with pointer compression version %u (0 expected)",
+                               path, b[*at]);
+        bhiksha = b[*at + 1];
+    }
+    for (unsigned n = 2; n <= order; n++)
+        if ((rc = bits_level(path, b, len, at, k->count[n], k->count[1],
+                             n < order ? mid_bits : top_bits, n < order ? k->count[n + 1] : 0,
+                             n < order, bhiksha, &k->lev[n], n, err)))
+            return rc;
+    /* the unigrams' child ranges: monotone, ending at the bigrams' count */
+    uint64_t prev = 0;
+    for (uint64_t w = 0; w <= k->count[1]; w++) {
+        uint64_t c = ld64(k->uni + w * 16 + 8);
+        if (c < prev || c > k->count[2])
+            return smt_err_set(err, SMT_ERR_CORRUPT,
+                               "%s: a KenLM binary whose unigram %llu points outside the bigrams: "
+                               "damaged",
+                               path, (unsigned long long)w);
+        prev = c;
+    }
+    return 0;
+}
+
+int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
+{
+    if (flags & GLM_OPEN_VERIFY) /* nothing to verify against: never claim it was */
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s: a KenLM binary carries no checksums to verify (--verify applies "
+                           "to .glm files)",
+                           path);
+    glm_kenlm *k = calloc(1, sizeof *k);
+    if (!k)
+        return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+    m->ken = k;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot open", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return smt_err_errno(err, SMT_ERR_IO, e, "%s: cannot stat", path);
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0) {
+        close(fd);
+        return smt_err_set(err, SMT_ERR_FORMAT, "%s: not a KenLM binary (not a regular file)",
+                           path);
+    }
+    size_t len = (size_t)st.st_size;
+    int mf = MAP_SHARED;
+    if (flags & (GLM_OPEN_POPULATE | GLM_OPEN_READ | GLM_OPEN_HUGE))
+        mf |= MAP_POPULATE;
+    void *map = mmap(NULL, len, PROT_READ, mf, fd, 0);
+    int e = errno;
+    close(fd);
+    if (map == MAP_FAILED)
+        return smt_err_errno(err, SMT_ERR_IO, e, "%s: cannot map", path);
+    k->map = map;
+    k->map_len = len;
+    const uint8_t *b = map;
+    int rc = check_header(b, len, path, err);
+    if (rc)
+        return rc;
+    if (len < KEN_SANITY_BYTES + KEN_FIXED_BYTES)
+        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a KenLM binary cut inside its header", path);
+    const uint8_t *fx = b + KEN_SANITY_BYTES;
+    unsigned order = fx[0];
+    float mult = ldf(fx + 4);
+    uint32_t type = ld32(fx + 8), search_version = ld32(fx + 16);
+    uint8_t has_vocab = fx[12];
+    if (type > KEN_QUANT_ARRAY_TRIE)
+        return smt_err_set(err, SMT_ERR_CORRUPT,
+                           "%s: a KenLM binary of unknown model type %u (KenLM knows 0..5)", path,
+                           type);
+    if (type == KEN_REST_PROBING)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s: a KenLM binary of the %s layout: not supported yet (probing and "
+                           "every trie layout are; give the ARPA file, or build_binary it again)",
+                           path, ken_layout[type]);
+    unsigned want_version = type == KEN_PROBING ? 0 : 1;
+    if (search_version != want_version)
+        return smt_err_set(err, SMT_ERR_VERSION,
+                           "%s: a KenLM binary of the %s layout, search version %u (%u expected)",
+                           path, ken_layout[type], search_version, want_version);
+    k->type = type;
+    if (order < 2 || order > GLM_MAX_ORDER)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s: a KenLM binary of order %u: orders 2..%d are supported", path,
+                           order, GLM_MAX_ORDER);
+    if (!(mult > 1.0f) || isinf(mult))
+        return smt_err_set(err, SMT_ERR_CORRUPT,
+                           "%s: a KenLM binary with probing multiplier %g (must be > 1)", path,
+                           (double)mult);
+    if (has_vocab > 1)
+        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a KenLM binary with a bad vocabulary flag %u",
+                           path, has_vocab);
+    uint64_t hdr = KEN_SANITY_BYTES + KEN_FIXED_BYTES + 8ull * order;
+    hdr = (hdr + 7) & ~7ull;
+    if (len < hdr)
+        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a KenLM binary cut inside its header", path);
+    k->order = order;
+    k->multiplier = mult;
+    for (unsigned n = 1; n <= order; n++) {
+        k->count[n] = ld64(fx + KEN_FIXED_BYTES + 8 * (n - 1));
+        if (k->count[n] == 0 || k->count[n] >= UINT32_MAX - 1)
+            return smt_err_set(err, SMT_ERR_CORRUPT,
+                               "%s: a KenLM binary declaring %llu %u-grams (1 .. 2^32-3 allowed)",
+                               path, (unsigned long long)k->count[n], n);
+    }
+    uint64_t at = hdr;
+    rc = type == KEN_PROBING ? open_probing(k, path, b, len, &at, err)
+                             : open_trie(k, path, b, len, &at, err);
+    if (rc)
+        return rc;
+    /* the words, when stored: exactly bound NUL-terminated strings, <unk> first */
+    if (has_vocab) {
+        k->word_off = malloc(((size_t)k->bound + 1) * sizeof *k->word_off);
+        if (!k->word_off)
+            return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+        k->words = (const char *)b + at;
+        uint64_t o = at;
+        for (uint32_t id = 0; id < k->bound; id++) {
+            const uint8_t *z = o < len ? memchr(b + o, 0, len - o) : NULL;
+            if (!z)
+                return smt_err_set(err, SMT_ERR_CORRUPT,
+                                   "%s: a KenLM binary whose word list ends after %u of its %u "
+                                   "words: truncated",
+                                   path, id, k->bound);
+            k->word_off[id] = o - at;
+            o = (uint64_t)(z - b) + 1;
+        }
+        k->word_off[k->bound] = o - at;
+        if (k->word_off[1] != 6 || memcmp(k->words, "<unk>", 6) != 0)
+            return smt_err_set(err, SMT_ERR_CORRUPT,
+                               "%s: a KenLM binary whose word list does not start with <unk>",
+                               path);
+    }
+    k->bos = glm_kenlm_find_hashed(k, glm_kenlm_word_hash("<s>", 3));
+    k->eos = glm_kenlm_find_hashed(k, glm_kenlm_word_hash("</s>", 4));
+    /* what the rest of glm reads of a model */
+    m->par.order = order;
+    m->par.K = 0;
+    for (unsigned n = 1; n <= order; n++)
+        m->par.count[n] = m->par.declared[n] = k->count[n];
+    m->par.bos = k->bos;
+    m->par.eos = k->eos;
+    m->lay.order = order;
+    memcpy(m->lay.count, m->par.count, sizeof m->lay.count);
+    m->vocab.n = k->bound;
+    return 0;
+}
+
+void glm_kenlm_close(glm_kenlm *k)
+{
+    if (!k)
+        return;
+    if (k->map)
+        munmap(k->map, k->map_len);
+    free(k->word_off);
+    free(k);
+}
+
+/* ---------------------------------------------------------------- scoring */
+
+static inline float with_sign(float p)
+{
+    union { float f; uint32_t u; } v;
+    v.f = p;
+    v.u |= 0x80000000u;
+    return v.f;
+}
+static inline int independent_left(float p)
+{
+    union { float f; uint32_t u; } v;
+    v.f = p;
+    return (v.u >> 31) != 0;
+}
+
+/* The walk of glm_layout.h's glm_walk on the hash tables: from w through hist[0..nh) (most recent
+ * first) as deep as KenLM goes (it stops early where an n-gram extends no further left: the next
+ * probe would miss). Returns the matched length; prob, bo as glm_walk's. */
+static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
+                                 unsigned nh, float *prob, float *bo);
+
+static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh,
+                                float *prob, float *bo)
+{
+    if (k->sorted)
+        return trie_walk(k, w, hist, nh, prob, bo);
+    const uint8_t *u = k->uni + (uint64_t)w * 8;
+    float p = ldf(u);
+    *prob = with_sign(p);
+    bo[0] = ldf(u + 4);
+    int indep = independent_left(p);
+    unsigned len = 1;
+    uint64_t key = w;
+    while (len <= nh && !indep) {
+        key = combine(key, hist[len - 1]);
+        if (len + 1 == k->order) {
+            const uint8_t *e = probe(&k->longest, 12, key);
+            if (e) {
+                *prob = ldf(e + 8);
+                len++;
+            }
+            break;
+        }
+        const uint8_t *e = probe(&k->mid[len + 1], 16, key);
+        if (!e)
+            break;
+        p = ldf(e + 8);
+        *prob = with_sign(p);
+        bo[len] = ldf(e + 12);
+        indep = independent_left(p);
+        len++;
+    }
+    return len;
+}
+
+/* Bits [bit, bit + n) of a bit-packed level (n <= 57), as util/bit_packing.hh reads them. */
+static inline uint64_t rd_bits(const uint8_t *base, uint64_t bit, uint64_t mask)
+{
+    return (ld64(base + (bit >> 3)) >> (bit & 7)) & mask;
+}
+static inline float rd_f32(const uint8_t *base, uint64_t bit)
+{
+    uint32_t u = (uint32_t)(ld64(base + (bit >> 3)) >> (bit & 7));
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* The entry of word x among entries [lo, hi) of level L (sorted by word), or -1. */
+static inline int64_t trie_find(const glm_kenlm_bits *L, uint64_t lo, uint64_t hi, glm_word x)
+{
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        uint64_t w = rd_bits(L->base, mid * L->total_bits, L->word_mask);
+        if (w < x)
+            lo = mid + 1;
+        else if (w > x)
+            hi = mid;
+        else
+            return (int64_t)mid;
+    }
+    return -1;
+}
+
+/* The last position j of L's offset array with off[j] <= x (off[0] is 0, checked at open). */
+static inline uint64_t last_not_above(const glm_kenlm_bits *L, uint64_t x)
+{
+    uint64_t lo = 0, hi = L->noff; /* the first position above x, in [1, noff] */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (ld64(L->off + 8 * mid) <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - 1;
+}
+
+/* ken_walk on a trie layout: KenLM's TrieSearch lookups (lm/search_trie.hh), one level at a time
+ * inside the parent's child range. A range that is not inside the next level (a damaged file)
+ * ends the walk instead of being read. */
+static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
+                                 unsigned nh, float *prob, float *bo)
+{
+    const uint8_t *u = k->uni + (uint64_t)w * 16;
+    *prob = ldf(u);
+    bo[0] = ldf(u + 4);
+    uint64_t lo = ld64(u + 8), hi = ld64(u + 24);
+    unsigned len = 1;
+    while (len <= nh && lo < hi) {
+        unsigned n = len + 1;
+        const glm_kenlm_bits *L = &k->lev[n];
+        if (hi > k->count[n])
+            break;
+        int64_t e = trie_find(L, lo, hi, hist[len - 1]);
+        if (e < 0)
+            break;
+        uint64_t bit = (uint64_t)e * L->total_bits + L->word_bits;
+        if (n == k->order) {
+            *prob = k->quant ? ldf(k->qprob[n] + 4 * rd_bits(L->base, bit, (1ull << k->prob_bits) - 1))
+                             : with_sign(rd_f32(L->base, bit));
+            len++;
+            break;
+        }
+        if (k->quant) {
+            bo[len] = ldf(k->qbackoff[n] + 4 * rd_bits(L->base, bit, (1ull << k->backoff_bits) - 1));
+            *prob = ldf(k->qprob[n] +
+                        4 * rd_bits(L->base, bit + k->backoff_bits, (1ull << k->prob_bits) - 1));
+        } else {
+            *prob = with_sign(rd_f32(L->base, bit));
+            bo[len] = rd_f32(L->base, bit + 31);
+        }
+        len++;
+        uint64_t nb = bit + L->value_bits;
+        lo = rd_bits(L->base, nb, L->next_mask);
+        hi = rd_bits(L->base, nb + L->total_bits, L->next_mask);
+        if (L->off) { /* array-compressed: the high bits from the offset array */
+            uint64_t jb = last_not_above(L, (uint64_t)e), je = jb;
+            while (je + 1 < L->noff && ld64(L->off + 8 * (je + 1)) <= (uint64_t)e + 1)
+                je++;
+            lo |= jb << L->next_bits;
+            hi |= je << L->next_bits;
+        }
+    }
+    return len;
+}
+
+/* Prefetches the buckets ken_walk will read for w after hist[0..nh) (the keys follow from the
+ * words alone, so every level's bucket can be fetched at once). */
+static inline void ken_prefetch(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh)
+{
+    if (k->sorted) { /* a trie: each level's range follows from the previous one */
+        __builtin_prefetch(k->uni + (uint64_t)w * 16);
+        return;
+    }
+    __builtin_prefetch(k->uni + (uint64_t)w * 8);
+    uint64_t key = w;
+    unsigned top = nh < k->order - 1 ? nh : k->order - 1;
+    for (unsigned len = 1; len <= top; len++) {
+        key = combine(key, hist[len - 1]);
+        if (len + 1 == k->order)
+            prefetch_key(&k->longest, 12, key);
+        else
+            prefetch_key(&k->mid[len + 1], 16, key);
+    }
+}
+
+void glm_kenlm_state_start(const glm_kenlm *k, int null_context, glm_state *s)
+{
+    memset(s, 0, sizeof *s);
+    if (null_context)
+        return;
+    s->length = 1;
+    s->words[0] = k->bos;
+    s->backoff[0] = ldf(k->uni + (uint64_t)k->bos * k->uni_size + 4);
+}
+
+float glm_kenlm_score(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
+                      unsigned *ngram_length)
+{
+    float prob, bo[GLM_MAX_ORDER];
+    unsigned len = ken_walk(m->ken, w, in->words, in->length, &prob, bo);
+    if (ngram_length)
+        *ngram_length = len;
+    return glm_finish(&m->lay, in, w, len, prob, bo, out);
+}
+
+void glm_kenlm_score_rows(const glm_model *m, const glm_word *rows, size_t n_rows, float *prob,
+                          uint8_t *len)
+{
+    const glm_kenlm *k = m->ken;
+    unsigned N = k->order;
+    for (size_t r = 0; r < n_rows; r++) {
+        const glm_word *row = rows + r * N;
+        glm_word hist[GLM_MAX_ORDER];
+        int nh = glm_row_context(N, k->bound, row, hist);
+        if (nh < 0)
+            nh = 0; /* callers check the ids first */
+        if (r + 4 < n_rows) { /* a few rows ahead: both walks' buckets */
+            const glm_word *ahead = rows + (r + 4) * N;
+            glm_word h2[GLM_MAX_ORDER];
+            int n2 = glm_row_context(N, k->bound, ahead, h2);
+            if (n2 >= 0) {
+                ken_prefetch(k, ahead[N - 1], h2, (unsigned)n2);
+                if (n2 > 0)
+                    ken_prefetch(k, h2[0], h2 + 1, (unsigned)n2 - 1);
+            }
+        }
+        float pa, pb, boA[GLM_MAX_ORDER], boB[GLM_MAX_ORDER];
+        unsigned la = ken_walk(k, row[N - 1], hist, (unsigned)nh, &pa, boA), lb = 0;
+        if (nh > 0)
+            lb = ken_walk(k, hist[0], hist + 1, (unsigned)nh - 1, &pb, boB);
+        prob[r] = glm_row_combine(la, pa, lb, boB);
+        if (len)
+            len[r] = (uint8_t)la;
+    }
+}
+
+#define KEN_CHUNK 64
+
+void glm_kenlm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
+                               size_t s0, size_t s1, int null_context, int fast, float *prob,
+                               uint8_t *len)
+{
+    const glm_kenlm *k = m->ken;
+    unsigned N = k->order;
+    glm_state begin;
+    glm_kenlm_state_start(k, null_context, &begin);
+    for (size_t s = s0; s < s1; s++) {
+        glm_state st = begin;
+        uint64_t t0 = sstart[s], t1 = sstart[s + 1];
+        for (uint64_t c = t0; c < t1; c += KEN_CHUNK) {
+            uint64_t ce = c + KEN_CHUNK < t1 ? c + KEN_CHUNK : t1;
+            if (fast) {
+                /* every bucket this chunk's walks can read, from each token's full history in
+                 * its sentence (the walk from the state follows a prefix of the same key chain),
+                 * so the misses overlap instead of following one another */
+                for (uint64_t t = c; t < ce; t++) {
+                    glm_word hist[GLM_MAX_ORDER];
+                    unsigned nh = 0;
+                    for (uint64_t j = t; j > t0 && nh < N - 1; j--)
+                        hist[nh++] = ids[j - 1];
+                    if (nh < N - 1 && !null_context)
+                        hist[nh++] = k->bos;
+                    ken_prefetch(k, ids[t], hist, nh);
+                }
+            }
+            for (uint64_t t = c; t < ce; t++) {
+                unsigned l;
+                prob[t] = glm_kenlm_score(m, &st, ids[t], &st, &l);
+                len[t] = (uint8_t)l;
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+/* glm_kenlm.h — glm's second backend: a KenLM binary (build_binary's output) queried in place.
+ *
+ * Supported: the `probing` layout (KenLM's default), `trie`, `trie -q N -b M` (quantized) and
+ * `trie -a N` (array-compressed pointers, with or without quantization),
+ * queried in place too (the trie's bit-packed levels are searched as KenLM searches them: the
+ * same entries, hence the same floats; quantized values are read from the file's own bins). Its vocabulary is a linear-probing hash table
+ * of MurmurHash64A word hashes (ids in ARPA order, <unk> 0); its n-grams are linear-probing hash
+ * tables of n-gram hashes (the word ids chained by KenLM's CombineWordHash, predicted word first),
+ * so the words of an n-gram are not stored and the file cannot be converted: it is mapped and
+ * probed as KenLM probes it. Rest probing (`build_binary rest`) is recognized and refused by name.
+ *
+ * A model opened from a KenLM binary is a glm_model with `ken` set: glm_model.c, glm_batch.c and
+ * glm_text.c dispatch to the functions below; the state logic (glm_finish, glm_row_combine) is
+ * glm_layout.h's, shared with the trie, so the two backends follow one set of rules. This file
+ * calls nothing of glm's .c files (it sits beside glm_layout.h at the bottom of the layers). */
+#ifndef GLM_KENLM_H
+#define GLM_KENLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "glm.h"
+#include "smt_error.h"
+
+struct glm_model;
+
+typedef struct glm_kenlm_table {
+    const uint8_t *base; /* buckets * entry bytes, entries {uint64 key; payload}, key 0 = empty */
+    uint64_t buckets;
+    /* key % buckets without a division (Lemire, Kaser & Kurz 2019: exact for every 64-bit key):
+     * c = ceil(2^128 / buckets), key % buckets = ((c * key mod 2^128) * buckets) >> 128 */
+    unsigned __int128 c;
+} glm_kenlm_table;
+
+static inline uint64_t glm_kenlm_bucket(const glm_kenlm_table *t, uint64_t key)
+{
+    unsigned __int128 low = t->c * key;
+    unsigned __int128 bottom = ((low & UINT64_MAX) * t->buckets) >> 64;
+    unsigned __int128 top = (low >> 64) * t->buckets;
+    return (uint64_t)((bottom + top) >> 64);
+}
+
+/* One bit-packed trie level: entry i at bit i * total_bits holds the word (word_bits), the value
+ * (value_bits: 31-bit probability + 32-bit backoff, or the quantized codes) and, below the
+ * highest order, the first child (next_bits); entry i+1's child ends i's range. */
+typedef struct glm_kenlm_bits {
+    const uint8_t *base;
+    /* array-compressed pointers (trie -a): a child pointer is (j << next_bits) | the inline bits,
+     * j the last position of off[] (noff uint64) not above the entry's index */
+    const uint8_t *off;
+    uint64_t noff;
+    uint64_t word_mask, next_mask;
+    uint8_t word_bits, value_bits, next_bits, total_bits;
+} glm_kenlm_bits;
+
+typedef struct glm_kenlm {
+    int type; /* KenLM's model type: 0 probing, 2 trie, 3 quantized, 4 array-compressed, 5 both */
+    void *map;          /* the whole file, mapped read-only */
+    size_t map_len;
+    unsigned order;
+    uint64_t count[GLM_MAX_ORDER + 1]; /* [1..order] as the header gives them */
+    float multiplier;                  /* probing_multiplier */
+    glm_kenlm_table vocab;             /* entries {uint64 hash; uint32 id}: 12 bytes */
+    uint32_t bound;                    /* words including <unk> */
+    const uint8_t *uni;                /* (count[1] + 1) x {float prob, float backoff} */
+    glm_kenlm_table mid[GLM_MAX_ORDER + 1]; /* [k], k = 2..order-1: {key, prob, backoff}: 16 B */
+    glm_kenlm_table longest;                /* {key, prob}: 12 bytes */
+    /* trie layouts: the sorted vocabulary (word id = 1 + position of the word's hash), unigrams
+     * {float prob, float backoff, uint64 first child} x (count[1] + 2), levels 2..order */
+    const uint8_t *sorted;
+    uint64_t nsorted;
+    size_t uni_size; /* bytes per unigram: 8 (probing) or 16 (trie) */
+    glm_kenlm_bits lev[GLM_MAX_ORDER + 1];
+    int quant;                                   /* trie with quantization */
+    uint8_t prob_bits, backoff_bits;
+    const uint8_t *qprob[GLM_MAX_ORDER + 1];     /* [k]: 2^prob_bits floats */
+    const uint8_t *qbackoff[GLM_MAX_ORDER + 1];  /* [k], k < order: 2^backoff_bits floats */
+    const char *words;                      /* the words at the end of the file (NULL: absent) */
+    uint64_t *word_off;                     /* bound + 1 offsets into words (NULL: absent) */
+    uint32_t bos, eos;
+} glm_kenlm;
+
+/* Opens the KenLM binary at path into m (m->ken, m->par, m->lay.order and m->vocab.n are set).
+ * Checks KenLM's sanity header (magic, version, test values), the parameters, every table's size
+ * against the file length and the vocabulary. Returns 0, SMT_ERR_IO, SMT_ERR_FORMAT (not a KenLM
+ * binary, or one of another architecture), SMT_ERR_VERSION, SMT_ERR_INCOMPLETE,
+ * SMT_ERR_UNSUPPORTED (a layout or order not supported: the message names it), SMT_ERR_CORRUPT or
+ * SMT_ERR_NOMEM. GLM_OPEN_VERIFY is SMT_ERR_UNSUPPORTED (KenLM's files carry no checksums, and
+ * "verified" must not be claimed). flags: GLM_OPEN_POPULATE, GLM_OPEN_READ and GLM_OPEN_HUGE read the mapping in at
+ * once; the others do not apply. */
+int glm_kenlm_open(struct glm_model *m, const char *path, unsigned flags, smt_err *err);
+void glm_kenlm_close(glm_kenlm *k);
+
+/* KenLM's word hash (util::MurmurHash64A, seed 0) and the id lookup by hash (0 when unknown). */
+uint64_t glm_kenlm_word_hash(const char *word, size_t len);
+glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h);
+static inline void glm_kenlm_prefetch_word(const glm_kenlm *k, uint64_t h)
+{
+    if (k->vocab.base) /* probing; a trie's sorted vocabulary is searched */
+        __builtin_prefetch(k->vocab.base + glm_kenlm_bucket(&k->vocab, h) * 12);
+}
+const char *glm_kenlm_word(const glm_kenlm *k, glm_word id, size_t *len);
+
+/* The state after <s> (or the empty state when null_context). */
+void glm_kenlm_state_start(const glm_kenlm *k, int null_context, glm_state *s);
+/* glm_score for a KenLM model: KenLM's FullScore. */
+float glm_kenlm_score(const struct glm_model *m, const glm_state *in, glm_word w, glm_state *out,
+                      unsigned *ngram_length);
+/* glm_score_rows for a KenLM model (ids already checked). */
+void glm_kenlm_score_rows(const struct glm_model *m, const glm_word *rows, size_t n_rows,
+                          float *prob, uint8_t *len);
+/* glm_score_sentences for a KenLM model; fast: the probes of a chunk of tokens prefetched first. */
+void glm_kenlm_score_sentences(const struct glm_model *m, const glm_word *ids,
+                               const uint64_t *sstart, size_t s0, size_t s1, int null_context,
+                               int fast, float *prob, uint8_t *len);
+
+#endif

@@ -1,0 +1,414 @@
+/* Tests of glm on KenLM binaries (glm/glm_kenlm.c): every output must be exactly what KenLM's
+ * query printed for the same binary (tests/data/glm/kenlm: the tiny fixtures' binaries and KenLM's
+ * output, copied from ../shared/reference/kenlm-binaries; the sample and bible binaries are read
+ * from ../shared and skipped without it) in every layout build_binary writes but rest probing,
+ * the state API and rows against the query, header errors named (rest probing among them), and
+ * damaged binaries (every truncation, every flipped byte of a small one) refused or scored
+ * without a crash. */
+#define _GNU_SOURCE /* open_memstream */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "glm.h"
+#include "glm_kenlm.h"
+#include "testutil.h"
+
+static char *dir;
+static void setup(void) { dir = tu_tmpdir(); cr_assert_not_null(dir); }
+static void teardown(void) { tu_rmtree(dir); free(dir); }
+
+TestSuite(glm_kenlm, .init = setup, .fini = teardown);
+
+/* glm_query_text's whole output for model m on the text at in. Malloc'ed. */
+static char *query(const glm_model *m, const char *in, int null_context, int path,
+                   unsigned threads)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_not_null(f);
+    glm_query_options opt = {GLM_VERBOSE_WORD, null_context, threads, path, 0};
+    smt_err e;
+    int rc = glm_query_text(m, in, f, &opt, NULL, &e);
+    fclose(f);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    return buf;
+}
+
+/* Every path (fast, reference, two threads) prints KenLM's expected output exactly. */
+static void expect_query(const char *model, const char *in, const char *expected, int null_context)
+{
+    glm_model *m;
+    smt_err e;
+    cr_assert_eq(glm_load(&m, model, 0, NULL, &e), 0, "%s", e.msg);
+    size_t n;
+    char *want = tu_read_file(expected, &n);
+    cr_assert_not_null(want, "%s", expected);
+    const int paths[3] = {GLM_PATH_FAST, GLM_PATH_REF, GLM_PATH_FAST};
+    const unsigned threads[3] = {1, 1, 2};
+    for (int i = 0; i < 3; i++) {
+        char *got = query(m, in, null_context, paths[i], threads[i]);
+        cr_assert_str_eq(got, want, "%s on %s (path %d, %u threads)", model, in, paths[i],
+                         threads[i]);
+        free(got);
+    }
+    free(want);
+    glm_close(m);
+}
+
+static void tiny_case(const char *name)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.bin", name);
+    char *bin = tu_data_path(rel);
+    snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.txt", name);
+    char *txt = tu_data_path(rel);
+    snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.query", name);
+    char *want = tu_data_path(rel);
+    expect_query(bin, txt, want, 0);
+    free(bin), free(txt), free(want);
+}
+
+Test(glm_kenlm, tiny_probing_query_is_kenlms) { tiny_case("chain.probing"); }
+/* trie word ids are KenLM's too: 1 + the rank of the word's hash (a=2, </s>=3, c=4, b=5) */
+Test(glm_kenlm, tiny_trie_query_is_kenlms)
+{
+    tiny_case("chain.trie");
+    tiny_case("suffix.trie");
+}
+Test(glm_kenlm, tiny_quantized_trie_query_is_kenlms)
+{
+    tiny_case("chain.trie-q8-b8");
+    tiny_case("suffix.trie-q8-b8");
+}
+Test(glm_kenlm, tiny_array_compressed_trie_query_is_kenlms)
+{
+    tiny_case("chain.trie-a22");
+    tiny_case("suffix.trie-a22");
+}
+
+/* The tool: `glm query` on the binary prints the same bytes (glm_load's path). */
+Test(glm_kenlm, tool_query_is_kenlms)
+{
+    char *glm = tu_bin_path("glm");
+    char *bin = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
+    char *txt = tu_data_path("glm/kenlm/tiny.chain.probing.txt");
+    char *want = tu_data_path("glm/kenlm/tiny.chain.probing.query");
+    char *out = NULL, *errs = NULL;
+    int st = tu_runf(&out, &errs, "'%s' query '%s' < '%s'", glm, bin, txt);
+    cr_assert_eq(st, 0, "%s", errs);
+    size_t n;
+    char *w = tu_read_file(want, &n);
+    cr_assert_str_eq(out, w);
+    free(w), free(out), free(errs), free(glm), free(bin), free(txt), free(want);
+}
+
+/* KenLM's bucket is key % buckets; glm computes it with a multiplication (glm_kenlm_bucket):
+ * exact for every key, checked on table sizes of every magnitude, keys at the edges and random. */
+Test(glm_kenlm, bucket_is_the_remainder)
+{
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    const uint64_t sizes[] = {2, 3, 7, 9, 64, 1000, 65537, 1u << 20, 2796202, 4294967291ull,
+                              (1ull << 40) + 13, UINT64_MAX / 3, UINT64_MAX};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        glm_kenlm_table t = {NULL, sizes[s], ~(unsigned __int128)0 / sizes[s] + 1};
+        const uint64_t edges[] = {0, 1, sizes[s] - 1, sizes[s], sizes[s] + 1, UINT64_MAX,
+                                  UINT64_MAX - 1, 1ull << 63};
+        for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++)
+            cr_assert_eq(glm_kenlm_bucket(&t, edges[e]), edges[e] % sizes[s]);
+        for (int i = 0; i < 100000; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+            cr_assert_eq(glm_kenlm_bucket(&t, x), x % sizes[s], "%llu %% %llu",
+                         (unsigned long long)x, (unsigned long long)sizes[s]);
+        }
+    }
+}
+
+/* The model's vocabulary and counts: KenLM's ids (<unk> 0, then ARPA order), the stored words. */
+Test(glm_kenlm, vocabulary_and_counts)
+{
+    char *bin = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
+    glm_model *m;
+    smt_err e;
+    cr_assert_eq(glm_open(&m, bin, 0, &e), 0, "%s", e.msg);
+    cr_assert_eq(glm_order(m), 3);
+    cr_assert_eq(glm_vocab_size(m), 6);
+    cr_assert_eq(glm_count(m, 1), 6);
+    cr_assert_eq(glm_count(m, 2), 5);
+    cr_assert_eq(glm_count(m, 3), 2);
+    cr_assert_eq(glm_file_size(m), 477);
+    static const char *const words[6] = {"<unk>", "<s>", "</s>", "a", "b", "c"};
+    for (glm_word i = 0; i < 6; i++) {
+        cr_assert_eq(glm_index(m, words[i], strlen(words[i])), i, "%s", words[i]);
+        size_t len;
+        const char *s = glm_word_str(m, i, &len);
+        cr_assert_not_null(s);
+        cr_assert_eq(len, strlen(words[i]));
+        cr_assert_str_eq(s, words[i]);
+    }
+    glm_model *v = NULL;
+    cr_assert_eq(glm_open(&v, bin, GLM_OPEN_VERIFY, &e), SMT_ERR_UNSUPPORTED);
+    cr_assert(strstr(e.msg, "no checksums"), "%s", e.msg);
+    cr_assert_null(v);
+    cr_assert_eq(glm_index(m, "zzz", 3), GLM_UNK);
+    cr_assert_eq(glm_index(m, "", 0), GLM_UNK);
+    cr_assert_eq(glm_bos(m), 1);
+    cr_assert_eq(glm_eos(m), 2);
+    glm_close(m);
+    free(bin);
+}
+
+/* The state API gives KenLM's numbers (chain.arpa by hand, as test_glm checks on the .glm):
+ * "<s> a b c </s>": a after <s> -0.3; b after "<s> a" -0.1 (trigram); c after "a b" -0.15
+ * (trigram), </s> after "b c": no "c </s>", so p(</s>) -0.7 plus the backoff of "b c"
+ * (none: -0.0) and of c (-0.0) = -0.7; and rows equal states. */
+Test(glm_kenlm, states_and_rows)
+{
+    char *bin = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
+    glm_model *m;
+    smt_err e;
+    cr_assert_eq(glm_open(&m, bin, 0, &e), 0, "%s", e.msg);
+    const glm_word sent[4] = {3, 4, 5, 2}; /* a b c </s> */
+    const float want[4] = {-0.3f, -0.1f, -0.15f, -0.7f};
+    const unsigned wlen[4] = {2, 3, 3, 1};
+    glm_state s, r;
+    glm_state_begin(m, &s);
+    cr_assert_eq(s.length, 1);
+    cr_assert_eq(s.words[0], 1);
+    cr_assert_float_eq(s.backoff[0], -0.5f, 0);
+    glm_word rows[4 * 3];
+    for (int i = 0; i < 4; i++) {
+        unsigned len;
+        glm_state before = s;
+        float p = glm_score(m, &s, sent[i], &s, &len);
+        float q = glm_score_ref(m, &before, sent[i], &r, NULL);
+        cr_assert(p == want[i], "word %d: %g, want %g", i, (double)p, (double)want[i]);
+        cr_assert(q == p);
+        cr_assert_eq(len, wlen[i], "word %d: length %u", i, len);
+        cr_assert(glm_state_equal(&s, &r));
+        /* the row of this word: its two previous words (<s> first), padded */
+        glm_word *row = rows + i * 3;
+        row[0] = i >= 2 ? sent[i - 2] : (i == 1 ? 1u : GLM_NONE);
+        row[1] = i >= 1 ? sent[i - 1] : 1u;
+        row[2] = sent[i];
+    }
+    float pr[4], pf[4];
+    uint8_t lr[4], lf[4];
+    cr_assert_eq(glm_score_rows_ref(m, rows, 4, pr, lr, &e), 0, "%s", e.msg);
+    cr_assert_eq(glm_score_rows(m, rows, 4, pf, lf, 1, &e), 0, "%s", e.msg);
+    for (int i = 0; i < 4; i++) {
+        cr_assert(pr[i] == want[i], "row %d: %g", i, (double)pr[i]);
+        cr_assert(pf[i] == want[i], "row %d: %g", i, (double)pf[i]);
+        cr_assert_eq(lr[i], wlen[i]);
+        cr_assert_eq(lf[i], wlen[i]);
+    }
+    rows[0] = 6; /* out of range */
+    cr_assert_eq(glm_score_rows(m, rows, 4, pf, lf, 1, &e), SMT_ERR_ARG);
+    glm_gpu *g;
+    cr_assert_eq(glm_gpu_create(&g, m, &e), SMT_ERR_UNSUPPORTED);
+    glm_close(m);
+    free(bin);
+}
+
+/* Many rows, every layout: the fast rows (two threads, a batch big enough to be split) equal the
+ * reference rows bit for bit. */
+Test(glm_kenlm, threaded_rows_equal_reference)
+{
+    static const char *const names[] = {"chain.probing", "chain.trie", "chain.trie-q8-b8",
+                                        "chain.trie-a22", "suffix.trie-a22"};
+    enum { ROWS = 6000 };
+    glm_word *rows = malloc(ROWS * GLM_MAX_ORDER * sizeof *rows);
+    float *pr = malloc(ROWS * sizeof *pr), *pf = malloc(ROWS * sizeof *pf);
+    uint8_t *lr = malloc(ROWS), *lf = malloc(ROWS);
+    cr_assert(rows && pr && pf && lr && lf);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.bin", names[i]);
+        char *bin = tu_data_path(rel);
+        glm_model *m;
+        smt_err e;
+        cr_assert_eq(glm_open(&m, bin, 0, &e), 0, "%s", e.msg);
+        unsigned N = glm_order(m);
+        uint32_t V = glm_vocab_size(m), x = 12345;
+        for (size_t r = 0; r < ROWS; r++)
+            for (unsigned k = 0; k < N; k++) {
+                x = x * 1103515245u + 12345u;
+                glm_word w = (x >> 8) % V;
+                rows[r * N + k] = (k == 0 && (x >> 4) % 3 == 0) ? GLM_NONE : w;
+            }
+        cr_assert_eq(glm_score_rows_ref(m, rows, ROWS, pr, lr, &e), 0, "%s", e.msg);
+        cr_assert_eq(glm_score_rows(m, rows, ROWS, pf, lf, 2, &e), 0, "%s", e.msg);
+        cr_assert(memcmp(pr, pf, ROWS * sizeof *pr) == 0 && memcmp(lr, lf, ROWS) == 0, "%s",
+                  names[i]);
+        glm_close(m);
+        free(bin);
+    }
+    free(rows), free(pr), free(pf), free(lr), free(lf);
+}
+
+/* A damaged copy: every truncation is an error; every single flipped byte is an error or a model
+ * that scores the text without a crash (KenLM's hash tables carry no checksum). */
+static int damaged(const char *name, long long checked)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.bin", name);
+    char *src = tu_data_path(rel);
+    snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.txt", name);
+    char *txt = tu_data_path(rel);
+    char *bad = tu_join(dir, "bad.bin");
+    long long size = tu_file_size(src);
+    cr_assert_gt(size, 0);
+    for (long long cut = 0; cut < size; cut++) {
+        cr_assert_eq(tu_copy_file(src, bad), 0);
+        cr_assert_eq(tu_truncate(bad, (uint64_t)cut), 0);
+        glm_model *m = NULL;
+        smt_err e;
+        int rc = glm_open(&m, bad, 0, &e);
+        cr_assert_lt(rc, 0, "cut at %lld opened", cut);
+        cr_assert_null(m);
+        cr_assert_gt(strlen(e.msg), 0);
+    }
+    int refused = 0;
+    for (long long at = 0; at < size; at++) {
+        cr_assert_eq(tu_copy_file(src, bad), 0);
+        cr_assert_eq(tu_flip_bit(bad, (uint64_t)at, 5), 0);
+        glm_model *m = NULL;
+        smt_err e;
+        int rc = glm_open(&m, bad, 0, &e);
+        cr_assert(rc != 0 || at >= checked, "%s: a flip at %lld of the sanity block opened", name,
+                  at);
+        if (rc) {
+            cr_assert_null(m);
+            cr_assert(strstr(e.msg, "bad.bin"), "%s", e.msg);
+            refused++;
+            continue;
+        }
+        char *out = query(m, txt, 0, GLM_PATH_FAST, 1);
+        free(out);
+        glm_close(m);
+    }
+    free(src), free(txt), free(bad);
+    return refused;
+}
+
+Test(glm_kenlm, damaged_binaries)
+{
+    /* the sanity block, the parameters (not their padding), the vocabulary table's ids and the
+     * word list are checked: 195 of the 477 bytes refuse a flip of bit 5 */
+    int refused = damaged("chain.probing", 88);
+    cr_assert_eq(refused, 195, "%d refused", refused);
+    /* the trie: the header, the sorted vocabulary, the unigrams' child pointers, the words */
+    refused = damaged("chain.trie", 88);
+    cr_assert_gt(refused, 100, "%d refused", refused);
+    /* the quantized trie: its quantization header too (the bins are plain floats) */
+    refused = damaged("chain.trie-q8-b8", 88);
+    cr_assert_gt(refused, 100, "%d refused", refused);
+    /* array-compressed pointers: their header and offset array too */
+    refused = damaged("chain.trie-a22", 88);
+    cr_assert_gt(refused, 100, "%d refused", refused);
+}
+
+/* Named header errors: a wrong count, another version, an incomplete build, another order. */
+Test(glm_kenlm, header_errors_named)
+{
+    char *src = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
+    size_t n;
+    char *b = tu_read_file(src, &n);
+    cr_assert_not_null(b);
+    char *bad = tu_join(dir, "h.bin");
+    struct {
+        size_t at;
+        const char *bytes;
+        size_t len;
+        int code;
+        const char *msg;
+    } cases[] = {
+        {0x74, "\x07", 1, SMT_ERR_CORRUPT, "too short"},             /* 7 bigrams */
+        {0x6c, "\x07", 1, SMT_ERR_CORRUPT, "vocabulary holds"},      /* 7 unigrams */
+        {0x31, "4", 1, SMT_ERR_VERSION, "version \"4"},              /* format version 4 */
+        {0x58, "\x07", 1, SMT_ERR_UNSUPPORTED, "order 7"},           /* order 7 */
+        {0x60, "\x01", 1, SMT_ERR_UNSUPPORTED, "rest probing"},      /* rest costs */
+        {0x60, "\x09", 1, SMT_ERR_CORRUPT, "unknown model type 9"},  /* no such layout */
+        {0x3f, "\x00", 1, SMT_ERR_FORMAT, "test values"},            /* 1.0f damaged */
+        {0x35, "\x01", 1, SMT_ERR_FORMAT, "test values"},            /* magic's padding */
+        {0x5c, "\x00\x00\x80\x3f", 4, SMT_ERR_CORRUPT, "multiplier"}, /* multiplier 1.0 */
+        {0x22, "incomplete\n", 11, SMT_ERR_INCOMPLETE, "did not finish"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *c = malloc(n);
+        memcpy(c, b, n);
+        memcpy(c + cases[i].at, cases[i].bytes, cases[i].len);
+        cr_assert_eq(tu_write_file(bad, c, n), 0);
+        glm_model *m = NULL;
+        smt_err e;
+        cr_assert_eq(glm_load(&m, bad, 0, NULL, &e), cases[i].code, "case %zu: %s", i, e.msg);
+        cr_assert(strstr(e.msg, cases[i].msg), "case %zu: %s", i, e.msg);
+        free(c);
+    }
+    free(b), free(src), free(bad);
+}
+
+/* ../shared: the sample lm.3 and the bible lm.5 probing binaries on the first 200 lines of test-a,
+ * with and without -n. */
+static void shared_case(const char *bin_rel, const char *name)
+{
+    char *bin = tu_shared_path(bin_rel);
+    char *txt = tu_shared_path("reference/kenlm-binaries/query/test-a.200.en");
+    if (!bin || !txt) {
+        free(bin), free(txt);
+        cr_skip_test("../shared/reference/kenlm-binaries is absent");
+    }
+    char rel[256];
+    snprintf(rel, sizeof rel, "reference/kenlm-binaries/query/%s.test-a.200.query", name);
+    char *want = tu_shared_path(rel);
+    snprintf(rel, sizeof rel, "reference/kenlm-binaries/query/%s.test-a.200.n.query", name);
+    char *want_n = tu_shared_path(rel);
+    cr_assert(want && want_n);
+    char *model = bin;
+    size_t bl = strlen(bin);
+    if (bl > 3 && strcmp(bin + bl - 3, ".xz") == 0) { /* unpacked into the temp dir */
+        model = tu_join(dir, "model.bin");
+        char *err = NULL;
+        int st = tu_runf(NULL, &err, "xz -dc '%s' > '%s'", bin, model);
+        cr_assert_eq(st, 0, "xz: %s", err);
+        free(err);
+    }
+    expect_query(model, txt, want, 0);
+    expect_query(model, txt, want_n, 1);
+    if (model != bin)
+        free(model);
+    free(bin), free(txt), free(want), free(want_n);
+}
+
+Test(glm_kenlm, shared_sample_lm3_probing)
+{
+    shared_case("reference/kenlm-binaries/sample.lm3.probing.bin", "sample.lm3.probing");
+}
+
+Test(glm_kenlm, shared_bible_lm5_probing)
+{
+    shared_case("reference/kenlm-binaries/bible.lm5.probing.bin.xz", "bible.lm5.probing");
+}
+
+Test(glm_kenlm, shared_sample_lm3_trie)
+{
+    shared_case("reference/kenlm-binaries/sample.lm3.trie.bin", "sample.lm3.trie");
+}
+
+Test(glm_kenlm, shared_sample_lm3_quantized_trie)
+{
+    shared_case("reference/kenlm-binaries/sample.lm3.trie-q8b8.bin", "sample.lm3.trie-q8b8");
+}
+
+Test(glm_kenlm, shared_sample_lm3_array_compressed_tries)
+{
+    shared_case("reference/kenlm-binaries/sample.lm3.trie-a22.bin", "sample.lm3.trie-a22");
+    shared_case("reference/kenlm-binaries/sample.lm3.trie-a22q8b8.bin", "sample.lm3.trie-a22q8b8");
+}
+
+Test(glm_kenlm, shared_bible_lm5_quantized_trie)
+{
+    shared_case("reference/kenlm-binaries/bible.lm5.trie-q8b8.bin.xz", "bible.lm5.trie-q8b8");
+}
