@@ -110,6 +110,8 @@ int dec_lm_open(glm_model **out, const char *path, int verify, smt_err *err)
         return kind;
     if (kind == SMT_KIND_FASTSMT) /* a .glm: mapped as it is (glm_open checks its kind) */
         return glm_open(out, path, verify ? GLM_OPEN_VERIFY : 0, err);
+    if (kind == SMT_KIND_KENLM) /* queried in place by glm; it has no checksums to verify */
+        return glm_open(out, path, 0, err);
     const char *in[2] = {path, NULL};
     void *obj = NULL;
     int rc = dec_cached_load(&obj, "glm", in, 1, glm_build_fn, glm_open_fn, verify, err);

@@ -86,15 +86,16 @@ int dec_model_param_bool(const dec_model *m, const char *section, int *out, smt_
     return dec_ini_param_bool(m->ini, section, out, err);
 }
 
-/* 1 when the file is a fastsmt binary, 0 when text (plain or compressed), <0 when it cannot be read
- * or is a KenLM binary. */
-static int is_binary(const char *path, smt_err *err)
+/* 1 when the file is a fastsmt binary (or, for an LM, a KenLM binary: glm queries it in place), 0
+ * when text (plain or compressed), <0 when it cannot be read or is a KenLM binary where a phrase
+ * table is expected. */
+static int is_binary(const char *path, int lm, smt_err *err)
 {
     int kind = smt_file_kind(path, NULL, err);
-    if (kind == SMT_KIND_KENLM)
-        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                           "%s: a KenLM binary; give the ARPA file or run fastsmt-binarize", path);
-    return kind < 0 ? kind : kind == SMT_KIND_FASTSMT;
+    if (kind == SMT_KIND_KENLM && !lm)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s: a KenLM binary (a language model), not "
+                           "a phrase table", path);
+    return kind < 0 ? kind : kind == SMT_KIND_FASTSMT || kind == SMT_KIND_KENLM;
 }
 
 /* Feature keys this decoder reads (each checked below); keys Moses knows that would change the
@@ -456,7 +457,7 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
     int rc = dec_ini_find(ini, p, pt_f->line, warn, m->verbose, &pt_path, err);
     if (rc)
         return rc;
-    int bin = is_binary(pt_path, err);
+    int bin = is_binary(pt_path, 0, err);
     unsigned n_tm = 0, n_reo = 0;
     if (bin >= 0)
         bin = num_features_arg(ini, pt_f, 0, &n_tm, err) ? SMT_ERR_PARSE : bin;
@@ -475,7 +476,7 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
                              "reordering scores)", ini->path, lr_f->line, lr_f->name);
             goto out;
         }
-        if (rp && bin && (rc = is_binary(reo_path, err)) <= 0) {
+        if (rp && bin && (rc = is_binary(reo_path, 0, err)) <= 0) {
             if (rc == 0)
                 rc = smt_err_set(err, SMT_ERR_UNSUPPORTED,
                                  "%s:%u: a binary phrase table needs its reordering scores "
@@ -522,7 +523,7 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
         if ((rc = dec_ini_find(ini, lp, lm_f[l]->line, warn, m->verbose, &lm_path, err)))
             goto out;
         /* glm reads both: a .glm binary is mapped, an ARPA file (any compression) binarized */
-        int lb = is_binary(lm_path, err);
+        int lb = is_binary(lm_path, 1, err);
         if (lb == 0 && strcmp(lm_f[l]->type, "KENLM"))
             lb = srilm_irstlm_arpa(ini, lm_f[l], lm_path, warn, &warned, err);
         rc = lb < 0 ? lb : dec_lm_open(&m->lms[l], lm_path, verify, err);

@@ -90,3 +90,59 @@ Test(shared, first_sentences_match_moses, .timeout = 120)
     free(dir), free(ini), free(ini_text), free(text), free(src), free(refs), free(src_path);
     free(sample), free(lm), free(ref), free(nbest), free(ini_src);
 }
+
+/* The shared ini with the sample tables and the LM at lm_path; the 1-best and 10-best distinct of
+ * the sample sentences (malloc'ed). */
+static char *translate_with_lm(const char *lm_path, const char *dir, const char *name)
+{
+    char *ini_src = tu_shared_path("models/bible-es-en/moses.ini");
+    char *sample = tu_data_path("../../examples/sample");
+    size_t len;
+    char *text = tu_read_file(ini_src, &len), *ini_text = NULL;
+    cr_assert_not_null(text);
+    char *pt = strstr(text, "path=phrase-table.gz"), *reo = strstr(text, "path=reordering-table");
+    char *lmp = strstr(text, "path=lm.5.arpa.gz");
+    cr_assert(pt && reo && lmp);
+    *pt = *reo = *lmp = '\0';
+    cr_assert(asprintf(&ini_text, "%spath=%s/phrase-table.gz%spath=%s/reordering-table%spath=%s%s",
+                       text, sample, pt + strlen("path=phrase-table.gz"), sample,
+                       reo + strlen("path=reordering-table"), lm_path,
+                       lmp + strlen("path=lm.5.arpa.gz")) > 0);
+    char *ini = tu_join(dir, name);
+    cr_assert_eq(tu_write_file(ini, ini_text, strlen(ini_text)), 0);
+    dec_model *m;
+    smt_err e;
+    cr_assert_eq(dec_model_load(&m, ini, NULL, &e), 0, "%s", e.msg);
+    dec_worker *w;
+    cr_assert_eq(dec_worker_create(&w, m, &e), 0);
+    char *src_path = tu_join(sample, "sample.es");
+    char *src = tu_read_file(src_path, &len), *ss = NULL;
+    smt_buf out = {0};
+    int i = 0;
+    for (char *line = strtok_r(src, "\n", &ss); line && i < N_SENT; line = strtok_r(NULL, "\n", &ss), i++)
+        cr_assert_eq(dec_translate(w, line, strlen(line), (uint64_t)i, &out, &out, 10, 1, NULL, &e),
+                     0, "%s", e.msg);
+    dec_worker_free(w);
+    dec_model_free(m);
+    free(ini_src), free(sample), free(text), free(ini_text), free(ini), free(src_path), free(src);
+    return out.data;
+}
+
+/* KENLM path= naming a KenLM binary (build_binary's probing layout, made by KenLM from the same
+ * ARPA: ../shared/reference/kenlm-binaries): glm queries it in place, and the decoder's 1-best and
+ * 10-best lists are byte-identical to those with the ARPA file. */
+Test(shared, kenlm_binary_lm_same_output, .timeout = 300)
+{
+    char *lm = tu_shared_path("models/bible-es-en/lm.5.arpa.gz");
+    char *kb_xz = tu_shared_path("reference/kenlm-binaries/bible.lm5.probing.bin.xz");
+    if (!lm || !kb_xz)
+        cr_skip_test("shared data absent");
+    char *dir = tu_tmpdir(), *kb = tu_join(dir, "lm.5.probing.bin"), *cmd = NULL;
+    cr_assert(asprintf(&cmd, "xz -dc '%s' > '%s'", kb_xz, kb) > 0);
+    cr_assert_eq(tu_run(cmd, NULL, NULL), 0);
+    char *with_arpa = translate_with_lm(lm, dir, "arpa.ini");
+    char *with_kenlm = translate_with_lm(kb, dir, "kenlm.ini");
+    cr_assert_str_eq(with_kenlm, with_arpa);
+    tu_rmtree(dir);
+    free(with_arpa), free(with_kenlm), free(cmd), free(kb), free(kb_xz), free(dir), free(lm);
+}

@@ -948,9 +948,9 @@ Test(strict, overlong_sentence_fails_the_run)
     dec_model_free(m);
 }
 
-/* A KenLM binary named as the LM is refused with what to give instead (the common sniffer tells it
- * by its magic), never parsed as an ARPA file or mapped as a .glm. */
-Test(strict, kenlm_binary_lm_refused)
+/* A KenLM binary named as the LM is told by its magic (the common sniffer) and opened by glm,
+ * never parsed as an ARPA file or mapped as a .glm: a damaged one is an error naming the file. */
+Test(strict, kenlm_binary_lm_damaged)
 {
     char *text = NULL, *ini = tiny_ini("kenlm.ini", "", "", "", "", &text);
     char *kb = tu_join(tmp, "lm.binary");
@@ -962,6 +962,6 @@ Test(strict, kenlm_binary_lm_refused)
     const char *lm_dir_end = strrchr(text, '=') + 1; /* path=<tiny> */
     cr_assert(asprintf(&t2, "%.*s%s%s", (int)(lm_dir_end - text), text, kb, lm + 8) > 0);
     cr_assert_eq(tu_write_file(ini, t2, strlen(t2)), 0);
-    dtu_expect_load_error(ini, NULL, SMT_ERR_UNSUPPORTED, "lm.binary: a KenLM binary", NULL);
+    dtu_expect_load_error(ini, NULL, SMT_ERR_CORRUPT, "lm.binary", NULL);
     free(text), free(t2), free(ini), free(kb);
 }
