@@ -12,7 +12,7 @@ secs=${1:?usage: tests/fuzz/campaign.sh SECONDS [HARNESS...]}
 shift
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${FASTSMT_FUZZ_BUILD:-$root/build-fuzz}
-all="arpa glm glm_query ppt_text ppt moses_ini dec_tables dec_input nmt_config safetensors nbest"
+all="arpa glm glm_query kenlm ppt_text ppt moses_ini dec_tables dec_input nmt_config safetensors nbest"
 work=$build/fuzz-campaign
 mkdir -p "$work/artifacts"
 [ -f "$work/summary.txt" ] ||
