@@ -71,6 +71,17 @@ def test_test_a_equals_glm_query(kenlm, tmp_path):
             assert f32(b) == f32(model.score(s)), s
 
 
+@pytest.mark.parametrize("layout", ["probing", "trie-a22", "trie-q8-b8"])
+def test_kenlm_binary_equals_kenlm_query(kenlm, layout):
+    """A KenLM binary (build_binary output, tests/data/glm/kenlm) opens as KenLM's module opens it,
+    and every word scores as KenLM's own query printed for that file (through glm query's path)."""
+    base = os.path.join(SOURCE, "tests", "data", "glm", "kenlm", "tiny.chain." + layout)
+    model = kenlm.Model(base + ".bin")
+    assert model.order == 3
+    assert check_against_query(model, base + ".bin", base + ".txt") > 0
+    assert check_against_query(model, base + ".bin", base + ".txt", null_context=True) > 0
+
+
 def test_score_and_perplexity_as_kenlm_computes_them(sample_model, sample_text):
     for s in lines_of(sample_text):
         total = 0.0
@@ -194,7 +205,7 @@ def test_errors(kenlm, sample_model, sample_arpa, tmp_path):
     glm.write_bytes(data[: len(data) // 2])  # truncated
     with pytest.raises(OSError):
         kenlm.Model(str(glm))
-    kb = tmp_path / "k.binary"  # a KenLM binary: not read yet, said so
+    kb = tmp_path / "k.binary"  # a damaged KenLM binary: refused, said so
     kb.write_bytes(b"mmap lm http://kheafield.com/code format version 5\n\0\0\0")
     with pytest.raises(OSError) as e:
         kenlm.Model(str(kb))
