@@ -35,6 +35,29 @@ static int moses_scores(const char *nbest_xz, double *score, int n)
     return k;
 }
 
+/* dir/name: the shared ini with absolute paths to the sample tables (which hold every line of the
+ * shared tables the sample sentences need) and the LM at lm_path (malloc'ed path). */
+static char *write_ini(const char *lm_path, const char *dir, const char *name)
+{
+    char *ini_src = tu_shared_path("models/bible-es-en/moses.ini");
+    char *sample = tu_data_path("../../examples/sample");
+    size_t len;
+    char *text = tu_read_file(ini_src, &len), *ini_text = NULL;
+    cr_assert_not_null(text);
+    char *pt = strstr(text, "path=phrase-table.gz"), *reo = strstr(text, "path=reordering-table");
+    char *lmp = strstr(text, "path=lm.5.arpa.gz");
+    cr_assert(pt && reo && lmp);
+    *pt = *reo = *lmp = '\0';
+    cr_assert(asprintf(&ini_text, "%spath=%s/phrase-table.gz%spath=%s/reordering-table%spath=%s%s",
+                       text, sample, pt + strlen("path=phrase-table.gz"), sample,
+                       reo + strlen("path=reordering-table"), lm_path,
+                       lmp + strlen("path=lm.5.arpa.gz")) > 0);
+    char *ini = tu_join(dir, name);
+    cr_assert_eq(tu_write_file(ini, ini_text, strlen(ini_text)), 0);
+    free(ini_src), free(sample), free(text), free(ini_text);
+    return ini;
+}
+
 Test(shared, first_sentences_match_moses, .timeout = 120)
 {
     char *lm = tu_shared_path("models/bible-es-en/lm.5.arpa.gz");
@@ -45,20 +68,8 @@ Test(shared, first_sentences_match_moses, .timeout = 120)
         cr_skip_test("shared data absent");
     char *sample = tu_data_path("../../examples/sample");
     char *dir = tu_tmpdir();
-    /* the shared ini with absolute paths to the sample tables and the shared LM */
+    char *ini = write_ini(lm, dir, "moses.ini");
     size_t len;
-    char *text = tu_read_file(ini_src, &len), *ini_text = NULL;
-    cr_assert_not_null(text);
-    char *pt = strstr(text, "path=phrase-table.gz"), *reo = strstr(text, "path=reordering-table");
-    char *lmp = strstr(text, "path=lm.5.arpa.gz");
-    cr_assert(pt && reo && lmp);
-    *pt = *reo = *lmp = '\0';
-    cr_assert(asprintf(&ini_text, "%spath=%s/phrase-table.gz%spath=%s/reordering-table%spath=%s%s",
-                       text, sample, pt + strlen("path=phrase-table.gz"), sample,
-                       reo + strlen("path=reordering-table"), lm,
-                       lmp + strlen("path=lm.5.arpa.gz")) > 0);
-    char *ini = tu_join(dir, "moses.ini");
-    cr_assert_eq(tu_write_file(ini, ini_text, strlen(ini_text)), 0);
     dec_model *m;
     smt_err e;
     cr_assert_eq(dec_model_load(&m, ini, NULL, &e), 0, "%s", e.msg);
@@ -87,7 +98,7 @@ Test(shared, first_sentences_match_moses, .timeout = 120)
     dec_worker_free(w);
     dec_model_free(m);
     tu_rmtree(dir);
-    free(dir), free(ini), free(ini_text), free(text), free(src), free(refs), free(src_path);
+    free(dir), free(ini), free(src), free(refs), free(src_path);
     free(sample), free(lm), free(ref), free(nbest), free(ini_src);
 }
 
@@ -95,21 +106,9 @@ Test(shared, first_sentences_match_moses, .timeout = 120)
  * the sample sentences (malloc'ed). */
 static char *translate_with_lm(const char *lm_path, const char *dir, const char *name)
 {
-    char *ini_src = tu_shared_path("models/bible-es-en/moses.ini");
     char *sample = tu_data_path("../../examples/sample");
+    char *ini = write_ini(lm_path, dir, name);
     size_t len;
-    char *text = tu_read_file(ini_src, &len), *ini_text = NULL;
-    cr_assert_not_null(text);
-    char *pt = strstr(text, "path=phrase-table.gz"), *reo = strstr(text, "path=reordering-table");
-    char *lmp = strstr(text, "path=lm.5.arpa.gz");
-    cr_assert(pt && reo && lmp);
-    *pt = *reo = *lmp = '\0';
-    cr_assert(asprintf(&ini_text, "%spath=%s/phrase-table.gz%spath=%s/reordering-table%spath=%s%s",
-                       text, sample, pt + strlen("path=phrase-table.gz"), sample,
-                       reo + strlen("path=reordering-table"), lm_path,
-                       lmp + strlen("path=lm.5.arpa.gz")) > 0);
-    char *ini = tu_join(dir, name);
-    cr_assert_eq(tu_write_file(ini, ini_text, strlen(ini_text)), 0);
     dec_model *m;
     smt_err e;
     cr_assert_eq(dec_model_load(&m, ini, NULL, &e), 0, "%s", e.msg);
@@ -124,7 +123,7 @@ static char *translate_with_lm(const char *lm_path, const char *dir, const char 
                      0, "%s", e.msg);
     dec_worker_free(w);
     dec_model_free(m);
-    free(ini_src), free(sample), free(text), free(ini_text), free(ini), free(src_path), free(src);
+    free(sample), free(ini), free(src_path), free(src);
     return out.data;
 }
 
