@@ -507,20 +507,31 @@ static int score_text(const glm_model *m, const char *s, size_t n, int bos, int 
 
 static const char *const score_names[] = {"sentence", "bos", "eos"};
 
+/* The (sentence, bos=True, eos=True) arguments of score and full_scores, and the open model;
+ * -1 with a Python exception set. */
+static int sentence_args(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                         const char *fn, const char **s, Py_ssize_t *n, int *bos, int *eos,
+                         const glm_model **m)
+{
+    PyObject *a[3];
+    if (fastsmt_parse_args(args, nargs, kwnames, score_names, 3, 1, fn, a) ||
+        fastsmt_text_of(a[0], s, n))
+        return -1;
+    *bos = flag_arg(a[1], 1);
+    *eos = flag_arg(a[2], 1);
+    if (*bos < 0 || *eos < 0 || !(*m = model_of((ModelObject *)op)))
+        return -1;
+    return 0;
+}
+
 static PyObject *Model_score(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
-    PyObject *a[3];
     const char *s;
     Py_ssize_t n;
-    if (fastsmt_parse_args(args, nargs, kwnames, score_names, 3, 1, "score", a) ||
-        fastsmt_text_of(a[0], &s, &n))
-        return NULL;
-    int bos = flag_arg(a[1], 1), eos = flag_arg(a[2], 1);
-    if (bos < 0 || eos < 0)
-        return NULL;
-    const glm_model *m = model_of((ModelObject *)op);
-    if (!m)
+    int bos, eos;
+    const glm_model *m;
+    if (sentence_args(op, args, nargs, kwnames, "score", &s, &n, &bos, &eos, &m))
         return NULL;
     float total;
     if (score_text(m, s, (size_t)n, bos, eos, &total, NULL))
@@ -553,17 +564,11 @@ static PyObject *Model_perplexity(PyObject *op, PyObject *sentence)
 static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
                                    PyObject *kwnames)
 {
-    PyObject *a[3];
     const char *s;
     Py_ssize_t n;
-    if (fastsmt_parse_args(args, nargs, kwnames, score_names, 3, 1, "full_scores", a) ||
-        fastsmt_text_of(a[0], &s, &n))
-        return NULL;
-    int bos = flag_arg(a[1], 1), eos = flag_arg(a[2], 1);
-    if (bos < 0 || eos < 0)
-        return NULL;
-    const glm_model *m = model_of((ModelObject *)op);
-    if (!m)
+    int bos, eos;
+    const glm_model *m;
+    if (sentence_args(op, args, nargs, kwnames, "full_scores", &s, &n, &bos, &eos, &m))
         return NULL;
     PyObject *list = PyList_New(0);
     if (!list)
