@@ -554,6 +554,19 @@ void smt_mapped_section_info(const smt_mapped *m, unsigned i, const char **name,
         *checksum = s->checksum;
 }
 
+void smt_mapped_release(const smt_mapped *m, const void *p, uint64_t n)
+{
+    if (!m || !m->mapped || !p || !n)
+        return;
+    const uint8_t *b = p, *e = b + n;
+    if (b < m->base || e > m->base + m->size)
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = ((uintptr_t)b + page - 1) & ~(page - 1), to = (uintptr_t)e & ~(page - 1);
+    if (to > from) /* whole pages only: a neighbour's bytes stay resident */
+        madvise((void *)from, (size_t)(to - from), MADV_DONTNEED);
+}
+
 void smt_mapped_close(smt_mapped *m)
 {
     if (!m)

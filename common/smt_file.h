@@ -128,6 +128,11 @@ const char *smt_mapped_path(const smt_mapped *m);
 /* Unmaps and frees. Accepts NULL. */
 void smt_mapped_close(smt_mapped *m);
 
+/* The caller has copied [p, p + n) (inside m's sections) elsewhere: a mapped file's pages of that
+ * range leave the process's resident memory (they are read in again if touched; the content never
+ * changes). Nothing happens for a file read into memory (SMT_OPEN_READ). */
+void smt_mapped_release(const smt_mapped *m, const void *p, uint64_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,7 +64,13 @@ static int load_huge(glm_model *m, smt_err *err)
     char *p = base;
     for (int i = 0; i < 6; i++) {
         dst[i] = p;
-        memcpy(p, src[i], size[i]);
+        /* 8 MB at a time, each piece of the mapping released once copied: the model is resident
+         * once (the copy), never twice, not even while it is being copied */
+        for (uint64_t off = 0; off < size[i]; off += 8u << 20) {
+            uint64_t n = size[i] - off < (8u << 20) ? size[i] - off : (8u << 20);
+            memcpy(p + off, (const char *)src[i] + off, n);
+            smt_mapped_release(m->map, (const char *)src[i] + off, n);
+        }
         p += (size[i] + 63) & ~63ull;
     }
     m->vocab.str = dst[0];
