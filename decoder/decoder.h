@@ -45,6 +45,9 @@ typedef struct dec_options {
     int distortion_limit;         /* -dl; set distortion_limit_set to use it (-1 = unlimited) */
     int distortion_limit_set;
     const char *weight_overwrite; /* -weight-overwrite "Name= v ... Name= v ..." or NULL */
+    const char *feature_overwrite; /* -feature-overwrite "Name key=value ...", one spec per line
+                                    * (the flag may be given again); NULL: the ini's
+                                    * [feature-overwrite] lines */
     FILE *warn;                   /* where warnings go (unknown ini keys); NULL: stderr */
     int max_phrase_len;           /* -max-phrase-length (-1: the ini's, default 20) */
     int table_limit;              /* -ttable-limit (-1: the phrase table's table-limit, default 20) */

@@ -674,6 +674,32 @@ static int search_settings(dec_model *m, const dec_options *opt, const dec_ini_f
     return 0;
 }
 
+/* Moses's -feature-overwrite (each line of flags) or the ini's [feature-overwrite] values. */
+static int feature_overwrite(dec_ini *ini, const char *flags, smt_err *err)
+{
+    if (flags) {
+        char *copy = strdup(flags), *save = NULL;
+        if (!copy)
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        int rc = 0;
+        for (char *l = strtok_r(copy, "\n", &save); l && !rc; l = strtok_r(NULL, "\n", &save))
+            rc = dec_ini_overwrite_feature(ini, l, "-feature-overwrite", err);
+        free(copy);
+        return rc;
+    }
+    char *const *v;
+    size_t n = dec_ini_param_values(ini, "feature-overwrite", &v);
+    for (size_t i = 0; i < n; i++) {
+        char what[600];
+        snprintf(what, sizeof what, "%s:%u: [feature-overwrite]", ini->path,
+                 dec_ini_param_line(ini, "feature-overwrite", i));
+        int rc = dec_ini_overwrite_feature(ini, v[i], what, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt_in, smt_err *err)
 {
     double t0 = smt_now();
@@ -692,6 +718,8 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
         m->verbose = dec_ini_param_ll(m->ini, "verbose", 0, DEC_MAX_VERBOSE, &v, NULL) > 0 ? (int)v : 1;
     if (!rc && opt->weight_overwrite)
         rc = dec_ini_overwrite_weights(m->ini, opt->weight_overwrite, err);
+    if (!rc) /* -feature-overwrite, one spec per line, else the ini's [feature-overwrite] */
+        rc = feature_overwrite(m->ini, opt->feature_overwrite, err);
     const dec_ini_feature *pt_f = NULL, *lr_f = NULL, *lm_f[DEC_MAX_LMS] = {0};
     if (!rc && !(rc = dec_ini_check_sections(m->ini, warn, err)) &&
         !(rc = check_keys(m->ini, err)))

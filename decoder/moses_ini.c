@@ -70,7 +70,7 @@ static const section_class sections[] = {
     {"lmbr-pruning-factor", CHANGES}, {"lmbr-p", CHANGES}, {"lmbr-r", CHANGES},
     {"lmbr-map-weight", CHANGES}, {"lattice-hypo-set", CHANGES}, {"consensus-decoding", CHANGES},
     {"constraint", CHANGES}, {"output-factors", CHANGES}, {"placeholder-factor", CHANGES},
-    {"factor-delimiter", CHANGES}, {"feature-overwrite", CHANGES}, {"feature-add", CHANGES},
+    {"factor-delimiter", CHANGES}, {"feature-overwrite", IMPL}, {"feature-add", CHANGES},
     {"weight-add", CHANGES}, {"weight-overwrite", CHANGES}, {"alternate-weight-setting", CHANGES},
     {"start-translation-id", CHANGES}, {"sort-word-alignment", CHANGES},
     {"output-unknowns", IMPL}, {"alignment-output-file", CHANGES},
@@ -872,6 +872,62 @@ int dec_ini_find(const dec_ini *ini, const char *path, unsigned line, FILE *warn
     free(in_cwd);
     free(shown);
     return rc;
+}
+
+int dec_ini_overwrite_feature(dec_ini *ini, const char *spec, const char *what, smt_err *err)
+{
+    const char *pos = spec, *end = spec + strlen(spec), *w;
+    size_t wl;
+    char fb[64];
+    if (!smt_word_next(&pos, end, SMT_WS_SPACE, &w, &wl))
+        return smt_err_set(err, SMT_ERR_PARSE, "%s: empty, expected \"Name key=value ...\"", what);
+    dec_ini_feature *f = NULL;
+    for (size_t i = 0; i < ini->n_features && !f; i++)
+        if (strlen(ini->features[i].name) == wl && !memcmp(ini->features[i].name, w, wl))
+            f = &ini->features[i];
+    if (!f)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s: no feature named '%.*s'", what,
+                           (int)(wl > 48 ? 48 : wl), w);
+    int any = 0;
+    while (smt_word_next(&pos, end, SMT_WS_SPACE, &w, &wl)) {
+        const char *eq = memchr(w, '=', wl);
+        char *tok = strndup(w, wl);
+        if (!tok)
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        if (!eq || eq == w) {
+            int rc = smt_err_set(err, SMT_ERR_PARSE, "%s: '%s' is not key=value", what, frag(tok, fb));
+            free(tok);
+            return rc;
+        }
+        tok[eq - w] = '\0';
+        const char *key = tok, *val = tok + (eq - w) + 1;
+        if (!strcmp(key, "name")) {
+            free(tok);
+            return smt_err_set(err, SMT_ERR_PARSE, "%s: a feature's name cannot be overwritten", what);
+        }
+        size_t k = 0;
+        while (k < f->n_args && strcmp(f->keys[k], key) != 0)
+            k++;
+        char *v = strdup(val), *kk = k == f->n_args ? strdup(key) : NULL;
+        if (!v || (k == f->n_args && (!kk || push((void **)&f->keys, f->n_args, sizeof *f->keys) ||
+                                      push((void **)&f->values, f->n_args, sizeof *f->values)))) {
+            free(v), free(kk), free(tok);
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        }
+        if (k == f->n_args) {
+            f->keys[k] = kk;
+            f->values[k] = NULL;
+            f->n_args++;
+        }
+        free(f->values[k]);
+        f->values[k] = v;
+        free(tok);
+        any = 1;
+    }
+    if (!any)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s: '%s' has no key=value to set", what,
+                           frag(spec, fb));
+    return 0;
 }
 
 int dec_ini_overwrite_weights(dec_ini *ini, const char *spec, smt_err *err)

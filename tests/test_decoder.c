@@ -1552,3 +1552,46 @@ Test(decoder, xml_input)
     cr_assert_eq(dec_run_options_resolve(model, &ro, &r, &e), SMT_ERR_UNSUPPORTED);
     cr_assert(strstr(e.msg, "-xml-input constraint: not supported yet"), "%s", e.msg);
 }
+
+/* Moses's -feature-overwrite "Name key=value ..." (and the ini's [feature-overwrite]): a feature
+ * line's key takes the value before the model loads; "c" has two options, so table-limit=1 gives
+ * what -ttable-limit 1 gives, not the default; a feature that is not there, name= and a key that
+ * is no key of the feature are errors. */
+Test(decoder, feature_overwrite)
+{
+    char *bin = tu_bin_path("fastsmt"), *ini = tu_data_path("decoder/tiny/moses.ini");
+    char *in = tu_join(tmp, "c.txt"), *cmd = NULL, *plain = NULL, *limit = NULL, *over = NULL;
+    cr_assert_eq(tu_write_file(in, "c\n", 2), 0);
+    static const char *const args[] = {"", "-ttable-limit 1",
+                                       "-feature-overwrite 'TranslationModel0 table-limit=1'"};
+    char **outs[] = {&plain, &limit, &over};
+    for (int k = 0; k < 3; k++) {
+        cr_assert(asprintf(&cmd, "%s -f %s -v 0 -n-best-list - 5 %s < %s", bin, ini, args[k], in) > 0);
+        cr_assert_eq(tu_run(cmd, outs[k], NULL), 0, "%s", args[k]);
+        free(cmd);
+    }
+    cr_assert_str_eq(over, limit);
+    cr_assert_str_neq(over, plain);
+    /* the ini's section */
+    size_t len;
+    char *text = tiny_model_in_tmp(&len), *full = NULL, *ini2 = tu_join(tmp, "moses.ini"), *sec = NULL;
+    cr_assert(asprintf(&full, "%s\n[feature-overwrite]\nTranslationModel0 table-limit=1\n", text) > 0);
+    cr_assert_eq(tu_write_file(ini2, full, strlen(full)), 0);
+    cr_assert(asprintf(&cmd, "%s -f %s -v 0 -n-best-list - 5 < %s", bin, ini2, in) > 0);
+    cr_assert_eq(tu_run(cmd, &sec, NULL), 0);
+    cr_assert_str_eq(sec, limit);
+    free(cmd);
+    static const char *const bad[] = {"'Nope0 x=1'", "'TranslationModel0 name=X'",
+                                      "'TranslationModel0 table-limit'", "'TranslationModel0'"};
+    static const char *const want[] = {"no feature named 'Nope0'", "name cannot be overwritten",
+                                       "is not key=value", "has no key=value"};
+    for (int k = 0; k < 4; k++) {
+        char *err = NULL;
+        cr_assert(asprintf(&cmd, "%s -f %s -v 0 -feature-overwrite %s < %s", bin, ini, bad[k], in) > 0);
+        cr_assert_eq(tu_run(cmd, NULL, &err), 1, "%s", bad[k]);
+        cr_assert(strstr(err, "-feature-overwrite: ") && strstr(err, want[k]), "%s: %s", bad[k], err);
+        free(cmd), free(err);
+    }
+    free(plain), free(limit), free(over), free(sec), free(text), free(full), free(ini2);
+    free(bin), free(ini), free(in);
+}

@@ -24,6 +24,7 @@ static void usage(FILE *f)
             "usage: fastsmt -f moses.ini [-threads N|all] [-n-best-list FILE N [distinct]]\n"
             "               [-s STACK] [-cube-pruning-pop-limit P] [-dl D]\n"
             "               [-weight-overwrite \"Name= v ...\"] [-input-file FILE]\n"
+            "               [-feature-overwrite \"Name key=value ...\"]...\n"
             "               [-t | -report-segmentation] [-include-segmentation-in-n-best]\n"
             "               [-print-alignment-info] [-print-alignment-info-in-n-best]\n"
             "               [-alignment-output-file FILE] [-output-unknowns FILE]\n"
@@ -73,6 +74,7 @@ int main(int argc, char **argv)
     const char *ini = NULL;
     dec_options opt;
     dec_options_default(&opt);
+    static smt_buf fo; /* the -feature-overwrite specs, one per line (static: lives to the end) */
     dec_run_options ro; /* what the flags give; the library fills the rest from the ini */
     dec_run_options_default(&ro);
     for (int i = 1; i < argc; i++) {
@@ -120,6 +122,18 @@ int main(int argc, char **argv)
                 return 2;
             }
             opt.weight_overwrite = v, i++;
+        } else if (!strcmp(a, "-feature-overwrite")) {
+            if (!v) {
+                fprintf(stderr, "fastsmt: -feature-overwrite needs \"Name key=value ...\"\n");
+                return 2;
+            }
+            /* given again: one more spec, on its own line */
+            if ((fo.len && smt_buf_putc(&fo, '\n')) || smt_buf_puts(&fo, v)) {
+                fprintf(stderr, "fastsmt: out of memory\n");
+                return 1;
+            }
+            opt.feature_overwrite = fo.data;
+            i++;
         } else if (!strcmp(a, "-t") || !strcmp(a, "-report-segmentation")) {
             ro.report_segmentation = 1;
         } else if (!strcmp(a, "-include-segmentation-in-n-best")) {

@@ -121,6 +121,12 @@ int dec_ini_find(const dec_ini *ini, const char *path, unsigned line, FILE *warn
  * beside the ini (malloc'ed; NULL when out of memory). */
 char *dec_ini_resolve(const dec_ini *ini, const char *path);
 
+/* Applies a Moses -feature-overwrite spec, "Name key=value ..." (what names the place in messages:
+ * the flag, or "moses.ini:LINE: [feature-overwrite]"): each key of feature Name takes the value,
+ * or is added; name= cannot change. Returns 0, SMT_ERR_PARSE (no such feature, a malformed
+ * spec) or SMT_ERR_NOMEM. The keys are checked with the others at load. */
+int dec_ini_overwrite_feature(dec_ini *ini, const char *spec, const char *what, smt_err *err);
+
 /* Applies a Moses -weight-overwrite string ("LM0= 0.5 WordPenalty0= -1"). A name that is not yet
  * in the ini is added. Returns 0, SMT_ERR_PARSE or SMT_ERR_NOMEM. */
 int dec_ini_overwrite_weights(dec_ini *ini, const char *spec, smt_err *err);
