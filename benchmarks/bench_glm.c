@@ -58,7 +58,7 @@ static glm_model *open_model(const char *path, unsigned flags)
 
 static void build(const char *arpa, const char *out, uint32_t K, const char *name, int anchors)
 {
-    glm_build_options opt = {K, 0, stderr};
+    glm_build_options opt = {.K = K, .progress = 0, .warn = stderr};
     glm_build_stats st;
     smt_err e;
     double t0 = smt_now();

@@ -39,6 +39,10 @@ typedef struct glm_build_options {
     uint32_t K;     /* B-tree node size (>= GLM_MIN_K, <= GLM_MAX_K); 0 means GLM_DEFAULT_K */
     int progress;   /* 1 force the meter on stderr, 0 only on a terminal, -1 never */
     FILE *warn;     /* where warnings (missing <unk>) go; NULL: nowhere */
+    int unk_given;  /* KenLM's build_binary -u: */
+    float unk_log10; /* <unk>'s log10 probability when the ARPA lacks <unk> (else -100) */
+    int positive_to_zero; /* build_binary -i: a positive log10 probability (IRSTLM's bug) is read
+                           * as 0 instead of refused */
 } glm_build_options;
 
 typedef struct glm_build_stats {

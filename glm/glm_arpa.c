@@ -229,6 +229,7 @@ typedef struct reader {
     char *line;
     size_t len;
     size_t flen[GLM_MAX_ORDER + 3]; /* the lengths of the fields ngram_line split */
+    int positive_to_zero;           /* build_binary -i */
 } reader;
 
 static uint64_t lineno(const reader *r) { return smt_lines_lineno(r->lines); }
@@ -320,9 +321,12 @@ static int parse_prob(reader *r, const char *s, size_t len, float *out)
     int rc = parse_float(r, s, len, out, "log10 probability", 1);
     if (rc)
         return rc;
+    if (*out > 0.0f && r->positive_to_zero)
+        *out = 0.0f; /* build_binary -i: IRSTLM's positive probabilities read as 0 */
     if (*out > 0.0f)
         return smt_err_set(r->err, SMT_ERR_PARSE,
-                           "%s:%llu: positive log10 probability %.64s (KenLM rejects it too)", r->path,
+                           "%s:%llu: positive log10 probability %.64s (KenLM rejects it too; "
+                           "build_binary -i, glm build -i, reads it as 0)", r->path,
                            (unsigned long long)lineno(r), s);
     *out = -fabsf(*out);
     return 0;
@@ -554,7 +558,7 @@ static int read_unigrams(reader *r, glm_arpa *a)
     a->nvocab = smt_vocab_builder_view(a->vocab).n;
     if (!seen[0]) {
         a->unk_added = 1;
-        a->uprob[0] = -100.0f;
+        a->uprob[0] = a->unk_log10;
         a->ubo[0] = -0.0f;
     } else if (a->nvocab != count) { /* cannot happen: ids are dense */
         rc = smt_err_set(r->err, SMT_ERR_PARSE, "%s: unigram count mismatch", r->path);
@@ -694,12 +698,15 @@ void glm_arpa_free(glm_arpa *a)
     memset(a, 0, sizeof *a);
 }
 
-int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, smt_err *err)
+int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float unk_log10,
+                  int positive_to_zero, smt_err *err)
 {
     memset(a, 0, sizeof *a);
     reader r = {0};
     r.path = path;
     r.err = err;
+    r.positive_to_zero = positive_to_zero;
+    a->unk_log10 = unk_log10;
     int rc = smt_lines_open(&r.lines, path, SMT_LINES_THREADED, err);
     if (rc)
         return rc;
@@ -717,7 +724,7 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, smt_e
         goto out;
     if (a->unk_added && warn)
         fprintf(warn, "%s: warning: the ARPA file is missing <unk>; substituting log10 "
-                      "probability -100 (as KenLM does)\n", path);
+                      "probability %g (as KenLM does)\n", path, (double)unk_log10);
     for (unsigned n = 2; n <= a->order && !rc; n++)
         rc = read_ngrams(&r, a, n);
     if (!rc)

@@ -298,7 +298,7 @@ static int write_model(const char *out_path, const glm_arpa *a, const glm_layout
 int glm_build(const char *arpa_path, const char *out_path, const glm_build_options *opt,
               glm_build_stats *stats, smt_err *err)
 {
-    glm_build_options def = {GLM_DEFAULT_K, 0, NULL};
+    glm_build_options def = {.K = GLM_DEFAULT_K, .progress = 0, .warn = NULL};
     if (!opt)
         opt = &def;
     uint32_t K = opt->K ? opt->K : GLM_DEFAULT_K;
@@ -309,7 +309,8 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
         return smt_err_set(err, SMT_ERR_ARG, "%s: the output is the input ARPA file; refusing to "
                            "overwrite it", out_path);
     glm_arpa a;
-    int rc = glm_arpa_read(&a, arpa_path, opt->progress, opt->warn, err);
+    int rc = glm_arpa_read(&a, arpa_path, opt->progress, opt->warn,
+                           opt->unk_given ? opt->unk_log10 : -100.0f, opt->positive_to_zero, err);
     if (rc)
         return rc;
     glm_params par;

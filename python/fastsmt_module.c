@@ -330,6 +330,7 @@ enum { LOAD_LAZY = 0, LOAD_POPULATE_OR_LAZY = 1, LOAD_POPULATE_OR_READ = 2, LOAD
 static int config_flags(PyObject *config, unsigned *flags, glm_build_options *bopt)
 {
     *flags = GLM_OPEN_HUGE | GLM_OPEN_INDEX; /* as glm query's default (KenLM's POPULATE_OR_READ) */
+    memset(bopt, 0, sizeof *bopt);
     bopt->K = 0;
     bopt->progress = -1;
     bopt->warn = stderr; /* KenLM's default arpa_complain = ALL prints its warnings */

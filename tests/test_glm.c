@@ -33,7 +33,7 @@ static glm_model *build_open(const char *name, uint32_t K, glm_build_stats *st)
     char out_name[64];
     snprintf(out_name, sizeof out_name, "%s.%u.glm", name, K);
     char *out = tu_join(dir, out_name);
-    glm_build_options opt = {K, -1, NULL};
+    glm_build_options opt = {.K = K, .progress = -1, .warn = NULL};
     smt_err e;
     glm_build_stats s;
     cr_assert_eq(glm_build(arpa, out, &opt, st ? st : &s, &e), 0, "%s", e.msg);
@@ -163,7 +163,7 @@ Test(glm, missing_unk_and_inf)
     char *warn = NULL;
     size_t wl = 0;
     FILE *wf = open_memstream(&warn, &wl);
-    glm_build_options opt = {31, -1, wf};
+    glm_build_options opt = {.K = 31, .progress = -1, .warn = wf};
     smt_err e;
     glm_build_stats st;
     cr_assert_eq(glm_build(arpa, out, &opt, &st, &e), 0, "%s", e.msg);
@@ -312,7 +312,7 @@ Test(glm, arpa_errors)
     char *self = tu_read_file(copy, NULL);
     cr_assert(self && strncmp(self, "\\data\\", 6) == 0, "the ARPA file is intact");
     free(self), free(copy), free(link);
-    glm_build_options bad = {2, -1, NULL};
+    glm_build_options bad = {.K = 2, .progress = -1, .warn = NULL};
     cr_assert_eq(glm_build(path, out, &bad, NULL, &e), SMT_ERR_ARG);
     free(path);
     free(out);
@@ -1051,7 +1051,7 @@ Test(glm, fast_paths_every_btree_shape)
     const uint32_t ks[] = {3, 4, 5, 7, 31};
     for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
         char *model = tu_join(dir, "shapes.glm");
-        glm_build_options opt = {ks[ki], -1, NULL};
+        glm_build_options opt = {.K = ks[ki], .progress = -1, .warn = NULL};
         smt_err e;
         cr_assert_eq(glm_build(arpa, model, &opt, NULL, &e), 0, "%s", e.msg);
         glm_model *m;
@@ -1223,4 +1223,53 @@ Test(glm, score_lines_equals_word_scores)
     cr_expect_eq(glm_score_lines(m, nul, &one, 1, NULL, tot, NULL, NULL, &e), SMT_ERR_ARG);
     free(lines), free(lens), free(tot), free(words), free(oovs);
     glm_close(m);
+}
+
+/* KenLM build_binary's -u and -i (glm_build_options): a missing <unk> gets the given log10
+ * probability instead of -100; a positive log10 probability (IRSTLM's bug) reads as 0 instead of
+ * being an error. The glm tool speaks the same words and refuses, by name, the ones with no
+ * meaning here. */
+Test(glm, build_binary_options)
+{
+    char *arpa = tu_join(dir, "nounk.arpa"), *out = tu_join(dir, "nounk.glm");
+    static const char text[] = "\\data\\\nngram 1=3\nngram 2=1\n\n\\1-grams:\n-99\t<s>\t-0.5\n"
+                               "-0.8\t</s>\n-0.6\te\n\n\\2-grams:\n0.25\t<s> e\n\n\\end\\\n";
+    cr_assert_eq(tu_write_file(arpa, text, sizeof text - 1), 0);
+    smt_err e;
+    glm_build_options o = {.K = 31, .progress = -1};
+    cr_assert_eq(glm_build(arpa, out, &o, NULL, &e), SMT_ERR_PARSE, "a positive probability");
+    cr_assert(strstr(e.msg, "nounk.arpa:11: positive log10 probability"), "%s", e.msg);
+    o.positive_to_zero = 1;
+    o.unk_given = 1;
+    o.unk_log10 = -7.5f;
+    cr_assert_eq(glm_build(arpa, out, &o, NULL, &e), 0, "%s", e.msg);
+    glm_model *m;
+    cr_assert_eq(glm_open(&m, out, 0, &e), 0, "%s", e.msg);
+    glm_state s, t;
+    glm_state_begin(m, &s);
+    glm_word w_e = glm_index(m, "e", 1), w_unk = glm_index(m, "zzz", 3);
+    cr_assert_eq(w_unk, GLM_UNK);
+    float p = glm_score(m, &s, w_e, &t, NULL);
+    cr_assert_eq(p, 0.0f, "<s> e: the positive 0.25 read as 0, got %g", (double)p);
+    glm_state_begin(m, &s);
+    p = glm_score(m, &s, w_unk, &t, NULL);
+    cr_assert_float_eq(p, -7.5f - 0.5f, 1e-6, "<unk> after <s>: -7.5 + backoff -0.5, got %g",
+                       (double)p);
+    glm_close(m);
+    /* the tool */
+    char *bin = tu_bin_path("glm"), *cmd = NULL, *err = NULL;
+    cr_assert(asprintf(&cmd, "%s build trie -i -u -7.5 %s %s", bin, arpa, out) > 0);
+    cr_assert_eq(tu_run(cmd, NULL, &err), 0, "%s", err);
+    cr_assert(strstr(err, "'trie': glm builds its one layout"), "%s", err);
+    free(cmd), free(err);
+    static const char *const refused[] = {"-q 8", "-b 8", "-a 22", "-p 1.5", "-s", "-v", "-w mmap",
+                                          "-T /tmp", "-S 1G"};
+    for (size_t k = 0; k < sizeof refused / sizeof *refused; k++) {
+        cr_assert(asprintf(&cmd, "%s build %s %s %s", bin, refused[k], arpa, out) > 0);
+        cr_assert_eq(tu_run(cmd, NULL, &err), 2, "%s", refused[k]);
+        char flag[3] = {refused[k][0], refused[k][1], 0};
+        cr_assert(strstr(err, flag) && !strstr(err, "unknown option"), "%s: %s", refused[k], err);
+        free(cmd), free(err);
+    }
+    free(bin), free(arpa), free(out);
 }

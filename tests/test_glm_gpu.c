@@ -33,7 +33,7 @@ static const char *no_gpu_reason(void)
 static glm_model *build(char *arpa, uint32_t K)
 {
     char *out = tu_join(dir, "m.glm");
-    glm_build_options opt = {K, -1, NULL};
+    glm_build_options opt = {.K = K, .progress = -1, .warn = NULL};
     smt_err e;
     cr_assert_eq(glm_build(arpa, out, &opt, NULL, &e), 0, "%s", e.msg);
     glm_model *m;

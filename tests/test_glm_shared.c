@@ -26,7 +26,7 @@ static glm_model *build(const char *rel, uint32_t K)
     if (!arpa)
         cr_skip_test("shared data absent");
     char *out = tu_join(dir, "m.glm");
-    glm_build_options opt = {K, -1, NULL};
+    glm_build_options opt = {.K = K, .progress = -1, .warn = NULL};
     smt_err e;
     cr_assert_eq(glm_build(arpa, out, &opt, NULL, &e), 0, "%s", e.msg);
     glm_model *m;

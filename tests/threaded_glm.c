@@ -45,7 +45,7 @@ int main(void)
     char *dir = tu_tmpdir(), *arpa = tu_data_path("glm/chain.arpa");
     char *model = tu_join(dir, "m.glm"), *text = tu_join(dir, "t.txt");
     smt_err e;
-    glm_build_options opt = {4, -1, NULL};
+    glm_build_options opt = {.K = 4, .progress = -1, .warn = NULL};
     TH_CHECK(glm_build(arpa, model, &opt, NULL, &e) == 0, "%s", e.msg);
     glm_model *m;
     TH_CHECK(glm_open(&m, model, 0, &e) == 0, "%s", e.msg);

@@ -21,8 +21,11 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage:\n"
-            "  glm build model.arpa model.glm [-K N] [--progress]\n"
-            "      binarize an ARPA file (B-tree node size K >= 3, default %d)\n"
+            "  glm build [trie|probing] model.arpa model.glm [-K N] [-u log10p] [-i] [--progress]\n"
+            "      binarize an ARPA file (B-tree node size K >= 3, default %d); KenLM's\n"
+            "      build_binary words: the type (one layout here), -u (<unk>'s log10 p when\n"
+            "      missing, default -100), -i (positive log10 p read as 0); -q -b -a -p -s -v -w\n"
+            "      -T -S are refused, each saying why\n"
             "  glm query [-v summary|sentence|word] [-n] [-b] [-l lazy|populate|read|parallel]\n"
             "            [--threads N] [--gpu | --ref] [--verify] [--mmap] [--no-index]\n"
             "            model.glm|model.arpa [< text]\n"
@@ -61,7 +64,19 @@ static int close_stdout(const char *cmd)
 static int cmd_build(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
-    glm_build_options opt = {GLM_DEFAULT_K, 0, stderr};
+    glm_build_options opt = {.K = GLM_DEFAULT_K, .progress = 0, .warn = stderr};
+    /* the words that are not options or their values: three of them make the first a type */
+    int positionals = 0, typed = 0;
+    for (int i = 0; i < argc; i++) {
+        static const char *const valued[] = {"-K", "-u", "-q", "-b", "-a", "-p", "-w", "-T", "-S"};
+        int takes = 0;
+        for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
+            takes |= strcmp(argv[i], valued[k]) == 0;
+        if (takes)
+            i++;
+        else if (argv[i][0] != '-' || !argv[i][1])
+            positionals++;
+    }
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-K") == 0) {
             int K;
@@ -73,9 +88,45 @@ static int cmd_build(int argc, char **argv)
             opt.K = (uint32_t)K;
         } else if (strcmp(argv[i], "--progress") == 0) {
             opt.progress = 1;
+        } else if (strcmp(argv[i], "-u") == 0) { /* build_binary -u: <unk>'s log10 p if missing */
+            smt_err e;
+            double u;
+            if (smt_parse_double_arg("-u", flag_value(argc, argv, &i), -1e30, 0, &u, &e)) {
+                fprintf(stderr, "glm build: %s\n", e.msg);
+                return 2;
+            }
+            opt.unk_given = 1;
+            opt.unk_log10 = (float)u;
+        } else if (strcmp(argv[i], "-i") == 0) { /* build_binary -i: positive log10 p read as 0 */
+            opt.positive_to_zero = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
+            /* build_binary's other options, refused by what they would mean here */
+            static const struct {
+                const char *flag, *why;
+            } refused[] = {
+                {"-q", "quantization (-q, -b): glm files are not quantized yet"},
+                {"-b", "quantization (-q, -b): glm files are not quantized yet"},
+                {"-a", "-a compresses a KenLM trie's pointers; glm's B-tree has none to compress"},
+                {"-p", "-p sizes a KenLM probing table; glm has one layout, its B-tree trie"},
+                {"-s", "-s builds a model without <s> and </s>; glm refuses one"},
+                {"-v", "-v leaves the vocabulary out; a glm file always has it"},
+                {"-w", "-w chooses how KenLM writes its file; glm writes one way (temporary, fsync, "
+                       "rename)"},
+                {"-T", "-T and -S size KenLM's on-disk trie sort; glm builds in memory"},
+                {"-S", "-T and -S size KenLM's on-disk trie sort; glm builds in memory"},
+            };
+            for (size_t k = 0; k < sizeof refused / sizeof *refused; k++)
+                if (strcmp(argv[i], refused[k].flag) == 0) {
+                    fprintf(stderr, "glm build: %s: %s\n", argv[i], refused[k].why);
+                    return 2;
+                }
             fprintf(stderr, "glm build: unknown option %s\n", argv[i]);
             return 2;
+        } else if (!in && !typed && positionals == 3 &&
+                   (strcmp(argv[i], "trie") == 0 || strcmp(argv[i], "probing") == 0)) {
+            typed = 1;
+            /* build_binary's type word: glm has one layout (a B-tree trie), built either way */
+            fprintf(stderr, "glm build: '%s': glm builds its one layout, a B-tree trie\n", argv[i]);
         } else if (!in) {
             in = argv[i];
         } else if (!out) {
@@ -180,7 +231,7 @@ static int cmd_query(int argc, char **argv)
     }
     smt_err e;
     glm_model *m;
-    glm_build_options bopt = {GLM_DEFAULT_K, 0, stderr}; /* an ARPA file: binarized first */
+    glm_build_options bopt = {.K = GLM_DEFAULT_K, .progress = 0, .warn = stderr}; /* an ARPA file: binarized first */
     int rc = glm_load(&m, model, flags, &bopt, &e);
     if (rc) {
         fprintf(stderr, "glm query: %s\n", smt_err_text(&e, rc));
