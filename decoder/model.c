@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dec_internal.h"
 #include "smt_lines.h"
@@ -347,6 +348,23 @@ static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f
                 m->off_tm = m->n_scores;
                 rc = add_feature(m, f, n, 1);
             } else {
+                /* Moses's binarized tables: say what they are and what to give instead */
+                static const struct {
+                    const char *type, *what;
+                } moses_bin[] = {
+                    {"PhraseDictionaryCompact", "Moses's CompactPT (.minphr)"},
+                    {"PhraseDictionaryOnDisk", "Moses's OnDisk table (a folder)"},
+                    {"PhraseDictionaryBinary", "Moses's binary table (.binphr)"},
+                    {"PhraseDictionaryALSuffixArray", "a Moses suffix-array table"},
+                    {"Mmsapt", "a Moses suffix-array table"},
+                };
+                for (size_t k = 0; k < sizeof moses_bin / sizeof *moses_bin; k++)
+                    if (!strcmp(f->type, moses_bin[k].type))
+                        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                                           "%s:%u: %s is %s, which fastsmt cannot read: give the "
+                                           "text phrase table (PhraseDictionaryMemory) or binarize "
+                                           "it with fastsmt-binarize", ini->path, f->line,
+                                           f->type, moses_bin[k].what);
                 return smt_err_set(err, SMT_ERR_UNSUPPORTED,
                                    "%s:%u: feature type %.64s is not supported by this decoder",
                                    ini->path, f->line, f->type);
@@ -457,6 +475,14 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
     int rc = dec_ini_find(ini, p, pt_f->line, warn, m->verbose, &pt_path, err);
     if (rc)
         return rc;
+    struct stat pst;
+    if (stat(pt_path, &pst) == 0 && S_ISDIR(pst.st_mode)) {
+        rc = smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                         "%s:%u: %s is a folder: Moses2's ProbingPT (CreateProbingPT) writes one, "
+                         "fastsmt reads its own .ppt file: binarize the text phrase table with "
+                         "fastsmt-binarize", ini->path, pt_f->line, pt_path);
+        goto out;
+    }
     int bin = is_binary(pt_path, 0, err);
     unsigned n_tm = 0, n_reo = 0;
     if (bin >= 0)

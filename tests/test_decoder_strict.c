@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "decoder.h"
 #include "dec_testutil.h"
@@ -964,4 +965,37 @@ Test(strict, kenlm_binary_lm_damaged)
     cr_assert_eq(tu_write_file(ini, t2, strlen(t2)), 0);
     dtu_expect_load_error(ini, NULL, SMT_ERR_CORRUPT, "lm.binary", NULL);
     free(text), free(t2), free(ini), free(kb);
+}
+
+/* Moses's binarized phrase tables are named, with what to give instead: a CompactPT, OnDisk or
+ * Binary feature type, and a folder where a ProbingPT file is expected (Moses2's CreateProbingPT
+ * writes one). */
+Test(strict, moses_binary_tables_named)
+{
+    char *text = NULL, *ini = tiny_ini("mb.ini", "", "", "", "", &text);
+    char *dirp = tu_join(tmp, "probing-folder");
+    cr_assert_eq(mkdir(dirp, 0755), 0);
+    static const char *const types[] = {"PhraseDictionaryCompact", "PhraseDictionaryOnDisk",
+                                        "PhraseDictionaryBinary"};
+    static const char *const want[] = {"Moses's CompactPT", "Moses's OnDisk", "Moses's binary"};
+    for (int k = 0; k < 4; k++) {
+        char *t2 = strdup(text);
+        char *p = strstr(t2, "PhraseDictionaryMemory"), *out = NULL;
+        cr_assert_not_null(p);
+        *p = '\0';
+        const char *rest = p + strlen("PhraseDictionaryMemory");
+        if (k < 3) {
+            cr_assert(asprintf(&out, "%s%s%s", t2, types[k], rest) > 0);
+        } else { /* ProbingPT naming a folder */
+            char *path = strstr(rest, "path="), *sp = strchr(path, ' ');
+            cr_assert(asprintf(&out, "%sProbingPT%.*spath=%s%s", t2, (int)(path - rest), rest, dirp,
+                               sp) > 0);
+        }
+        cr_assert_eq(tu_write_file(ini, out, strlen(out)), 0);
+        dtu_expect_load_error(ini, NULL, SMT_ERR_UNSUPPORTED,
+                              k < 3 ? want[k] : "is a folder: Moses2's ProbingPT", "fastsmt-binarize",
+                              NULL);
+        free(t2), free(out);
+    }
+    free(text), free(ini), free(dirp);
 }
