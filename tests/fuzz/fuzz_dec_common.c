@@ -27,7 +27,10 @@ dec_worker *fz_dec_worker(dec_model *m)
 {
     dec_worker *w = NULL;
     smt_err err;
-    if (dec_worker_create(&w, m, &err) != 0)
+    int rc = dec_worker_create(&w, m, &err);
+    if (rc == SMT_ERR_PARSE && strstr(err.msg, "moses.ini:"))
+        return NULL; /* documented: a malformed run section ([threads] ...) fails the worker */
+    if (rc != 0)
         fz_fail("dec_worker_create: %s", err.msg);
     return w;
 }
@@ -36,6 +39,8 @@ void fz_dec_translate_once(dec_model *m)
 {
     static const char line[] = "a b c x y z";
     dec_worker *w = fz_dec_worker(m);
+    if (!w)
+        return;
     fz_dec_translate(w, line, sizeof line - 1, 0);
     dec_worker_free(w);
 }

@@ -9,7 +9,8 @@
 /* Loads the moses.ini at ini_path (warnings to /dev/null); returns the model or NULL. */
 dec_model *fz_dec_load(const char *ini_path);
 
-/* A worker of m (fz_fail when it cannot be created). */
+/* A worker for m; NULL when the ini has a malformed run section ([threads], [n-best-list]...),
+ * which dec_worker_create refuses by design (SMT_ERR_PARSE naming moses.ini:LINE). */
 dec_worker *fz_dec_worker(dec_model *m);
 
 /* Translates line (n-best 5) with worker w; the 1-best must be exactly one line, else fz_fail.
