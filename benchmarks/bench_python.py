@@ -12,6 +12,14 @@ with build/bin/glm (--glm), and the first 100,000 lines of the mono sample. Each
 best of --repeat runs (the machine may be shared); cpu_seconds is the process's CPU time (all
 threads), the steadier figure for one thread on a loaded machine. Every run checks that score_batch equals the
 score loop, sentence by sentence.
+
+--dask W adds fastsmt.dask.score_bag on a distributed LocalCluster of W worker processes (one
+thread each) over the same sentences written to a file and read back by the workers as a bag of
+4*W partitions (dask.bag.read_text with a block size: how a pipeline reads a corpus; a bag made
+in this process with from_sequence costs distributed ~0.1 ms a sentence in graph handling alone),
+the scores gathered back here; after one warm-up run that opens the model in each worker; wall
+time only (the work runs in other processes), beside score_batch with W threads in this process.
+Needs Debian's python3-dask and python3-distributed.
 """
 import argparse
 import lzma
@@ -61,6 +69,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--glm", default=os.path.join(ROOT, "build", "bin", "glm"),
                     help="the glm tool that builds the default model once")
+    ap.add_argument("--dask", type=int, default=0, metavar="W",
+                    help="also fastsmt.dask.score_bag on a LocalCluster of W workers")
     ap.add_argument("--kenlm-sps", type=float, default=250000.0,
                     help="KenLM's module: sentences/s of score() in a loop (issue 13's figure)")
     a = ap.parse_args()
@@ -113,6 +123,43 @@ def main():
               "vs_kenlm_module=%.2f vs_kenlm_module_cpu=%.2f"
               % (th, n, tokens, secs, cpu, sps, tokens / secs, n / cpu, sps / a.kenlm_sps,
                  n / cpu / a.kenlm_sps))
+    if a.dask > 0:
+        return bench_dask(a, model_path, model, sentences, tokens, want)
+    return 0
+
+
+def bench_dask(a, model_path, model, sentences, tokens, want):
+    import dask.bag as db
+    import distributed
+
+    import fastsmt.dask as fdask
+
+    import tempfile
+
+    n, w = len(sentences), a.dask
+    local, _, _ = best(lambda: model.score_batch(sentences, threads=w), a.repeat)
+    text = tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False)
+    with text:
+        for s in sentences:
+            text.write(s + "\n")
+    size = os.path.getsize(text.name)
+    with distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, host="127.0.0.1") as cluster, \
+            distributed.Client(cluster):
+        # lines keep their "\n", which glm's tokenizer (KenLM's) reads as a space
+        bag = db.read_text(text.name, blocksize=size // (4 * w) + 1)
+        if fdask.score_bag(bag, model_path).compute() != want:  # warm-up: each worker opens it
+            print("bench_python: fastsmt.dask.score_bag differs from score()", file=sys.stderr)
+            return 1
+        secs, _, got = best(lambda: fdask.score_bag(bag, model_path).compute(), a.repeat)
+    os.unlink(text.name)
+    if got != want:
+        print("bench_python: fastsmt.dask.score_bag differs from score()", file=sys.stderr)
+        return 1
+    print("python_bench dask_score_bag workers=%d partitions=%d sentences=%d tokens=%d "
+          "seconds=%.3f sentences_per_s=%.0f tokens_per_s=%.0f score_batch_threads_seconds=%.3f "
+          "vs_score_batch=%.2f" % (w, 4 * w, n, tokens, secs, n / secs, tokens / secs, local,
+                                   local / secs))
     return 0
 
 
