@@ -221,7 +221,12 @@ typedef struct dec_run_options {
     const char *xml_input;      /* -xml-input: "pass-through" (markup is words; the default),
                                  * "ignore" (markup stripped), "exclusive" (a tagged span is
                                  * translated only by its tag's options), "inclusive" (the tag's
-                                 * options compete with the table's); NULL: the ini's */
+                                 * options compete with the table's), "constraint" (as inclusive,
+                                 * but a table option over a tagged span must contain one of its
+                                 * translations); in every mode but pass-through <wall/> and
+                                 * <zone> constrain reordering; NULL: the ini's */
+    int monotone_at_punct;      /* -monotone-at-punctuation / -mp: walls around , . ! ? : ; "
+                                 * (no reordering across them); -1: the ini's, else 0 */
     const char *xml_brackets;   /* -xml-brackets "LB RB" (default "< >"); NULL: the ini's */
     int resolved;               /* set by dec_run_options_resolve */
     char *owned_[2];            /* private: what dec_run_options_resolve allocated */

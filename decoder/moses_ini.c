@@ -61,7 +61,7 @@ static const section_class sections[] = {
     {"n-best-trees", CHANGES}, {"labeled-n-best-list", CHANGES}, {"n-best-factor", IMPL},
     {"lattice-samples", CHANGES}, {"distinct-nbest", CHANGES}, {"drop-unknown", IMPL},
     {"phrase-drop-allowed", CHANGES}, {"disable-discarding", CHANGES},
-    {"monotone-at-punctuation", CHANGES}, {"stack-diversity", CHANGES},
+    {"monotone-at-punctuation", IMPL}, {"stack-diversity", CHANGES},
     {"cube-pruning-diversity", CHANGES}, {"cube-pruning-lazy-scoring", CHANGES},
     {"early-discarding-threshold", CHANGES}, {"translation-option-threshold", CHANGES},
     {"max-trans-opt-per-coverage", CHANGES}, {"max-partial-trans-opt", CHANGES},

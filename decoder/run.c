@@ -63,6 +63,7 @@ int dec_worker_set_options(dec_worker *w, const dec_run_options *opt, smt_err *e
     w->s->out.align_nbest = o->nbest_alignment > 0;
     w->s->out.mark_unknown = o->mark_unknown > 0;
     w->s->out.drop_unknown = o->drop_unknown > 0;
+    w->s->out.monotone_punct = o->monotone_at_punct > 0;
     w->s->out.hypo_score = o->output_hypo_score > 0;
     w->s->out.nbest_factor = o->nbest_factor < 0 ? 20u : (unsigned)o->nbest_factor;
     char *pre = strdup(o->unknown_prefix ? o->unknown_prefix : "UNK");
@@ -155,7 +156,7 @@ static int prepare(dec_worker *w, const char *line, size_t len, size_t *n, smt_e
             return rc;
         line = w->xml.clean.data;
         len = w->xml.clean.len;
-        if (w->xml.n_opts)
+        if (w->xml.n_opts || w->xml.n_walls || w->xml.n_zones)
             w->s->xml = &w->xml;
     }
     int rc = tokenize(w, line, len, n);

@@ -20,6 +20,7 @@ void dec_run_options_default(dec_run_options *o)
     o->print_alignment = o->nbest_alignment = -1;
     o->mark_unknown = -1;
     o->drop_unknown = o->output_hypo_score = o->nbest_factor = -1;
+    o->monotone_at_punct = -1;
 }
 
 void dec_run_options_release(dec_run_options *o)
@@ -94,10 +95,11 @@ int dec_run_options_resolve(const dec_model *m, const dec_run_options *given,
     int rc = 0, b = 0;
     static const char *const shows[] = {"report-segmentation", "include-segmentation-in-n-best",
                                         "print-alignment-info", "print-alignment-info-in-n-best",
-                                        "mark-unknown", "drop-unknown", "output-hypo-score"};
+                                        "mark-unknown", "drop-unknown", "output-hypo-score",
+                                        "monotone-at-punctuation"};
     int *show[] = {&out->report_segmentation, &out->nbest_segmentation, &out->print_alignment,
                    &out->nbest_alignment, &out->mark_unknown, &out->drop_unknown,
-                   &out->output_hypo_score};
+                   &out->output_hypo_score, &out->monotone_at_punct};
     if (!out->unknown_prefix) {
         const char *v = dec_model_param(m, "unknown-word-prefix");
         out->unknown_prefix = v ? v : "UNK";
@@ -156,10 +158,8 @@ int dec_run_options_resolve(const dec_model *m, const dec_run_options *given,
         out->xml_brackets = v ? v : "< >";
     }
     if (rc >= 0 && dec_xml_mode(out->xml_input) < 0)
-        rc = smt_err_set(err, SMT_ERR_UNSUPPORTED, "-xml-input %s: %s", out->xml_input,
-                         !strcmp(out->xml_input, "constraint")
-                             ? "not supported yet (pass-through, ignore, exclusive, inclusive are)"
-                             : "unknown mode (pass-through, ignore, exclusive, inclusive)");
+        rc = smt_err_set(err, SMT_ERR_UNSUPPORTED, "-xml-input %s: unknown mode (pass-through, "
+                         "ignore, exclusive, inclusive, constraint)", out->xml_input);
     if (rc >= 0 && smt_words_count(out->xml_brackets, strlen(out->xml_brackets), SMT_WS_BLANK) != 2)
         rc = smt_err_set(err, SMT_ERR_ARG, "-xml-brackets '%s': want two brackets, e.g. \"{{ }}\"",
                          out->xml_brackets);

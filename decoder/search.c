@@ -321,12 +321,73 @@ static int add_edge(dec_search *s, stack *st, edge *e)
     return 0;
 }
 
-/* Moses's CheckDistortion: a phrase that does not start at the first gap must leave the first gap
- * reachable from its end. */
+/* Moses's ReorderingConstraint::Check: may coverage c be extended by words [start, end]? Walls:
+ * no word past a wall before the words up to it; zones: once a zone's first word is translated,
+ * no phrase outside it until it is complete, and none that would need a jump beyond the
+ * distortion limit dl (>= 0) to come back; local walls: inside a zone, none past a local wall
+ * while a word before it is open. */
+static int constraint_ok(const dec_search *s, const cov *c, size_t start, size_t end, int dl)
+{
+    size_t first = c->first_gap, last = SIZE_MAX; /* SIZE_MAX: Moses's NOT_FOUND */
+    if (first != start)
+        for (size_t p = first; p < end; p++)
+            if (s->wall[p])
+                return 0;
+    for (size_t w = s->nw; w-- > 0;)
+        if (c->bits[w]) {
+            last = w * 64 + 63 - (size_t)__builtin_clzll(c->bits[w]);
+            break;
+        }
+    if ((last == SIZE_MAX && start == 0) || (first > last && first == start))
+        return 1; /* monotone */
+    for (size_t z = 0; z < s->n_zones; z++) {
+        size_t zs = s->zones[2 * z], ze = s->zones[2 * z + 1];
+        int outside = end < zs || start > ze;
+        if ((last < zs && outside) || first > ze)
+            continue; /* not reached yet, or already complete */
+        size_t done = 0;
+        if (last >= zs)
+            for (size_t p = zs; p <= ze; p++)
+                done += covered(c->bits, p);
+        if (done == ze - zs + 1)
+            continue;
+        if (outside) {
+            if (done > 0)
+                return 0; /* leaving an active zone */
+            continue;
+        }
+        if (start != first && ze - first >= (size_t)dl)
+            return 0; /* a dead end: the zone's end too far from the first gap */
+        if (start <= zs)
+            continue;
+        if (end > ze) { /* past the zone's end: only if it completes the zone */
+            if (ze - start + 1 < ze - zs + 1 - done)
+                return 0;
+            continue;
+        }
+        int open_before = 0;
+        for (size_t p = zs; p < ze && p < end; p++) {
+            if (!covered(c->bits, p) && p < start)
+                open_before = 1;
+            if (open_before && s->local_wall[p] == z)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* Moses's CheckDistortion (SearchCubePruning): with a distortion limit, the reordering
+ * constraints hold, and a phrase that does not start at the first gap must leave the first gap
+ * reachable from its end. As in Moses's cube pruning, an unlimited distortion (dl < 0) skips
+ * both: walls and zones have no effect then. */
 static int distortion_ok(const dec_search *s, const cov *c, int start, int end)
 {
     int dl = s->m->distortion_limit;
-    if (dl < 0 || (int)c->first_gap == start)
+    if (dl < 0)
+        return 1;
+    if (s->rc_on && !constraint_ok(s, c, (size_t)start, (size_t)end, dl))
+        return 0;
+    if ((int)c->first_gap == start)
         return 1;
     return dec_distortion(end, (int)c->first_gap) <= dl;
 }
@@ -609,6 +670,114 @@ static int add_xml_options(dec_search *s, size_t i, size_t len)
     return 0;
 }
 
+/* Moses's -xml-input constraint (ViolatesXmlOptionsConstraint): a table option over words [i, j]
+ * is dropped when the first sub-span of [i, j] (by start, then end) that has XML options has none
+ * whose words occur in the option's target words, contiguously. */
+static int xml_violates(const dec_search *s, size_t i, size_t j, const dec_cand *c)
+{
+    const dec_xml *x = s->xml;
+    const smt_vocab *tv = s->m->pt->tgt_vocab;
+    for (size_t a = i; a <= j; a++)
+        for (size_t b = a; b <= j; b++) {
+            int any = 0;
+            for (size_t o = 0; o < x->n_opts; o++) {
+                const dec_xml_opt *xo = &x->opts[o];
+                if (xo->start != a || xo->end != b)
+                    continue;
+                any = 1;
+                for (size_t off = 0; xo->n <= c->n_words && off <= c->n_words - xo->n; off++) {
+                    uint32_t k = 0;
+                    while (k < xo->n) {
+                        const char *w = x->words.data + x->word_off[xo->first + k];
+                        if (smt_vocab_find(tv, w, strlen(w)) != c->words[off + k])
+                            break;
+                        k++;
+                    }
+                    if (k == xo->n)
+                        return 0;
+                }
+            }
+            if (any)
+                return 1;
+        }
+    return 0;
+}
+
+/* The table's candidates of span [i, j] that -xml-input constraint keeps (a copy in the arena when
+ * some are dropped). */
+static int xml_constrain(dec_search *s, size_t i, size_t j, cand_list *l)
+{
+    dec_cand *keep = NULL;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < l->n; k++) {
+        if (!xml_violates(s, i, j, &l->c[k])) {
+            if (keep)
+                keep[n] = l->c[k];
+            n++;
+            continue;
+        }
+        if (!keep) { /* the first dropped one: copy the ones kept so far */
+            if (!(keep = arena_alloc(&s->ar, l->n * sizeof *keep)))
+                return SMT_ERR_NOMEM;
+            memcpy(keep, l->c, n * sizeof *keep);
+        }
+    }
+    if (keep)
+        *l = (cand_list){keep, n};
+    return 0;
+}
+
+/* Moses's ReorderingConstraint of the sentence: walls before and after punctuation
+ * (-monotone-at-punctuation: , . ! ? : ; " not at the sentence's ends), the XML walls (those
+ * past the sentence dropped) and zones; a wall inside a zone becomes a local wall of the innermost
+ * zone holding it (FinalizeWalls, zones in the order they were closed). */
+static int build_constraints(dec_search *s)
+{
+    const dec_xml *x = s->xml;
+    size_t n = s->n;
+    s->rc_on = 0;
+    s->n_zones = 0;
+    if (!s->out.monotone_punct && !(x && (x->n_walls || x->n_zones)))
+        return 0;
+    s->wall = arena_zalloc(&s->ar, n);
+    s->local_wall = arena_alloc(&s->ar, n * sizeof *s->local_wall);
+    if (!s->wall || !s->local_wall)
+        return SMT_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        s->local_wall[i] = UINT32_MAX;
+    for (size_t i = 0; s->out.monotone_punct && i < n; i++) {
+        if (s->lens[i] != 1 || !s->tokens[i][0] || !strchr(",.!?:;\"", s->tokens[i][0]))
+            continue;
+        if (i > 0 && i + 1 < n)
+            s->wall[i] = 1, s->rc_on = 1;
+        if (i > 1)
+            s->wall[i - 1] = 1, s->rc_on = 1;
+    }
+    if (!x)
+        return 0;
+    for (size_t k = 0; k < x->n_walls; k++)
+        if (x->walls[k] < n)
+            s->wall[x->walls[k]] = 1, s->rc_on = 1;
+    s->zones = x->zones;
+    s->n_zones = x->n_zones;
+    if (x->n_zones)
+        s->rc_on = 1;
+    for (size_t z = 0; z < x->n_zones; z++) {
+        size_t zs = x->zones[2 * z], ze = x->zones[2 * z + 1];
+        for (size_t p = zs; p < ze; p++) { /* a wall after the zone's last word stays global */
+            if (s->wall[p]) {
+                s->local_wall[p] = (uint32_t)z;
+                s->wall[p] = 0;
+            } else if (s->local_wall[p] != UINT32_MAX) {
+                size_t a = s->local_wall[p];
+                if (x->zones[2 * a] < zs || x->zones[2 * a + 1] > ze)
+                    s->local_wall[p] = (uint32_t)z;
+            }
+        }
+    }
+    return 0;
+}
+
 /* 1 when the word holds an ASCII digit. */
 static int memchr_digit(const char *w, size_t n)
 {
@@ -629,6 +798,7 @@ static int collect_options(dec_search *s, smt_err *err)
         s->max_len = (int)m->pt->max_src_len; /* longer spans cannot be in the table */
     const dec_xml *x = s->xml;
     int exclusive = x && s->out.xml_mode == DEC_XML_EXCLUSIVE;
+    int constraint = x && x->n_opts && s->out.xml_mode == DEC_XML_CONSTRAINT;
     s->n_tok = s->cap_tok = n;
     if (x) { /* XML options: their spans fit the phrase length; room for their words */
         for (size_t k = 0; k < x->n_opts; k++) {
@@ -668,8 +838,13 @@ static int collect_options(dec_search *s, smt_err *err)
             int rc = dec_cands_get(m, s->src_ids + i, (size_t)len, &ce, err);
             if (rc)
                 return rc;
-            if (ce && ce->n)
-                s->opts[i * s->max_len + len - 1] = (cand_list){ce->cands, ce->n};
+            if (ce && ce->n) {
+                cand_list l = {ce->cands, ce->n};
+                if (constraint && xml_overlap(x, i, i + len - 1) &&
+                    xml_constrain(s, i, i + len - 1, &l))
+                    return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+                s->opts[i * s->max_len + len - 1] = l;
+            }
         }
         for (int len = 1; x && len <= s->max_len && i + len <= n; len++)
             if (add_xml_options(s, i, (size_t)len))
@@ -759,6 +934,8 @@ int dec_search_run(dec_search *s, char **tokens, const uint32_t *lens, size_t n,
     int rc = collect_options(s, err);
     if (rc)
         return rc;
+    if (build_constraints(s))
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     s->stacks = arena_zalloc(&s->ar, (n + 1) * sizeof *s->stacks);
     if (!s->stacks)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");

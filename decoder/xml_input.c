@@ -12,8 +12,9 @@
 
 int dec_xml_mode(const char *s)
 {
-    static const char *const names[] = {"pass-through", "ignore", "exclusive", "inclusive"};
-    for (int i = 0; i < 4; i++)
+    static const char *const names[] = {"pass-through", "ignore", "exclusive", "inclusive",
+                                        "constraint"};
+    for (int i = 0; i < 5; i++)
         if (!strcmp(s, names[i]))
             return i;
     return -1;
@@ -25,6 +26,8 @@ void dec_xml_free(dec_xml *x)
     smt_buf_free(&x->words);
     free(x->word_off);
     free(x->opts);
+    free(x->walls);
+    free(x->zones);
     memset(x, 0, sizeof *x);
 }
 
@@ -119,11 +122,36 @@ static int complete_tag(dec_xml *x, const open_tag *t, size_t start, size_t end,
         start = (size_t)i;
         end = dash ? (size_t)j + 1 : (size_t)i + 1;
     }
-    static const char *const refused[] = {"wall", "zone", "ne", "update", "weight-overwrite"};
+#define IS(tag) (t->name_len == sizeof tag - 1 && !memcmp(t->name, tag, sizeof tag - 1))
+    if (IS("wall")) { /* Moses: a wall after each word from the one before the tag to its end */
+        for (size_t p = start == 0 ? 0 : start - 1; p < end; p++) {
+            if (smt_grow(&x->walls, &x->cap_walls, x->n_walls + 1, sizeof *x->walls, 8))
+                return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+            x->walls[x->n_walls++] = (uint32_t)p;
+        }
+        return 0;
+    }
+    if (IS("zone")) {
+        if (start >= end)
+            FAIL("<zone> must span at least one word");
+        if (smt_grow(&x->zones, &x->cap_zones, 2 * (x->n_zones + 1), sizeof *x->zones, 8))
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        x->zones[2 * x->n_zones] = (uint32_t)start;
+        x->zones[2 * x->n_zones + 1] = (uint32_t)(end - 1);
+        x->n_zones++;
+        return 0;
+    }
+    if (IS("ne")) { /* a placeholder: its word only, and nothing without [placeholder-factor] */
+        if (start + 1 != end)
+            FAIL("<ne> (a placeholder) must span exactly one word");
+        return 0;
+    }
+    static const char *const refused[] = {"update", "weight-overwrite"};
     for (size_t k = 0; k < sizeof refused / sizeof *refused; k++)
         if (t->name_len == strlen(refused[k]) && !memcmp(t->name, refused[k], t->name_len))
-            return smt_err_set(err, SMT_ERR_UNSUPPORTED, "xml markup: <%s> is not supported yet",
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED, "xml markup: <%s> is not supported",
                                refused[k]);
+#undef IS
     if (start > end)
         FAIL("tag <%.*s> ends before it starts", (int)t->name_len, t->name);
     if (start == end || !keep)
@@ -167,7 +195,7 @@ int dec_xml_parse(dec_xml *x, const char *line, size_t len, const char *lb, cons
 {
     smt_buf_clear(&x->clean);
     smt_buf_clear(&x->words);
-    x->n_words = x->n_opts = 0;
+    x->n_words = x->n_opts = x->n_walls = x->n_zones = 0;
     size_t lbl = strlen(lb), rbl = strlen(rb), pos = 0, words = 0, depth = 0;
     open_tag stack[64];
     while (pos < len) {
@@ -250,5 +278,9 @@ int dec_xml_parse(dec_xml *x, const char *line, size_t len, const char *lb, cons
         if (x->opts[k].end >= words)
             FAIL("an option over words %u-%u of a sentence of %zu words", x->opts[k].start,
                  x->opts[k].end, words);
+    for (size_t k = 0; k < x->n_zones; k++)
+        if (x->zones[2 * k + 1] >= words)
+            FAIL("a zone over words %u-%u of a sentence of %zu words", x->zones[2 * k],
+                 x->zones[2 * k + 1], words);
     return 0;
 }

@@ -1483,7 +1483,7 @@ static char *run_xml(const char *text, const char *mode, const char *brackets, i
 /* Moses's -xml-input: a tag's translations (and probabilities: ln p / n_scores in each TM score,
  * no reordering scores, no alignment) compete with the table's options (inclusive) or replace them
  * over the tagged words (exclusive); ignore strips the markup, pass-through (the default) keeps it
- * as words. Markup errors fail their line only; walls and zones are refused by name. */
+ * as words. Markup errors fail their line only; <update> is refused by name. */
 Test(decoder, xml_input)
 {
     static const char text[] = "a <x translation=\"Q R||S\" prob=\"0.9||0.1\">b</x>\n"
@@ -1540,17 +1540,148 @@ Test(decoder, xml_input)
         free(t), free(o), free(warn);
     }
     free(good), free(want);
-    char *warn = NULL, *w = run_xml("a <wall/> b\n", "inclusive", NULL, 0, NULL, &rc, &warn);
+    char *warn = NULL, *w = run_xml("a <update name=\"x\"/> b\n", "inclusive", NULL, 0, NULL, &rc,
+                                    &warn);
     cr_assert_eq(rc, SMT_ERR_UNSUPPORTED);
-    cr_assert(strstr(warn, "<wall> is not supported yet"), "%s", warn);
+    cr_assert(strstr(warn, "<update> is not supported"), "%s", warn);
     free(w), free(warn);
-    /* the constraint mode is refused when the options are resolved */
+    /* an unknown mode is refused when the options are resolved */
     dec_run_options ro, r;
     dec_run_options_default(&ro);
-    ro.xml_input = "constraint";
+    ro.xml_input = "strict";
     smt_err e;
     cr_assert_eq(dec_run_options_resolve(model, &ro, &r, &e), SMT_ERR_UNSUPPORTED);
-    cr_assert(strstr(e.msg, "-xml-input constraint: not supported yet"), "%s", e.msg);
+    cr_assert(strstr(e.msg, "-xml-input strict: unknown mode"), "%s", e.msg);
+}
+
+/* Moses's -xml-input constraint (ViolatesXmlOptionsConstraint): as inclusive, but a table option
+ * over a tagged span must contain one of the tag's translations as consecutive target words.
+ * "b" has the table options B (alone) and A B (with "a"); "c" has X and Y X. */
+Test(decoder, xml_input_constraint)
+{
+    static const char text[] = "a <x translation=\"ZZ\">b</x>\n"
+                               "a <x translation=\"B\">b</x>\n"
+                               "<x translation=\"Y\">c</x>\n";
+    int rc;
+    char *nb = NULL;
+    char *inc = run_xml(text, "inclusive", NULL, 20, &nb, &rc, NULL);
+    cr_assert_eq(rc, 0);
+    cr_assert_str_eq(inc, "A B \nA B \nY X \n");
+    cr_assert(strstr(nb, "2 ||| X  |||"), "inclusive keeps the table's X: %s", nb);
+    free(inc), free(nb);
+    char *con = run_xml(text, "constraint", NULL, 20, &nb, &rc, NULL);
+    cr_assert_eq(rc, 0);
+    /* ZZ: neither B nor A B holds it, both dropped; B: both kept; Y: Y X kept, X dropped */
+    cr_assert_str_eq(con, "A ZZ \nA B \nY X \n");
+    cr_assert_null(strstr(nb, "0 ||| A B "), "%s", nb);
+    cr_assert(strstr(nb, "1 ||| A B  |||") && strstr(nb, "1 ||| B A  |||"), "%s", nb);
+    cr_assert(strstr(nb, "2 ||| Y X  |||") && strstr(nb, "2 ||| Y  |||"), "%s", nb);
+    cr_assert_null(strstr(nb, "2 ||| X  |||"), "%s", nb);
+    free(con), free(nb);
+}
+
+/* The source orders (-include-segmentation-in-n-best's field, source=target in target order) of
+ * every path of a 3-word line of one-word options ("y x y" or "x , y": 3! = 6 orders without
+ * constraints, all within the distortion limit of 6), sorted, one per line. */
+static char *orders(const char *line, const char *mode, int punct)
+{
+    FILE *in = fmemopen((void *)line, strlen(line), "r");
+    char *out = NULL, *nb = NULL;
+    size_t ol = 0, nl = 0;
+    FILE *o = open_memstream(&out, &ol), *n = open_memstream(&nb, &nl);
+    dec_run_options ro;
+    dec_run_options_default(&ro);
+    ro.threads = 1, ro.verbose = 0, ro.xml_input = mode, ro.n_best = 100, ro.nbest = n;
+    ro.nbest_segmentation = 1, ro.monotone_at_punct = punct;
+    smt_err e;
+    int rc = dec_run(model, in, o, &ro, NULL, &e);
+    fclose(in), fclose(o), fclose(n);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    char *seen[16];
+    size_t k = 0;
+    for (char *p = nb, *eol; (eol = strchr(p, '\n')); p = eol + 1) {
+        *eol = '\0';
+        char *f = strrchr(p, '|') + 2, *dup = strdup(f);
+        size_t j = 0;
+        while (j < k && strcmp(seen[j], dup))
+            j++;
+        if (j < k || k == 16)
+            free(dup);
+        else
+            seen[k++] = dup;
+    }
+    for (size_t a = 1; a < k; a++) /* insertion sort */
+        for (size_t b = a; b > 0 && strcmp(seen[b - 1], seen[b]) > 0; b--) {
+            char *t = seen[b];
+            seen[b] = seen[b - 1], seen[b - 1] = t;
+        }
+    char *r = NULL;
+    size_t rl = 0;
+    FILE *rf = open_memstream(&r, &rl);
+    for (size_t j = 0; j < k; j++)
+        fprintf(rf, "%s\n", seen[j]), free(seen[j]);
+    fclose(rf);
+    free(out), free(nb);
+    return r;
+}
+
+/* Moses's ReorderingConstraint (walls, zones, local walls, -monotone-at-punctuation), checked
+ * against the orders that its Check admits, worked out by hand for 3 one-word phrases:
+ * - no constraint: all 6;
+ * - <zone> over words 0-1: a phrase outside the zone once it is begun is refused, so (0,2,1) and
+ *   (1,2,0) go;
+ * - the same zone with a wall after word 0 (a local wall): also no word 1 while word 0 is open,
+ *   so (1,0,2) and (2,1,0) go too;
+ * - a wall after word 0 (global): nothing past it before word 0: (0,1,2) and (0,2,1) remain;
+ * - -monotone-at-punctuation on "x , y": a wall after the comma (none before it: it is word 1),
+ *   so (0,1,2) and (1,0,2);
+ * - XML walls and zones in ignore mode act too, in pass-through mode the tags are words. */
+Test(decoder, reordering_constraints)
+{
+    static const char all[] = "0=0 1=1 2=2\n0=0 2=1 1=2\n1=0 0=1 2=2\n1=0 2=1 0=2\n"
+                              "2=0 0=1 1=2\n2=0 1=1 0=2\n";
+    char *o = orders("y x y\n", "inclusive", 0);
+    cr_assert_str_eq(o, all);
+    free(o);
+    o = orders("<zone> y x </zone> y\n", "inclusive", 0);
+    cr_assert_str_eq(o, "0=0 1=1 2=2\n1=0 0=1 2=2\n2=0 0=1 1=2\n2=0 1=1 0=2\n");
+    free(o);
+    o = orders("<zone> y <wall/> x </zone> y\n", "exclusive", 0);
+    cr_assert_str_eq(o, "0=0 1=1 2=2\n2=0 0=1 1=2\n");
+    free(o);
+    o = orders("y <wall/> x y\n", "ignore", 0);
+    cr_assert_str_eq(o, "0=0 1=1 2=2\n0=0 2=1 1=2\n");
+    free(o);
+    o = orders("y x <wall/> y\n", "constraint", 0); /* a wall after word 1 */
+    cr_assert_str_eq(o, "0=0 1=1 2=2\n1=0 0=1 2=2\n");
+    free(o);
+    o = orders("x , y\n", "pass-through", 1);
+    cr_assert_str_eq(o, "0=0 1=1 2=2\n1=0 0=1 2=2\n");
+    free(o);
+    o = orders("x , y\n", "pass-through", 0);
+    cr_assert_str_eq(o, all);
+    free(o);
+    /* a wall tag over words puts a wall after each word from the one before it: after 0 and 1 */
+    o = orders("y <wall>x</wall> y\n", "inclusive", 0);
+    cr_assert_str_eq(o, "0=0 1=1 2=2\n");
+    free(o);
+    /* the 1-best follows: "x y" is swapped by the LM (Y X), not across a wall */
+    int rc;
+    char *best = run_xml("x y\nx <wall/> y\nx <ne entity=\"n\">y</ne>\n", "exclusive", NULL, 0,
+                         NULL, &rc, NULL);
+    cr_assert_eq(rc, 0);
+    cr_assert_str_eq(best, "Y X \nX Y \nY X \n");
+    free(best);
+    /* errors fail the line: an empty zone, a zone past the sentence, <ne> over two words */
+    static const char *const bad[] = {"a <zone></zone> b\n", "a <zone span=\"0-5\"/> b\n",
+                                      "<ne>a b</ne>\n"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        char *warn = NULL, *out = run_xml(bad[k], "inclusive", NULL, 0, NULL, &rc, &warn);
+        cr_assert_eq(rc, SMT_ERR_PARSE, "%s", bad[k]);
+        cr_assert_str_eq(out, "\n");
+        cr_assert(strstr(warn, "xml markup: "), "%s", warn);
+        free(out), free(warn);
+    }
 }
 
 /* Moses's -feature-overwrite "Name key=value ..." (and the ini's [feature-overwrite]): a feature

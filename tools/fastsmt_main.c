@@ -29,8 +29,8 @@ static void usage(FILE *f)
             "               [-print-alignment-info] [-print-alignment-info-in-n-best]\n"
             "               [-alignment-output-file FILE] [-output-unknowns FILE]\n"
             "               [-drop-unknown|-du] [-output-hypo-score] [-n-best-factor F]\n"
-            "               [-xml-input exclusive|inclusive|ignore|pass-through]\n"
-            "               [-xml-brackets \"LB RB\"]\n"
+            "               [-xml-input exclusive|inclusive|constraint|ignore|pass-through]\n"
+            "               [-xml-brackets \"LB RB\"] [-monotone-at-punctuation|-mp]\n"
             "               [-b BEAM] [-max-phrase-length N] [-ttable-limit N] [-mark-unknown]\n"
             "               [-unknown-word-prefix P] [-unknown-word-suffix S] [-v N]\n"
             "               [-search-algorithm 1] [-inputtype 0] [-show-weights] [-h|--help]\n"
@@ -206,11 +206,14 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "-xml-input") || !strcmp(a, "-xi")) {
             if (!v) {
-                fprintf(stderr, "fastsmt: %s needs exclusive, inclusive, ignore or pass-through\n",
+                fprintf(stderr, "fastsmt: %s needs exclusive, inclusive, constraint, ignore or "
+                                "pass-through\n",
                         a);
                 return 2;
             }
             ro.xml_input = v, i++;
+        } else if (!strcmp(a, "-monotone-at-punctuation") || !strcmp(a, "-mp")) {
+            ro.monotone_at_punct = 1;
         } else if (!strcmp(a, "-xml-brackets") || !strcmp(a, "-xb")) {
             if (!v) {
                 fprintf(stderr, "fastsmt: %s needs \"LB RB\", e.g. \"{{ }}\"\n", a);

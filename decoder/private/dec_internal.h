@@ -201,6 +201,7 @@ typedef struct dec_output {
                                     * (-print-alignment-info, -print-alignment-info-in-n-best) */
     int mark_unknown;              /* -mark-unknown: passed-through words as prefix word suffix */
     int drop_unknown;              /* -drop-unknown: unknown words without a digit give nothing */
+    int monotone_punct;            /* -monotone-at-punctuation: walls around punctuation */
     int hypo_score;                /* -output-hypo-score: the score before the 1-best's words */
     unsigned nbest_factor;         /* -n-best-factor (0: unlimited) */
     int xml_mode;                  /* -xml-input (dec_xml.h's DEC_XML_*) */

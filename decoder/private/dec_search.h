@@ -118,6 +118,13 @@ struct dec_search {
     size_t n_tok, cap_tok;    /* tokens: n source words, then XML words the table lacks */
     uint32_t *unk;            /* the sentence's unknown source positions (no candidate), in order */
     size_t n_unk;
+    /* the sentence's reordering constraints (Moses's ReorderingConstraint), when rc_on */
+    int rc_on;
+    uint8_t *wall;            /* n: a wall after word i (not inside a zone) */
+    uint32_t *local_wall;     /* n: the innermost zone with a local wall after word i, or
+                               * UINT32_MAX */
+    const uint32_t *zones;    /* zone k: words zones[2k] .. zones[2k + 1] */
+    size_t n_zones;
     dec_translation tr;       /* the path being formatted (nbest.c) */
 };
 

@@ -6,8 +6,10 @@
  * (XmlOption.cpp), the legacy attribute english= adds alternatives, an alternative's score is
  * ln(prob) floored at -100 (prob 1 when absent), a tag over no word is skipped, and a markup error
  * (an unclosed or mismatched tag, a missing bracket, unequal counts of translations and
- * probabilities) fails the line. <wall/> and <zone> (reordering constraints) are refused by name
- * until they are implemented. */
+ * probabilities) fails the line. <wall/> and <zone>...</zone> are Moses's reordering constraints
+ * (ReorderingConstraint: a wall after word i, a zone of words to translate without leaving it);
+ * <ne> (a placeholder) has no effect without [placeholder-factor], as in Moses; <update> and
+ * <weight-overwrite> are refused by name. */
 #ifndef DEC_XML_H
 #define DEC_XML_H
 
@@ -18,7 +20,7 @@
 #include "smt_error.h"
 
 /* -xml-input's modes (Moses's XmlInputType): pass-through leaves markup as words. */
-enum { DEC_XML_PASS = 0, DEC_XML_IGNORE, DEC_XML_EXCLUSIVE, DEC_XML_INCLUSIVE };
+enum { DEC_XML_PASS = 0, DEC_XML_IGNORE, DEC_XML_EXCLUSIVE, DEC_XML_INCLUSIVE, DEC_XML_CONSTRAINT };
 
 typedef struct dec_xml_opt {
     uint32_t start, end;   /* source words, inclusive */
@@ -33,17 +35,21 @@ typedef struct dec_xml {
     size_t n_words, cap_words;
     dec_xml_opt *opts;
     size_t n_opts, cap_opts;
+    uint32_t *walls;       /* a wall after each of these words (Moses's xmlWalls; positions past
+                            * the sentence are dropped, as Moses drops them) */
+    size_t n_walls, cap_walls;
+    uint32_t *zones;       /* zone k: words zones[2k] .. zones[2k + 1], inclusive */
+    size_t n_zones, cap_zones;
 } dec_xml;
 
 /* Parses line (len bytes) with the brackets lb/rb; keep: store the options (not for -xml-input
- * ignore). Returns 0, SMT_ERR_PARSE (the message says what is wrong with the markup) or
+ * ignore; walls and zones are kept in every mode but pass-through, as in Moses). Returns 0, SMT_ERR_PARSE (the message says what is wrong with the markup) or
  * SMT_ERR_NOMEM. x is reused from line to line. */
 int dec_xml_parse(dec_xml *x, const char *line, size_t len, const char *lb, const char *rb,
                   int keep, smt_err *err);
 void dec_xml_free(dec_xml *x);
 
-/* The mode named by s ("pass-through", "ignore", "exclusive", "inclusive"), or -1 ("constraint"
- * and anything else). */
+/* The mode named by s ("pass-through", "ignore", "exclusive", "inclusive", "constraint"), or -1. */
 int dec_xml_mode(const char *s);
 
 #endif

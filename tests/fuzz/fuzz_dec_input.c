@@ -3,7 +3,8 @@
  * dec_translate and dec_translate_data with one worker (one output line each, data consistent
  * with the text); the whole input through dec_run with run options picked by the input's hash
  * (segmentation marks and field, alignment inline/in the n-best/in a file, -drop-unknown,
- * -output-hypo-score, -n-best-factor, -output-unknowns, -xml-input's four modes), which must
+ * -output-hypo-score, -n-best-factor, -output-unknowns, -xml-input's five modes with walls and
+ * zones, -monotone-at-punctuation), which must
  * write exactly one line per
  * input line, in order, to the output, the alignment file and the unknowns file. */
 #define _GNU_SOURCE
@@ -112,8 +113,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ro.nbest_factor = (int)((bits >> 8) % 3) * 10; /* 0 (unlimited), 10, 20 */
     ro.alignment = align;
     ro.unknowns = unk;
-    static const char *const xml[] = {"pass-through", "ignore", "exclusive", "inclusive"};
-    ro.xml_input = xml[(bits >> 10) & 3]; /* Moses's XML markup (dec_xml.h) */
+    static const char *const xml[] = {"pass-through", "ignore", "exclusive", "inclusive",
+                                      "constraint"};
+    ro.xml_input = xml[((bits >> 10) & 7) % 5]; /* Moses's XML markup (dec_xml.h) */
+    ro.monotone_at_punct = (bits >> 13) & 1;
     int rc = dec_run(g_model, in, out, &ro, &stats, &err);
     fclose(in);
     fclose(warn);
