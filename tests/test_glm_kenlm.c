@@ -412,3 +412,69 @@ Test(glm_kenlm, shared_bible_lm5_quantized_trie)
 {
     shared_case("reference/kenlm-binaries/bible.lm5.trie-q8b8.bin.xz", "bible.lm5.trie-q8b8");
 }
+
+/* ---------------------------------------------------------------- glm's own quantized files */
+
+/* The text with every "=<digits>" reduced to "=" (word ids: a KenLM trie numbers words by their
+ * hash, glm by the ARPA order, so only the ids may differ). Malloc'ed. */
+static char *strip_ids(const char *s)
+{
+    char *o = malloc(strlen(s) + 1), *q = o;
+    for (const char *p = s; *p;) {
+        *q++ = *p;
+        if (*p++ == '=')
+            while (*p >= '0' && *p <= '9')
+                p++;
+    }
+    *q = 0;
+    return o;
+}
+
+/* glm build -q 8 -b 8 of an ARPA file queried on every path prints what KenLM's query printed
+ * for build_binary trie -q 8 -b 8 of the same file (KenLM's binning, reproduced exactly), ids
+ * aside, with and without -n. */
+static void quantized_case(char *arpa, const char *name)
+{
+    char *txt = tu_shared_path("reference/kenlm-binaries/query/test-a.200.en");
+    if (!arpa || !txt) {
+        free(arpa), free(txt);
+        cr_skip_test("../shared (models, reference/kenlm-binaries) is absent");
+    }
+    char *model = tu_join(dir, "q.glm");
+    glm_build_options opt = {
+        .K = GLM_DEFAULT_K, .progress = -1, .prob_bits = 8, .backoff_bits = 8};
+    smt_err e;
+    cr_assert_eq(glm_build(arpa, model, &opt, NULL, &e), 0, "%s", e.msg);
+    glm_model *m;
+    cr_assert_eq(glm_open(&m, model, GLM_OPEN_INDEX | GLM_OPEN_HUGE, &e), 0, "%s", e.msg);
+    for (int nc = 0; nc < 2; nc++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "reference/kenlm-binaries/query/%s.test-a.200%s.query", name,
+                 nc ? ".n" : "");
+        char *want_path = tu_shared_path(rel);
+        cr_assert_not_null(want_path, "%s", rel);
+        size_t n;
+        char *raw = tu_read_file(want_path, &n), *want = strip_ids(raw);
+        const int paths[3] = {GLM_PATH_FAST, GLM_PATH_REF, GLM_PATH_FAST};
+        const unsigned threads[3] = {1, 1, 2};
+        for (int i = 0; i < 3; i++) {
+            char *got = query(m, txt, nc, paths[i], threads[i]), *g = strip_ids(got);
+            cr_assert_str_eq(g, want, "%s -n %d path %d threads %u", name, nc, paths[i],
+                             threads[i]);
+            free(got), free(g);
+        }
+        free(raw), free(want), free(want_path);
+    }
+    glm_close(m);
+    free(arpa), free(txt), free(model);
+}
+
+Test(glm_kenlm, glm_quantized_sample_lm3_is_kenlms)
+{
+    quantized_case(tu_data_path("../../examples/sample/lm.3.arpa.gz"), "sample.lm3.trie-q8b8");
+}
+
+Test(glm_kenlm, glm_quantized_bible_lm5_is_kenlms, .timeout = 300)
+{
+    quantized_case(tu_shared_path("models/bible-es-en/lm.5.arpa.gz"), "bible.lm5.trie-q8b8");
+}
