@@ -113,6 +113,10 @@ uint64_t glm_index_bytes(const glm_model *m); /* memory of the GLM_OPEN_INDEX ta
  * KenLM `trie -q -b` binary), with the bits in *prob_bits and *backoff_bits (either may be NULL);
  * 0 (and 0 bits) otherwise. */
 int glm_quantization(const glm_model *m, unsigned *prob_bits, unsigned *backoff_bits);
+/* What the model is, in words: "glm" (a .glm file, floats or quantized), or for a KenLM binary
+ * "kenlm probing", "kenlm trie", "kenlm trie -q", "kenlm trie -a" or "kenlm trie -a -q"
+ * (build_binary's layouts). A static string. */
+const char *glm_layout_name(const glm_model *m);
 
 /* The id of a word (ids follow the ARPA unigram order with <unk> at 0, as KenLM assigns them),
  * or GLM_UNK when unknown. */

@@ -303,6 +303,15 @@ uint64_t glm_file_size(const glm_model *m)
     return m->ken ? m->ken->map_len : smt_mapped_file_size(m->map);
 }
 uint32_t glm_vocab_size(const glm_model *m) { return m->vocab.n; }
+const char *glm_layout_name(const glm_model *m)
+{
+    static const char *const ken[6] = {"kenlm probing", "kenlm rest probing", "kenlm trie",
+                                       "kenlm trie -q", "kenlm trie -a", "kenlm trie -a -q"};
+    if (!m->ken)
+        return "glm";
+    return m->ken->type >= 0 && m->ken->type < 6 ? ken[m->ken->type] : "kenlm";
+}
+
 int glm_quantization(const glm_model *m, unsigned *prob_bits, unsigned *backoff_bits)
 {
     unsigned p = 0, b = 0;

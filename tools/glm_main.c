@@ -307,6 +307,7 @@ static int cmd_info(int argc, char **argv)
         return 1;
     }
     printf("order\t%u\nK\t%u\nvocabulary\t%u\n", glm_order(m), glm_node_size(m), glm_vocab_size(m));
+    printf("layout\t%s\n", glm_layout_name(m));
     unsigned qp, qb;
     if (glm_quantization(m, &qp, &qb))
         printf("quantized\t%u prob bits, %u backoff bits\n", qp, qb);
