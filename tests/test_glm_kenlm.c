@@ -478,3 +478,35 @@ Test(glm_kenlm, glm_quantized_bible_lm5_is_kenlms, .timeout = 300)
 {
     quantized_case(tu_shared_path("models/bible-es-en/lm.5.arpa.gz"), "bible.lm5.trie-q8b8");
 }
+
+/* glm_layout_name and glm_quantization tell each KenLM layout (what bench_glm labels sizes by and
+ * glm info prints), from the files themselves. */
+Test(glm_kenlm, layout_names)
+{
+    const struct { const char *file, *name; unsigned qp, qb; } cases[] = {
+        {"tiny.chain.probing.bin", "kenlm probing", 0, 0},
+        {"tiny.chain.trie.bin", "kenlm trie", 0, 0},
+        {"tiny.chain.trie-q8-b8.bin", "kenlm trie -q", 8, 8},
+        {"tiny.chain.trie-a22.bin", "kenlm trie -a", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "glm/kenlm/%s", cases[i].file);
+        char *path = tu_data_path(rel);
+        glm_model *m;
+        smt_err e;
+        cr_assert_eq(glm_open(&m, path, 0, &e), 0, "%s", e.msg);
+        cr_assert_str_eq(glm_layout_name(m), cases[i].name);
+        unsigned qp = 99, qb = 99;
+        cr_assert_eq(glm_quantization(m, &qp, &qb), cases[i].qp != 0, "%s", cases[i].file);
+        cr_assert(qp == cases[i].qp && qb == cases[i].qb, "%s: %u/%u", cases[i].file, qp, qb);
+        glm_close(m);
+        free(path);
+    }
+    char *glm = tu_bin_path("glm"), *bin = tu_data_path("glm/kenlm/tiny.chain.trie-q8-b8.bin");
+    char *out = NULL;
+    cr_assert_eq(tu_runf(&out, NULL, "%s info %s", glm, bin), 0);
+    cr_assert(strstr(out, "layout\tkenlm trie -q\nquantized\t8 prob bits, 8 backoff bits\n"), "%s",
+              out);
+    free(out), free(glm), free(bin);
+}
