@@ -3,9 +3,13 @@
  * without host<->device copies. One machine-readable line per measurement:
  *   glm_bench <name> key=value ...
  * usage: bench_glm [--arpa big.arpa | --model big.glm] [--text sample.txt] [--karpa small.arpa]
- *                  [--out dir] [--reps N] [--quick]
+ *                  [--out dir] [--reps N] [--quick] [-q N [-b M]]
  * The KenLM anchors (same files, same machine kind; ../shared/reference/anchors.md) are printed as
- * ratios: probing 4.4 M tokens/s single thread and 183.5 MB, trie 2.3 M tokens/s and 98.5 MB. */
+ * ratios: probing 4.4 M tokens/s single thread and 183.5 MB, trie 2.3 M tokens/s and 98.5 MB. A
+ * model's size is set beside the anchor of its own layout: a KenLM probing binary against KenLM's
+ * probing size, a KenLM trie against the trie's, a .glm (floats or quantized) against both; the
+ * anchors have no size for KenLM's -q/-a tries (size_vs_kenlm=none). Peak RSS is the process's:
+ * run one --quick per model to compare models. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -56,9 +60,12 @@ static glm_model *open_model(const char *path, unsigned flags)
     return m;
 }
 
+static uint32_t quant_p, quant_b; /* -q/-b: the models built are quantized */
+
 static void build(const char *arpa, const char *out, uint32_t K, const char *name, int anchors)
 {
-    glm_build_options opt = {.K = K, .progress = 0, .warn = stderr};
+    glm_build_options opt = {
+        .K = K, .progress = 0, .warn = stderr, .prob_bits = quant_p, .backoff_bits = quant_b};
     glm_build_stats st;
     smt_err e;
     double t0 = smt_now();
@@ -71,8 +78,9 @@ static void build(const char *arpa, const char *out, uint32_t K, const char *nam
     uint64_t n = 0;
     for (unsigned k = 1; k <= st.order; k++)
         n += st.stored[k];
-    printf("glm_bench build model=%s K=%u ngrams=%llu seconds=%.3f bytes=%llu bytes_per_ngram=%.2f",
-           name, K, (unsigned long long)n, t, (unsigned long long)st.file_size,
+    printf("glm_bench build model=%s K=%u quant=%u/%u ngrams=%llu seconds=%.3f bytes=%llu "
+           "bytes_per_ngram=%.2f",
+           name, K, quant_p, quant_b, (unsigned long long)n, t, (unsigned long long)st.file_size,
            (double)st.file_size / (double)n);
     if (anchors) /* the KenLM anchors are for the mono lm.5; the peak is this process's */
         printf(" size_vs_kenlm_trie=%.3f size_vs_kenlm_probing=%.3f peak_rss_kb=%ld",
@@ -111,10 +119,10 @@ static void perplexity(const glm_model *m, const char *text, int path, unsigned 
     printf("glm_bench perplexity path=%s threads=%u%s tokens=%llu oovs=%llu ppl_incl=%.16g "
            "ppl_excl=%.16g seconds=%.3f cpu_seconds=%.3f tokens_per_s=%.0f "
            "tokens_per_cpu_s=%.0f vs_kenlm_probing=%.2f vs_kenlm_probing_cpu=%.2f "
-           "vs_kenlm_trie=%.2f\n",
+           "vs_kenlm_trie=%.2f peak_rss_kb=%ld\n",
            pn, threads, extra, (unsigned long long)st.tokens, (unsigned long long)st.oovs,
            st.ppl_incl, st.ppl_excl, best, best_cpu, tps, tpc, tps / KENLM_PROBING_TPS,
-           tpc / KENLM_PROBING_TPS, tps / KENLM_TRIE_TPS);
+           tpc / KENLM_PROBING_TPS, tps / KENLM_TRIE_TPS, peak_rss_kb());
     fflush(stdout);
 }
 
@@ -265,8 +273,9 @@ static void gpu_speed(const glm_model *m, const glm_word *rows, size_t n)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: bench_glm [--arpa big.arpa | --model big.glm] [--text sample] "
-               "[--karpa small.arpa] [--out dir] [--reps N] [--quick | --gpu-only]\n"
+               "[--karpa small.arpa] [--out dir] [--reps N] [--quick | --gpu-only] [-q N [-b M]]\n"
                "  --arpa: build time and size (then the model measured is the one built)\n"
+               "  -q/-b: the models built are quantized (glm build -q N -b M; M defaults to N)\n"
                "  --model with --text: the perplexity task, rows/s against batch size, the GPU\n"
                "  --karpa with --text: build and query speed for several node sizes K\n"
                "  one line per measurement on stdout: glm_bench <name> key=value ...\n");
@@ -285,7 +294,7 @@ static int close_stdout(void)
 int main(int argc, char **argv)
 {
     const char *arpa = NULL, *model = NULL, *text = NULL, *karpa = NULL, *outdir = "/tmp";
-    int reps = 3, quick = 0, gpu_only = 0;
+    int reps = 3, quick = 0, gpu_only = 0, backoff_set = 0;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
@@ -306,6 +315,24 @@ int main(int argc, char **argv)
             quick = 1;
         else if (strcmp(argv[i], "--gpu-only") == 0)
             gpu_only = 1;
+        else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "-b") == 0) {
+            const char *flag = argv[i];
+            int bits;
+            smt_err e;
+            if (smt_parse_int_arg(flag, i + 1 < argc ? argv[++i] : NULL, 1, GLM_MAX_QUANT_BITS,
+                                  &bits, &e)) {
+                fprintf(stderr, "bench_glm: %s\n", e.msg);
+                return 2;
+            }
+            if (flag[1] == 'q') {
+                quant_p = (uint32_t)bits;
+                if (!backoff_set)
+                    quant_b = (uint32_t)bits;
+            } else {
+                quant_b = (uint32_t)bits;
+                backoff_set = 1;
+            }
+        }
         else if (strcmp(argv[i], "--reps") == 0) {
             smt_err e;
             if (smt_parse_int_arg("--reps", i + 1 < argc ? argv[++i] : NULL, 1, 1000000, &reps,
@@ -318,6 +345,10 @@ int main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
+    }
+    if (backoff_set && !quant_p) {
+        fprintf(stderr, "bench_glm: -b without -q\n");
+        return 2;
     }
     /* something to measure: a build, or a model (given or built) with a text */
     if (!arpa && !((model && text) || (karpa && text))) {
@@ -335,11 +366,24 @@ int main(int argc, char **argv)
     if (model && text) {
         double t0 = smt_now();
         glm_model *m = open_model(model, GLM_OPEN_HUGE | GLM_OPEN_INDEX);
-        printf("glm_bench open model=%s flags=huge,index seconds=%.3f file_bytes=%llu "
-               "index_bytes=%llu size_vs_kenlm_trie=%.3f\n",
-               model, smt_now() - t0, (unsigned long long)glm_file_size(m),
-               (unsigned long long)glm_index_bytes(m),
-               (double)glm_file_size(m) / KENLM_TRIE_BYTES);
+        double open_s = smt_now() - t0, bytes = (double)glm_file_size(m);
+        const char *lay = glm_layout_name(m);
+        unsigned qp, qb;
+        glm_quantization(m, &qp, &qb);
+        char vs[128]; /* the anchor of the model's own layout */
+        if (strcmp(lay, "glm") == 0)
+            snprintf(vs, sizeof vs, "size_vs_kenlm_trie=%.3f size_vs_kenlm_probing=%.3f",
+                     bytes / KENLM_TRIE_BYTES, bytes / KENLM_PROBING_BYTES);
+        else if (strcmp(lay, "kenlm probing") == 0)
+            snprintf(vs, sizeof vs, "size_vs_kenlm_probing=%.3f", bytes / KENLM_PROBING_BYTES);
+        else if (strcmp(lay, "kenlm trie") == 0)
+            snprintf(vs, sizeof vs, "size_vs_kenlm_trie=%.3f", bytes / KENLM_TRIE_BYTES);
+        else
+            snprintf(vs, sizeof vs, "size_vs_kenlm=none");
+        printf("glm_bench open model=%s layout=\"%s\" quant=%u/%u flags=huge,index seconds=%.3f "
+               "file_bytes=%llu index_bytes=%llu %s\n",
+               model, lay, qp, qb, open_s, (unsigned long long)glm_file_size(m),
+               (unsigned long long)glm_index_bytes(m), vs);
         if (gpu_only) { /* --gpu-only: the GPU lines (and the CPU rows line to compare with) */
             size_t n;
             glm_word *rows = text_rows(m, text, 1u << 20, &n);

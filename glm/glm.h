@@ -43,7 +43,12 @@ typedef struct glm_build_options {
     float unk_log10; /* <unk>'s log10 probability when the ARPA lacks <unk> (else -100) */
     int positive_to_zero; /* build_binary -i: a positive log10 probability (IRSTLM's bug) is read
                            * as 0 instead of refused */
+    uint32_t prob_bits;    /* build_binary -q/-b: 0 and 0 store floats; else probabilities and */
+    uint32_t backoff_bits; /* backoffs of orders 2..N quantized to these bits (1..25 each) with
+                            * KenLM's binning; unigrams stay floats */
 } glm_build_options;
+
+#define GLM_MAX_QUANT_BITS 25
 
 typedef struct glm_build_stats {
     unsigned order;
@@ -104,6 +109,14 @@ uint64_t glm_count(const glm_model *m, unsigned n);         /* stored n-grams of
 uint64_t glm_file_size(const glm_model *m);
 uint32_t glm_vocab_size(const glm_model *m);
 uint64_t glm_index_bytes(const glm_model *m); /* memory of the GLM_OPEN_INDEX tables (0: none) */
+/* 1 when the model's probabilities and backoffs are quantized (glm_build_options.prob_bits, or a
+ * KenLM `trie -q -b` binary), with the bits in *prob_bits and *backoff_bits (either may be NULL);
+ * 0 (and 0 bits) otherwise. */
+int glm_quantization(const glm_model *m, unsigned *prob_bits, unsigned *backoff_bits);
+/* What the model is, in words: "glm" (a .glm file, floats or quantized), or for a KenLM binary
+ * "kenlm probing", "kenlm trie", "kenlm trie -q", "kenlm trie -a" or "kenlm trie -a -q"
+ * (build_binary's layouts). A static string. */
+const char *glm_layout_name(const glm_model *m);
 
 /* The id of a word (ids follow the ARPA unigram order with <unk> at 0, as KenLM assigns them),
  * or GLM_UNK when unknown. */

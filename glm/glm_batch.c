@@ -29,6 +29,8 @@ struct glm_fast {
     const uint32_t *keys[GLM_MAX_ORDER + 1]; /* [k], k = 2..N */
     const glm_mid *mid[GLM_MAX_ORDER + 1];   /* [k], k = 1..N-1 */
     const float *top;
+    const glm_layout *L; /* the model's layout: a quantized file's values are read through it */
+    const uint8_t *qrec; /* quantized: the records (NULL otherwise) */
     const glm_hslot *hs[GLM_MAX_ORDER + 1]; /* the big-group index (GLM_OPEN_INDEX) */
     uint32_t hn[GLM_MAX_ORDER + 1];
     uint32_t hmin; /* groups of at least hmin keys are indexed (UINT32_MAX: none) */
@@ -57,6 +59,8 @@ static void fast_setup(const glm_model *m, fast_layout *F)
     for (unsigned k = 1; k < L->order; k++)
         F->mid[k] = L->mid + L->mid_off[k];
     F->top = L->top;
+    F->L = L;
+    F->qrec = L->qp ? L->qrec : NULL;
     memcpy(F->kpow, L->kpow, sizeof F->kpow);
     memcpy(F->first, L->first, sizeof F->first);
     F->order = L->order;
@@ -161,13 +165,12 @@ static inline void walk_start(const fast_layout *F, walk *k, glm_word w, const g
 
 /* From entry e of level len (its value already read): start the search among its children, or
  * finish. */
-static inline void walk_descend(const fast_layout *F, walk *k, const glm_mid *m)
+static inline void walk_descend(const fast_layout *F, walk *k, uint32_t first, uint32_t n)
 {
     if (k->len > k->nh) { /* every caller has nh <= N - 1, so this also stops at level N */
         k->phase = PH_DONE;
         return;
     }
-    uint32_t first = m[0].child, n = m[1].child - first;
     if (n == 0) {
         k->phase = PH_DONE;
         return;
@@ -210,10 +213,15 @@ static inline __attribute__((always_inline)) void walk_found(const fast_layout *
 {
     k->e = e;
     k->len++;
-    if (k->len == F->order)
+    if (F->qrec) { /* the record and the next one (its end of the child range) */
+        const glm_layout *L = F->L;
+        uint64_t bit = L->qrec_off[k->len] + (uint64_t)e * L->qrec_bits[k->len];
+        prefetch2(F->qrec + (bit >> 3), (2 * L->qrec_bits[k->len] + 7) / 8 + 1);
+    } else if (k->len == F->order) {
         __builtin_prefetch(F->top + e);
-    else
+    } else {
         prefetch2(F->mid[k->len] + e, 2 * sizeof(glm_mid));
+    }
     k->phase = PH_VALUE;
 }
 
@@ -227,7 +235,7 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
         k->bo[0] = u->backoff;
         k->len = 1;
         k->e = k->w;
-        walk_descend(F, k, u);
+        walk_descend(F, k, u[0].child, u[1].child - u[0].child);
         return;
     }
     case PH_SEARCH: {
@@ -272,14 +280,23 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
         return;
     }
     case PH_VALUE:
-        if (k->len == F->order) {
+        if (F->qrec) { /* glm_layout.h's decode, as every path reads a quantized value */
+            k->prob = glm_value(F->L, k->len, k->e, &k->bo[k->len - 1]);
+            if (k->len == F->order) {
+                k->phase = PH_DONE;
+            } else {
+                uint64_t first, n;
+                glm_children(F->L, k->len, k->e, &first, &n);
+                walk_descend(F, k, (uint32_t)first, (uint32_t)n);
+            }
+        } else if (k->len == F->order) {
             k->prob = F->top[k->e];
             k->phase = PH_DONE;
         } else {
             const glm_mid *m = F->mid[k->len] + k->e;
             k->prob = m->prob;
             k->bo[k->len - 1] = m->backoff;
-            walk_descend(F, k, m);
+            walk_descend(F, k, m[0].child, m[1].child - m[0].child);
         }
         return;
     }
@@ -298,7 +315,7 @@ static inline void walk_start_now(const fast_layout *F, walk *k, glm_word w, con
     k->bo[0] = u->backoff;
     k->len = 1;
     k->e = w;
-    walk_descend(F, k, u);
+    walk_descend(F, k, u[0].child, u[1].child - u[0].child);
     if (k->phase == PH_HASH) /* its level-2 slot was prefetched with the unigram: probe now */
         walk_step(F, k);
 }

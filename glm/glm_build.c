@@ -42,6 +42,48 @@ void glm_layout_setup(glm_layout *L, uint32_t order, uint32_t K, const uint64_t 
     }
 }
 
+static uint32_t bits_for(uint64_t max)
+{
+    uint32_t b = 1;
+    while (b < 64 && (max >> b) != 0)
+        b++;
+    return b;
+}
+
+void glm_layout_quant(glm_layout *L, uint32_t qp, uint32_t qb, uint64_t *rec_bytes,
+                      uint64_t *nbins)
+{
+    L->qp = qp;
+    L->qb = qb;
+    uint64_t bit = 0, bins = 0;
+    for (unsigned k = 2; k <= L->order; k++) {
+        L->qrec_off[k] = bit;
+        L->qbin_off[k] = bins;
+        if (k < L->order) {
+            L->qchild_bits[k] = bits_for(L->count[k + 1]);
+            L->qrec_bits[k] = L->qchild_bits[k] + qp + qb;
+            bit += (L->count[k] + 1) * L->qrec_bits[k];
+            bins += (1ull << qp) + (1ull << qb);
+        } else {
+            L->qrec_bits[k] = qp;
+            bit += L->count[k] * qp;
+            bins += 1ull << qp;
+        }
+    }
+    *rec_bytes = (bit + 7) / 8 + 8;
+    *nbins = bins;
+}
+
+uint64_t glm_layout_nmid(const glm_layout *L)
+{
+    if (L->qp)
+        return L->count[1] + 1;
+    uint64_t n = 0;
+    for (unsigned k = 1; k < L->order; k++)
+        n += L->count[k] + 1;
+    return n;
+}
+
 /* ------------------------------------------------------------------ B-tree order */
 
 typedef struct bt_ctx {
@@ -160,6 +202,9 @@ typedef struct out_arrays {
     uint32_t *keys;
     glm_mid *mid;
     float *top;
+    uint8_t *qrec; /* quantized files (quantize) */
+    float *qbins;
+    uint64_t qrec_bytes, nbins;
 } out_arrays;
 
 static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progress, smt_err *err)
@@ -272,6 +317,132 @@ nomem:
     return smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
 }
 
+/* ------------------------------------------------------------------ quantization */
+
+/* KenLM's binning (lm/quantize.cc, build_binary -q/-b; Federico & Bertoldi 2006): per order, the
+ * probabilities and the backoffs separately, the values sorted and cut into bins of equal counts
+ * (bin i ends at n * (i + 1) / bins), each bin's center the mean of its values (a double sum of the
+ * floats in sorted order divided by the count as a float), an empty bin the previous bin's center
+ * (-inf for the first). Backoffs: codes 0 and 1 are KenLM's -0.0 (never a context) and +0.0, the
+ * other 2^qb - 2 bins are made of the non-zero backoffs. The highest order has no backoff, and the
+ * unigrams are not quantized. A value is coded by its nearest center (Bins::Encode: the first
+ * center >= value or the one below it, the lower one on a tie). */
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static void make_bins(float *v, uint64_t n, float *centers, uint64_t bins)
+{
+    qsort(v, n, sizeof *v, cmp_float);
+    uint64_t start = 0;
+    for (uint64_t i = 0; i < bins; i++) {
+        uint64_t finish = n * (i + 1) / bins;
+        if (finish == start) {
+            centers[i] = i ? centers[i - 1] : -INFINITY;
+        } else {
+            double sum = 0.0;
+            for (uint64_t j = start; j < finish; j++)
+                sum += v[j];
+            centers[i] = (float)(sum / (double)(float)(finish - start));
+        }
+        start = finish;
+    }
+}
+
+static uint64_t encode(const float *bins, uint64_t nbins, uint64_t reserved, float value)
+{
+    uint64_t lo = reserved, hi = nbins; /* lower_bound: the first center >= value */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (bins[mid] < value)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == reserved)
+        return reserved;
+    if (lo == nbins)
+        return nbins - 1;
+    float below = value - bins[lo - 1], above = bins[lo] - value;
+    return lo - (below < above);
+}
+
+static uint64_t encode_backoff(const float *bins, uint64_t nbins, float value)
+{
+    if (value == 0.0f)
+        return glm_has_extension(value) ? 1 : 0;
+    return encode(bins, nbins, 2, value);
+}
+
+static void wr_bits(uint8_t *base, uint64_t bit, uint64_t v, uint32_t nbits)
+{
+    for (uint32_t i = 0; i < nbits; i++, bit++)
+        if ((v >> i) & 1)
+            base[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+}
+
+/* The quantized sections from the float arrays build_trie made: o->qrec and o->qbins. */
+static int quantize(glm_layout *L, out_arrays *o, uint32_t qp, uint32_t qb, smt_err *err)
+{
+    unsigned N = L->order;
+    uint64_t rec_bytes, nbins, most = 0;
+    glm_layout_quant(L, qp, qb, &rec_bytes, &nbins);
+    for (unsigned k = 2; k <= N; k++)
+        most = L->count[k] > most ? L->count[k] : most;
+    o->qrec = calloc(rec_bytes, 1);
+    o->qbins = malloc(nbins * sizeof *o->qbins);
+    float *v = malloc(most * sizeof *v + 4);
+    if (!o->qrec || !o->qbins || !v) {
+        free(v);
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory quantizing the model");
+    }
+    uint64_t np = 1ull << qp, nb = 1ull << qb;
+    for (unsigned k = 2; k <= N; k++) {
+        uint64_t n = L->count[k];
+        float *pbins = o->qbins + L->qbin_off[k], *bbins = pbins + np;
+        const glm_mid *mid = k < N ? o->mid + L->mid_off[k] : NULL;
+        for (uint64_t i = 0; i < n; i++)
+            v[i] = k < N ? mid[i].prob : o->top[i];
+        make_bins(v, n, pbins, np);
+        if (k < N) {
+            uint64_t nz = 0;
+            for (uint64_t i = 0; i < n; i++)
+                if (mid[i].backoff != 0.0f)
+                    v[nz++] = mid[i].backoff;
+            if (nz && nb <= 2) {
+                free(v);
+                return smt_err_set(err, SMT_ERR_ARG,
+                                   "-b %u leaves no bin for the %llu non-zero backoffs of order %u "
+                                   "(2 codes stand for 0 and -0): give -b 2 or more",
+                                   qb, (unsigned long long)nz, k);
+            }
+            bbins[0] = -0.0f; /* KenLM's kNoExtensionBackoff, then kExtensionBackoff */
+            bbins[1] = 0.0f;
+            make_bins(v, nz, bbins + 2, nb - 2);
+        }
+        uint64_t bit = L->qrec_off[k];
+        uint32_t cb = k < N ? L->qchild_bits[k] : 0;
+        for (uint64_t i = 0; i < n; i++, bit += L->qrec_bits[k]) {
+            if (k < N) {
+                wr_bits(o->qrec, bit, mid[i].child, cb);
+                wr_bits(o->qrec, bit + cb, encode(pbins, np, 0, mid[i].prob), qp);
+                wr_bits(o->qrec, bit + cb + qp, encode_backoff(bbins, nb, mid[i].backoff), qb);
+            } else {
+                wr_bits(o->qrec, bit, encode(pbins, np, 0, o->top[i]), qp);
+            }
+        }
+        if (k < N) /* the sentinel: its child only */
+            wr_bits(o->qrec, bit, mid[n].child, cb);
+    }
+    free(v);
+    o->qrec_bytes = rec_bytes;
+    o->nbins = nbins;
+    return 0;
+}
+
 static int write_model(const char *out_path, const glm_arpa *a, const glm_layout *L,
                        const out_arrays *o, glm_params *par, smt_err *err)
 {
@@ -279,16 +450,18 @@ static int write_model(const char *out_path, const glm_arpa *a, const glm_layout
     int rc = smt_writer_open(&w, out_path, GLM_KIND, GLM_KIND_VERSION, err);
     if (rc)
         return rc;
-    uint64_t total_keys = 0, total_mid = 0;
+    uint64_t total_keys = 0, total_mid = glm_layout_nmid(L);
     for (unsigned k = 2; k <= L->order; k++)
         total_keys += L->count[k];
-    for (unsigned k = 1; k < L->order; k++)
-        total_mid += L->count[k] + 1;
     if ((rc = smt_writer_set_params(w, par, sizeof *par, err)) ||
         (rc = smt_vocab_builder_write(a->vocab, w, "vocab", err)) ||
         (rc = smt_writer_section(w, "keys", o->keys, total_keys * sizeof *o->keys, err)) ||
         (rc = smt_writer_section(w, "mid", o->mid, total_mid * sizeof *o->mid, err)) ||
-        (rc = smt_writer_section(w, "top", o->top, L->count[L->order] * sizeof *o->top, err))) {
+        (L->qp ? (rc = smt_writer_section(w, "qrec", o->qrec, o->qrec_bytes, err)) ||
+                     (rc = smt_writer_section(w, "qbins", o->qbins, o->nbins * sizeof *o->qbins,
+                                              err))
+               : (rc = smt_writer_section(w, "top", o->top,
+                                          L->count[L->order] * sizeof *o->top, err)))) {
         smt_writer_abort(w);
         return rc;
     }
@@ -305,6 +478,12 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     if (K < GLM_MIN_K || K > GLM_MAX_K)
         return smt_err_set(err, SMT_ERR_ARG, "B-tree node size K=%u outside %d..%d", K, GLM_MIN_K,
                            GLM_MAX_K);
+    uint32_t qp = opt->prob_bits, qb = opt->backoff_bits;
+    if ((qp || qb) && (qp < 1 || qp > GLM_MAX_QUANT_BITS || qb < 1 || qb > GLM_MAX_QUANT_BITS))
+        return smt_err_set(err, SMT_ERR_ARG,
+                           "quantization to %u probability and %u backoff bits: each must be "
+                           "1..%d (KenLM's limits)",
+                           qp, qb, GLM_MAX_QUANT_BITS);
     if (smt_same_file(arpa_path, out_path)) /* the model replaces out_path: never its ARPA file */
         return smt_err_set(err, SMT_ERR_ARG, "%s: the output is the input ARPA file; refusing to "
                            "overwrite it", out_path);
@@ -330,6 +509,10 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     glm_layout_setup(&L, a.order, K, par.count);
     out_arrays o = {0};
     rc = build_trie(&a, &L, &o, opt->progress, err);
+    if (!rc && qp) {
+        par.quant = qp | qb << 8;
+        rc = quantize(&L, &o, qp, qb, err);
+    }
     if (!rc)
         rc = write_model(out_path, &a, &L, &o, &par, err);
     if (!rc && stats) {
@@ -347,6 +530,8 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     free(o.keys);
     free(o.mid);
     free(o.top);
+    free(o.qrec);
+    free(o.qbins);
     glm_arpa_free(&a);
     return rc;
 }

@@ -28,6 +28,8 @@ struct glm_gpu {
     uint32_t *d_keys;
     glm_mid *d_mid;
     float *d_top;
+    uint8_t *d_qrec; /* a quantized file's records and bins (glm_layout.h) */
+    float *d_qbins;
     uint32_t vocab;
     cudaStream_t stream;
     glm_word *d_rows; /* workspace for the host-memory API: (cap, order) */
@@ -72,13 +74,7 @@ static __device__ unsigned dev_walk(const glm_layout &L, glm_word w, const glm_w
             break;
         e = first + (uint64_t)got;
         len++;
-        if (len == L.order) {
-            *prob = L.top[e];
-        } else {
-            const glm_mid *m = L.mid + L.mid_off[len] + e;
-            *prob = m->prob;
-            bo[len - 1] = m->backoff;
-        }
+        *prob = glm_value(&L, len, e, &bo[len - 1]); /* the CPU's decode (quantized or not) */
     }
     return len;
 }
@@ -224,23 +220,34 @@ extern "C" int glm_gpu_available(void)
 static int gpu_init(glm_gpu *g, const glm_model *m, smt_err *err)
 {
     const glm_layout *L = &m->lay;
-    uint64_t nk = 0, nm = 0;
+    uint64_t nk = 0, nm = glm_layout_nmid(L);
     for (unsigned k = 2; k <= L->order; k++)
         nk += L->count[k];
-    for (unsigned k = 1; k < L->order; k++)
-        nm += L->count[k] + 1;
     uint64_t nt = L->count[L->order];
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     CK(cudaMalloc((void **)&g->d_keys, nk * 4 + 4));
     CK(cudaMalloc((void **)&g->d_mid, nm * sizeof(glm_mid)));
-    CK(cudaMalloc((void **)&g->d_top, nt * 4 + 4));
     CK(cudaMemcpy(g->d_keys, L->keys, nk * 4, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(g->d_mid, L->mid, nm * sizeof(glm_mid), cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(g->d_top, L->top, nt * 4, cudaMemcpyHostToDevice));
     g->lay = *L;
+    if (L->qp) {
+        glm_layout Q = *L;
+        uint64_t rec_bytes, nbins;
+        glm_layout_quant(&Q, L->qp, L->qb, &rec_bytes, &nbins);
+        CK(cudaMalloc((void **)&g->d_qrec, rec_bytes));
+        CK(cudaMalloc((void **)&g->d_qbins, nbins * 4));
+        CK(cudaMemcpy(g->d_qrec, L->qrec, rec_bytes, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(g->d_qbins, L->qbins, nbins * 4, cudaMemcpyHostToDevice));
+        g->lay.qrec = g->d_qrec;
+        g->lay.qbins = g->d_qbins;
+        g->lay.top = NULL;
+    } else {
+        CK(cudaMalloc((void **)&g->d_top, nt * 4 + 4));
+        CK(cudaMemcpy(g->d_top, L->top, nt * 4, cudaMemcpyHostToDevice));
+        g->lay.top = g->d_top;
+    }
     g->lay.keys = g->d_keys;
     g->lay.mid = g->d_mid;
-    g->lay.top = g->d_top;
     g->vocab = glm_vocab_size(m);
     g->lanes = GLM_GPU_LANES_DEFAULT;
     return 0;
@@ -273,6 +280,8 @@ extern "C" void glm_gpu_free(glm_gpu *g)
     cudaFree(g->d_keys);
     cudaFree(g->d_mid);
     cudaFree(g->d_top);
+    cudaFree(g->d_qrec);
+    cudaFree(g->d_qbins);
     cudaFree(g->d_rows);
     cudaFree(g->d_prob);
     cudaFree(g->d_len);

@@ -655,14 +655,11 @@ static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *
     return len;
 }
 
-/* Bits [bit, bit + n) of a bit-packed level (n <= 57), as util/bit_packing.hh reads them. */
-static inline uint64_t rd_bits(const uint8_t *base, uint64_t bit, uint64_t mask)
-{
-    return (ld64(base + (bit >> 3)) >> (bit & 7)) & mask;
-}
+/* A bit-packed level's fields are read as util/bit_packing.hh reads them, by glm_rd_bits
+ * (glm_layout.h, shared with glm's own quantized files); a float field is 32 of its bits. */
 static inline float rd_f32(const uint8_t *base, uint64_t bit)
 {
-    uint32_t u = (uint32_t)(ld64(base + (bit >> 3)) >> (bit & 7));
+    uint32_t u = (uint32_t)glm_rd_bits(base, bit, 0xffffffffu);
     float f;
     memcpy(&f, &u, 4);
     return f;
@@ -673,7 +670,7 @@ static inline int64_t trie_find(const glm_kenlm_bits *L, uint64_t lo, uint64_t h
 {
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        uint64_t w = rd_bits(L->base, mid * L->total_bits, L->word_mask);
+        uint64_t w = glm_rd_bits(L->base, mid * L->total_bits, L->word_mask);
         if (w < x)
             lo = mid + 1;
         else if (w > x)
@@ -719,23 +716,25 @@ static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word 
             break;
         uint64_t bit = (uint64_t)e * L->total_bits + L->word_bits;
         if (n == k->order) {
-            *prob = k->quant ? ldf(k->qprob[n] + 4 * rd_bits(L->base, bit, (1ull << k->prob_bits) - 1))
-                             : with_sign(rd_f32(L->base, bit));
+            *prob = k->quant
+                        ? ldf(k->qprob[n] + 4 * glm_rd_bits(L->base, bit, (1ull << k->prob_bits) - 1))
+                        : with_sign(rd_f32(L->base, bit));
             len++;
             break;
         }
         if (k->quant) {
-            bo[len] = ldf(k->qbackoff[n] + 4 * rd_bits(L->base, bit, (1ull << k->backoff_bits) - 1));
-            *prob = ldf(k->qprob[n] +
-                        4 * rd_bits(L->base, bit + k->backoff_bits, (1ull << k->prob_bits) - 1));
+            bo[len] = ldf(k->qbackoff[n] +
+                          4 * glm_rd_bits(L->base, bit, (1ull << k->backoff_bits) - 1));
+            *prob = ldf(k->qprob[n] + 4 * glm_rd_bits(L->base, bit + k->backoff_bits,
+                                                      (1ull << k->prob_bits) - 1));
         } else {
             *prob = with_sign(rd_f32(L->base, bit));
             bo[len] = rd_f32(L->base, bit + 31);
         }
         len++;
         uint64_t nb = bit + L->value_bits;
-        lo = rd_bits(L->base, nb, L->next_mask);
-        hi = rd_bits(L->base, nb + L->total_bits, L->next_mask);
+        lo = glm_rd_bits(L->base, nb, L->next_mask);
+        hi = glm_rd_bits(L->base, nb + L->total_bits, L->next_mask);
         if (L->off) { /* array-compressed: the high bits from the offset array */
             uint64_t jb = last_not_above(L, (uint64_t)e), je = jb;
             while (je + 1 < L->noff && ld64(L->off + 8 * (je + 1)) <= (uint64_t)e + 1)

@@ -19,16 +19,15 @@ static int check_children(const glm_model *m, smt_err *err)
 {
     const glm_layout *L = &m->lay;
     for (unsigned k = 1; k < L->order; k++) {
-        const glm_mid *mid = L->mid + L->mid_off[k];
-        uint64_t n = L->count[k];
-        if (mid[0].child != 0 || mid[n].child != L->count[k + 1])
-            goto bad;
-        uint32_t prev = 0;
-        for (uint64_t i = 1; i <= n; i++) {
-            if (mid[i].child < prev)
+        uint64_t n = L->count[k], first, cnt, end = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            glm_children(L, k, i, &first, &cnt);
+            if (first != end || cnt > L->count[k + 1] - first) /* wrapped: not monotone */
                 goto bad;
-            prev = mid[i].child;
+            end = first + cnt;
         }
+        if (end != L->count[k + 1])
+            goto bad;
         continue;
     bad:
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: level %u child pointers corrupted",
@@ -42,11 +41,15 @@ static int check_children(const glm_model *m, smt_err *err)
  * the TLB (the page cache cannot give a file mapping huge pages). */
 static int load_huge(glm_model *m, smt_err *err)
 {
-    static const char *const names[6] = {"vocab.str", "vocab.off", "vocab.hash", "keys", "mid",
+    static const char *const plain[6] = {"vocab.str", "vocab.off", "vocab.hash", "keys", "mid",
                                          "top"};
-    const void *src[6];
-    uint64_t size[6], total = 0;
-    for (int i = 0; i < 6; i++) {
+    static const char *const quant[7] = {"vocab.str", "vocab.off", "vocab.hash", "keys", "mid",
+                                         "qrec", "qbins"};
+    const char *const *names = m->lay.qp ? quant : plain;
+    int ns = m->lay.qp ? 7 : 6;
+    const void *src[7];
+    uint64_t size[7], total = 0;
+    for (int i = 0; i < ns; i++) {
         src[i] = smt_mapped_section(m->map, names[i], &size[i]);
         total += (size[i] + 63) & ~63ull;
     }
@@ -60,9 +63,9 @@ static int load_huge(glm_model *m, smt_err *err)
 #ifdef MADV_HUGEPAGE
     madvise(base, (size_t)(raw + len - base), MADV_HUGEPAGE); /* a hint: failure is harmless */
 #endif
-    void *dst[6];
+    void *dst[7];
     char *p = base;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < ns; i++) {
         dst[i] = p;
         /* 8 MB at a time, each piece of the mapping released once copied: the model is resident
          * once (the copy), never twice, not even while it is being copied */
@@ -78,7 +81,12 @@ static int load_huge(glm_model *m, smt_err *err)
     m->vocab.slots = dst[2];
     m->lay.keys = dst[3];
     m->lay.mid = dst[4];
-    m->lay.top = dst[5];
+    if (m->lay.qp) {
+        m->lay.qrec = dst[5];
+        m->lay.qbins = dst[6];
+    } else {
+        m->lay.top = dst[5];
+    }
     m->huge = raw;
     m->huge_len = len;
     return 0;
@@ -117,9 +125,9 @@ static int bigidx_tables(glm_model *m, uint64_t min_n, smt_err *err)
         min_n = 1;
     uint64_t nk[GLM_MAX_ORDER + 1] = {0}, total = 0;
     for (unsigned k = 2; k <= L->order; k++) {
-        const glm_mid *mid = L->mid + L->mid_off[k - 1];
         for (uint64_t p = 0; p < L->count[k - 1]; p++) {
-            uint64_t n = (uint64_t)mid[p + 1].child - mid[p].child;
+            uint64_t first, n;
+            glm_children(L, k - 1, p, &first, &n);
             if (n >= min_n)
                 nk[k] += n;
         }
@@ -143,10 +151,11 @@ static int bigidx_tables(glm_model *m, uint64_t min_n, smt_err *err)
         glm_hslot *t = (glm_hslot *)base;
         base += ((uint64_t)X->nslots[k] * sizeof(glm_hslot) + 63) & ~63ull;
         memset(t, 0xff, (size_t)X->nslots[k] * sizeof *t);
-        const glm_mid *mid = L->mid + L->mid_off[k - 1];
         const uint32_t *keys = L->keys + L->key_off[k];
         for (uint64_t p = 0; p < L->count[k - 1]; p++) {
-            uint32_t first = mid[p].child, n = mid[p + 1].child - first;
+            uint64_t first64, n64;
+            glm_children(L, k - 1, p, &first64, &n64);
+            uint32_t first = (uint32_t)first64, n = (uint32_t)n64;
             if (n < min_n)
                 continue;
             for (uint32_t c = first; c < first + n; c++) {
@@ -222,20 +231,35 @@ int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err)
     }
     glm_layout *L = &m->lay;
     glm_layout_setup(L, par->order, par->K, par->count);
-    uint64_t total_keys = 0, total_mid = 0;
+    uint32_t qp = par->quant & 0xff, qb = par->quant >> 8 & 0xff;
+    if (par->quant && ((par->quant >> 16) != 0 || qp < 1 || qp > GLM_MAX_QUANT_BITS || qb < 1 ||
+                       qb > GLM_MAX_QUANT_BITS)) {
+        rc = smt_err_set(err, SMT_ERR_CORRUPT,
+                         "%s: quantization field 0x%x: not 1..%d probability and backoff bits",
+                         path, par->quant, GLM_MAX_QUANT_BITS);
+        goto fail;
+    }
+    uint64_t rec_bytes = 0, nbins = 0;
+    if (par->quant)
+        glm_layout_quant(L, qp, qb, &rec_bytes, &nbins);
+    uint64_t total_keys = 0, total_mid = glm_layout_nmid(L);
     for (unsigned k = 2; k <= par->order; k++)
         total_keys += par->count[k];
-    for (unsigned k = 1; k < par->order; k++)
-        total_mid += par->count[k] + 1;
-    const void *keys, *mid, *top;
+    const void *keys, *mid, *top = NULL, *qrec = NULL, *qbins = NULL;
     uint64_t cnt;
     if ((rc = smt_mapped_require(m->map, "keys", 4, total_keys, &keys, &cnt, err)) ||
         (rc = smt_mapped_require(m->map, "mid", sizeof(glm_mid), total_mid, &mid, &cnt, err)) ||
-        (rc = smt_mapped_require(m->map, "top", 4, par->count[par->order], &top, &cnt, err)))
+        (par->quant
+             ? (rc = smt_mapped_require(m->map, "qrec", 1, rec_bytes, &qrec, &cnt, err)) ||
+                   (rc = smt_mapped_require(m->map, "qbins", 4, nbins, &qbins, &cnt, err))
+             : (rc = smt_mapped_require(m->map, "top", 4, par->count[par->order], &top, &cnt,
+                                        err))))
         goto fail;
     L->keys = keys;
     L->mid = mid;
     L->top = top;
+    L->qrec = qrec;
+    L->qbins = qbins;
     if ((rc = check_children(m, err)))
         goto fail;
     if ((flags & GLM_OPEN_HUGE) && (rc = load_huge(m, err)))
@@ -279,6 +303,31 @@ uint64_t glm_file_size(const glm_model *m)
     return m->ken ? m->ken->map_len : smt_mapped_file_size(m->map);
 }
 uint32_t glm_vocab_size(const glm_model *m) { return m->vocab.n; }
+const char *glm_layout_name(const glm_model *m)
+{
+    static const char *const ken[6] = {"kenlm probing", "kenlm rest probing", "kenlm trie",
+                                       "kenlm trie -q", "kenlm trie -a", "kenlm trie -a -q"};
+    if (!m->ken)
+        return "glm";
+    return m->ken->type >= 0 && m->ken->type < 6 ? ken[m->ken->type] : "kenlm";
+}
+
+int glm_quantization(const glm_model *m, unsigned *prob_bits, unsigned *backoff_bits)
+{
+    unsigned p = 0, b = 0;
+    if (m->ken && m->ken->quant) {
+        p = m->ken->prob_bits;
+        b = m->ken->backoff_bits;
+    } else if (!m->ken && m->lay.qp) {
+        p = m->lay.qp;
+        b = m->lay.qb;
+    }
+    if (prob_bits)
+        *prob_bits = p;
+    if (backoff_bits)
+        *backoff_bits = b;
+    return p != 0;
+}
 uint64_t glm_index_bytes(const glm_model *m)
 {
     uint64_t b = 0;

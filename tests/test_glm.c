@@ -524,11 +524,11 @@ Test(glm, states_and_rows)
 
 /* ---------------------------------------------------------------- damaged files */
 
-Test(glm, damaged_files)
+/* Every truncation of the file at path refused; every flipped bit the checksums cover refused by a
+ * verified open; no unverified open of a damaged copy crashes a query. */
+static void damaged(const char *path)
 {
-    glm_model *m = build_open("chain.arpa", 31, NULL);
-    glm_close(m);
-    char *path = tu_join(dir, "chain.arpa.31.glm");
+    glm_model *m;
     char *copy = tu_join(dir, "copy.glm");
     long long size = tu_file_size(path);
     smt_err e;
@@ -581,10 +581,20 @@ Test(glm, damaged_files)
         }
     }
     cr_assert_gt(in_sections, 100, "the flips must reach the sections");
+    free(copy);
+}
+
+Test(glm, damaged_files)
+{
+    glm_model *m = build_open("chain.arpa", 31, NULL);
+    glm_close(m);
+    char *path = tu_join(dir, "chain.arpa.31.glm");
+    damaged(path);
+    smt_err e;
     cr_assert_eq(glm_open(&m, "/nonexistent/x.glm", 0, &e), SMT_ERR_IO);
     char *arpa = tu_data_path("glm/chain.arpa");
     cr_assert_eq(glm_open(&m, arpa, 0, &e), SMT_ERR_FORMAT);
-    free(arpa), free(path), free(copy);
+    free(arpa), free(path);
 }
 
 /* ---------------------------------------------------------------- the tool */
@@ -723,6 +733,12 @@ Test(glm, tool_flags)
         {"build A O -K 2", "-K: 2 is out of range [3, 1024]"},
         {"build A O -K 4294967299", "out of range"},
         {"build A O -K", "-K: a value is missing"},
+        {"build A O -q 0", "-q: 0 is out of range [1, 25]"},
+        {"build A O -q 26", "-q: 26 is out of range [1, 25]"},
+        {"build A O -q 8 -b 0", "-b: 0 is out of range [1, 25]"},
+        {"build A O -q", "-q: a value is missing"},
+        {"build A O -b 8", "-b: backoff quantization (-b) without probability quantization"},
+        {"build probing A O -q 8", "only implemented in the trie"},
         {"info --verif M", "unknown option --verif"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -1262,7 +1278,7 @@ Test(glm, build_binary_options)
     cr_assert_eq(tu_run(cmd, NULL, &err), 0, "%s", err);
     cr_assert(strstr(err, "'trie': glm builds its one layout"), "%s", err);
     free(cmd), free(err);
-    static const char *const refused[] = {"-q 8", "-b 8", "-a 22", "-p 1.5", "-s", "-v", "-w mmap",
+    static const char *const refused[] = {"-b 8", "-a 22", "-p 1.5", "-s", "-v", "-w mmap",
                                           "-T /tmp", "-S 1G"};
     for (size_t k = 0; k < sizeof refused / sizeof *refused; k++) {
         cr_assert(asprintf(&cmd, "%s build %s %s %s", bin, refused[k], arpa, out) > 0);
@@ -1272,4 +1288,276 @@ Test(glm, build_binary_options)
         free(cmd), free(err);
     }
     free(bin), free(arpa), free(out);
+}
+
+/* ---------------------------------------------------------------- quantized files (-q -b) */
+
+static glm_model *build_open_q(const char *name, uint32_t K, uint32_t qp, uint32_t qb,
+                               const char *out_name)
+{
+    char rel[64];
+    snprintf(rel, sizeof rel, "glm/%s", name);
+    char *arpa = tu_data_path(rel), *out = tu_join(dir, out_name);
+    glm_build_options opt = {
+        .K = K, .progress = -1, .warn = NULL, .prob_bits = qp, .backoff_bits = qb};
+    smt_err e;
+    cr_assert_eq(glm_build(arpa, out, &opt, NULL, &e), 0, "%s", e.msg);
+    glm_model *m;
+    cr_assert_eq(glm_open(&m, out, GLM_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    unsigned p, b;
+    cr_assert_eq(glm_quantization(m, &p, &b), 1);
+    cr_assert(p == qp && b == qb, "%u/%u", p, b);
+    free(arpa), free(out);
+    return m;
+}
+
+/* Every path of a model (rows: reference, fast on 1 and 2 threads, with the big-group index over
+ * every group and over groups of 2 or more; the state API: fast and reference, from <s> and from
+ * the null context) gives the same floats, lengths and states. */
+static void paths_agree(glm_model *m)
+{
+    uint32_t V = glm_vocab_size(m);
+    unsigned N = glm_order(m);
+    cr_assert_eq(N, 3);
+    size_t nr = (size_t)V * V * V;
+    glm_word *rows = malloc(nr * 3 * sizeof *rows);
+    float *p1 = malloc(nr * 4), *p2 = malloc(nr * 4);
+    uint8_t *l1 = malloc(nr), *l2 = malloc(nr);
+    size_t r = 0;
+    for (uint32_t x = 0; x < V; x++)
+        for (uint32_t y = 0; y < V; y++)
+            for (uint32_t z = 0; z < V; z++, r++) {
+                rows[3 * r] = x;
+                rows[3 * r + 1] = y;
+                rows[3 * r + 2] = z;
+            }
+    smt_err e;
+    cr_assert_eq(glm_score_rows_ref(m, rows, nr, p1, l1, &e), 0);
+    for (uint64_t min_n = 0; min_n <= 2; min_n++) {
+        if (min_n)
+            cr_assert_eq(glm_bigidx_build(m, min_n, &e), 0);
+        for (unsigned th = 1; th <= 2; th++) {
+            memset(p2, 0, nr * 4);
+            cr_assert_eq(glm_score_rows(m, rows, nr, p2, l2, th, &e), 0);
+            for (r = 0; r < nr; r++)
+                cr_assert(memcmp(&p2[r], &p1[r], 4) == 0 && l2[r] == l1[r],
+                          "index %llu threads %u row %zu", (unsigned long long)min_n, th, r);
+        }
+        for (r = 0; r < nr; r++)
+            for (int start = 0; start < 2; start++) {
+                glm_state a, oa, ob;
+                if (start)
+                    glm_state_begin(m, &a);
+                else
+                    glm_state_null(&a);
+                for (int k = 0; k < 3; k++) {
+                    unsigned la, lb;
+                    float pa = glm_score(m, &a, rows[3 * r + k], &oa, &la);
+                    float pb = glm_score_ref(m, &a, rows[3 * r + k], &ob, &lb);
+                    cr_assert(memcmp(&pa, &pb, 4) == 0 && la == lb && glm_state_equal(&oa, &ob),
+                              "state api row %zu word %d", r, k);
+                    if (k == 2) /* the row's score is the state score after its two words */
+                        cr_assert(start || (memcmp(&pa, &p1[r], 4) == 0 && la == l1[r]),
+                                  "row %zu: %.9g vs %.9g", r, (double)pa, (double)p1[r]);
+                    a = oa;
+                }
+            }
+        free(query(m, "a b c\nc b a a b\n\nb b b c a\nx y z\n", GLM_VERBOSE_WORD, 0));
+        free(query(m, "a b c\nc b a a b\n\nb b b c a\nx y z\n", GLM_VERBOSE_WORD, 1));
+    }
+    free(rows), free(p1), free(p2), free(l1), free(l2);
+}
+
+/* The center of a bin as KenLM's MakeBins computes it: a double sum divided by the count as a
+ * float, rounded to float. */
+static float center(const float *v, int n)
+{
+    double sum = 0.0;
+    for (int i = 0; i < n; i++)
+        sum += v[i];
+    return (float)(sum / (double)(float)n);
+}
+
+/* chain.arpa quantized to 1 probability bit and 2 backoff bits, values by hand (KenLM's binning,
+ * lm/quantize.cc):
+ *   bigram probabilities sorted -0.5 -0.45 | -0.4 -0.3 -0.2: bin 0 ends at 5*1/2 = 2, so the
+ *     centers are c0 = mean(-0.5, -0.45) and c1 = mean(-0.4, -0.3, -0.2); a value takes the
+ *     nearer center: -0.4 is 0.075 from c0 and 0.1 from c1, so "a b" reads c0; "<s> a" (-0.3)
+ *     and "b </s>" (-0.2) read c1, "b c" and "a a" c0;
+ *   bigram backoffs: codes 0 and 1 are -0 and 0, the non-zero ones (-0.25, -0.1) one bin each:
+ *     exact; trigram probabilities (-0.15, -0.1): one bin each, exact;
+ *   unigrams are not quantized. */
+Test(glm, quantized_bins_by_hand)
+{
+    const float lo[2] = {-0.5f, -0.45f}, hi[3] = {-0.4f, -0.3f, -0.2f};
+    const float c0 = center(lo, 2), c1 = center(hi, 3);
+    for (uint32_t K = 3; K <= 31; K += 28) {
+        glm_model *m = build_open_q("chain.arpa", K, 1, 2, "q12.glm");
+        glm_word a = glm_index(m, "a", 1), b = glm_index(m, "b", 1), c = glm_index(m, "c", 1),
+                 eos = glm_index(m, "</s>", 4);
+        glm_state s0, s1, s2, s3;
+        unsigned len;
+        glm_state_begin(m, &s0);
+        float p = glm_score(m, &s0, a, &s1, &len); /* "<s> a" */
+        cr_assert(p == c1 && len == 2, "<s> a: %.9g, want %.9g", (double)p, (double)c1);
+        cr_assert(s1.length == 2 && s1.backoff[1] == -0.1f, "the backoff of <s> a is exact");
+        p = glm_score(m, &s1, b, &s2, &len); /* "<s> a b": a trigram, exact */
+        cr_assert(p == -0.1f && len == 3, "%.9g", (double)p);
+        p = glm_score(m, &s2, c, &s3, &len); /* "a b c" */
+        cr_assert(p == -0.15f && len == 3, "%.9g", (double)p);
+        glm_state_null(&s0);
+        p = glm_score(m, &s0, a, &s1, &len); /* "a": a unigram, not quantized */
+        cr_assert(p == -0.6f && len == 1);
+        p = glm_score(m, &s1, b, &s2, &len); /* "a b": -0.4 reads c0, the nearer center */
+        cr_assert(p == c0 && len == 2, "a b: %.9g, want %.9g", (double)p, (double)c0);
+        cr_assert(s2.backoff[1] == -0.25f, "the backoff of a b: %.9g", (double)s2.backoff[1]);
+        p = glm_score(m, &s2, eos, &s3, &len); /* "b </s>" (-0.2) reads c1, plus backoff(a b) */
+        cr_assert(p == c1 + -0.25f && len == 2, "%.9g", (double)p);
+        paths_agree(m);
+        glm_close(m);
+    }
+    /* -b 1 leaves no bin for chain.arpa's non-zero backoffs: refused, not written wrong */
+    char *arpa = tu_data_path("glm/chain.arpa"), *out = tu_join(dir, "b1.glm");
+    glm_build_options opt = {.K = 31, .progress = -1, .prob_bits = 8, .backoff_bits = 1};
+    smt_err e;
+    cr_assert_eq(glm_build(arpa, out, &opt, NULL, &e), SMT_ERR_ARG);
+    cr_assert(strstr(e.msg, "-b 1 leaves no bin"), "%s", e.msg);
+    cr_assert_eq(tu_file_size(out), -1, "nothing written");
+    opt.backoff_bits = 26;
+    cr_assert_eq(glm_build(arpa, out, &opt, NULL, &e), SMT_ERR_ARG);
+    opt.backoff_bits = 0;
+    cr_assert_eq(glm_build(arpa, out, &opt, NULL, &e), SMT_ERR_ARG);
+    free(arpa), free(out);
+}
+
+/* KenLM's query on its `build_binary trie -q 8 -b 8` of the tiny fixtures
+ * (tests/data/glm/kenlm/tiny.*.trie-q8-b8.query) printed these numbers; glm's quantized build of
+ * the same ARPA file prints them too, on every path. Only the word ids differ (a KenLM trie
+ * numbers words by their hash), so they are cut out of both. */
+static char *strip_ids(const char *s)
+{
+    char *o = malloc(strlen(s) + 1), *q = o;
+    for (const char *p = s; *p;) {
+        *q++ = *p;
+        if (*p++ == '=')
+            while (*p >= '0' && *p <= '9')
+                p++;
+    }
+    *q = 0;
+    return o;
+}
+
+Test(glm, quantized_is_kenlms_tiny)
+{
+    const char *names[2] = {"chain", "suffix"};
+    for (int i = 0; i < 2; i++) {
+        char arpa[64], rel[96];
+        snprintf(arpa, sizeof arpa, "%s.arpa", names[i]);
+        glm_model *m = build_open_q(arpa, 4, 8, 8, "q88.glm");
+        snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.trie-q8-b8.txt", names[i]);
+        char *txt_path = tu_data_path(rel);
+        snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.trie-q8-b8.query", names[i]);
+        char *want_path = tu_data_path(rel);
+        size_t n;
+        char *txt = tu_read_file(txt_path, &n), *want = tu_read_file(want_path, &n);
+        cr_assert(txt && want);
+        char *got = query(m, txt, GLM_VERBOSE_WORD, 0);
+        char *g = strip_ids(got), *w = strip_ids(want);
+        cr_assert_str_eq(g, w, "%s", names[i]);
+        free(g), free(w), free(got), free(txt), free(want), free(txt_path), free(want_path);
+        glm_close(m);
+    }
+}
+
+/* Copies the .glm at src to dst with its parameter block's quantization field set to quant
+ * (checksums recomputed: a file another writer could have made). */
+static void rewrite_quant(const char *src, const char *dst, uint32_t quant, const char *drop)
+{
+    smt_mapped *mp;
+    smt_err e;
+    cr_assert_eq(smt_mapped_open(&mp, src, GLM_KIND, GLM_KIND_VERSION, 0, &e), 0, "%s", e.msg);
+    size_t psize;
+    glm_params par;
+    memcpy(&par, smt_mapped_params(mp, &psize), sizeof par);
+    par.quant = quant;
+    smt_writer *w;
+    cr_assert_eq(smt_writer_open(&w, dst, GLM_KIND, GLM_KIND_VERSION, &e), 0, "%s", e.msg);
+    cr_assert_eq(smt_writer_set_params(w, &par, sizeof par, &e), 0);
+    for (unsigned i = 0; i < smt_mapped_section_count(mp); i++) {
+        const char *name;
+        uint64_t off, size, sum;
+        smt_mapped_section_info(mp, i, &name, &off, &size, &sum);
+        if (drop && strcmp(name, drop) == 0)
+            continue;
+        const void *data = smt_mapped_section(mp, name, &size);
+        cr_assert_eq(smt_writer_section(w, name, data, size, &e), 0, "%s", e.msg);
+    }
+    cr_assert_eq(smt_writer_finish(w, &e), 0, "%s", e.msg);
+    smt_mapped_close(mp);
+}
+
+/* A damaged quantized file: every truncation and covered bit flip refused; a parameter block that
+ * claims other bits, none, or bits beyond 25, and a missing section: refused by name. */
+Test(glm, quantized_damaged_and_foreign)
+{
+    glm_close(build_open_q("chain.arpa", 31, 8, 8, "d.glm"));
+    char *path = tu_join(dir, "d.glm"), *bad = tu_join(dir, "bad.glm");
+    damaged(path);
+    glm_model *m;
+    smt_err e;
+    const struct { uint32_t quant; const char *drop, *msg; } cases[] = {
+        {8 | 8 << 8, NULL, NULL},                         /* the copy itself opens */
+        {7 | 8 << 8, NULL, "qrec"},                        /* other record sizes */
+        {8 | 7 << 8, NULL, "qrec"},
+        {26 | 8 << 8, NULL, "quantization field"},         /* beyond KenLM's 25 bits */
+        {8 | 0 << 8, NULL, "quantization field"},          /* no backoff bits */
+        {8 | 8 << 8 | 1u << 16, NULL, "quantization field"}, /* unknown bits */
+        {0, NULL, "mid"},                                  /* read as a float file */
+        {8 | 8 << 8, "qbins", "qbins"},                    /* a section missing */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rewrite_quant(path, bad, cases[i].quant, cases[i].drop);
+        int rc = glm_open(&m, bad, 0, &e);
+        if (!cases[i].msg) {
+            cr_assert_eq(rc, 0, "%s", e.msg);
+            glm_close(m);
+            continue;
+        }
+        cr_assert_neq(rc, 0, "case %zu opened", i);
+        cr_assert(strstr(e.msg, cases[i].msg), "case %zu: %s", i, e.msg);
+    }
+    free(path), free(bad);
+}
+
+/* The tool: glm build -q/-b (KenLM's defaults: -b is -q's unless given), glm info states it, and
+ * glm query on it is glm_query_text's output. */
+Test(glm, quantized_tool)
+{
+    char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa");
+    char *model = tu_join(dir, "t.glm");
+    char *out = NULL, *err = NULL;
+    cr_assert_eq(tu_runf(NULL, &err, "%s build trie -q 4 %s %s", bin, arpa, model), 0, "%s", err);
+    cr_assert(strstr(err, "quantized 4/4 bits"), "%s", err);
+    free(err);
+    cr_assert_eq(tu_runf(&out, NULL, "%s info %s", bin, model), 0);
+    cr_assert(strstr(out, "quantized\t4 prob bits, 4 backoff bits\n"), "%s", out);
+    free(out);
+    cr_assert_eq(tu_runf(NULL, &err, "%s build -b 3 %s %s -q 5", bin, arpa, model), 0, "%s", err);
+    free(err);
+    cr_assert_eq(tu_runf(&out, NULL, "%s info --verify %s", bin, model), 0);
+    cr_assert(strstr(out, "quantized\t5 prob bits, 3 backoff bits\n"), "%s", out);
+    free(out);
+    cr_assert_eq(tu_runf(&out, NULL, "echo 'a b c' | %s query %s", bin, model), 0);
+    glm_model *m;
+    smt_err e;
+    cr_assert_eq(glm_open(&m, model, 0, &e), 0, "%s", e.msg);
+    char *want = query(m, "a b c\n", GLM_VERBOSE_WORD, 0);
+    cr_assert_str_eq(out, want);
+    free(out), free(want);
+    glm_close(m);
+    cr_assert_eq(tu_runf(NULL, &err, "%s build %s %s", bin, arpa, model), 0, "%s", err);
+    free(err);
+    cr_assert_eq(tu_runf(&out, NULL, "%s info %s", bin, model), 0);
+    cr_assert(strstr(out, "quantized\tno\n"), "%s", out);
+    free(out), free(bin), free(arpa), free(model);
 }

@@ -30,10 +30,12 @@ static const char *no_gpu_reason(void)
 #endif
 }
 
-static glm_model *build(char *arpa, uint32_t K)
+/* qp/qb: quantized to these bits (glm build -q qp -b qb), 0: floats */
+static glm_model *build(char *arpa, uint32_t K, uint32_t qp, uint32_t qb)
 {
     char *out = tu_join(dir, "m.glm");
-    glm_build_options opt = {.K = K, .progress = -1, .warn = NULL};
+    glm_build_options opt = {
+        .K = K, .progress = -1, .warn = NULL, .prob_bits = qp, .backoff_bits = qb};
     smt_err e;
     cr_assert_eq(glm_build(arpa, out, &opt, NULL, &e), 0, "%s", e.msg);
     glm_model *m;
@@ -72,7 +74,7 @@ Test(glm_gpu, unsupported_without_device)
 {
     if (glm_gpu_available())
         cr_skip_test("a CUDA device is present: the no-device path cannot be tested here");
-    glm_model *m = build(tu_data_path("glm/chain.arpa"), 31);
+    glm_model *m = build(tu_data_path("glm/chain.arpa"), 31, 0, 0);
     glm_gpu *g;
     smt_err e;
     cr_assert_eq(glm_gpu_create(&g, m, &e), SMT_ERR_UNSUPPORTED);
@@ -84,9 +86,13 @@ Test(glm_gpu, fixture_every_row)
 {
     if (!glm_gpu_available())
         TU_SKIP_GPU(no_gpu_reason());
-    const uint32_t Ks[] = {3, 31, 40};
-    for (int k = 0; k < 3; k++) {
-        glm_model *m = build(tu_data_path("glm/chain.arpa"), Ks[k]);
+    /* K, and the quantization: floats, build_binary's -q 8 -b 8, and -q 1 -b 2 (two bins of
+     * probabilities: the device must decode the same codes to the same centers) */
+    const uint32_t Ks[] = {3, 31, 40, 3, 31, 4};
+    const uint32_t Qp[] = {0, 0, 0, 8, 8, 1}, Qb[] = {0, 0, 0, 8, 8, 2};
+    for (int k = 0; k < 6; k++) {
+        glm_model *m = build(tu_data_path("glm/chain.arpa"), Ks[k], Qp[k], Qb[k]);
+        cr_assert_eq(glm_quantization(m, NULL, NULL), Qp[k] != 0);
         uint32_t V = glm_vocab_size(m);
         size_t n = (size_t)(V + 1) * (V + 1) * V, r = 0;
         glm_word *rows = malloc(n * 3 * sizeof *rows);
@@ -106,7 +112,8 @@ Test(glm_gpu, fixture_every_row)
     }
 }
 
-Test(glm_gpu, lm5_dev_rows_and_query, .timeout = 600)
+/* The bible lm.5 (floats, or quantized -q 8 -b 8): query --gpu equals the CPU, and random rows. */
+static void lm5_case(uint32_t qp, uint32_t qb)
 {
     if (!glm_gpu_available())
         TU_SKIP_GPU(no_gpu_reason());
@@ -114,7 +121,7 @@ Test(glm_gpu, lm5_dev_rows_and_query, .timeout = 600)
     char *text = tu_shared_path("data/bible/dev.en");
     if (!arpa || !text)
         cr_skip_test("shared data absent (models/bible-es-en/lm.5.arpa.gz, data/bible/dev.en)");
-    glm_model *m = build(arpa, GLM_DEFAULT_K);
+    glm_model *m = build(arpa, GLM_DEFAULT_K, qp, qb);
     const char *outs[2];
     char *bufs[2];
     for (int p = 0; p < 2; p++) {
@@ -143,3 +150,6 @@ Test(glm_gpu, lm5_dev_rows_and_query, .timeout = 600)
     free(rows), free(bufs[0]), free(bufs[1]), free(text);
     glm_close(m);
 }
+
+Test(glm_gpu, lm5_dev_rows_and_query, .timeout = 600) { lm5_case(0, 0); }
+Test(glm_gpu, lm5_quantized_dev_rows_and_query, .timeout = 600) { lm5_case(8, 8); }

@@ -412,3 +412,101 @@ Test(glm_kenlm, shared_bible_lm5_quantized_trie)
 {
     shared_case("reference/kenlm-binaries/bible.lm5.trie-q8b8.bin.xz", "bible.lm5.trie-q8b8");
 }
+
+/* ---------------------------------------------------------------- glm's own quantized files */
+
+/* The text with every "=<digits>" reduced to "=" (word ids: a KenLM trie numbers words by their
+ * hash, glm by the ARPA order, so only the ids may differ). Malloc'ed. */
+static char *strip_ids(const char *s)
+{
+    char *o = malloc(strlen(s) + 1), *q = o;
+    for (const char *p = s; *p;) {
+        *q++ = *p;
+        if (*p++ == '=')
+            while (*p >= '0' && *p <= '9')
+                p++;
+    }
+    *q = 0;
+    return o;
+}
+
+/* glm build -q 8 -b 8 of an ARPA file queried on every path prints what KenLM's query printed
+ * for build_binary trie -q 8 -b 8 of the same file (KenLM's binning, reproduced exactly), ids
+ * aside, with and without -n. */
+static void quantized_case(char *arpa, const char *name)
+{
+    char *txt = tu_shared_path("reference/kenlm-binaries/query/test-a.200.en");
+    if (!arpa || !txt) {
+        free(arpa), free(txt);
+        cr_skip_test("../shared (models, reference/kenlm-binaries) is absent");
+    }
+    char *model = tu_join(dir, "q.glm");
+    glm_build_options opt = {
+        .K = GLM_DEFAULT_K, .progress = -1, .prob_bits = 8, .backoff_bits = 8};
+    smt_err e;
+    cr_assert_eq(glm_build(arpa, model, &opt, NULL, &e), 0, "%s", e.msg);
+    glm_model *m;
+    cr_assert_eq(glm_open(&m, model, GLM_OPEN_INDEX | GLM_OPEN_HUGE, &e), 0, "%s", e.msg);
+    for (int nc = 0; nc < 2; nc++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "reference/kenlm-binaries/query/%s.test-a.200%s.query", name,
+                 nc ? ".n" : "");
+        char *want_path = tu_shared_path(rel);
+        cr_assert_not_null(want_path, "%s", rel);
+        size_t n;
+        char *raw = tu_read_file(want_path, &n), *want = strip_ids(raw);
+        const int paths[3] = {GLM_PATH_FAST, GLM_PATH_REF, GLM_PATH_FAST};
+        const unsigned threads[3] = {1, 1, 2};
+        for (int i = 0; i < 3; i++) {
+            char *got = query(m, txt, nc, paths[i], threads[i]), *g = strip_ids(got);
+            cr_assert_str_eq(g, want, "%s -n %d path %d threads %u", name, nc, paths[i],
+                             threads[i]);
+            free(got), free(g);
+        }
+        free(raw), free(want), free(want_path);
+    }
+    glm_close(m);
+    free(arpa), free(txt), free(model);
+}
+
+Test(glm_kenlm, glm_quantized_sample_lm3_is_kenlms)
+{
+    quantized_case(tu_data_path("../../examples/sample/lm.3.arpa.gz"), "sample.lm3.trie-q8b8");
+}
+
+Test(glm_kenlm, glm_quantized_bible_lm5_is_kenlms, .timeout = 300)
+{
+    quantized_case(tu_shared_path("models/bible-es-en/lm.5.arpa.gz"), "bible.lm5.trie-q8b8");
+}
+
+/* glm_layout_name and glm_quantization tell each KenLM layout (what bench_glm labels sizes by and
+ * glm info prints), from the files themselves. */
+Test(glm_kenlm, layout_names)
+{
+    const struct { const char *file, *name; unsigned qp, qb; } cases[] = {
+        {"tiny.chain.probing.bin", "kenlm probing", 0, 0},
+        {"tiny.chain.trie.bin", "kenlm trie", 0, 0},
+        {"tiny.chain.trie-q8-b8.bin", "kenlm trie -q", 8, 8},
+        {"tiny.chain.trie-a22.bin", "kenlm trie -a", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "glm/kenlm/%s", cases[i].file);
+        char *path = tu_data_path(rel);
+        glm_model *m;
+        smt_err e;
+        cr_assert_eq(glm_open(&m, path, 0, &e), 0, "%s", e.msg);
+        cr_assert_str_eq(glm_layout_name(m), cases[i].name);
+        unsigned qp = 99, qb = 99;
+        cr_assert_eq(glm_quantization(m, &qp, &qb), cases[i].qp != 0, "%s", cases[i].file);
+        cr_assert(qp == cases[i].qp && qb == cases[i].qb, "%s: %u/%u", cases[i].file, qp, qb);
+        glm_close(m);
+        free(path);
+    }
+    char *glm = tu_bin_path("glm"), *bin = tu_data_path("glm/kenlm/tiny.chain.trie-q8-b8.bin");
+    char *out = NULL;
+    cr_assert_eq(tu_runf(&out, NULL, "%s info %s", glm, bin), 0);
+    cr_assert(strstr(out, "layout\tkenlm trie -q\nquantized\t8 prob bits, 8 backoff bits\n"), "%s",
+              out);
+    free(out), free(glm), free(bin);
+}

@@ -21,11 +21,13 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage:\n"
-            "  glm build [trie|probing] model.arpa model.glm [-K N] [-u log10p] [-i] [--progress]\n"
+            "  glm build [trie|probing] model.arpa model.glm [-K N] [-q N [-b M]] [-u log10p]\n"
+            "            [-i] [--progress]\n"
             "      binarize an ARPA file (B-tree node size K >= 3, default %d); KenLM's\n"
-            "      build_binary words: the type (one layout here), -u (<unk>'s log10 p when\n"
-            "      missing, default -100), -i (positive log10 p read as 0); -q -b -a -p -s -v -w\n"
-            "      -T -S are refused, each saying why\n"
+            "      build_binary words: the type (one layout here), -q/-b (probabilities and\n"
+            "      backoffs quantized to N and M bits, 1..25, M defaults to N, KenLM's binning),\n"
+            "      -u (<unk>'s log10 p when missing, default -100), -i (positive log10 p read as\n"
+            "      0); -a -p -s -v -w -T -S are refused, each saying why\n"
             "  glm query [-v summary|sentence|word] [-n] [-b] [-l lazy|populate|read|parallel]\n"
             "            [--threads N] [--gpu | --ref] [--verify] [--mmap] [--no-index]\n"
             "            model.glm|model.arpa [< text]\n"
@@ -66,7 +68,8 @@ static int cmd_build(int argc, char **argv)
     const char *in = NULL, *out = NULL;
     glm_build_options opt = {.K = GLM_DEFAULT_K, .progress = 0, .warn = stderr};
     /* the words that are not options or their values: three of them make the first a type */
-    int positionals = 0, typed = 0;
+    int positionals = 0, typed = 0, backoff_set = 0;
+    const char *type = NULL;
     for (int i = 0; i < argc; i++) {
         static const char *const valued[] = {"-K", "-u", "-q", "-b", "-a", "-p", "-w", "-T", "-S"};
         int takes = 0;
@@ -99,13 +102,30 @@ static int cmd_build(int argc, char **argv)
             opt.unk_log10 = (float)u;
         } else if (strcmp(argv[i], "-i") == 0) { /* build_binary -i: positive log10 p read as 0 */
             opt.positive_to_zero = 1;
+        } else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "-b") == 0) {
+            /* build_binary -q N [-b M]: quantized to N (M, default N) bits, KenLM's 1..25 */
+            const char *flag = argv[i];
+            int bits, q = flag[1] == 'q';
+            smt_err e;
+            if (smt_parse_int_arg(flag, flag_value(argc, argv, &i), 1, GLM_MAX_QUANT_BITS, &bits,
+                                  &e)) {
+                fprintf(stderr, "glm build: %s (KenLM quantizes to 1..%d bits)\n", e.msg,
+                        GLM_MAX_QUANT_BITS);
+                return 2;
+            }
+            if (q) {
+                opt.prob_bits = (uint32_t)bits;
+                if (!backoff_set)
+                    opt.backoff_bits = (uint32_t)bits;
+            } else {
+                opt.backoff_bits = (uint32_t)bits;
+                backoff_set = 1;
+            }
         } else if (argv[i][0] == '-' && argv[i][1]) {
             /* build_binary's other options, refused by what they would mean here */
             static const struct {
                 const char *flag, *why;
             } refused[] = {
-                {"-q", "quantization (-q, -b): glm files are not quantized yet"},
-                {"-b", "quantization (-q, -b): glm files are not quantized yet"},
                 {"-a", "-a compresses a KenLM trie's pointers; glm's B-tree has none to compress"},
                 {"-p", "-p sizes a KenLM probing table; glm has one layout, its B-tree trie"},
                 {"-s", "-s builds a model without <s> and </s>; glm refuses one"},
@@ -125,6 +145,7 @@ static int cmd_build(int argc, char **argv)
         } else if (!in && !typed && positionals == 3 &&
                    (strcmp(argv[i], "trie") == 0 || strcmp(argv[i], "probing") == 0)) {
             typed = 1;
+            type = argv[i];
             /* build_binary's type word: glm has one layout (a B-tree trie), built either way */
             fprintf(stderr, "glm build: '%s': glm builds its one layout, a B-tree trie\n", argv[i]);
         } else if (!in) {
@@ -140,6 +161,16 @@ static int cmd_build(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (backoff_set && !opt.prob_bits) { /* build_binary's own refusal */
+        fprintf(stderr, "glm build: -b: backoff quantization (-b) without probability "
+                        "quantization (-q)\n");
+        return 2;
+    }
+    if (opt.prob_bits && type && strcmp(type, "probing") == 0) {
+        fprintf(stderr, "glm build: -q: quantization is only implemented in the trie data "
+                        "structure (KenLM's words): give 'trie' or no type\n");
+        return 2;
+    }
     smt_err e;
     glm_build_stats st;
     double t0 = smt_now();
@@ -149,6 +180,8 @@ static int cmd_build(int argc, char **argv)
         return rc == SMT_ERR_ARG ? 2 : 1;
     }
     fprintf(stderr, "glm build: %s: order %u, K %u,", out, st.order, opt.K);
+    if (opt.prob_bits)
+        fprintf(stderr, " quantized %u/%u bits,", opt.prob_bits, opt.backoff_bits);
     for (unsigned k = 1; k <= st.order; k++)
         fprintf(stderr, " %llu", (unsigned long long)st.stored[k]);
     fprintf(stderr, " n-grams, %llu bytes, %.2f s\n", (unsigned long long)st.file_size,
@@ -274,6 +307,12 @@ static int cmd_info(int argc, char **argv)
         return 1;
     }
     printf("order\t%u\nK\t%u\nvocabulary\t%u\n", glm_order(m), glm_node_size(m), glm_vocab_size(m));
+    printf("layout\t%s\n", glm_layout_name(m));
+    unsigned qp, qb;
+    if (glm_quantization(m, &qp, &qb))
+        printf("quantized\t%u prob bits, %u backoff bits\n", qp, qb);
+    else
+        printf("quantized\tno\n");
     uint64_t total = 0;
     for (unsigned k = 1; k <= glm_order(m); k++) {
         printf("ngram %u\t%llu\n", k, (unsigned long long)glm_count(m, k));

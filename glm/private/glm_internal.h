@@ -23,7 +23,11 @@ typedef struct glm_params {
     uint64_t count[GLM_MAX_ORDER + 1];    /* stored n-grams per order (count[1] = vocabulary) */
     uint64_t declared[GLM_MAX_ORDER + 1]; /* counts the ARPA header declared */
     uint32_t bos, eos;
-    uint32_t unk_added, reserved;
+    uint32_t unk_added;
+    /* 0: values stored as floats (sections mid, top); else quantized (build_binary -q -b):
+     * prob bits | backoff bits << 8, each 1..25, sections mid (unigrams only), qrec, qbins
+     * (glm_layout.h). Files before quantization hold 0 here. */
+    uint32_t quant;
 } glm_params;
 
 /* GLM_OPEN_INDEX: per level k (2..N) an open-addressing table over the children of every level
@@ -83,6 +87,14 @@ float glm_score_fast(const glm_model *m, const glm_state *in, glm_word w, glm_st
 
 /* Fills the K-dependent tables and level offsets of a layout from order, K and counts. */
 void glm_layout_setup(glm_layout *L, uint32_t order, uint32_t K, const uint64_t *count);
+/* After glm_layout_setup: the quantized layout's record and bin offsets for qp/qb bits (1..25);
+ * *rec_bytes gets the size of the qrec section (with its 8 bytes of padding), *nbins the number
+ * of floats of qbins. */
+void glm_layout_quant(glm_layout *L, uint32_t qp, uint32_t qb, uint64_t *rec_bytes,
+                      uint64_t *nbins);
+/* The number of mid entries (glm_mid) a file stores: levels 1..N-1 with their sentinels, or the
+ * unigrams only in a quantized file. */
+uint64_t glm_layout_nmid(const glm_layout *L);
 
 /* ---- ARPA reading (glm_arpa.c) */
 

@@ -42,8 +42,22 @@ typedef struct glm_mid {
 
 typedef struct glm_layout {
     const uint32_t *keys;
-    const glm_mid *mid;
-    const float *top;
+    const glm_mid *mid; /* quantized files: the unigrams only */
+    const float *top;   /* NULL in a quantized file */
+    /* quantized files (qp != 0; build_binary's -q qp -b qb, KenLM's binning): levels 2..N are
+     * bit-packed records, level k's record i at bit qrec_off[k] + i * qrec_bits[k] of qrec:
+     *   k < N: child (qchild_bits[k] bits: mid's child), prob code (qp), backoff code (qb)
+     *   k = N: prob code (qp)
+     * level k < N has count[k] + 1 records (the last is the sentinel holding only its child).
+     * A code's value: qbins[qbin_off[k] + code] (prob), qbins[qbin_off[k] + 2^qp + code]
+     * (backoff). qrec is followed by 8 readable bytes (glm_rd_bits reads 8 at a time). */
+    const uint8_t *qrec;
+    const float *qbins;
+    uint64_t qrec_off[GLM_MAX_ORDER + 1];
+    uint64_t qbin_off[GLM_MAX_ORDER + 1];
+    uint32_t qrec_bits[GLM_MAX_ORDER + 1];
+    uint32_t qchild_bits[GLM_MAX_ORDER + 1];
+    uint32_t qp, qb;
     uint64_t key_off[GLM_MAX_ORDER + 1]; /* [k], k = 2..N */
     uint64_t mid_off[GLM_MAX_ORDER + 1]; /* [k], k = 1..N-1 */
     uint64_t count[GLM_MAX_ORDER + 1];   /* [k], k = 1..N */
@@ -165,15 +179,64 @@ static inline GLM_HD int64_t glm_bt_find(const glm_layout *L, const uint32_t *ke
     }
 }
 
+/* ---- bit-packed fields: the one reader of glm's quantized records and of KenLM's bit-packed
+ * tries (glm_kenlm.c). The bits [bit, bit + nbits) of base, little-endian, nbits + (bit & 7) <= 64;
+ * reads the 8 bytes from base + bit / 8 (a writer leaves 8 bytes of padding after the last field).
+ * On the device the 8 bytes are read one at a time (no unaligned loads there). */
+static inline GLM_HD uint64_t glm_rd_bits(const uint8_t *base, uint64_t bit, uint64_t mask)
+{
+    const uint8_t *p = base + (bit >> 3);
+    uint64_t v;
+#ifdef __CUDA_ARCH__
+    v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+#else
+    memcpy(&v, p, 8);
+#endif
+    return (v >> (bit & 7)) & mask;
+}
+
+/* The value of a quantization code: the center of its bin (KenLM's Bins::Decode). */
+static inline GLM_HD float glm_qdecode(const float *bins, uint64_t code) { return bins[code]; }
+
 /* ---- trie navigation */
 
 /* Children of entry e of level k (1 <= k < order): first index at level k+1 and count. */
 static inline GLM_HD void glm_children(const glm_layout *L, unsigned k, uint64_t e,
                                        uint64_t *first, uint64_t *n)
 {
+    if (k >= 2 && L->qp) {
+        uint64_t bit = L->qrec_off[k] + e * L->qrec_bits[k],
+                 mask = (1ull << L->qchild_bits[k]) - 1;
+        *first = glm_rd_bits(L->qrec, bit, mask);
+        *n = glm_rd_bits(L->qrec, bit + L->qrec_bits[k], mask) - *first;
+        return;
+    }
     const glm_mid *m = L->mid + L->mid_off[k] + e;
     *first = m[0].child;
     *n = (uint64_t)m[1].child - m[0].child;
+}
+
+/* The value of entry e of level k >= 2: its probability, and for k < order its backoff in *bo.
+ * Every path (the reference walk, the fast CPU lanes, the CUDA kernels) reads values here. */
+static inline GLM_HD float glm_value(const glm_layout *L, unsigned k, uint64_t e, float *bo)
+{
+    if (L->qp) {
+        uint64_t bit = L->qrec_off[k] + e * L->qrec_bits[k];
+        const float *bins = L->qbins + L->qbin_off[k];
+        if (k == L->order)
+            return glm_qdecode(bins, glm_rd_bits(L->qrec, bit, (1ull << L->qp) - 1));
+        bit += L->qchild_bits[k];
+        *bo = glm_qdecode(bins + (1ull << L->qp),
+                          glm_rd_bits(L->qrec, bit + L->qp, (1ull << L->qb) - 1));
+        return glm_qdecode(bins, glm_rd_bits(L->qrec, bit, (1ull << L->qp) - 1));
+    }
+    if (k == L->order)
+        return L->top[e];
+    const glm_mid *m = L->mid + L->mid_off[k] + e;
+    *bo = m->backoff;
+    return m->prob;
 }
 
 /* The walk every score is made of: from word w (level 1) through hist[0..nh) (the previous words,
@@ -197,13 +260,7 @@ static inline GLM_HD unsigned glm_walk(const glm_layout *L, glm_word w, const gl
             break;
         e = first + (uint64_t)slot;
         len++;
-        if (len == L->order) {
-            *prob = L->top[e];
-        } else {
-            const glm_mid *m = L->mid + L->mid_off[len] + e;
-            *prob = m->prob;
-            bo[len - 1] = m->backoff;
-        }
+        *prob = glm_value(L, len, e, &bo[len - 1]);
     }
     return len;
 }

@@ -55,6 +55,13 @@ if [ ! -d "$gen" ]; then
         "$build/bin/glm" build "$data/glm/$f.arpa" "$gen.new/glm/$f-k3.glm" -K 3 >/dev/null 2>&1
     done
     "$build/bin/glm" build "$data/decoder/tiny/lm.arpa" "$gen.new/glm/tiny.glm" >/dev/null 2>&1
+    # quantized files (glm build -q -b): their records and bins
+    "$build/bin/glm" build "$data/glm/chain.arpa" "$gen.new/glm/chain-q8b8-k3.glm" -K 3 -q 8 \
+        >/dev/null 2>&1
+    "$build/bin/glm" build "$data/glm/chain.arpa" "$gen.new/glm/chain-q1b2.glm" -q 1 -b 2 \
+        >/dev/null 2>&1
+    "$build/bin/glm" build "$data/decoder/tiny/lm.arpa" "$gen.new/glm/tiny-q4b3.glm" -q 4 -b 3 \
+        >/dev/null 2>&1
     "$build/bin/probingpt" build --phrase-table "$data/probingpt/small.pt" \
         --reordering "$data/probingpt/small.rt" --out "$gen.new/ppt/small.ppt" >/dev/null 2>&1
     "$build/bin/probingpt" build --phrase-table "$data/probingpt/fields.pt" \

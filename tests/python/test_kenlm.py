@@ -71,6 +71,22 @@ def test_test_a_equals_glm_query(kenlm, tmp_path):
             assert f32(b) == f32(model.score(s)), s
 
 
+@pytest.mark.parametrize("bits", [("8", "8"), ("4", "3")])
+def test_quantized_glm_equals_glm_query(kenlm, sample_arpa, sample_text, tmp_path, bits):
+    """A quantized .glm (glm build -q N -b M) opens in the module; every word scores as glm query
+    prints for the same file, and the quantized numbers differ from the float model's."""
+    glm = str(tmp_path / "q.glm")
+    subprocess.run([glm_tool(), "build", sample_arpa, glm, "-q", bits[0], "-b", bits[1]],
+                   check=True, stderr=subprocess.DEVNULL)
+    model = kenlm.Model(glm)
+    assert model.order == 3
+    assert check_against_query(model, glm, sample_text) > 900
+    check_against_query(model, glm, sample_text, null_context=True)
+    floats = kenlm.Model(sample_arpa)
+    sentences = lines_of(sample_text)
+    assert any(f32(model.score(s)) != f32(floats.score(s)) for s in sentences)
+
+
 @pytest.mark.parametrize("layout", ["probing", "trie-a22", "trie-q8-b8"])
 def test_kenlm_binary_equals_kenlm_query(kenlm, layout):
     """A KenLM binary (build_binary output, tests/data/glm/kenlm) opens as KenLM's module opens it,
