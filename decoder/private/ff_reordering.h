@@ -1,6 +1,23 @@
 /* ff_reordering.h — Moses's LexicalReordering: the orientation of a phrase after the previous
- * one (dec_orientation) scored by this phrase's backward scores and by the previous phrase's
- * forward scores (a pair without a reordering entry scores 0). */
+ * one scored by this phrase's backward scores and by the previous phrase's forward scores (a pair
+ * without a reordering entry scores 0).
+ *
+ * Phrase-based models (msd, mslr, monotonicity, leftright; Moses's PhraseBasedReorderingState):
+ * one orientation of the two phrases' ranges (dec_orientation), for both directions.
+ *
+ * Hierarchical models (hier-..., Galley & Manning as Moses implements them):
+ *   backward (HReorderingBackwardState): the orientation of the phrase against the top block of
+ *     a shift-reduce stack of the source blocks translated so far (Moses's ReorderingStack): the
+ *     distance d = start - top.end when the phrase lies right of the top, end - top.start when
+ *     left (the empty stack: start + 1); d = 1 is monotone and d = -1 swap, and either merges
+ *     the phrase into the top and then merges the top with the blocks below as long as they
+ *     touch; any other d pushes the phrase as a block of its own. The stack is the state.
+ *   forward (HReorderingForwardState): the orientation of the next phrase after the previous one
+ *     given the coverage once the next is added: monotone when it starts right after the previous
+ *     phrase or further right with the word after the previous phrase still uncovered, swap
+ *     likewise to the left; scored with the previous phrase's forward scores (none for the first
+ *     phrase, nothing at the end of the sentence). The state: the last range and its forward
+ *     scores, as the phrase-based forward model's. */
 #ifndef DEC_FF_REORDERING_H
 #define DEC_FF_REORDERING_H
 
@@ -8,22 +25,110 @@
 
 static inline int ff_reordering_present(const dec_model *m) { return m->has_reo; }
 
+/* Moses's LRModel::GetOrientation(int) of a hierarchical backward distance. */
+static inline int dec_orientation_hier_backward(int type, int d)
+{
+    if (type == DEC_LR_LEFTRIGHT)
+        return d >= 1 ? 0 : 1; /* R : L */
+    if (d == 1)
+        return 0; /* M */
+    if (type == DEC_LR_MONO)
+        return 1; /* NM */
+    if (d == -1)
+        return 1; /* S */
+    if (type == DEC_LR_MSD)
+        return 2; /* D */
+    return d > 1 ? 3 : 2; /* DR : DL */
+}
+
+/* The distance of [start, end] to the top of the stack (Moses's ReorderingStack::ShiftReduce). */
+static inline int dec_reo_distance(const reo_block *top, int start, int end)
+{
+    if (!top)
+        return start + 1;
+    return start > top->start ? start - top->end : end - top->start;
+}
+
+/* Moses's LRModel::GetOrientation(prev, cur, coverage) of the hierarchical forward model; bits:
+ * the coverage with cur added. */
+static inline int dec_orientation_hier_forward(int type, int prev_start, int prev_end,
+                                               int cur_start, int cur_end, const uint64_t *bits)
+{
+    if (type == DEC_LR_LEFTRIGHT)
+        return cur_start > prev_end ? 0 : 1; /* R : L */
+    int e = prev_end + 1;
+    if (cur_start == e || (cur_start > e && !covered(bits, (size_t)e)))
+        return 0; /* M */
+    if (type == DEC_LR_MONO)
+        return 1; /* NM */
+    if (cur_end + 1 == prev_start || (cur_end < prev_start && !covered(bits, (size_t)prev_start - 1)))
+        return 1; /* S */
+    if (type == DEC_LR_MSD)
+        return 2; /* D */
+    return cur_start > prev_end ? 3 : 2; /* DR : DL */
+}
+
+/* The backward and forward orientations of h after prev. */
+static inline void ff_reordering_orientations(const dec_model *m, const hyp *h, const hyp *prev,
+                                              int *bwd, int *fwd)
+{
+    if (__builtin_expect(!m->lr_hier, 1)) {
+        *bwd = *fwd = dec_orientation(m->lr_type, prev->start, prev->end, h->start, h->end);
+        return;
+    }
+    if (m->lr_dir & DEC_LR_BACKWARD)
+        *bwd = dec_orientation_hier_backward(
+            m->lr_type, dec_reo_distance(dec_hyp_reo_top(m, prev), h->start, h->end));
+    if ((m->lr_dir & DEC_LR_FORWARD) && prev->cand)
+        *fwd = dec_orientation_hier_forward(m->lr_type, prev->start, prev->end, h->start, h->end,
+                                            h->cov->bits);
+}
+
 /* The score indices (within the feature) and values of h after prev: up to two. */
 static inline unsigned ff_reordering_values(const dec_model *m, const hyp *h, const hyp *prev,
                                             unsigned *idx, float *val)
 {
-    int o = dec_orientation(m->lr_type, prev->start, prev->end, h->start, h->end);
+    int ob = 0, of = 0;
+    ff_reordering_orientations(m, h, prev, &ob, &of);
     unsigned n = 0;
     if ((m->lr_dir & DEC_LR_BACKWARD) && h->cand->reo) {
-        idx[n] = (unsigned)o;
-        val[n++] = h->cand->reo[o];
+        idx[n] = (unsigned)ob;
+        val[n++] = h->cand->reo[ob];
     }
     unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
     if ((m->lr_dir & DEC_LR_FORWARD) && prev->cand && prev->cand->reo) {
-        idx[n] = off + (unsigned)o;
-        val[n++] = prev->cand->reo[off + o];
+        idx[n] = off + (unsigned)of;
+        val[n++] = prev->cand->reo[off + of];
     }
     return n;
+}
+
+/* h's stack: prev's with h's range shifted and reduced (Moses's ReorderingStack::ShiftReduce): h's
+ * top block is h's own, the blocks below are prev's (or its ancestors'). */
+static inline void ff_reordering_shift_reduce(const dec_model *m, hyp *h, const hyp *prev)
+{
+    const reo_block *top = dec_hyp_reo_top(m, prev);
+    int d = dec_reo_distance(top, h->start, h->end);
+    int start = h->start, end = h->end;
+    if (top && (d == 1 || d == -1)) { /* merge with the top, then with the blocks it touches */
+        start = d == 1 ? top->start : h->start;
+        end = d == 1 ? h->end : top->end;
+        top = top->below;
+        while (top) {
+            if (start == top->end + 1)
+                start = top->start;
+            else if (top->start == end + 1)
+                end = top->end;
+            else
+                break;
+            top = top->below;
+        }
+    }
+    reo_block *b = dec_hyp_reo(m, h);
+    b->below = top;
+    b->start = (int16_t)start;
+    b->end = (int16_t)end;
+    b->depth = top ? top->depth + 1 : 1;
 }
 
 static inline void ff_reordering_expand(dec_search *s, hyp *h, const hyp *prev, int complete,
@@ -35,6 +140,8 @@ static inline void ff_reordering_expand(dec_search *s, hyp *h, const hyp *prev, 
     unsigned n = ff_reordering_values(s->m, h, prev, idx, val);
     for (unsigned i = 0; i < n; i++)
         *score += (double)s->m->w_reo[idx[i]] * val[i];
+    if (__builtin_expect(dec_hyp_has_reo_stack(s->m), 0))
+        ff_reordering_shift_reduce(s->m, h, prev);
 }
 
 static inline void ff_reordering_path(const dec_model *m, const hyp *h, const hyp *prev, float *sc)
@@ -46,8 +153,11 @@ static inline void ff_reordering_path(const dec_model *m, const hyp *h, const hy
         sc[m->off_reo + idx[i]] += val[i];
 }
 
-/* The state: the last phrase's start (its end is the search's) and, with forward scores, the
- * last phrase's forward scores (a phrase without a reordering entry: none). */
+/* The state. Phrase-based: the last range (its end is the search's) and, with forward scores,
+ * the last phrase's forward scores (a phrase without a reordering entry: none); Moses compares
+ * the last range in either direction. Hierarchical: the backward model's stack, and the forward
+ * model's last range and forward scores; a backward-only hierarchical model does not compare the
+ * last range (Moses's HReorderingBackwardState compares its stack only). */
 static inline const float *ff_reordering_fwd_scores(const dec_model *m, const hyp *h)
 {
     if (!(m->lr_dir & DEC_LR_FORWARD) || !h->cand || !h->cand->reo)
@@ -55,21 +165,45 @@ static inline const float *ff_reordering_fwd_scores(const dec_model *m, const hy
     return h->cand->reo + (m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0);
 }
 
+static inline int ff_reordering_compares_start(const dec_model *m)
+{
+    return !m->lr_hier || (m->lr_dir & DEC_LR_FORWARD);
+}
+
 static inline uint64_t ff_reordering_state_hash(const dec_model *m, const hyp *h, uint64_t k)
 {
-    k = (k ^ (uint16_t)h->start) * 0x9E3779B97F4A7C15ull;
+    if (ff_reordering_compares_start(m))
+        k = (k ^ (uint16_t)h->start) * 0x9E3779B97F4A7C15ull;
     const float *r = ff_reordering_fwd_scores(m, h);
     for (int i = 0; r && i < m->lr_types; i++) {
         uint32_t b;
         memcpy(&b, &r[i], 4);
         k = (k ^ b) * 0x9E3779B97F4A7C15ull;
     }
+    if (__builtin_expect(dec_hyp_has_reo_stack(m), 0))
+        for (const reo_block *b = dec_hyp_reo_top(m, h); b; b = b->below)
+            k = (k ^ ((uint32_t)(uint16_t)b->start << 16 | (uint16_t)b->end)) *
+                0x9E3779B97F4A7C15ull;
     return k;
+}
+
+/* 1 when the stacks hold the same blocks. */
+static inline int dec_reo_stack_equal(const reo_block *a, const reo_block *b)
+{
+    if ((a ? a->depth : 0) != (b ? b->depth : 0))
+        return 0;
+    for (; a != b; a = a->below, b = b->below)
+        if (a->start != b->start || a->end != b->end)
+            return 0;
+    return 1;
 }
 
 static inline int ff_reordering_state_equal(const dec_model *m, const hyp *a, const hyp *b)
 {
-    if (a->start != b->start)
+    if (ff_reordering_compares_start(m) && a->start != b->start)
+        return 0;
+    if (__builtin_expect(dec_hyp_has_reo_stack(m), 0) &&
+        !dec_reo_stack_equal(dec_hyp_reo_top(m, a), dec_hyp_reo_top(m, b)))
         return 0;
     const float *ra = ff_reordering_fwd_scores(m, a), *rb = ff_reordering_fwd_scores(m, b);
     if (ra == rb)
