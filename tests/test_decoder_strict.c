@@ -1097,3 +1097,33 @@ Test(strict, early_distortion_cost_section_and_flag)
     free(nb_plain), free(nb_on), free(nb_flag), free(nb_off), free(where), free(text);
     free(plain), free(on), free(off), free(bad);
 }
+
+/* Reordering types Moses accepts that this decoder cannot make exact are refused by name: a table
+ * conditioned on the source phrase only (f; probingpt reads source ||| target ||| scores) and
+ * collapsed scores (collapseff), hierarchical or not. */
+Test(strict, reordering_types_refused)
+{
+    static const struct {
+        const char *type, *want;
+    } bad[] = {
+        {"hier-msd-bidirectional-f", "a table conditioned on the source phrase only (f)"},
+        {"msd-backward-f", "a table conditioned on the source phrase only (f)"},
+        {"hier-msd-bidirectional-fe-collapseff", "collapseff is not supported"},
+        {"hier-bidirectional-fe", "names no model"},
+        {"hier-msd-bidirectional-fe-hierx", "unknown reordering type part 'hierx'"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        char *fo = NULL, *plain = tiny_ini("plain.ini", "", "", "", "", NULL);
+        cr_assert(asprintf(&fo, "LexicalReordering0 type=%s", bad[k].type) > 0);
+        dec_options opt;
+        dec_options_default(&opt);
+        opt.feature_overwrite = fo;
+        dec_model *m = NULL;
+        smt_err e;
+        int rc = dec_model_load(&m, plain, &opt, &e);
+        cr_assert(rc < 0 && !m, "%s loaded", bad[k].type);
+        cr_assert(strstr(e.msg, bad[k].want) && strstr(e.msg, "plain.ini:"), "%s: '%s'",
+                  bad[k].type, e.msg);
+        free(fo), free(plain);
+    }
+}

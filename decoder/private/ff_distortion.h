@@ -9,7 +9,7 @@
 
 static inline int ff_distortion_present(const dec_model *m) { return m->has_dist; }
 
-static inline int ff_distortion_early_value(const hyp *h, const hyp *prev)
+__attribute__((noinline, cold)) static int ff_distortion_early_value(const hyp *h, const hyp *prev)
 {
     return dec_distortion_early(prev->end, (int)prev->cov->first_gap, h->start, h->end);
 }
@@ -18,10 +18,10 @@ static inline void ff_distortion_expand(dec_search *s, hyp *h, const hyp *prev, 
                                         double *score)
 {
     (void)complete;
-    if (__builtin_expect(s->m->early_distortion, 0))
-        *score += (double)s->m->w_dist * ff_distortion_early_value(h, prev);
-    else
-        *score -= (double)s->m->w_dist * dec_distortion(prev->end, h->start);
+    /* s + w·(−d) is s − w·d exactly: one expression for both costs */
+    int v = __builtin_expect(s->m->early_distortion, 0) ? ff_distortion_early_value(h, prev)
+                                                         : -dec_distortion(prev->end, h->start);
+    *score += (double)s->m->w_dist * v;
 }
 
 static inline void ff_distortion_path(const dec_model *m, const hyp *h, const hyp *prev, float *sc)

@@ -68,44 +68,51 @@ static inline int dec_orientation_hier_forward(int type, int prev_start, int pre
     return cur_start > prev_end ? 3 : 2; /* DR : DL */
 }
 
-/* The backward and forward orientations of h after prev. */
-static inline void ff_reordering_orientations(const dec_model *m, const hyp *h, const hyp *prev,
-                                              int *bwd, int *fwd)
+/* The score indices (within the feature) and values of h after prev under a hierarchical model. */
+/* (out of line and cold: phrase-based models, the common case, keep their inlined code as it was) */
+__attribute__((noinline, cold)) static unsigned ff_reordering_values_hier(const dec_model *m, const hyp *h, const hyp *prev,
+                                                 unsigned *idx, float *val)
 {
-    if (__builtin_expect(!m->lr_hier, 1)) {
-        *bwd = *fwd = dec_orientation(m->lr_type, prev->start, prev->end, h->start, h->end);
-        return;
-    }
-    if (m->lr_dir & DEC_LR_BACKWARD)
-        *bwd = dec_orientation_hier_backward(
+    unsigned n = 0;
+    if ((m->lr_dir & DEC_LR_BACKWARD) && h->cand->reo) {
+        int o = dec_orientation_hier_backward(
             m->lr_type, dec_reo_distance(dec_hyp_reo_top(m, prev), h->start, h->end));
-    if ((m->lr_dir & DEC_LR_FORWARD) && prev->cand)
-        *fwd = dec_orientation_hier_forward(m->lr_type, prev->start, prev->end, h->start, h->end,
-                                            h->cov->bits);
+        idx[n] = (unsigned)o;
+        val[n++] = h->cand->reo[o];
+    }
+    unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
+    if ((m->lr_dir & DEC_LR_FORWARD) && prev->cand && prev->cand->reo) {
+        int o = dec_orientation_hier_forward(m->lr_type, prev->start, prev->end, h->start, h->end,
+                                             h->cov->bits);
+        idx[n] = off + (unsigned)o;
+        val[n++] = prev->cand->reo[off + o];
+    }
+    return n;
 }
 
 /* The score indices (within the feature) and values of h after prev: up to two. */
 static inline unsigned ff_reordering_values(const dec_model *m, const hyp *h, const hyp *prev,
                                             unsigned *idx, float *val)
 {
-    int ob = 0, of = 0;
-    ff_reordering_orientations(m, h, prev, &ob, &of);
+    if (__builtin_expect(m->lr_hier, 0))
+        return ff_reordering_values_hier(m, h, prev, idx, val);
+    int o = dec_orientation(m->lr_type, prev->start, prev->end, h->start, h->end);
     unsigned n = 0;
     if ((m->lr_dir & DEC_LR_BACKWARD) && h->cand->reo) {
-        idx[n] = (unsigned)ob;
-        val[n++] = h->cand->reo[ob];
+        idx[n] = (unsigned)o;
+        val[n++] = h->cand->reo[o];
     }
     unsigned off = m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0;
     if ((m->lr_dir & DEC_LR_FORWARD) && prev->cand && prev->cand->reo) {
-        idx[n] = off + (unsigned)of;
-        val[n++] = prev->cand->reo[off + of];
+        idx[n] = off + (unsigned)o;
+        val[n++] = prev->cand->reo[off + o];
     }
     return n;
 }
 
 /* h's stack: prev's with h's range shifted and reduced (Moses's ReorderingStack::ShiftReduce): h's
  * top block is h's own, the blocks below are prev's (or its ancestors'). */
-static inline void ff_reordering_shift_reduce(const dec_model *m, hyp *h, const hyp *prev)
+__attribute__((noinline, cold)) static void ff_reordering_shift_reduce(const dec_model *m, hyp *h, const hyp *prev)
 {
     const reo_block *top = dec_hyp_reo_top(m, prev);
     int d = dec_reo_distance(top, h->start, h->end);
@@ -131,17 +138,33 @@ static inline void ff_reordering_shift_reduce(const dec_model *m, hyp *h, const 
     b->depth = top ? top->depth + 1 : 1;
 }
 
+/* The hierarchical model's expansion: its scores, and h's stack. */
+__attribute__((noinline, cold)) static void ff_reordering_expand_hier(const dec_model *m, hyp *h,
+                                                                      const hyp *prev,
+                                                                      double *score)
+{
+    unsigned idx[2];
+    float val[2];
+    unsigned n = ff_reordering_values_hier(m, h, prev, idx, val);
+    for (unsigned i = 0; i < n; i++)
+        *score += (double)m->w_reo[idx[i]] * val[i];
+    if (m->lr_dir & DEC_LR_BACKWARD)
+        ff_reordering_shift_reduce(m, h, prev);
+}
+
 static inline void ff_reordering_expand(dec_search *s, hyp *h, const hyp *prev, int complete,
                                         double *score)
 {
     (void)complete;
+    if (__builtin_expect(s->m->lr_hier, 0)) {
+        ff_reordering_expand_hier(s->m, h, prev, score);
+        return;
+    }
     unsigned idx[2];
     float val[2];
     unsigned n = ff_reordering_values(s->m, h, prev, idx, val);
     for (unsigned i = 0; i < n; i++)
         *score += (double)s->m->w_reo[idx[i]] * val[i];
-    if (__builtin_expect(dec_hyp_has_reo_stack(s->m), 0))
-        ff_reordering_shift_reduce(s->m, h, prev);
 }
 
 static inline void ff_reordering_path(const dec_model *m, const hyp *h, const hyp *prev, float *sc)
@@ -165,25 +188,37 @@ static inline const float *ff_reordering_fwd_scores(const dec_model *m, const hy
     return h->cand->reo + (m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0);
 }
 
-static inline int ff_reordering_compares_start(const dec_model *m)
+/* A hierarchical model's state: the backward model's stack; the forward model's last start (its
+ * end is the search's) and forward scores. */
+__attribute__((noinline, cold)) static uint64_t ff_reordering_state_hash_hier(const dec_model *m, const hyp *h, uint64_t k)
 {
-    return !m->lr_hier || (m->lr_dir & DEC_LR_FORWARD);
+    if (m->lr_dir & DEC_LR_FORWARD) {
+        k = (k ^ (uint16_t)h->start) * 0x9E3779B97F4A7C15ull;
+        const float *r = ff_reordering_fwd_scores(m, h);
+        for (int i = 0; r && i < m->lr_types; i++) {
+            uint32_t b;
+            memcpy(&b, &r[i], 4);
+            k = (k ^ b) * 0x9E3779B97F4A7C15ull;
+        }
+    }
+    if (m->lr_dir & DEC_LR_BACKWARD)
+        for (const reo_block *b = dec_hyp_reo_top(m, h); b; b = b->below)
+            k = (k ^ ((uint32_t)(uint16_t)b->start << 16 | (uint16_t)b->end)) *
+                0x9E3779B97F4A7C15ull;
+    return k;
 }
 
 static inline uint64_t ff_reordering_state_hash(const dec_model *m, const hyp *h, uint64_t k)
 {
-    if (ff_reordering_compares_start(m))
-        k = (k ^ (uint16_t)h->start) * 0x9E3779B97F4A7C15ull;
+    if (__builtin_expect(m->lr_hier, 0))
+        return ff_reordering_state_hash_hier(m, h, k);
+    k = (k ^ (uint16_t)h->start) * 0x9E3779B97F4A7C15ull;
     const float *r = ff_reordering_fwd_scores(m, h);
     for (int i = 0; r && i < m->lr_types; i++) {
         uint32_t b;
         memcpy(&b, &r[i], 4);
         k = (k ^ b) * 0x9E3779B97F4A7C15ull;
     }
-    if (__builtin_expect(dec_hyp_has_reo_stack(m), 0))
-        for (const reo_block *b = dec_hyp_reo_top(m, h); b; b = b->below)
-            k = (k ^ ((uint32_t)(uint16_t)b->start << 16 | (uint16_t)b->end)) *
-                0x9E3779B97F4A7C15ull;
     return k;
 }
 
@@ -198,19 +233,36 @@ static inline int dec_reo_stack_equal(const reo_block *a, const reo_block *b)
     return 1;
 }
 
-static inline int ff_reordering_state_equal(const dec_model *m, const hyp *a, const hyp *b)
+/* Equal forward scores (both none included). */
+static inline int ff_reordering_fwd_equal(const dec_model *m, const hyp *a, const hyp *b)
 {
-    if (ff_reordering_compares_start(m) && a->start != b->start)
-        return 0;
-    if (__builtin_expect(dec_hyp_has_reo_stack(m), 0) &&
-        !dec_reo_stack_equal(dec_hyp_reo_top(m, a), dec_hyp_reo_top(m, b)))
-        return 0;
     const float *ra = ff_reordering_fwd_scores(m, a), *rb = ff_reordering_fwd_scores(m, b);
     if (ra == rb)
         return 1;
     if (!ra || !rb)
         return 0;
     return memcmp(ra, rb, m->lr_types * sizeof(float)) == 0;
+}
+
+__attribute__((noinline, cold)) static int ff_reordering_state_equal_hier(const dec_model *m,
+                                                                          const hyp *a,
+                                                                          const hyp *b)
+{
+    if ((m->lr_dir & DEC_LR_BACKWARD) &&
+        !dec_reo_stack_equal(dec_hyp_reo_top(m, a), dec_hyp_reo_top(m, b)))
+        return 0;
+    if (!(m->lr_dir & DEC_LR_FORWARD))
+        return 1; /* the stack only: Moses's HReorderingBackwardState */
+    return a->start == b->start && ff_reordering_fwd_equal(m, a, b);
+}
+
+static inline int ff_reordering_state_equal(const dec_model *m, const hyp *a, const hyp *b)
+{
+    if (__builtin_expect(m->lr_hier, 0))
+        return ff_reordering_state_equal_hier(m, a, b);
+    if (a->start != b->start)
+        return 0;
+    return ff_reordering_fwd_equal(m, a, b);
 }
 
 #endif
