@@ -61,17 +61,20 @@ static inline int dec_orientation_hier_forward(int type, int prev_start, int pre
         return 0; /* M */
     if (type == DEC_LR_MONO)
         return 1; /* NM */
-    if (cur_end + 1 == prev_start || (cur_end < prev_start && !covered(bits, (size_t)prev_start - 1)))
+    if (cur_end + 1 == prev_start ||
+        (cur_end < prev_start && !covered(bits, (size_t)prev_start - 1)))
         return 1; /* S */
     if (type == DEC_LR_MSD)
         return 2; /* D */
     return cur_start > prev_end ? 3 : 2; /* DR : DL */
 }
 
-/* The score indices (within the feature) and values of h after prev under a hierarchical model. */
-/* (out of line and cold: phrase-based models, the common case, keep their inlined code as it was) */
-__attribute__((noinline, cold)) static unsigned ff_reordering_values_hier(const dec_model *m, const hyp *h, const hyp *prev,
-                                                 unsigned *idx, float *val)
+/* The score indices (within the feature) and values of h after prev under a hierarchical model
+ * (out of line and cold, as every hierarchical hook: the phrase-based models' inlined code stays
+ * as it was). */
+__attribute__((noinline, cold)) static unsigned
+ff_reordering_values_hier(const dec_model *m, const hyp *h, const hyp *prev, unsigned *idx,
+                          float *val)
 {
     unsigned n = 0;
     if ((m->lr_dir & DEC_LR_BACKWARD) && h->cand->reo) {
@@ -112,7 +115,8 @@ static inline unsigned ff_reordering_values(const dec_model *m, const hyp *h, co
 
 /* h's stack: prev's with h's range shifted and reduced (Moses's ReorderingStack::ShiftReduce): h's
  * top block is h's own, the blocks below are prev's (or its ancestors'). */
-__attribute__((noinline, cold)) static void ff_reordering_shift_reduce(const dec_model *m, hyp *h, const hyp *prev)
+__attribute__((noinline, cold)) static void ff_reordering_shift_reduce(const dec_model *m, hyp *h,
+                                                                       const hyp *prev)
 {
     const reo_block *top = dec_hyp_reo_top(m, prev);
     int d = dec_reo_distance(top, h->start, h->end);
@@ -190,7 +194,8 @@ static inline const float *ff_reordering_fwd_scores(const dec_model *m, const hy
 
 /* A hierarchical model's state: the backward model's stack; the forward model's last start (its
  * end is the search's) and forward scores. */
-__attribute__((noinline, cold)) static uint64_t ff_reordering_state_hash_hier(const dec_model *m, const hyp *h, uint64_t k)
+__attribute__((noinline, cold)) static uint64_t
+ff_reordering_state_hash_hier(const dec_model *m, const hyp *h, uint64_t k)
 {
     if (m->lr_dir & DEC_LR_FORWARD) {
         k = (k ^ (uint16_t)h->start) * 0x9E3779B97F4A7C15ull;
