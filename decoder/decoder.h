@@ -57,6 +57,11 @@ typedef struct dec_options {
     int verbose;                  /* -v: the load's verbosity (-1: the ini's [verbose], else 1);
                                    * 2 or more: says on warn which path each file the ini names
                                    * was found at (the working directory's or beside the ini) */
+    int early_distortion_cost;    /* -early-distortion-cost: 1 turns Moore & Quirk's early
+                                   * distortion cost on; 0: the ini's [early-distortion-cost] */
+    const char *weight_file;      /* -weight-file FILE, or NULL: the ini's [weight-file]. Moses
+                                   * reads it as sparse feature weights only, which no feature
+                                   * here has: a line that is not a comment is an error naming it */
 } dec_options;
 
 /* Fills opt with "use the ini" for every setting. */

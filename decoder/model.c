@@ -2,6 +2,7 @@
  * tables and LMs (text or binary, told apart by their first bytes), and the search settings. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "dec_internal.h"
 #include "smt_lines.h"
+#include "smt_num.h"
 #include "smt_sniff.h"
 #include "smt_words.h"
 #include "smt_progress.h"
@@ -173,6 +175,7 @@ static int parse_lr_type(dec_model *m, const char *type, const dec_ini *ini, uns
 {
     m->lr_type = -1;
     m->lr_dir = DEC_LR_BACKWARD;
+    m->lr_hier = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", type ? type : "");
     char *save = NULL;
@@ -191,15 +194,19 @@ static int parse_lr_type(dec_model *m, const char *type, const dec_ini *ini, uns
             m->lr_dir = DEC_LR_FORWARD;
         else if (!strcmp(p, "bidirectional"))
             m->lr_dir = DEC_LR_BIDI;
-        else if (!strcmp(p, "hier"))
-            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                               "%s:%u: hierarchical reordering (hier) is not supported", ini->path,
-                               line);
+        else if (!strcmp(p, "hier")) /* Galley & Manning's model (Moses's HReordering*State) */
+            m->lr_hier = 1;
+        else if (!strcmp(p, "phrase") || !strcmp(p, "wbe")) /* the last word wins, as in Moses */
+            m->lr_hier = 0;
         else if (!strcmp(p, "collapseff"))
             return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: collapseff is not supported",
                                ini->path, line);
-        else if (strcmp(p, "wbe") && strcmp(p, "phrase") && strcmp(p, "f") && strcmp(p, "fe") &&
-                 strcmp(p, "allff"))
+        else if (!strcmp(p, "f")) /* Moses's LexicalReorderingTable keyed by the source only */
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                               "%s:%u: reordering type '%s': a table conditioned on the source "
+                               "phrase only (f) is not supported; give one conditioned on both "
+                               "phrases (fe)", ini->path, line, type);
+        else if (strcmp(p, "fe") && strcmp(p, "allff"))
             return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: unknown reordering type part '%s'",
                                ini->path, line, p);
     }
@@ -428,6 +435,81 @@ static int load_weights(dec_model *m, const dec_ini *ini, FILE *warn, smt_err *e
     return 0;
 }
 
+/* Moses's weight file (-weight-file FILE, [weight-file]): one "name value" a line, a line starting
+ * with '#' a comment (FVector::load). Moses loads it as sparse feature weights only (the dense
+ * features' weights are indexed by position and come from [weight]; its help says "do not put
+ * weights for core features in here"), added to the ini's. No feature of this decoder has sparse
+ * scores, so every weight there is refused by name: a dense feature's name (Moses would not change
+ * that feature's weight), or a sparse feature's (not implemented). what names the file in messages
+ * (the ini's line for [weight-file]). */
+static int read_weight_file(dec_model *m, const char *path, const char *what, smt_err *err)
+{
+    smt_lines *r;
+    int rc = smt_lines_open(&r, path, 0, err);
+    if (rc)
+        return rc;
+    char *line;
+    size_t len;
+    while ((rc = smt_lines_next(r, &line, &len, err)) == 1) {
+        unsigned long long ln = (unsigned long long)smt_lines_lineno(r);
+        if ((len && line[0] == '#') || smt_words_blank(line, len, SMT_WS_SPACE))
+            continue;
+        const char *pos = line, *end = line + len, *name, *val, *extra;
+        size_t nl, vl, xl;
+        double v;
+        smt_word_next(&pos, end, SMT_WS_SPACE, &name, &nl);
+        if (!smt_word_next(&pos, end, SMT_WS_SPACE, &val, &vl) ||
+            smt_word_next(&pos, end, SMT_WS_SPACE, &extra, &xl) ||
+            smt_parse_double(val, vl, -DBL_MAX, DBL_MAX, 0, &v)) {
+            rc = smt_err_set(err, SMT_ERR_PARSE,
+                             "%s:%llu: expected 'name value' (a feature name and a finite "
+                             "number)%s", path, ln, what);
+            break;
+        }
+        unsigned k = 0;
+        while (k < m->n_features &&
+               !(strlen(m->features[k].name) == nl && !memcmp(m->features[k].name, name, nl)))
+            k++;
+        if (k < m->n_features)
+            rc = smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                             "%s:%llu: %s is a dense feature: Moses reads a weight file as sparse "
+                             "feature weights only and would not change its weight; give it in "
+                             "[weight] or -weight-overwrite%s",
+                             path, ln, m->features[k].name, what);
+        else
+            rc = smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                             "%s:%llu: sparse feature weight '%.*s': sparse features are not "
+                             "supported%s",
+                             path, ln, (int)(nl > 64 ? 64 : nl), name, what);
+        break;
+    }
+    smt_lines_close(r);
+    return rc < 0 ? rc : 0;
+}
+
+/* The weight file of the flag, else the ini's [weight-file] (found as the ini's other files). */
+static int weight_file(dec_model *m, const dec_options *opt, FILE *warn, smt_err *err)
+{
+    if (opt->weight_file)
+        return read_weight_file(m, opt->weight_file, " (-weight-file)", err);
+    char *const *v;
+    size_t n = dec_ini_param_values(m->ini, "weight-file", &v);
+    if (!n)
+        return 0;
+    unsigned line = dec_ini_param_line(m->ini, "weight-file", 0);
+    if (n != 1)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: [weight-file] takes one file, not %zu",
+                           m->ini->path, line, n);
+    char *path = NULL, what[600];
+    int rc = dec_ini_find(m->ini, v[0], line, warn, m->verbose, &path, err);
+    if (rc)
+        return rc;
+    snprintf(what, sizeof what, " ([weight-file] of %s:%u)", m->ini->path, line);
+    rc = read_weight_file(m, path, what, err);
+    free(path);
+    return rc;
+}
+
 /* An SRILM or IRSTLM feature naming a text file: read as ARPA through glm when it is one (a note
  * on warn, once per model: *warned), else an error naming the type. Returns 0 or the error. */
 static int srilm_irstlm_arpa(const dec_ini *ini, const dec_ini_feature *f, const char *path,
@@ -652,6 +734,11 @@ static int search_settings(dec_model *m, const dec_options *opt, const dec_ini_f
         return rc;
     }
     m->beam_width = b > 0 ? (float)log(b) : -INFINITY;
+    /* Moses's [early-distortion-cost] (-early-distortion-cost): a boolean section */
+    m->early_distortion = opt->early_distortion_cost != 0;
+    if (!m->early_distortion &&
+        (rc = dec_ini_param_bool(ini, "early-distortion-cost", &m->early_distortion, err)) < 0)
+        return rc;
     int it = 0, sa = 1;
     if ((rc = setting(ini, "inputtype", 0, 0, 0, 3, 0, &it, err)) ||
         (rc = setting(ini, "search-algorithm", 0, 0, 0, 9, 1, &sa, err)))
@@ -752,6 +839,8 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
         rc = layout(m, m->ini, &pt_f, &lr_f, lm_f, err);
     if (!rc)
         rc = load_weights(m, m->ini, warn, err);
+    if (!rc)
+        rc = weight_file(m, opt, warn, err);
     if (!rc)
         rc = search_settings(m, opt, pt_f, err);
     if (!rc)

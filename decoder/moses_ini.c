@@ -47,8 +47,8 @@ static const section_class sections[] = {
     {"server", NOEFFECT}, {"server-port", NOEFFECT}, {"server-log", NOEFFECT},
     {"session-timeout", NOEFFECT}, {"session-cache-size", NOEFFECT},
     /* would change the output; not implemented */
-    {"xml-input", IMPL}, {"xml-brackets", IMPL}, {"early-distortion-cost", CHANGES},
-    {"weight-file", CHANGES}, {"report-segmentation-enriched", CHANGES},
+    {"xml-input", IMPL}, {"xml-brackets", IMPL}, {"early-distortion-cost", IMPL},
+    {"weight-file", IMPL}, {"report-segmentation-enriched", CHANGES},
     {"translation-details", CHANGES}, {"tree-translation-details", CHANGES},
     {"translation-all-details", CHANGES}, {"output-search-graph", CHANGES},
     {"output-search-graph-extended", CHANGES}, {"output-search-graph-slf", CHANGES},

@@ -407,13 +407,20 @@ static inline int row_before(const row_key *a, const row_key *b)
     return a->h->id < b->h->id;
 }
 
-/* keys has room for 2 * n: the second half is the merge sort's buffer. */
-static void sort_rows(const dec_search *s, hyp **h, row_key *keys, uint32_t n, int start)
+/* keys has room for 2 * n: the second half is the merge sort's buffer. With
+ * [early-distortion-cost] the orderer's distortion is the early cost of [start, end] after the row
+ * (Moses's CalculateDistortionScore in both cases). */
+static void sort_rows(const dec_search *s, hyp **h, row_key *keys, uint32_t n, int start, int end)
 {
     double w = s->m->has_dist ? s->m->w_dist : 0;
-    int sorted = 1;
+    int sorted = 1, early = s->m->early_distortion;
     for (uint32_t i = 0; i < n; i++) {
-        keys[i].key = h[i]->score - w * dec_distortion(h[i]->end, start);
+        if (__builtin_expect(early, 0))
+            keys[i].key = h[i]->score + w * dec_distortion_early(h[i]->end,
+                                                                 (int)h[i]->cov->first_gap,
+                                                                 start, end);
+        else
+            keys[i].key = h[i]->score - w * dec_distortion(h[i]->end, start);
         keys[i].h = h[i];
         if (i && row_before(&keys[i], &keys[i - 1]))
             sorted = 0;
@@ -459,7 +466,8 @@ static int forward_todos(dec_search *s, uint32_t k)
         for (size_t start = 0; start < n; start++) {
             if (covered(c->bits, start))
                 continue;
-            /* the rows depend on the start only: selected and sorted once for every length */
+            /* the rows depend on the start only: selected and sorted once for every length (with
+             * [early-distortion-cost] their order depends on the length too: once per length) */
             hyp **rows = NULL;
             uint32_t nh = 0;
             int rows_done = 0;
@@ -470,13 +478,14 @@ static int forward_todos(dec_search *s, uint32_t k)
                 const cand_list *o = &s->opts[start * s->max_len + len - 1];
                 if (!o->n || !distortion_ok(s, c, (int)start, (int)end))
                     continue;
-                if (!rows_done) {
+                if (!rows_done || s->m->early_distortion) {
                     rows_done = 1;
+                    nh = 0;
                     for (uint32_t i = 0; i < c->n_hyps; i++)
                         if (dl < 0 || dec_distortion(c->hyps[i]->end, (int)start) <= dl)
                             tmp[nh++] = c->hyps[i];
                     if (nh > 1)
-                        sort_rows(s, tmp, keys, nh, (int)start);
+                        sort_rows(s, tmp, keys, nh, (int)start, (int)end);
                     if (nh) {
                         if (!(rows = arena_alloc(&s->ar, nh * sizeof *rows)))
                             return SMT_ERR_NOMEM;
@@ -551,7 +560,7 @@ int dec_search_create(dec_search **out, dec_model *m, smt_err *err)
     if (!p)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     p->pub.m = m;
-    p->pub.hyp_size = sizeof(hyp) + m->n_lms * sizeof(glm_state);
+    p->pub.hyp_size = dec_hyp_size(m);
     size_t slots = (size_t)1 << DEC_LM_CACHE_BITS;
     for (unsigned l = 0; l < m->n_lms; l++) {
         p->pub.lmk[l] = aligned_alloc(64, slots * sizeof(lm_cache_key));

@@ -563,7 +563,7 @@ static void reo_features(const char *nbest, const char *words, double *f, int n)
 }
 
 /* Expected features: per path, the (phrase, index) pairs scored; ln of phrase p's score i
- * (p: 0 x, 1 y, 2 a) is ln(0.(p+1)(i+1)). */
+ * (p: 0 x, 1 y, 2 a; in the five-word model 0 p .. 4 t) is ln(0.(p+1)(i+1)). */
 typedef struct reo_step {
     int phrase, index;
 } reo_step;
@@ -572,7 +572,7 @@ static void check_path(const char *nbest, const char *words, const reo_step *ste
                        int n, const char *what)
 {
     double want[8] = {0}, got[8];
-    static const int base[] = {11, 21, 31};
+    static const int base[] = {11, 21, 31, 41, 51};
     for (int s = 0; s < n_steps; s++)
         want[steps[s].index] += log((base[steps[s].phrase] + steps[s].index) / 100.0);
     reo_features(nbest, words, got, n);
@@ -581,15 +581,23 @@ static void check_path(const char *nbest, const char *words, const reo_step *ste
                            words, i, got[i], want[i]);
 }
 
-/* The model of the tiny folder with the reordering table above and `type` (n scores); n-best of
- * "x y a" with every hypothesis kept, from the text tables and from their binarized copy. */
-static void reo_nbests(const char *type, int n, char **text_nbest, char **bin_nbest)
+/* The model of the tiny folder with `type` (n scores), the reordering table rt_text (and the
+ * phrase table pt_text when not NULL), early: [early-distortion-cost]; the n-best of `input` with
+ * every hypothesis kept, from the text tables and from their binarized copy. */
+static void reo_nbests_ex(const char *type, int n, const char *pt_text, const char *rt_text,
+                          const char *input, int early, char **text_nbest, char **bin_nbest)
 {
-    char *dir = tiny_copy(type), *ini = tu_join(dir, "moses.ini"), *rt = tu_join(dir, "reordering-table");
-    char sx[80], sy[80], sa[80], *table = NULL, *ini_text = NULL;
-    reo_scores(sx, 11, n), reo_scores(sy, 21, n), reo_scores(sa, 31, n);
-    cr_assert(asprintf(&table, reo_table_fmt, sa, sx, sy) > 0);
-    cr_assert_eq(tu_write_file(rt, table, strlen(table)), 0);
+    static int calls;
+    char name[200];
+    snprintf(name, sizeof name, "%s.%d", type, calls++); /* a folder per call */
+    char *dir = tiny_copy(name), *ini = tu_join(dir, "moses.ini"), *rt = tu_join(dir, "reordering-table");
+    char *ini_text = NULL;
+    cr_assert_eq(tu_write_file(rt, rt_text, strlen(rt_text)), 0);
+    if (pt_text) {
+        char *pt = tu_join(dir, "phrase-table");
+        cr_assert_eq(tu_write_file(pt, pt_text, strlen(pt_text)), 0);
+        free(pt);
+    }
     char weights[80];
     reo_scores(weights, 1, n); /* any weights: the features are checked */
     cr_assert(asprintf(&ini_text,
@@ -597,10 +605,10 @@ static void reo_nbests(const char *type, int n, char **text_nbest, char **bin_nb
                        "PhraseDictionaryMemory name=TranslationModel0 num-features=1 path=phrase-table\n"
                        "LexicalReordering name=LexicalReordering0 num-features=%d type=%s "
                        "path=reordering-table\nDistortion\nKENLM name=LM0 factor=0 path=lm.arpa order=2\n"
-                       "[distortion-limit]\n6\n[weight]\nLexicalReordering0= %s\nDistortion0= 0.3\n"
+                       "[distortion-limit]\n6\n%s[weight]\nLexicalReordering0= %s\nDistortion0= 0.3\n"
                        "LM0= 1\nWordPenalty0= 0.5\nPhrasePenalty0= 0.2\nTranslationModel0= 1\n"
                        "UnknownWordPenalty0= 1\n",
-                       n, type, weights) > 0);
+                       n, type, early ? "[early-distortion-cost]\ntrue\n" : "", weights) > 0);
     cr_assert_eq(tu_write_file(ini, ini_text, strlen(ini_text)), 0);
     dec_options opt;
     dec_options_default(&opt);
@@ -619,7 +627,8 @@ static void reo_nbests(const char *type, int n, char **text_nbest, char **bin_nb
         smt_err e;
         cr_assert_eq(dec_worker_create(&w, m, &e), 0);
         smt_buf best = {0}, nb = {0};
-        cr_assert_eq(dec_translate(w, "x y a", 5, 0, &best, &nb, 1000, 0, NULL, &e), 0, "%s", e.msg);
+        cr_assert_eq(dec_translate(w, input, strlen(input), 0, &best, &nb, 1000, 0, NULL, &e), 0,
+                     "%s", e.msg);
         *(b ? bin_nbest : text_nbest) = strdup(nb.data);
         smt_buf_free(&best), smt_buf_free(&nb);
         dec_worker_free(w);
@@ -627,7 +636,17 @@ static void reo_nbests(const char *type, int n, char **text_nbest, char **bin_nb
         if (b)
             free(use), free(bin_dir);
     }
-    free(dir), free(ini), free(rt), free(table), free(ini_text);
+    free(dir), free(ini), free(rt), free(ini_text);
+}
+
+/* The tiny model with the reordering table above: n-best of "x y a". */
+static void reo_nbests(const char *type, int n, char **text_nbest, char **bin_nbest)
+{
+    char sx[80], sy[80], sa[80], *table = NULL;
+    reo_scores(sx, 11, n), reo_scores(sy, 21, n), reo_scores(sa, 31, n);
+    cr_assert(asprintf(&table, reo_table_fmt, sa, sx, sy) > 0);
+    reo_nbests_ex(type, n, NULL, table, "x y a", 0, text_nbest, bin_nbest);
+    free(table);
 }
 
 enum { X, Y, A };
@@ -659,22 +678,29 @@ static void check_search_agrees(const char *nbest, const char *what)
  * Y X A (y first at 1, x swaps, a jumps right). Backward scores are the phrase's own for the
  * orientation of its step; forward ones the previous phrase's for the same orientation (offset
  * by the number of orientations); the last phrase has no forward score. */
-static void check_type(const char *type, int k, const reo_step *xya, int n1, const reo_step *axy,
-                       int n2, const reo_step *yxa, int n3)
+static void check_type_n(const char *type, int n, const reo_step *xya, int n1,
+                         const reo_step *axy, int n2, const reo_step *yxa, int n3)
 {
     char *t = NULL, *b = NULL;
-    reo_nbests(type, 2 * k, &t, &b);
+    reo_nbests(type, n, &t, &b);
+    cr_assert_str_eq(t, b, "%s: the binarized model's n-best differs from the text model's", type);
     for (int pass = 0; pass < 2; pass++) {
         const char *nb = pass ? b : t;
         if (!nb)
             continue;
         const char *what = pass ? "binarized" : "text";
         check_search_agrees(nb, what);
-        check_path(nb, "X Y A ", xya, n1, 2 * k, what);
-        check_path(nb, "A X Y ", axy, n2, 2 * k, what);
-        check_path(nb, "Y X A ", yxa, n3, 2 * k, what);
+        check_path(nb, "X Y A ", xya, n1, n, what);
+        check_path(nb, "A X Y ", axy, n2, n, what);
+        check_path(nb, "Y X A ", yxa, n3, n, what);
     }
     free(t), free(b);
+}
+
+static void check_type(const char *type, int k, const reo_step *xya, int n1, const reo_step *axy,
+                       int n2, const reo_step *yxa, int n3)
+{
+    check_type_n(type, 2 * k, xya, n1, axy, n2, yxa, n3);
 }
 
 Test(dec_data, reordering_msd)
@@ -702,6 +728,171 @@ Test(dec_data, reordering_leftright)
     const reo_step axy[] = {{A, 0}, {X, 1}, {Y, 0}, {A, 3}, {X, 2}};
     const reo_step yxa[] = {{Y, 0}, {X, 1}, {A, 0}, {Y, 3}, {X, 2}};
     check_type("wbe-leftright-bidirectional-fe-allff", 2, xya, 5, axy, 5, yxa, 5);
+}
+
+/* Hierarchical models (Galley & Manning, Moses's HReordering*State) on the same paths. Backward:
+ * the orientation against the top block of the shift-reduce stack; forward: against the previous
+ * phrase, with the coverage once the next phrase is added. Where they differ from the
+ * phrase-based model:
+ *   A X Y: forward A -> X is a swap (x at 0 is left of a at 2 and word 1, between them, is still
+ *          uncovered), where the phrase-based model says discontinuous;
+ *   Y X A: after Y (1) and X (0, a swap: d = 0 - 1 = -1) the stack's top is the block [0, 1],
+ *          so A (2) is monotone (d = 2 - 1 = 1), where the phrase-based model (A after X at 0)
+ *          says discontinuous. */
+Test(dec_data, reordering_hier_msd)
+{
+    /* M 0, S 1, D 2; forward + 3 */
+    const reo_step xya[] = {{X, 0}, {Y, 0}, {A, 0}, {X, 3}, {Y, 3}};
+    const reo_step axy[] = {{A, 2}, {X, 2}, {Y, 0}, {A, 4}, {X, 3}};
+    const reo_step yxa[] = {{Y, 2}, {X, 1}, {A, 0}, {Y, 4}, {X, 5}};
+    check_type("hier-msd-bidirectional-fe", 3, xya, 5, axy, 5, yxa, 5);
+}
+
+Test(dec_data, reordering_hier_mslr)
+{
+    /* M 0, S 1, DL 2, DR 3; forward + 4. The first phrase: d = start + 1, DR unless at 0. The
+     * last step of Y X A forward: x (0) then a (2) with word 1 covered: DR (7). */
+    const reo_step xya[] = {{X, 0}, {Y, 0}, {A, 0}, {X, 4}, {Y, 4}};
+    const reo_step axy[] = {{A, 3}, {X, 2}, {Y, 0}, {A, 5}, {X, 4}};
+    const reo_step yxa[] = {{Y, 3}, {X, 1}, {A, 0}, {Y, 5}, {X, 7}};
+    check_type("hier-mslr-bidirectional-fe", 4, xya, 5, axy, 5, yxa, 5);
+}
+
+Test(dec_data, reordering_hier_monotonicity_leftright)
+{
+    /* monotonicity: M 0, NM 1 (a swap is NM too); forward + 2 */
+    const reo_step m_xya[] = {{X, 0}, {Y, 0}, {A, 0}, {X, 2}, {Y, 2}};
+    const reo_step m_axy[] = {{A, 1}, {X, 1}, {Y, 0}, {A, 3}, {X, 2}};
+    const reo_step m_yxa[] = {{Y, 1}, {X, 1}, {A, 0}, {Y, 3}, {X, 3}};
+    check_type("hier-monotonicity-bidirectional-fe", 2, m_xya, 5, m_axy, 5, m_yxa, 5);
+    /* leftright: R 0, L 1 (d >= 1 is R); the same as the phrase-based model on these paths */
+    const reo_step l_xya[] = {{X, 0}, {Y, 0}, {A, 0}, {X, 2}, {Y, 2}};
+    const reo_step l_axy[] = {{A, 0}, {X, 1}, {Y, 0}, {A, 3}, {X, 2}};
+    const reo_step l_yxa[] = {{Y, 0}, {X, 1}, {A, 0}, {Y, 3}, {X, 2}};
+    check_type("hier-leftright-bidirectional-fe", 2, l_xya, 5, l_axy, 5, l_yxa, 5);
+}
+
+Test(dec_data, reordering_hier_one_direction)
+{
+    /* backward only (the default direction, and "backward"): the first three scores above */
+    const reo_step b_xya[] = {{X, 0}, {Y, 0}, {A, 0}};
+    const reo_step b_axy[] = {{A, 2}, {X, 2}, {Y, 0}};
+    const reo_step b_yxa[] = {{Y, 2}, {X, 1}, {A, 0}};
+    check_type_n("hier-msd-backward-fe", 3, b_xya, 3, b_axy, 3, b_yxa, 3);
+    check_type_n("hier-msd-fe", 3, b_xya, 3, b_axy, 3, b_yxa, 3);
+    /* forward only: the forward scores at offset 0 */
+    const reo_step f_xya[] = {{X, 0}, {Y, 0}};
+    const reo_step f_axy[] = {{A, 1}, {X, 0}};
+    const reo_step f_yxa[] = {{Y, 1}, {X, 3}};
+    check_type_n("hier-mslr-forward-fe", 4, f_xya, 2, f_axy, 2, f_yxa, 2);
+}
+
+/* A deeper stack, five words p q r s t (0..4), one phrase each: the path S P R Q T. Backward:
+ * S (3): d = 4, D; stack [3]. P (0): d = 0 - 3 = -3, D; [3][0]. R (2): d = 2 - 0 = 2, D;
+ * [3][0][2]. Q (1): d = 1 - 2 = -1, S: merged [1,2], then with [0] (monotone) [0,2], then with
+ * [3] (swap) [0,3]: the stack is one block. T (4): d = 4 - 3 = 1, M (the phrase-based model says
+ * D: t does not follow q). Forward: S -> P swap (word 2 uncovered), P -> R monotone (word 1
+ * uncovered), R -> Q swap, Q -> T discontinuous. */
+Test(dec_data, reordering_hier_stack_reduces)
+{
+    static const char *const words = "pqrst";
+    char *pt = NULL, *rt = NULL;
+    for (int i = 0; i < 5; i++) {
+        char sc[80], *a = NULL, *b = NULL;
+        reo_scores(sc, 11 + 10 * i, 6);
+        cr_assert(asprintf(&a, "%s%c ||| %c ||| 0.5 ||| 0-0\n", pt ? pt : "", words[i],
+                           words[i] - 'a' + 'A') > 0);
+        cr_assert(asprintf(&b, "%s%c ||| %c ||| %s\n", rt ? rt : "", words[i],
+                           words[i] - 'a' + 'A', sc) > 0);
+        free(pt), free(rt);
+        pt = a, rt = b;
+    }
+    char *t = NULL, *b = NULL;
+    reo_nbests_ex("hier-msd-bidirectional-fe", 6, pt, rt, "p q r s t", 0, &t, &b);
+    cr_assert_str_eq(t, b);
+    enum { P, Q, R, S, T };
+    const reo_step spqrt[] = {{S, 2}, {P, 2}, {R, 2}, {Q, 1}, {T, 0},
+                              {S, 4}, {P, 3}, {R, 4}, {Q, 5}};
+    const reo_step pqrst[] = {{P, 0}, {Q, 0}, {R, 0}, {S, 0}, {T, 0},
+                              {P, 3}, {Q, 3}, {R, 3}, {S, 3}};
+    for (int pass = 0; pass < 2; pass++) {
+        const char *nb = pass ? b : t, *what = pass ? "binarized" : "text";
+        check_search_agrees(nb, what);
+        check_path(nb, "S P R Q T ", spqrt, 9, 6, what);
+        check_path(nb, "P Q R S T ", pqrst, 9, 6, what);
+    }
+    free(t), free(b);
+    /* the phrase-based model on the same path: T after Q is discontinuous, and so are the
+     * forward steps S -> P and P -> R */
+    reo_nbests_ex("msd-bidirectional-fe", 6, pt, rt, "p q r s t", 0, &t, &b);
+    const reo_step phrase[] = {{S, 2}, {P, 2}, {R, 2}, {Q, 1}, {T, 2},
+                               {S, 5}, {P, 5}, {R, 4}, {Q, 5}};
+    check_path(t, "S P R Q T ", phrase, 9, 6, "phrase-based");
+    free(t), free(b), free(pt), free(rt);
+}
+
+/* Moses's early distortion cost (Moore & Quirk), by hand from DistortionScoreProducer:
+ *   X Y A: 0 + 0 + 0 = 0;
+ *   A X Y: A (2) leaves words 0-1 behind: -2 (2 + 1) = -6; X at the first gap 0; Y at gap 1:
+ *          -6 (the standard cost: -(2 + 3 + 0) = -5);
+ *   X A Y: X 0; A (2) after the prefix [0]: -2 (1 + 1) = -4; Y at the gap: 0; -4 (standard -3);
+ *   Y X A: Y -2 (1 + 1) = -4, X and A at the first gap: -4 (standard -4).
+ * In five words p q r s t, the other two cases: Q S ...: S (3) after Q (1), which is not in the
+ * translated prefix (empty): -2 (3 - 1 - 1 + 1) = -4, after Q's -4; S Q ...: Q (1) left of S (3)
+ * but not at the first gap 0: -2 · 1, after S's -2 (3 + 1) = -8. */
+static double distortion_feature(const char *nbest, const char *words)
+{
+    char *want = NULL;
+    cr_assert(asprintf(&want, " ||| %s ||| ", words) > 0);
+    const char *p = strstr(nbest, want);
+    cr_assert_not_null(p, "no '%s' in\n%s", words, nbest);
+    const char *d = strstr(p, "Distortion0= ");
+    cr_assert_not_null(d);
+    free(want);
+    return strtod(d + strlen("Distortion0= "), NULL);
+}
+
+Test(dec_data, early_distortion_cost)
+{
+    char sx[80], sy[80], sa[80], *table = NULL, *t = NULL, *b = NULL;
+    reo_scores(sx, 11, 6), reo_scores(sy, 21, 6), reo_scores(sa, 31, 6);
+    cr_assert(asprintf(&table, reo_table_fmt, sa, sx, sy) > 0);
+    reo_nbests_ex("msd-bidirectional-fe", 6, NULL, table, "x y a", 1, &t, &b);
+    cr_assert_str_eq(t, b);
+    check_search_agrees(t, "early");
+    cr_assert_float_eq(distortion_feature(t, "X Y A "), 0, 1e-6);
+    cr_assert_float_eq(distortion_feature(t, "A X Y "), -6, 1e-6);
+    cr_assert_float_eq(distortion_feature(t, "X A Y "), -4, 1e-6);
+    cr_assert_float_eq(distortion_feature(t, "Y X A "), -4, 1e-6);
+    free(t), free(b);
+    /* without it: the standard cost */
+    reo_nbests_ex("msd-bidirectional-fe", 6, NULL, table, "x y a", 0, &t, &b);
+    cr_assert_float_eq(distortion_feature(t, "A X Y "), -5, 1e-6);
+    cr_assert_float_eq(distortion_feature(t, "X A Y "), -3, 1e-6);
+    free(t), free(b), free(table);
+    /* five words: the cases "right of a phrase outside the prefix" and "left of the previous
+     * phrase"; Q S P R T ends at the sentence end: -4 - 4 + 0 + 0 + 0 = -8; S Q P R T:
+     * -8 - 2 + 0 + 0 + 0 = -10; S Q T P R: -8 - 2, T (4) after Q (1) outside the prefix:
+     * -2 (4 - 1 - 1 + 1) = -6, P at the gap, R at the gap: -16 (standard -(3 + 3 + 2 + 5 + 1)) */
+    static const char *const words = "pqrst";
+    char *pt = NULL, *rt = NULL;
+    for (int i = 0; i < 5; i++) {
+        char sc[80], *x = NULL, *y = NULL;
+        reo_scores(sc, 11 + 10 * i, 6);
+        cr_assert(asprintf(&x, "%s%c ||| %c ||| 0.5 ||| 0-0\n", pt ? pt : "", words[i],
+                           words[i] - 'a' + 'A') > 0);
+        cr_assert(asprintf(&y, "%s%c ||| %c ||| %s\n", rt ? rt : "", words[i],
+                           words[i] - 'a' + 'A', sc) > 0);
+        free(pt), free(rt);
+        pt = x, rt = y;
+    }
+    reo_nbests_ex("msd-bidirectional-fe", 6, pt, rt, "p q r s t", 1, &t, &b);
+    cr_assert_str_eq(t, b);
+    check_search_agrees(t, "early, five words");
+    cr_assert_float_eq(distortion_feature(t, "Q S P R T "), -8, 1e-6);
+    cr_assert_float_eq(distortion_feature(t, "S Q P R T "), -10, 1e-6);
+    cr_assert_float_eq(distortion_feature(t, "S Q T P R "), -16, 1e-6);
+    free(t), free(b), free(pt), free(rt);
 }
 
 /* ---------------------------------------------------------------- fastsmt-binarize */

@@ -12,16 +12,23 @@
 #include "dec_testutil.h"
 #include "testutil.h"
 
-static dec_model *tiny(void)
+/* The tiny model; reo_type: another LexicalReordering type (NULL: the ini's). */
+static dec_model *tiny_type(const char *reo_type)
 {
-    char *ini = tu_data_path("decoder/tiny/moses.ini");
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *fo = NULL;
     dec_options opt;
     dec_options_default(&opt);
     opt.beam_threshold = 0; /* keep every hypothesis */
+    if (reo_type) {
+        cr_assert(asprintf(&fo, "LexicalReordering0 type=%s", reo_type) > 0);
+        opt.feature_overwrite = fo;
+    }
     dec_model *m = dtu_load(ini, &opt);
-    free(ini);
+    free(ini), free(fo);
     return m;
 }
+
+static dec_model *tiny(void) { return tiny_type(NULL); }
 
 Test(dec_ff, the_tiny_model_has_every_feature)
 {
@@ -50,9 +57,13 @@ static double path_total(const dec_search *s, hyp *h, hyp **path, double *sc)
     return total;
 }
 
-Test(dec_ff, nbest_paths_reuse_the_search_scores)
+/* backward_only: the model's reordering made backward-only after the load (the tiny table has the
+ * six scores of msd-bidirectional; a backward model reads the first three). */
+static void paths_reuse_the_search_scores(const char *reo_type, int backward_only)
 {
-    dec_model *m = tiny();
+    dec_model *m = tiny_type(reo_type);
+    if (backward_only)
+        m->lr_dir = DEC_LR_BACKWARD;
     dec_search *s;
     smt_err e;
     cr_assert_eq(dec_search_create(&s, m, &e), 0, "%s", e.msg);
@@ -82,6 +93,16 @@ Test(dec_ff, nbest_paths_reuse_the_search_scores)
     memcpy(m->lms, lms, sizeof lms);
     dec_search_free(s);
     dec_model_free(m);
+}
+
+Test(dec_ff, nbest_paths_reuse_the_search_scores) { paths_reuse_the_search_scores(NULL, 0); }
+
+/* Hierarchical reordering: each recombined arc's path, scored from its own nodes' stacks, has the
+ * score the search gave it: recombination kept apart what the stack tells apart. */
+Test(dec_ff, nbest_paths_reuse_the_search_scores_hier)
+{
+    paths_reuse_the_search_scores("hier-msd-bidirectional-fe", 0);
+    paths_reuse_the_search_scores("hier-msd-bidirectional-fe", 1);
 }
 
 /* Recombination: the LM's states and the reordering's last start and forward scores (the tiny
@@ -117,4 +138,70 @@ Test(dec_ff, recombination_compares_each_features_state)
     cr_assert(dec_ff_state_equal(m, a, b));
     free(a), free(b);
     dec_model_free(m);
+}
+
+/* A hypothesis with the given top block over below (NULL: one block). */
+static hyp *hier_hyp(const dec_model *m, const dec_cand *c, int start, int end, const reo_block *below,
+                     int top_start, int top_end)
+{
+    hyp *h = calloc(1, dec_hyp_size(m));
+    cr_assert_not_null(h);
+    h->cand = c;
+    h->start = (int16_t)start;
+    h->end = (int16_t)end;
+    glm_state_begin(m->lms[0], &h->lm[0]);
+    reo_block *b = dec_hyp_reo(m, h);
+    b->below = below;
+    b->start = (int16_t)top_start;
+    b->end = (int16_t)top_end;
+    b->depth = below ? below->depth + 1 : 1;
+    return h;
+}
+
+/* Recombination under the hierarchical model (Moses's HReorderingBackwardState compares its
+ * ReorderingStack): four words, coverage {0, 1, 3}, last phrase [1, 1] for both; a: 0, 3, 1 (stack
+ * [0][3][1]: 3 is a jump, 1 a jump back), b: 3, 0, 1 (stack [3][0, 1]: 1 follows 0). The
+ * phrase-based state (last range, forward scores) is the same, the stacks differ: they must not
+ * recombine. A backward-only hierarchical model compares the stack only: two hypotheses with the
+ * same stack but another last start (0, 1 as two phrases or one) recombine, which the phrase-based
+ * model does not allow. */
+Test(dec_ff, hier_state_in_recombination)
+{
+    const float r[6] = {-1, -2, -3, -4, -5, -6};
+    dec_cand c = {.reo = r};
+    dec_model *pb = tiny();
+    cr_assert_not(pb->lr_hier);
+    size_t plain = sizeof(hyp) + pb->n_lms * sizeof(glm_state);
+    cr_assert_eq(dec_hyp_size(pb), plain, "phrase-based hypotheses do not grow");
+    dec_model *m = tiny_type("hier-msd-bidirectional-fe");
+    cr_assert(m->lr_hier);
+    cr_assert_gt(dec_hyp_size(m), plain);
+    reo_block b0 = {NULL, 0, 0, 1}, b3 = {&b0, 3, 3, 2}, c3 = {NULL, 3, 3, 1};
+    hyp *a = hier_hyp(m, &c, 1, 1, &b3, 1, 1), *b = hier_hyp(m, &c, 1, 1, &c3, 0, 1);
+    cr_assert_not(dec_ff_state_equal(m, a, b), "different stacks recombined");
+    /* the same hypotheses under the phrase-based model's state recombine */
+    hyp *pa = calloc(1, plain), *pb_h = calloc(1, plain);
+    pa->cand = pb_h->cand = &c;
+    pa->start = pb_h->start = 1;
+    pa->end = pb_h->end = 1;
+    glm_state_begin(pb->lms[0], &pa->lm[0]);
+    pb_h->lm[0] = pa->lm[0];
+    cr_assert(dec_ff_state_equal(pb, pa, pb_h));
+    /* equal stacks (made of other blocks) are equal states, with equal hashes */
+    reo_block d0 = {NULL, 0, 0, 1}, d3 = {&d0, 3, 3, 2};
+    hyp *a2 = hier_hyp(m, &c, 1, 1, &d3, 1, 1);
+    cr_assert(dec_ff_state_equal(m, a, a2));
+    cr_assert_eq(dec_ff_state_hash(m, a, 7), dec_ff_state_hash(m, a2, 7));
+    /* bidirectional: the forward model's last range still counts */
+    hyp *x = hier_hyp(m, &c, 1, 1, NULL, 0, 1), *y = hier_hyp(m, &c, 0, 1, NULL, 0, 1);
+    cr_assert_not(dec_ff_state_equal(m, x, y));
+    dec_model *bw = tiny_type("hier-msd-bidirectional-fe");
+    bw->lr_dir = DEC_LR_BACKWARD; /* hier-msd-backward (the tiny table has bidirectional scores) */
+    hyp *xb = hier_hyp(bw, &c, 1, 1, NULL, 0, 1), *yb = hier_hyp(bw, &c, 0, 1, NULL, 0, 1);
+    cr_assert(dec_ff_state_equal(bw, xb, yb), "backward-only: the stack is the whole state");
+    cr_assert_eq(dec_ff_state_hash(bw, xb, 7), dec_ff_state_hash(bw, yb, 7));
+    hyp *zb = hier_hyp(bw, &c, 1, 1, &c3, 0, 1);
+    cr_assert_not(dec_ff_state_equal(bw, xb, zb));
+    free(a), free(b), free(a2), free(x), free(y), free(xb), free(yb), free(zb), free(pa), free(pb_h);
+    dec_model_free(m), dec_model_free(pb), dec_model_free(bw);
 }

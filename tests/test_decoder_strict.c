@@ -404,11 +404,11 @@ Test(strict, ini_sections_classified)
     } refused[] = {
         {"[stack-diversity]\n2\n", "[stack-diversity]"},
         {"[inputtype]\n1\n", "[inputtype]\n1"},
-        {"[early-distortion-cost]\ntrue\n", "[early-distortion-cost]"},
-        {"[weight-file]\nweights.txt\n", "[weight-file]"},
+        {"[cube-pruning-lazy-scoring]\ntrue\n", "[cube-pruning-lazy-scoring]"},
+        {"[translation-option-threshold]\n0.1\n", "[translation-option-threshold]"},
         {"[distortion-limt]\n3\n", "[distortion-limt]"},
         {"[search-algorithm]\n0\n", "[search-algorithm]\n0"},
-        {"[monotone-at-punctuation]\n", "[monotone-at-punctuation]"},
+        {"[early-discarding-threshold]\n0.5\n", "[early-discarding-threshold]"},
         {"[phrase-drop-allowed]\n", "[phrase-drop-allowed]"},
         {"[weight-overwrite]\nLM0= 2\n", "[weight-overwrite]"},
         {"[alignment-output-file]\nal.txt\n", "[alignment-output-file]"},
@@ -998,4 +998,132 @@ Test(strict, moses_binary_tables_named)
         free(t2), free(out);
     }
     free(text), free(ini), free(dirp);
+}
+
+/* ---------------------------------------------------------------- weight files */
+
+/* Moses's weight file (-weight-file, [weight-file]) holds sparse feature weights only (FVector::load
+ * as a sparse vector, added to the weights; dense weights come from [weight]): comment and blank
+ * lines change nothing, a dense feature's name is refused (Moses would not change its weight) and
+ * so is a sparse weight (no sparse features here), each naming file:line; a malformed line is a
+ * parse error. */
+Test(strict, weight_file)
+{
+    char *wf = tu_join(tmp, "weights.txt");
+    char *text, *ini = tiny_ini("wf.ini", "", "", "[weight-file]\nweights.txt\n", "", &text);
+    char *plain = tiny_ini("plain.ini", "", "", "", "", NULL);
+    dec_model *m = dtu_load(plain, NULL);
+    double s0, s1;
+    char *nb0, *nb1, *out0 = translate(m, "a b c", &s0, 10, &nb0);
+    dec_model_free(m);
+    const char *comments = "# sparse weights\n\n  \n#LM0 2\n";
+    cr_assert_eq(tu_write_file(wf, comments, strlen(comments)), 0);
+    m = dtu_load(ini, NULL);
+    char *out1 = translate(m, "a b c", &s1, 10, &nb1);
+    cr_assert_str_eq(out1, out0);
+    cr_assert_str_eq(nb1, nb0);
+    dec_model_free(m);
+    char *where = NULL;
+    cr_assert(asprintf(&where, "([weight-file] of %s:%u)", ini, line_of(text, "[weight-file]\nweights.txt")) > 0);
+    static const struct {
+        const char *file, *want;
+        int rc;
+    } bad[] = {
+        {"# c\nLM0 0.5\n", "weights.txt:2: LM0 is a dense feature: Moses reads a weight file as "
+                            "sparse feature weights only", SMT_ERR_UNSUPPORTED},
+        {"pp_das~the 0.1\n", "weights.txt:1: sparse feature weight 'pp_das~the': sparse features "
+                              "are not supported", SMT_ERR_UNSUPPORTED},
+        {"LM0\n", "weights.txt:1: expected 'name value'", SMT_ERR_PARSE},
+        {"LM0 0.5 1\n", "weights.txt:1: expected 'name value'", SMT_ERR_PARSE},
+        {"LM0 nan\n", "weights.txt:1: expected 'name value'", SMT_ERR_PARSE},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        cr_assert_eq(tu_write_file(wf, bad[k].file, strlen(bad[k].file)), 0);
+        dtu_expect_load_error(ini, NULL, bad[k].rc, bad[k].want, where, NULL);
+        /* the flag: the same, named as the flag; it replaces the ini's file */
+        dec_options opt;
+        dec_options_default(&opt);
+        opt.weight_file = wf;
+        dtu_expect_load_error(plain, &opt, bad[k].rc, bad[k].want, "(-weight-file)", NULL);
+    }
+    dec_options opt;
+    dec_options_default(&opt);
+    char *empty = tu_join(tmp, "empty.txt");
+    cr_assert_eq(tu_write_file(empty, "", 0), 0);
+    opt.weight_file = empty;
+    dtu_load(ini, &opt); /* the flag's file, not the ini's (which holds "LM0 nan") */
+    /* a missing file names the ini's line and both places looked at */
+    char *ini2 = tiny_ini("wf2.ini", "", "", "[weight-file]\nnone.txt\n", "", NULL);
+    dtu_expect_load_error(ini2, NULL, SMT_ERR_IO, "none.txt: not found", NULL);
+    char *ini3 = tiny_ini("wf3.ini", "", "", "[weight-file]\na.txt\nb.txt\n", "", NULL);
+    dtu_expect_load_error(ini3, NULL, SMT_ERR_PARSE, "[weight-file] takes one file, not 2", NULL);
+    free(out0), free(out1), free(nb0), free(nb1), free(where), free(wf), free(empty);
+    free(text), free(ini), free(ini2), free(ini3), free(plain);
+}
+
+/* [early-distortion-cost] and its flag (dec_options.early_distortion_cost) are the same setting;
+ * it changes the distortion features (hand-computed values: tests/test_decoder_data.c,
+ * early_distortion_cost); a value that is no boolean is an error naming the line. */
+Test(strict, early_distortion_cost_section_and_flag)
+{
+    char *plain = tiny_ini("plain.ini", "", "", "", "", NULL);
+    char *on = tiny_ini("edc.ini", "", "", "[early-distortion-cost]\n", "", NULL);
+    char *off = tiny_ini("edc0.ini", "", "", "[early-distortion-cost]\nfalse\n", "", NULL);
+    double s;
+    char *nb_plain, *nb_on, *nb_flag, *nb_off;
+    dec_model *m = dtu_load(plain, NULL);
+    free(translate(m, "y x a", &s, 50, &nb_plain));
+    dec_model_free(m);
+    m = dtu_load(on, NULL);
+    free(translate(m, "y x a", &s, 50, &nb_on));
+    dec_model_free(m);
+    dec_options opt;
+    dec_options_default(&opt);
+    opt.early_distortion_cost = 1;
+    m = dtu_load(plain, &opt);
+    free(translate(m, "y x a", &s, 50, &nb_flag));
+    dec_model_free(m);
+    m = dtu_load(off, NULL);
+    free(translate(m, "y x a", &s, 50, &nb_off));
+    dec_model_free(m);
+    cr_assert_str_eq(nb_on, nb_flag);
+    cr_assert_str_eq(nb_off, nb_plain);
+    cr_assert_str_neq(nb_on, nb_plain);
+    char *text, *bad = tiny_ini("edcbad.ini", "", "", "[early-distortion-cost]\nmaybe\n", "", &text);
+    char *where = NULL;
+    cr_assert(asprintf(&where, "edcbad.ini:%u: [early-distortion-cost]",
+                       line_of(text, "[early-distortion-cost]\nmaybe")) > 0);
+    dtu_expect_load_error(bad, NULL, SMT_ERR_PARSE, where, NULL);
+    free(nb_plain), free(nb_on), free(nb_flag), free(nb_off), free(where), free(text);
+    free(plain), free(on), free(off), free(bad);
+}
+
+/* Reordering types Moses accepts that this decoder cannot make exact are refused by name: a table
+ * conditioned on the source phrase only (f; probingpt reads source ||| target ||| scores) and
+ * collapsed scores (collapseff), hierarchical or not. */
+Test(strict, reordering_types_refused)
+{
+    static const struct {
+        const char *type, *want;
+    } bad[] = {
+        {"hier-msd-bidirectional-f", "a table conditioned on the source phrase only (f)"},
+        {"msd-backward-f", "a table conditioned on the source phrase only (f)"},
+        {"hier-msd-bidirectional-fe-collapseff", "collapseff is not supported"},
+        {"hier-bidirectional-fe", "names no model"},
+        {"hier-msd-bidirectional-fe-hierx", "unknown reordering type part 'hierx'"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        char *fo = NULL, *plain = tiny_ini("plain.ini", "", "", "", "", NULL);
+        cr_assert(asprintf(&fo, "LexicalReordering0 type=%s", bad[k].type) > 0);
+        dec_options opt;
+        dec_options_default(&opt);
+        opt.feature_overwrite = fo;
+        dec_model *m = NULL;
+        smt_err e;
+        int rc = dec_model_load(&m, plain, &opt, &e);
+        cr_assert(rc < 0 && !m, "%s loaded", bad[k].type);
+        cr_assert(strstr(e.msg, bad[k].want) && strstr(e.msg, "plain.ini:"), "%s: '%s'",
+                  bad[k].type, e.msg);
+        free(fo), free(plain);
+    }
 }

@@ -2,6 +2,7 @@
  *
  *   fastsmt -f moses.ini [-threads N] [-n-best-list FILE N [distinct]] [-s STACK]
  *           [-cube-pruning-pop-limit P] [-dl D] [-weight-overwrite "Name= v ..."]
+ *           [-weight-file FILE] [-early-distortion-cost]
  *           [-t] [-include-segmentation-in-n-best] [-print-alignment-info]
  *           [-print-alignment-info-in-n-best] [-input-file FILE] < input > output
  */
@@ -23,7 +24,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: fastsmt -f moses.ini [-threads N|all] [-n-best-list FILE N [distinct]]\n"
             "               [-s STACK] [-cube-pruning-pop-limit P] [-dl D]\n"
-            "               [-weight-overwrite \"Name= v ...\"] [-input-file FILE]\n"
+            "               [-weight-overwrite \"Name= v ...\"] [-weight-file FILE]\n"
+            "               [-early-distortion-cost] [-input-file FILE]\n"
             "               [-feature-overwrite \"Name key=value ...\"]...\n"
             "               [-t | -report-segmentation] [-include-segmentation-in-n-best]\n"
             "               [-print-alignment-info] [-print-alignment-info-in-n-best]\n"
@@ -122,6 +124,14 @@ int main(int argc, char **argv)
                 return 2;
             }
             opt.weight_overwrite = v, i++;
+        } else if (!strcmp(a, "-weight-file") || !strcmp(a, "-wf")) {
+            if (!v) {
+                fprintf(stderr, "fastsmt: %s needs a file\n", a);
+                return 2;
+            }
+            opt.weight_file = v, i++;
+        } else if (!strcmp(a, "-early-distortion-cost") || !strcmp(a, "-edc")) {
+            opt.early_distortion_cost = 1;
         } else if (!strcmp(a, "-feature-overwrite")) {
             if (!v) {
                 fprintf(stderr, "fastsmt: -feature-overwrite needs \"Name key=value ...\"\n");

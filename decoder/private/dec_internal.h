@@ -139,6 +139,10 @@ struct dec_model {
     unsigned off_tm, off_reo, off_dist, off_lm[DEC_MAX_LMS], off_wp, off_pp, off_uwp;
     int has_reo, has_dist, has_wp, has_pp, has_uwp;
     int lr_type, lr_dir, lr_types; /* lr_types: orientations per direction (2, 3 or 4) */
+    int lr_hier;                   /* hier-: Galley & Manning's hierarchical orientations (the
+                                    * backward model's shift-reduce stack, ff_reordering.h) */
+    int early_distortion;          /* [early-distortion-cost]: Moore & Quirk's distortion cost,
+                                    * charged as soon as a gap is left (ff_distortion.h) */
     float w_lm[DEC_MAX_LMS], w_dist, w_uwp;
     int lm_oov[DEC_MAX_LMS], lm_oov_any; /* oov-feature=1: the LM's second score, its OOV count */
     float w_lm_oov[DEC_MAX_LMS];
@@ -190,6 +194,24 @@ static inline int dec_distortion(int prev_end, int cur_start)
 {
     int d = prev_end < 0 ? cur_start : prev_end - cur_start + 1;
     return d < 0 ? -d : d;
+}
+
+/* Moses's early distortion cost (Moore & Quirk 2007; DistortionScoreProducer with
+ * [early-distortion-cost]): the distortion feature (≤ 0) of [cur_start, cur_end] after a phrase
+ * ending at prev_end (-1: none yet), first_gap being the first uncovered word before it. 0 when
+ * the phrase starts at the first gap; -2·len when it lies left of the previous phrase (its cost
+ * was paid when the gap was left); else -2·(the words it skips + len), counted from the end of
+ * the translated prefix when the previous phrase lies in it, else from the previous phrase. */
+static inline int dec_distortion_early(int prev_end, int first_gap, int cur_start, int cur_end)
+{
+    int prefix_end = first_gap - 1, len = cur_end - cur_start + 1;
+    if (cur_start == prefix_end + 1)
+        return 0;
+    if (cur_end < prev_end)
+        return -2 * len;
+    if (prev_end <= prefix_end)
+        return -2 * (cur_start - prefix_end - 1 + len);
+    return -2 * (cur_start - prev_end - 1 + len);
 }
 
 /* ---------------------------------------------------------------- search */

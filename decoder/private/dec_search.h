@@ -3,6 +3,7 @@
 #ifndef DEC_SEARCH_H
 #define DEC_SEARCH_H
 
+#include <stddef.h>
 #include <string.h>
 
 #include "dec_arena.h"
@@ -27,6 +28,51 @@ typedef struct hyp {
     float lm_prob[DEC_MAX_LMS]; /* log10 p of the phrase per LM (dec_hyp_lm_prob) */
     glm_state lm[];        /* one state per LM */
 } hyp;
+
+/* The hierarchical reordering model's stack (Moses's ReorderingStack), one block per run of source
+ * words translated contiguously. Each hypothesis holds its stack's top block (after its LM states,
+ * only when the model has a hierarchical backward model: dec_hyp_size), pointing at the blocks
+ * below, which are held by the hypotheses it extends: a persistent list, with nothing to allocate.
+ * depth 0: the empty stack (the empty hypothesis). */
+typedef struct reo_block {
+    const struct reo_block *below;
+    int16_t start, end;
+    uint32_t depth;           /* blocks from this one down, itself included; 0: empty stack */
+} reo_block;
+
+static inline size_t dec_hyp_reo_offset(const dec_model *m)
+{
+    size_t o = offsetof(hyp, lm) + m->n_lms * sizeof(glm_state);
+    return (o + _Alignof(reo_block) - 1) & ~(_Alignof(reo_block) - 1);
+}
+
+static inline int dec_hyp_has_reo_stack(const dec_model *m)
+{
+    return m->lr_hier && (m->lr_dir & DEC_LR_BACKWARD);
+}
+
+/* The bytes of one hypothesis of model m. */
+static inline size_t dec_hyp_size(const dec_model *m)
+{
+    size_t plain = sizeof(hyp) + m->n_lms * sizeof(glm_state);
+    if (!dec_hyp_has_reo_stack(m))
+        return plain;
+    size_t o = dec_hyp_reo_offset(m) + sizeof(reo_block);
+    return o > plain ? o : plain;
+}
+
+/* h's top block (only with dec_hyp_has_reo_stack). */
+static inline reo_block *dec_hyp_reo(const dec_model *m, const hyp *h)
+{
+    return (reo_block *)(void *)((char *)(uintptr_t)h + dec_hyp_reo_offset(m));
+}
+
+/* The top of h's stack, NULL when empty. */
+static inline const reo_block *dec_hyp_reo_top(const dec_model *m, const hyp *h)
+{
+    const reo_block *b = dec_hyp_reo(m, h);
+    return b->depth ? b : NULL;
+}
 
 /* The log10 probability LM l gave h's phrase (with </s> when complete): [n_lms] (ff_lm.h; the
  * n-best paths' LM features). */
