@@ -649,9 +649,11 @@ static int path_options(dec_search *s, const dec_path *p, size_t i, int len, smt
 {
     const dec_table *tb = &s->m->tables[p->table];
     const uint32_t *ids = s->src_ids + (size_t)p->table * s->n;
-    if (ids[i + len - 1] == SMT_VOCAB_NONE ||
-        (tb->pt->max_src_len && (uint32_t)len > tb->pt->max_src_len))
+    if (tb->pt->max_src_len && (uint32_t)len > tb->pt->max_src_len)
         return 1;
+    for (int k = len - 1; k >= 0; k--) /* the last word first: the shorter spans were checked */
+        if (ids[i + k] == SMT_VOCAB_NONE)
+            return 1;
     const dec_centry *ce;
     int rc = dec_cands_get(s->m, p->table, ids + i, (size_t)len, &ce, err);
     if (rc)
