@@ -47,13 +47,13 @@ static char *rewrite(const dec_ini_feature *f, const char *new_type, const char 
 
 /* The inputs, to refuse an output that would replace one of them. */
 typedef struct {
-    const char *name[64];
+    const char *name[DEC_MAX_TABLES + DEC_MAX_LMS + 2];
     int n;
 } input_set;
 
 static void add_input(input_set *s, const char *path)
 {
-    if (path && s->n < 64)
+    if (path && s->n < DEC_MAX_TABLES + DEC_MAX_LMS + 2)
         s->name[s->n++] = path;
 }
 
@@ -131,15 +131,27 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
     int rc = dec_ini_load(&ini, ini_path, err);
     if (rc)
         return rc;
-    const dec_ini_feature *pt = NULL, *lr = NULL;
+    /* every phrase table (in ini order: the index [mapping] names), each binarized with the
+     * reordering table integrated (an option of any table gets its pair's reordering scores) */
+    const dec_ini_feature *pts[DEC_MAX_TABLES], *lr = NULL;
+    size_t n_pt = 0;
     for (size_t i = 0; i < ini->n_features; i++) {
         const char *t = ini->features[i].type;
-        if (!strcmp(t, "PhraseDictionaryMemory") || !strcmp(t, "ProbingPT"))
-            pt = &ini->features[i];
-        else if (!strcmp(t, "LexicalReordering"))
+        if (!strcmp(t, "PhraseDictionaryMemory") || !strcmp(t, "ProbingPT")) {
+            if (n_pt == DEC_MAX_TABLES) {
+                dec_ini_free(ini);
+                return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s: more than %d phrase tables",
+                                   ini_path, DEC_MAX_TABLES);
+            }
+            pts[n_pt++] = &ini->features[i];
+        } else if (!strcmp(t, "LexicalReordering")) {
             lr = &ini->features[i];
+        }
     }
-    if (!pt || !dec_ini_feature_arg(pt, "path")) {
+    int no_path = !n_pt;
+    for (size_t k = 0; k < n_pt; k++)
+        no_path |= !dec_ini_feature_arg(pts[k], "path");
+    if (no_path) {
         dec_ini_free(ini);
         return smt_err_set(err, SMT_ERR_FORMAT, "%s names no phrase table", ini_path);
     }
@@ -150,18 +162,28 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
     }
     char **new_lines = calloc(ini->n_features, sizeof *new_lines);
     char **lm_paths = calloc(ini->n_features, sizeof *lm_paths);
-    char *pt_path = NULL, *reo_path = NULL, *abs_out = NULL;
-    char *ppt_out = NULL, *pt_ref = NULL, *ini_out = NULL, *ini_target = NULL, *ini_tmp = NULL;
+    char *pt_path[DEC_MAX_TABLES] = {0}, *ppt_out[DEC_MAX_TABLES] = {0};
+    char *pt_ref[DEC_MAX_TABLES] = {0}, *reo_path = NULL, *abs_out = NULL;
+    char *ini_out = NULL, *ini_target = NULL, *ini_tmp = NULL;
     FILE *in = NULL, *out = NULL;
-    if (!new_lines || !lm_paths || asprintf(&ini_out, "%s/moses.ini", out_dir) < 0 ||
-        asprintf(&ppt_out, "%s/phrase-table.ppt", out_dir) < 0) {
+    if (!new_lines || !lm_paths || asprintf(&ini_out, "%s/moses.ini", out_dir) < 0) {
         rc = nomem(err);
         goto done;
     }
+    /* the first table is OUTDIR/phrase-table.ppt, table k after it OUTDIR/phrase-table.k.ppt */
+    for (size_t k = 0; k < n_pt; k++)
+        if ((k ? asprintf(&ppt_out[k], "%s/phrase-table.%zu.ppt", out_dir, k)
+               : asprintf(&ppt_out[k], "%s/phrase-table.ppt", out_dir)) < 0) {
+            ppt_out[k] = NULL;
+            rc = nomem(err);
+            goto done;
+        }
     /* the files as the decoder finds them (the working directory first, then beside the ini) */
-    if ((rc = dec_ini_find(ini, dec_ini_feature_arg(pt, "path"), pt->line, stderr, 0, &pt_path,
-                           err)) ||
-        (lr && dec_ini_feature_arg(lr, "path") &&
+    for (size_t k = 0; k < n_pt; k++)
+        if ((rc = dec_ini_find(ini, dec_ini_feature_arg(pts[k], "path"), pts[k]->line, stderr, 0,
+                               &pt_path[k], err)))
+            goto done;
+    if ((lr && dec_ini_feature_arg(lr, "path") &&
          (rc = dec_ini_find(ini, dec_ini_feature_arg(lr, "path"), lr->line, stderr, 0, &reo_path,
                             err))))
         goto done;
@@ -174,7 +196,8 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
     /* every input, and every output checked against them before anything is written */
     input_set inputs = {.n = 0};
     add_input(&inputs, ini_path);
-    add_input(&inputs, pt_path);
+    for (size_t k = 0; k < n_pt; k++)
+        add_input(&inputs, pt_path[k]);
     add_input(&inputs, reo_path);
     for (size_t i = 0; i < ini->n_features; i++) {
         const dec_ini_feature *f = &ini->features[i];
@@ -186,10 +209,11 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
             add_input(&inputs, lm_paths[i]);
         }
     }
-    int pt_binary = is_fsmt(pt_path);
-    if ((rc = check_output(&inputs, ini_out, err)) != 0 ||
-        (!pt_binary && (rc = check_output(&inputs, ppt_out, err)) != 0))
+    if ((rc = check_output(&inputs, ini_out, err)) != 0)
         goto done;
+    for (size_t k = 0; k < n_pt; k++)
+        if (!is_fsmt(pt_path[k]) && (rc = check_output(&inputs, ppt_out[k], err)) != 0)
+            goto done;
     /* the new ini goes where the common writer puts a file: through a symbolic link at ini_out to
      * its target, never over anything that is not a regular file; under a temporary name there
      * until it has loaded */
@@ -213,25 +237,31 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
                 goto done;
         }
     }
-    if (pt_binary) {
-        if ((rc = absolute(pt_path, &pt_ref, err)) != 0)
-            goto done;
-    } else {
+    for (size_t k = 0; k < n_pt; k++) {
+        if (is_fsmt(pt_path[k])) {
+            if ((rc = absolute(pt_path[k], &pt_ref[k], err)) != 0)
+                goto done;
+            continue;
+        }
         if (report)
-            fprintf(report, "fastsmt-binarize: %s + %s -> %s\n", pt_path,
-                    reo_path ? reo_path : "-", ppt_out);
-        if ((rc = dec_ppt_build(pt_path, reo_path, ppt_out, err)) != 0)
+            fprintf(report, "fastsmt-binarize: %s + %s -> %s\n", pt_path[k],
+                    reo_path ? reo_path : "-", ppt_out[k]);
+        if ((rc = dec_ppt_build(pt_path[k], reo_path, ppt_out[k], err)) != 0)
             goto done;
-        if (asprintf(&pt_ref, "%s/phrase-table.ppt", abs_out) < 0) {
-            pt_ref = NULL;
+        if ((k ? asprintf(&pt_ref[k], "%s/phrase-table.%zu.ppt", abs_out, k)
+               : asprintf(&pt_ref[k], "%s/phrase-table.ppt", abs_out)) < 0) {
+            pt_ref[k] = NULL;
             rc = nomem(err);
             goto done;
         }
     }
     for (size_t i = 0; i < ini->n_features; i++) {
         const dec_ini_feature *f = &ini->features[i];
-        if (f == pt) {
-            new_lines[i] = rewrite(f, "ProbingPT", pt_ref, NULL);
+        size_t k = 0;
+        while (k < n_pt && pts[k] != f)
+            k++;
+        if (k < n_pt) {
+            new_lines[i] = rewrite(f, "ProbingPT", pt_ref[k], NULL);
         } else if (f == lr) {
             new_lines[i] = rewrite(f, NULL, NULL,
                                    dec_ini_feature_arg(f, "property-index") ? NULL
@@ -352,8 +382,10 @@ done:
     for (size_t i = 0; lm_paths && i < ini->n_features; i++)
         free(lm_paths[i]);
     free(new_lines), free(lm_paths);
-    free(ini_out), free(ini_target), free(ini_tmp), free(ppt_out), free(pt_ref);
-    free(pt_path), free(reo_path), free(abs_out);
+    for (size_t k = 0; k < n_pt; k++)
+        free(pt_path[k]), free(ppt_out[k]), free(pt_ref[k]);
+    free(ini_out), free(ini_target), free(ini_tmp);
+    free(reo_path), free(abs_out);
     dec_ini_free(ini);
     return rc;
 }

@@ -38,13 +38,13 @@ static uint64_t src_key(const uint32_t *src, size_t n)
 }
 
 /* Adds the source phrase to the message the table left in err: "...: source phrase 'a b'". */
-static int src_error(const dec_model *m, const uint32_t *src, size_t n, int rc, smt_err *err)
+static int src_error(const dec_table *tb, const uint32_t *src, size_t n, int rc, smt_err *err)
 {
     char words[256];
     size_t used = 0;
     for (size_t i = 0; i < n && used + 1 < sizeof words; i++) {
         size_t len;
-        const char *w = smt_vocab_word(m->pt->src_vocab, src[i], &len);
+        const char *w = smt_vocab_word(tb->pt->src_vocab, src[i], &len);
         int k = snprintf(words + used, sizeof words - used, "%s%.*s", i ? " " : "", (int)len, w);
         if (k < 0)
             break;
@@ -59,28 +59,30 @@ static int src_error(const dec_model *m, const uint32_t *src, size_t n, int rc, 
                        what, words);
 }
 
-/* Builds the entry of one source phrase; *out NULL when the table does not have it. */
-static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, dec_centry **out,
-                   smt_err *err)
+/* Builds the entry of one source phrase of table t; *out NULL when the table does not have it. */
+static int compute(dec_model *m, unsigned t_idx, const uint32_t *src, size_t n, uint64_t key,
+                   dec_centry **out, smt_err *err)
 {
     *out = NULL;
+    const dec_table *tb = &m->tables[t_idx];
+    const uint32_t *to_model = tb->to_model;
     ppt_targets it;
-    int rc = ppt_lookup_ids(m->pt->t, src, n, &it);
+    int rc = ppt_lookup_ids(tb->pt->t, src, n, &it);
     if (rc == SMT_ERR_NOTFOUND)
         return 0;
     if (rc == SMT_ERR_CORRUPT) {
         smt_err_set(err, rc, "%s: damaged group in the phrase table",
-                    smt_mapped_path(ppt_mapped(m->pt->t)));
-        return src_error(m, src, n, rc, err);
+                    smt_mapped_path(ppt_mapped(tb->pt->t)));
+        return src_error(tb, src, n, rc, err);
     }
     if (rc < 0)
         return smt_err_set(err, rc, "%s: phrase table lookup: %s",
-                           smt_mapped_path(ppt_mapped(m->pt->t)), smt_strerror(rc));
+                           smt_mapped_path(ppt_mapped(tb->pt->t)), smt_strerror(rc));
     size_t cap = 64, cnt = 0;
     tmp_cand *t = malloc(cap * sizeof *t);
     if (!t)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-    unsigned ntm = m->pt->n_scores, nreo = m->pt->n_reo;
+    unsigned ntm = tb->pt->n_scores, nreo = tb->pt->n_reo;
     uint32_t lm_ids[DEC_MAX_LMS * 256];
     ppt_target pe;
     while (ppt_targets_next(&it, &pe)) {
@@ -93,27 +95,29 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
         c->e = e;
         c->order = (uint32_t)cnt++;
         /* the LM estimate only for phrases of at most 256 words */
-        dec_option opt = {e.n_words, e.scores, e.n_words <= 256 ? lm_ids : NULL, NULL};
+        dec_option opt = {e.n_words, e.scores, e.n_words <= 256 ? lm_ids : NULL, NULL, t_idx};
         for (unsigned l = 0; l < m->n_lms && opt.lm_words; l++)
             for (uint32_t i = 0; i < e.n_words; i++)
-                lm_ids[l * e.n_words + i] = m->tgt2lm[l][e.words[i]];
+                lm_ids[l * e.n_words + i] =
+                    m->tgt2lm[l][to_model ? to_model[e.words[i]] : e.words[i]];
         dec_ff_option(m, &opt, &c->static_score, &c->future);
     }
     if (it.error) { /* a damaged group: never decode with what was read of it */
         free(t);
         smt_err_set(err, it.error, "%s: damaged group in the phrase table",
-                    smt_mapped_path(ppt_mapped(m->pt->t)));
-        return src_error(m, src, n, it.error, err);
+                    smt_mapped_path(ppt_mapped(tb->pt->t)));
+        return src_error(tb, src, n, it.error, err);
     }
     qsort(t, cnt, sizeof *t, cmp_tmp);
-    if (m->table_limit > 0 && cnt > (size_t)m->table_limit)
-        cnt = (size_t)m->table_limit;
-    /* one block: entry, candidates, source ids, then per candidate lm ids, tm and reo scores */
+    if (tb->table_limit > 0 && cnt > (size_t)tb->table_limit)
+        cnt = (size_t)tb->table_limit;
+    /* one block: entry, candidates, source ids, then per candidate lm ids, tm and reo scores and
+     * (a table after the first) its words as model ids */
     size_t words = 0;
     for (size_t i = 0; i < cnt; i++)
         words += t[i].e.n_words;
     size_t bytes = sizeof(dec_centry) + cnt * sizeof(dec_cand) + n * 4 +
-                   (words * m->n_lms + cnt * (ntm + nreo)) * 4;
+                   (words * (m->n_lms + (to_model != NULL)) + cnt * (ntm + nreo)) * 4;
     char *blk = malloc(bytes);
     if (!blk) {
         free(t);
@@ -132,15 +136,22 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
         dec_cand *c = &ce->cands[i];
         const dec_pt_entry *pe = &t[i].e;
         c->words = pe->words;
+        c->table = (uint16_t)t_idx;
         c->n_words = (uint16_t)pe->n_words;
         c->align = pe->align;
         c->n_align = (uint16_t)pe->n_align;
         c->static_score = t[i].static_score;
         c->future = t[i].future;
+        if (to_model) {
+            for (uint32_t k = 0; k < pe->n_words; k++)
+                u[k] = to_model[pe->words[k]];
+            c->words = u;
+            u += pe->n_words;
+        }
         c->lm_words = u;
         for (unsigned l = 0; l < m->n_lms; l++)
             for (uint32_t k = 0; k < pe->n_words; k++)
-                *u++ = m->tgt2lm[l][pe->words[k]];
+                *u++ = m->tgt2lm[l][c->words[k]];
         float *f = (float *)u;
         c->tm = f;
         for (unsigned k = 0; k < ntm; k++)
@@ -160,25 +171,27 @@ static int compute(dec_model *m, const uint32_t *src, size_t n, uint64_t key, de
     return 0;
 }
 
-int dec_cands_get(dec_model *m, const uint32_t *src, size_t n, const dec_centry **out, smt_err *err)
+int dec_cands_get(dec_model *m, unsigned t, const uint32_t *src, size_t n, const dec_centry **out,
+                  smt_err *err)
 {
     *out = NULL;
+    dec_table *tb = &m->tables[t];
     uint64_t key = src_key(src, n);
     dec_centry *mine = NULL;
-    for (uint64_t i = smt_hash_u64(key) & m->cache_mask, probes = 0;;
-         i = (i + 1) & m->cache_mask, probes++) {
-        dec_centry *e = atomic_load_explicit(&m->cache[i], memory_order_acquire);
+    for (uint64_t i = smt_hash_u64(key) & tb->cache_mask, probes = 0;;
+         i = (i + 1) & tb->cache_mask, probes++) {
+        dec_centry *e = atomic_load_explicit(&tb->cache[i], memory_order_acquire);
         if (!e) {
             if (!mine) {
-                int rc = compute(m, src, n, key, &mine, err);
+                int rc = compute(m, t, src, n, key, &mine, err);
                 if (rc < 0)
                     return rc;
                 if (!mine) {
                     /* not in the table: remembered too (every sentence asks for its spans), but
                      * at most half as many misses as the table has sources, so that the cache
                      * stays at most 3/4 full */
-                    if (atomic_fetch_add_explicit(&m->n_misses, 1, memory_order_relaxed) >=
-                        m->pt->n_sources / 2)
+                    if (atomic_fetch_add_explicit(&tb->n_misses, 1, memory_order_relaxed) >=
+                        tb->pt->n_sources / 2)
                         return 0;
                     if (!(mine = calloc(1, sizeof *mine + n * 4)))
                         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
@@ -188,12 +201,12 @@ int dec_cands_get(dec_model *m, const uint32_t *src, size_t n, const dec_centry 
                     memcpy(mine->src, src, n * 4);
                 }
             }
-            if (probes > m->cache_mask / 2) {
+            if (probes > tb->cache_mask / 2) {
                 *out = mine; /* never happens with the table sized at twice the sources */
                 return 0;
             }
             dec_centry *expected = NULL;
-            if (atomic_compare_exchange_strong_explicit(&m->cache[i], &expected, mine,
+            if (atomic_compare_exchange_strong_explicit(&tb->cache[i], &expected, mine,
                                                         memory_order_acq_rel,
                                                         memory_order_acquire)) {
                 *out = mine;
@@ -211,10 +224,13 @@ int dec_cands_get(dec_model *m, const uint32_t *src, size_t n, const dec_centry 
 
 void dec_cache_free(dec_model *m)
 {
-    if (!m->cache)
-        return;
-    for (uint64_t i = 0; i <= m->cache_mask; i++)
-        free(atomic_load_explicit(&m->cache[i], memory_order_relaxed));
-    free(m->cache);
-    m->cache = NULL;
+    for (unsigned t = 0; t < m->n_tables; t++) {
+        dec_table *tb = &m->tables[t];
+        if (!tb->cache)
+            continue;
+        for (uint64_t i = 0; i <= tb->cache_mask; i++)
+            free(atomic_load_explicit(&tb->cache[i], memory_order_relaxed));
+        free(tb->cache);
+        tb->cache = NULL;
+    }
 }

@@ -266,6 +266,11 @@ static int is_pt(const char *type)
 static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f,
                   const dec_ini_feature **lr_f, const dec_ini_feature **lm_f, smt_err *err)
 {
+    size_t n_pt = 0;
+    for (size_t i = 0; i < ini->n_features; i++)
+        n_pt += is_pt(ini->features[i].type);
+    if (!(m->tables = calloc(n_pt ? n_pt : 1, sizeof *m->tables)))
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     /* [lmodel-oov-feature] in a new-format ini: Moses's global switch of the LM OOV feature
      * (StaticData's lmodel-oov-feature), for every LM whose line has no oov-feature= */
     int all_oov = 0;
@@ -340,11 +345,11 @@ static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f
                 m->off_pp = m->n_scores;
                 rc = add_feature(m, f, 1, 1);
             } else if (is_pt(f->type)) {
-                if (*pt_f)
+                if (m->n_tables == DEC_MAX_TABLES)
                     return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                                       "%s:%u: only one phrase table is supported", ini->path,
-                                       f->line);
-                *pt_f = f;
+                                       "%s:%u: more than %d phrase tables", ini->path, f->line,
+                                       DEC_MAX_TABLES);
+                pt_f[m->n_tables] = f;
                 unsigned n;
                 if ((rc = num_features_arg(ini, f, 0, &n, err)))
                     return rc;
@@ -352,7 +357,8 @@ static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f
                     return smt_err_set(err, SMT_ERR_PARSE,
                                        "%s:%u: %s needs num-features= between 1 and %d",
                                        ini->path, f->line, f->name, DEC_MAX_TM_SCORES);
-                m->off_tm = m->n_scores;
+                m->tables[m->n_tables].off_tm = m->n_scores;
+                m->tables[m->n_tables++].n_scores = n;
                 rc = add_feature(m, f, n, 1);
             } else {
                 /* Moses's binarized tables: say what they are and what to give instead */
@@ -380,7 +386,7 @@ static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f
                 return smt_err_set(err, rc, "out of memory");
         }
     }
-    if (!*pt_f)
+    if (!m->n_tables)
         return smt_err_set(err, SMT_ERR_PARSE, "%s: no phrase table feature", ini->path);
     return 0;
 }
@@ -544,16 +550,22 @@ static int srilm_irstlm_arpa(const dec_ini *ini, const dec_ini_feature *f, const
     return 0;
 }
 
-static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_feature *lr_f,
-                       const dec_ini_feature *const *lm_f, FILE *warn, int verify, smt_err *err)
+/* Opens phrase table k (pt_f) with the reordering scores of lr_f (NULL: none). Every table
+ * carries the reordering model's scores of its own pairs: a text table is binarized with the
+ * reordering table integrated (probingpt looks each pair up in it, so an option of any table
+ * gets the scores Moses's LexicalReordering finds for its (source, target) pair, and none for a
+ * pair the reordering table lacks); a binary table must have them integrated already. */
+static int open_table(dec_model *m, unsigned k, const dec_ini_feature *pt_f,
+                      const dec_ini_feature *lr_f, const char *reo_path, FILE *warn, int verify,
+                      smt_err *err)
 {
     const dec_ini *ini = m->ini;
+    dec_table *tb = &m->tables[k];
     const char *p = dec_ini_feature_arg(pt_f, "path");
     if (!p)
         return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has no path", ini->path, pt_f->line,
                            pt_f->name);
-    int warned = 0; /* the SRILM/IRSTLM note, once */
-    char *pt_path = NULL, *reo_path = NULL;
+    char *pt_path = NULL;
     int rc = dec_ini_find(ini, p, pt_f->line, warn, m->verbose, &pt_path, err);
     if (rc)
         return rc;
@@ -566,60 +578,90 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
         goto out;
     }
     int bin = is_binary(pt_path, 0, err);
-    unsigned n_tm = 0, n_reo = 0;
-    if (bin >= 0)
-        bin = num_features_arg(ini, pt_f, 0, &n_tm, err) ? SMT_ERR_PARSE : bin;
     if (bin < 0) {
         rc = bin;
         goto out;
     }
+    unsigned n_tm = tb->n_scores, n_reo = 0;
     if (lr_f) {
         n_reo = m->lr_types * (m->lr_dir == DEC_LR_BIDI ? 2u : 1u);
-        const char *rp = dec_ini_feature_arg(lr_f, "path");
-        if (rp && (rc = dec_ini_find(ini, rp, lr_f->line, warn, m->verbose, &reo_path, err)))
-            goto out;
-        if (!rp && !bin) {
+        if (!reo_path && !bin) {
             rc = smt_err_set(err, SMT_ERR_PARSE,
                              "%s:%u: %s has no path (only a binary phrase table integrates the "
-                             "reordering scores)", ini->path, lr_f->line, lr_f->name);
+                             "reordering scores; %s at line %u is a text table)", ini->path,
+                             lr_f->line, lr_f->name, pt_f->name, pt_f->line);
             goto out;
         }
-        if (rp && bin && (rc = is_binary(reo_path, 0, err)) <= 0) {
-            if (rc == 0)
+        if (reo_path) {
+            int rb = is_binary(reo_path, 0, err);
+            if (rb < 0) {
+                rc = rb;
+                goto out;
+            }
+            if (bin && !rb) {
                 rc = smt_err_set(err, SMT_ERR_UNSUPPORTED,
                                  "%s:%u: a binary phrase table needs its reordering scores "
-                                 "integrated: run fastsmt-binarize on the text tables", ini->path,
-                                 lr_f->line);
-            goto out;
+                                 "integrated (%s at line %u is binary, the reordering table is "
+                                 "text): run fastsmt-binarize on the text tables", ini->path,
+                                 lr_f->line, pt_f->name, pt_f->line);
+                goto out;
+            }
+            if (!bin && rb) {
+                rc = smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                                 "%s:%u: %s names a binary file, but %s at line %u is a text "
+                                 "phrase table: give the text reordering table (each text table "
+                                 "is binarized with it), or binarize the model with "
+                                 "fastsmt-binarize", ini->path, lr_f->line, lr_f->name,
+                                 pt_f->name, pt_f->line);
+                goto out;
+            }
         }
-        rc = 0;
     }
     if (bin)
-        rc = dec_pt_ppt_open(&m->pt, pt_path, verify, err);
+        rc = dec_pt_ppt_open(&tb->pt, pt_path, verify, err);
     else
-        rc = dec_pt_text_open(&m->pt, pt_path, lr_f ? reo_path : NULL, verify, err);
+        rc = dec_pt_text_open(&tb->pt, pt_path, lr_f ? reo_path : NULL, verify, err);
     if (rc)
         goto out;
     /* A text table disagreeing with the ini: the ini line is what is wrong (a binary's: the file) */
-    if (m->pt->n_scores != n_tm) {
+    if (tb->pt->n_scores != n_tm) {
         rc = bin ? smt_err_set(err, SMT_ERR_FORMAT,
                                "%s: %u scores per phrase, the moses.ini says %u", pt_path,
-                               m->pt->n_scores, n_tm)
+                               tb->pt->n_scores, n_tm)
                  : smt_err_set(err, SMT_ERR_PARSE,
                                "%s:%u: %s num-features=%u, but %s has %u scores per phrase",
                                ini->path, pt_f->line, pt_f->name, n_tm, pt_path,
-                               m->pt->n_scores);
+                               tb->pt->n_scores);
         goto out;
     }
-    if (lr_f && m->pt->n_reo != n_reo) {
+    if (lr_f && tb->pt->n_reo != n_reo) {
         rc = bin ? smt_err_set(err, SMT_ERR_FORMAT,
                                "%s: %u reordering scores per phrase, the moses.ini says %u",
-                               reo_path ? reo_path : pt_path, m->pt->n_reo, n_reo)
+                               pt_path, tb->pt->n_reo, n_reo)
                  : smt_err_set(err, SMT_ERR_PARSE,
                                "%s:%u: %s has %u scores, but %s has %u per phrase", ini->path,
-                               lr_f->line, lr_f->name, n_reo, reo_path, m->pt->n_reo);
+                               lr_f->line, lr_f->name, n_reo, reo_path, tb->pt->n_reo);
         goto out;
     }
+out:
+    free(pt_path);
+    return rc;
+}
+
+static int load_tables(dec_model *m, const dec_ini_feature *const *pt_f,
+                       const dec_ini_feature *lr_f, const dec_ini_feature *const *lm_f,
+                       FILE *warn, int verify, smt_err *err)
+{
+    const dec_ini *ini = m->ini;
+    int warned = 0; /* the SRILM/IRSTLM note, once */
+    char *reo_path = NULL;
+    int rc = 0;
+    const char *rp = lr_f ? dec_ini_feature_arg(lr_f, "path") : NULL;
+    if (rp && (rc = dec_ini_find(ini, rp, lr_f->line, warn, m->verbose, &reo_path, err)))
+        goto out;
+    for (unsigned k = 0; k < m->n_tables; k++)
+        if ((rc = open_table(m, k, pt_f[k], lr_f, reo_path, warn, verify, err)))
+            goto out;
     for (unsigned l = 0; l < m->n_lms; l++) {
         const char *lp = dec_ini_feature_arg(lm_f[l], "path");
         if (!lp) {
@@ -647,14 +689,43 @@ static int load_tables(dec_model *m, const dec_ini_feature *pt_f, const dec_ini_
             goto out;
     }
 out:
-    free(pt_path);
     free(reo_path);
     return rc;
 }
 
+/* The model's target vocabulary (the first table's, then the other tables' new words), each
+ * table's map into it, the LM id of every model target word, and the tables' caches. */
 static int build_maps(dec_model *m, smt_err *err)
 {
-    uint32_t n = m->pt->tgt_vocab->n;
+    const smt_vocab *v0 = m->tables[0].pt->tgt_vocab;
+    m->n_tgt0 = m->n_tgt = v0->n;
+    for (unsigned t = 1; t < m->n_tables; t++) {
+        const smt_vocab *v = m->tables[t].pt->tgt_vocab;
+        if (!m->tgt_extra_b && smt_vocab_builder_create(&m->tgt_extra_b, err))
+            return SMT_ERR_NOMEM;
+        if (!(m->tables[t].to_model = malloc(((size_t)v->n + 1) * sizeof(uint32_t))))
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        for (uint32_t i = 0; i < v->n; i++) {
+            size_t len;
+            const char *w = smt_vocab_word(v, i, &len);
+            uint32_t id = smt_vocab_find(v0, w, len);
+            if (id == SMT_VOCAB_NONE) {
+                int rc = smt_vocab_builder_add(m->tgt_extra_b, w, len, &id, err);
+                if (rc)
+                    return rc;
+                if ((uint64_t)id + m->n_tgt0 >= DEC_PASS_BIT)
+                    return smt_err_set(err, SMT_ERR_LIMIT, "more than %u target words in the "
+                                       "phrase tables", DEC_PASS_BIT);
+                id += m->n_tgt0;
+            }
+            m->tables[t].to_model[i] = id;
+        }
+    }
+    if (m->tgt_extra_b) {
+        m->tgt_extra = smt_vocab_builder_view(m->tgt_extra_b);
+        m->n_tgt = m->n_tgt0 + m->tgt_extra.n;
+    }
+    uint32_t n = m->n_tgt;
     m->tgt2lm = calloc(DEC_MAX_LMS, sizeof(uint32_t *));
     if (!m->tgt2lm)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
@@ -663,19 +734,22 @@ static int build_maps(dec_model *m, smt_err *err)
             return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
         for (uint32_t i = 0; i < n; i++) {
             size_t len;
-            const char *w = smt_vocab_word(m->pt->tgt_vocab, i, &len);
+            const char *w = dec_word(m, i, NULL, NULL, &len);
             m->tgt2lm[l][i] = glm_index(m->lms[l], w, len);
         }
         m->lm_eos[l] = glm_eos(m->lms[l]);
     }
-    uint64_t size = 1024;
-    while (size < m->pt->n_sources * 2)
-        size <<= 1;
-    m->cache = calloc(size, sizeof *m->cache);
-    if (!m->cache)
-        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory for the phrase cache");
-    m->cache_mask = size - 1;
-    atomic_init(&m->n_misses, 0);
+    for (unsigned t = 0; t < m->n_tables; t++) {
+        dec_table *tb = &m->tables[t];
+        uint64_t size = 1024;
+        while (size < tb->pt->n_sources * 2)
+            size <<= 1;
+        tb->cache = calloc(size, sizeof *tb->cache);
+        if (!tb->cache)
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory for the phrase cache");
+        tb->cache_mask = size - 1;
+        atomic_init(&tb->n_misses, 0);
+    }
     return 0;
 }
 
@@ -699,10 +773,114 @@ static int setting(const dec_ini *ini, const char *section, int opt_set, int opt
     return 0;
 }
 
+/* The decoding paths, as Moses's StaticData::LoadDecodeGraphs reads [mapping]: "P T K" (path P,
+ * translation step over phrase table K, the tables numbered in ini order) or "T K" (path 0); no
+ * [mapping] is "0 T 0". A path starts at the previous one or the next; each path here is one
+ * translation step: two steps in one path (a factored join) and generation steps ("G") are
+ * refused by name. [decoding-graph-backoff]: one value per path (Moses reads them in order; the
+ * first path's is never used), a number of words (search.c says what it does). */
+static int decoding_paths(dec_model *m, const dec_ini_feature *const *pt_f, FILE *warn,
+                          smt_err *err)
+{
+    const dec_ini *ini = m->ini;
+    char *const *mv;
+    size_t nmv = dec_ini_param_values(ini, "mapping", &mv);
+    if (!(m->paths = calloc(nmv ? nmv : 1, sizeof *m->paths)))
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    m->n_paths = nmv ? 0 : 1; /* no [mapping]: "0 T 0" */
+    for (size_t i = 0; i < nmv; i++) {
+        unsigned line = dec_ini_param_line(ini, "mapping", i);
+        char buf[256], *tok[4];
+        size_t nt = 0;
+        snprintf(buf, sizeof buf, "%s", mv[i]);
+        for (char *save = NULL, *t = strtok_r(buf, " \t", &save); t;
+             t = strtok_r(NULL, " \t", &save))
+            if (nt < 4)
+                tok[nt++] = t;
+            else
+                nt = 5;
+        const char *path_s = "0", *type = NULL, *idx_s = NULL;
+        if (nt == 3)
+            path_s = tok[0], type = tok[1], idx_s = tok[2];
+        else if (nt == 2 && (!strcmp(tok[0], "T") || !strcmp(tok[0], "G")))
+            type = tok[0], idx_s = tok[1];
+        else if (nt == 2)
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                               "%s:%u: [mapping] '%.64s': a step named by its feature (Moses's "
+                               "LoadDecodeGraphsNew) is not supported: write 'PATH T INDEX' (the "
+                               "phrase tables numbered from 0 in [feature] order)",
+                               ini->path, line, mv[i]);
+        else
+            return smt_err_set(err, SMT_ERR_PARSE,
+                               "%s:%u: [mapping] '%.64s': expected 'PATH T INDEX' or 'T INDEX'",
+                               ini->path, line, mv[i]);
+        if (!strcmp(type, "G"))
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                               "%s:%u: [mapping] '%.64s': generation steps (factored models) are "
+                               "not supported", ini->path, line, mv[i]);
+        if (strcmp(type, "T"))
+            return smt_err_set(err, SMT_ERR_PARSE,
+                               "%s:%u: [mapping] '%.64s': step type '%.16s' is neither T "
+                               "(translation) nor G (generation)", ini->path, line, mv[i], type);
+        char what[600];
+        long long pv, kv;
+        smt_err e2;
+        snprintf(what, sizeof what, "%s:%u: [mapping] decoding path", ini->path, line);
+        if (smt_parse_ll_arg(what, path_s, 0, DEC_MAX_TABLES, &pv, &e2))
+            return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
+        snprintf(what, sizeof what, "%s:%u: [mapping] phrase table index", ini->path, line);
+        if (smt_parse_ll_arg(what, idx_s, 0, DEC_MAX_TABLES, &kv, &e2))
+            return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
+        if (pv == (long long)m->n_paths - 1 && m->n_paths)
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                               "%s:%u: [mapping] '%.64s': a second step in decoding path %lld "
+                               "(a factored model joining several tables) is not supported; "
+                               "alternative paths ('0 T 0', '1 T 1') are",
+                               ini->path, line, mv[i], pv);
+        if (pv != (long long)m->n_paths)
+            return smt_err_set(err, SMT_ERR_PARSE,
+                               "%s:%u: [mapping] '%.64s': decoding path %lld after path %d (paths "
+                               "are numbered 0, 1, ... in order)",
+                               ini->path, line, mv[i], pv, (int)m->n_paths - 1);
+        if (kv >= (long long)m->n_tables)
+            return smt_err_set(err, SMT_ERR_PARSE,
+                               "%s:%u: [mapping] '%.64s': there is no phrase table %lld (the ini "
+                               "has %u, numbered from 0 in [feature] order)",
+                               ini->path, line, mv[i], kv, m->n_tables);
+        m->paths[m->n_paths++].table = (unsigned)kv;
+    }
+    char *const *bv;
+    size_t nbv = dec_ini_param_values(ini, "decoding-graph-backoff", &bv);
+    for (size_t i = 0; i < nbv; i++) {
+        unsigned line = dec_ini_param_line(ini, "decoding-graph-backoff", i);
+        if (i >= m->n_paths)
+            return smt_err_set(err, SMT_ERR_PARSE,
+                               "%s:%u: [decoding-graph-backoff] has %zu values for %u decoding "
+                               "path%s", ini->path, line, nbv, m->n_paths,
+                               m->n_paths == 1 ? "" : "s");
+        char what[600];
+        long long b;
+        smt_err e2;
+        snprintf(what, sizeof what, "%s:%u: [decoding-graph-backoff]", ini->path, line);
+        if (smt_parse_ll_arg(what, bv[i], 0, DEC_MAX_SENTENCE, &b, &e2))
+            return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
+        m->paths[i].backoff = (unsigned)b;
+    }
+    for (unsigned k = 0; k < m->n_tables; k++) { /* loaded and scored 0, as Moses does */
+        unsigned g = 0;
+        while (g < m->n_paths && m->paths[g].table != k)
+            g++;
+        if (g == m->n_paths && warn)
+            fprintf(warn, "warning: %s:%u: %s is in no decoding path ([mapping]): its scores are 0 "
+                          "in every translation\n", ini->path, pt_f[k]->line, pt_f[k]->name);
+    }
+    return 0;
+}
+
 /* The search settings and output options: flags (opt) first, then the ini, then the defaults; all
  * numbers strict and range-checked (docs/decoder.md lists the ranges). */
-static int search_settings(dec_model *m, const dec_options *opt, const dec_ini_feature *pt_f,
-                           smt_err *err)
+static int search_settings(dec_model *m, const dec_options *opt,
+                           const dec_ini_feature *const *pt_f, FILE *warn, smt_err *err)
 {
     const dec_ini *ini = m->ini;
     int rc;
@@ -715,15 +893,18 @@ static int search_settings(dec_model *m, const dec_options *opt, const dec_ini_f
         (rc = setting(ini, "max-phrase-length", opt->max_phrase_len != -1, opt->max_phrase_len,
                       1, DEC_MAX_SENTENCE, 20, &m->max_phrase_len, err)))
         return rc;
-    /* table limit: the flag, the table's table-limit=, the ini's [ttable-limit], 20 */
-    long long tl;
-    int has_tl = dec_ini_feature_ll(ini, pt_f, "table-limit", 0, DEC_MAX_TABLE_LIMIT, &tl, err);
-    if (has_tl < 0)
-        return has_tl;
-    if ((rc = setting(ini, "ttable-limit", opt->table_limit != -1 || has_tl,
-                      opt->table_limit != -1 ? opt->table_limit : (int)tl, 0,
-                      DEC_MAX_TABLE_LIMIT, 20, &m->table_limit, err)))
-        return rc;
+    /* each table's limit: the flag, the table's table-limit=, the ini's [ttable-limit], 20 */
+    for (unsigned k = 0; k < m->n_tables; k++) {
+        long long tl;
+        int has_tl = dec_ini_feature_ll(ini, pt_f[k], "table-limit", 0, DEC_MAX_TABLE_LIMIT, &tl,
+                                        err);
+        if (has_tl < 0)
+            return has_tl;
+        if ((rc = setting(ini, "ttable-limit", opt->table_limit != -1 || has_tl,
+                          opt->table_limit != -1 ? opt->table_limit : (int)tl, 0,
+                          DEC_MAX_TABLE_LIMIT, 20, &m->tables[k].table_limit, err)))
+            return rc;
+    }
     double b = 0.00001;
     if (!(opt->beam_threshold < 0)) { /* set (NaN included, refused below) */
         if (!(opt->beam_threshold >= 0 && opt->beam_threshold <= 1))
@@ -763,20 +944,10 @@ static int search_settings(dec_model *m, const dec_options *opt, const dec_ini_f
         if ((rc = dec_ini_param_bool(ini, output_sections[i], &v, err)) < 0)
             return rc;
     }
-    /* one decoding path of one factor: [mapping] "0 T 0" (or "T 0"), [input-factors] 0;
-     * anything else (factored models, generation steps, several paths) is not ignored */
+    if ((rc = decoding_paths(m, pt_f, warn, err)))
+        return rc;
     char *const *mv;
-    size_t nmv = dec_ini_param_values(ini, "mapping", &mv);
-    for (size_t i = 0; i < nmv; i++) {
-        char a[16], b2[16], c[16], extra[2];
-        int k = sscanf(mv[i], "%15s %15s %15s %1s", a, b2, c, extra);
-        if (!((k == 3 && !strcmp(a, "0") && !strcmp(b2, "T") && !strcmp(c, "0")) ||
-              (k == 2 && !strcmp(a, "T") && !strcmp(b2, "0"))))
-            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                               "%s:%u: [mapping] '%.64s': only one decoding path over one phrase "
-                               "table (0 T 0) is supported",
-                               ini->path, dec_ini_param_line(ini, "mapping", i), mv[i]);
-    }
+    size_t nmv;
     nmv = dec_ini_param_values(ini, "input-factors", &mv);
     for (size_t i = 0; i < nmv; i++)
         if (strcmp(mv[i], "0"))
@@ -833,16 +1004,16 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
         rc = dec_ini_overwrite_weights(m->ini, opt->weight_overwrite, err);
     if (!rc) /* -feature-overwrite, one spec per line, else the ini's [feature-overwrite] */
         rc = feature_overwrite(m->ini, opt->feature_overwrite, err);
-    const dec_ini_feature *pt_f = NULL, *lr_f = NULL, *lm_f[DEC_MAX_LMS] = {0};
+    const dec_ini_feature *pt_f[DEC_MAX_TABLES] = {0}, *lr_f = NULL, *lm_f[DEC_MAX_LMS] = {0};
     if (!rc && !(rc = dec_ini_check_sections(m->ini, warn, err)) &&
         !(rc = check_keys(m->ini, err)))
-        rc = layout(m, m->ini, &pt_f, &lr_f, lm_f, err);
+        rc = layout(m, m->ini, pt_f, &lr_f, lm_f, err);
     if (!rc)
         rc = load_weights(m, m->ini, warn, err);
     if (!rc)
         rc = weight_file(m, opt, warn, err);
     if (!rc)
-        rc = search_settings(m, opt, pt_f, err);
+        rc = search_settings(m, opt, pt_f, warn, err);
     if (!rc)
         rc = load_tables(m, pt_f, lr_f, lm_f, warn, opt->verify, err);
     if (!rc)
@@ -867,7 +1038,13 @@ void dec_model_free(dec_model *m)
     free(m->tgt2lm);
     for (unsigned l = 0; l < m->n_lms; l++)
         glm_close(m->lms[l]);
-    dec_pt_close(m->pt);
+    for (unsigned t = 0; m->tables && t < m->n_tables; t++) {
+        dec_pt_close(m->tables[t].pt);
+        free(m->tables[t].to_model);
+    }
+    free(m->tables);
+    free(m->paths);
+    smt_vocab_builder_free(m->tgt_extra_b);
     for (unsigned i = 0; i < m->n_features; i++)
         free(m->features[i].name);
     free(m->features);
@@ -883,5 +1060,18 @@ const char *dec_word(const dec_model *m, uint32_t id, const char *const *src_tok
         *len = src_lens[id & ~DEC_PASS_BIT];
         return src_tokens[id & ~DEC_PASS_BIT];
     }
-    return smt_vocab_word(m->pt->tgt_vocab, id, len);
+    if (id < m->n_tgt0)
+        return smt_vocab_word(m->tables[0].pt->tgt_vocab, id, len);
+    return smt_vocab_word(&m->tgt_extra, id - m->n_tgt0, len);
+}
+
+uint32_t dec_tgt_find(const dec_model *m, const char *w, size_t len)
+{
+    uint32_t id = smt_vocab_find(m->tables[0].pt->tgt_vocab, w, len);
+    if (id == SMT_VOCAB_NONE && m->tgt_extra.n) {
+        id = smt_vocab_find(&m->tgt_extra, w, len);
+        if (id != SMT_VOCAB_NONE)
+            id += m->n_tgt0;
+    }
+    return id;
 }

@@ -65,7 +65,7 @@ static const section_class sections[] = {
     {"cube-pruning-diversity", CHANGES}, {"cube-pruning-lazy-scoring", CHANGES},
     {"early-discarding-threshold", CHANGES}, {"translation-option-threshold", CHANGES},
     {"max-trans-opt-per-coverage", CHANGES}, {"max-partial-trans-opt", CHANGES},
-    {"decoding-graph-backoff", CHANGES}, {"minimum-bayes-risk", CHANGES}, {"mbr-size", CHANGES},
+    {"decoding-graph-backoff", IMPL}, {"minimum-bayes-risk", CHANGES}, {"mbr-size", CHANGES},
     {"mbr-scale", CHANGES}, {"lminimum-bayes-risk", CHANGES}, {"lmbr-thetas", CHANGES},
     {"lmbr-pruning-factor", CHANGES}, {"lmbr-p", CHANGES}, {"lmbr-r", CHANGES},
     {"lmbr-map-weight", CHANGES}, {"lattice-hypo-set", CHANGES}, {"consensus-decoding", CHANGES},

@@ -603,7 +603,7 @@ static int xml_overlap(const dec_xml *x, size_t i, size_t j)
  * table's target vocabulary lacks (a passed-through id past the source: DEC_PASS_BIT | n + k). */
 static int xml_word_id(dec_search *s, const char *w, size_t wl, uint32_t *id)
 {
-    uint32_t v = smt_vocab_find(s->m->pt->tgt_vocab, w, wl);
+    uint32_t v = dec_tgt_find(s->m, w, wl);
     if (v != SMT_VOCAB_NONE) {
         *id = v;
         return 0;
@@ -646,7 +646,8 @@ static int add_xml_options(dec_search *s, size_t i, size_t len)
         if (xo->start != i || xo->end != i + len - 1)
             continue;
         uint32_t *w = arena_alloc(&s->ar, (xo->n * (1 + m->n_lms) + 1) * sizeof *w);
-        float *tm = arena_alloc(&s->ar, (m->pt->n_scores + 1) * sizeof *tm);
+        unsigned ntm = m->tables[0].n_scores; /* Moses's SetXMLScore: the first table's */
+        float *tm = arena_alloc(&s->ar, (ntm + 1) * sizeof *tm);
         if (!w || !tm)
             return SMT_ERR_NOMEM;
         for (uint32_t j = 0; j < xo->n; j++) {
@@ -658,15 +659,15 @@ static int add_xml_options(dec_search *s, size_t i, size_t len)
             for (unsigned lm = 0; lm < m->n_lms; lm++)
                 w[xo->n + lm * xo->n + j] = glm_index(m->lms[lm], word, wl);
         }
-        for (unsigned q = 0; q < m->pt->n_scores; q++)
-            tm[q] = xo->score / (float)m->pt->n_scores;
+        for (unsigned q = 0; q < ntm; q++)
+            tm[q] = xo->score / (float)ntm;
         dec_cand nc;
         memset(&nc, 0, sizeof nc);
         nc.words = w;
         nc.lm_words = w + xo->n;
         nc.tm = tm;
         nc.n_words = (uint16_t)xo->n;
-        dec_option opt = {xo->n, NULL, w + xo->n, tm};
+        dec_option opt = {xo->n, NULL, w + xo->n, tm, 0};
         dec_ff_option(m, &opt, &nc.static_score, &nc.future);
         size_t at = n;
         while (at > 0 && c[at - 1].future < nc.future)
@@ -685,7 +686,6 @@ static int add_xml_options(dec_search *s, size_t i, size_t len)
 static int xml_violates(const dec_search *s, size_t i, size_t j, const dec_cand *c)
 {
     const dec_xml *x = s->xml;
-    const smt_vocab *tv = s->m->pt->tgt_vocab;
     for (size_t a = i; a <= j; a++)
         for (size_t b = a; b <= j; b++) {
             int any = 0;
@@ -698,7 +698,7 @@ static int xml_violates(const dec_search *s, size_t i, size_t j, const dec_cand 
                     uint32_t k = 0;
                     while (k < xo->n) {
                         const char *w = x->words.data + x->word_off[xo->first + k];
-                        if (smt_vocab_find(tv, w, strlen(w)) != c->words[off + k])
+                        if (dec_tgt_find(s->m, w, strlen(w)) != c->words[off + k])
                             break;
                         k++;
                     }
@@ -796,18 +796,83 @@ static int memchr_digit(const char *w, size_t n)
     return 0;
 }
 
+/* Appends table options (best first) to span list l, keeping it best first: a stable merge by
+ * future score, the options already there first on a tie. Moses keeps every decoding path's
+ * options as separate translation options, equal target words included. */
+static int merge_options(dec_search *s, cand_list *l, const dec_cand *c, uint32_t n)
+{
+    if (!l->n) {
+        *l = (cand_list){c, n};
+        return 0;
+    }
+    dec_cand *out = arena_alloc(&s->ar, ((size_t)l->n + n) * sizeof *out);
+    if (!out)
+        return SMT_ERR_NOMEM;
+    uint32_t a = 0, b = 0, k = 0;
+    while (a < l->n && b < n)
+        out[k++] = c[b].future > l->c[a].future ? c[b++] : l->c[a++];
+    while (a < l->n)
+        out[k++] = l->c[a++];
+    while (b < n)
+        out[k++] = c[b++];
+    *l = (cand_list){out, k};
+    return 0;
+}
+
+/* Looks span (i, len) up in the table of decoding path p and adds its options to the span's
+ * list. Returns 0, 1 when the table cannot have the span or any longer one from i (a word it does
+ * not know, or longer than its longest source phrase), or an error. */
+static int path_options(dec_search *s, const dec_path *p, size_t i, int len, smt_err *err)
+{
+    const dec_table *tb = &s->m->tables[p->table];
+    const uint32_t *ids = s->src_ids + (size_t)p->table * s->n;
+    if (tb->pt->max_src_len && (uint32_t)len > tb->pt->max_src_len)
+        return 1;
+    for (int k = len - 1; k >= 0; k--) /* the last word first: the shorter spans were checked */
+        if (ids[i + k] == SMT_VOCAB_NONE)
+            return 1;
+    const dec_centry *ce;
+    int rc = dec_cands_get(s->m, p->table, ids + i, (size_t)len, &ce, err);
+    if (rc)
+        return rc;
+    if (!ce || !ce->n)
+        return 0;
+    cand_list l = {ce->cands, ce->n};
+    const dec_xml *x = s->xml; /* -xml-input constraint: each path's options are filtered */
+    if (x && x->n_opts && s->out.xml_mode == DEC_XML_CONSTRAINT &&
+        xml_overlap(x, i, i + (size_t)len - 1) && xml_constrain(s, i, i + (size_t)len - 1, &l))
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    if (l.n && merge_options(s, &s->opts[i * s->max_len + len - 1], l.c, l.n))
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    return 0;
+}
+
 /* The candidates of every span, an unknown-word candidate where a word has none, and the future
- * cost table (best estimate of every span, then the best split of longer spans). */
+ * cost table (best estimate of every span, then the best split of longer spans).
+ *
+ * Several decoding paths ([mapping] "0 T 0", "1 T 1", ...) are Moses's
+ * TranslationOptionCollection::CreateTranslationOptions: path by path, every span is looked up
+ * in the path's table and its options join the span's list. A path after the first with a
+ * [decoding-graph-backoff] value b > 0 skips a span of at most b words, and a span that earlier
+ * paths already gave options (Moses's test, as its current source has it: "ePos-sPos+1 <=
+ * backoff || options so far"). Then ProcessUnknownWord: every path, in order, is asked again for
+ * each single word that still has no option; a word no path translates is unknown. */
 static int collect_options(dec_search *s, smt_err *err)
 {
     dec_model *m = s->m;
     size_t n = s->n;
     s->max_len = m->max_phrase_len < (int)n ? m->max_phrase_len : (int)n;
-    if (m->pt->max_src_len && (int)m->pt->max_src_len < s->max_len)
-        s->max_len = (int)m->pt->max_src_len; /* longer spans cannot be in the table */
+    uint32_t longest = 0; /* the longest source phrase of the paths' tables */
+    int known = 1;        /* every table knows its longest (0: not recorded) */
+    for (unsigned g = 0; g < m->n_paths; g++) {
+        uint32_t l = m->tables[m->paths[g].table].pt->max_src_len;
+        known &= l != 0;
+        longest = l > longest ? l : longest;
+    }
+    if (known && (int)longest < s->max_len)
+        s->max_len = (int)longest; /* longer spans cannot be in the tables */
     const dec_xml *x = s->xml;
     int exclusive = x && s->out.xml_mode == DEC_XML_EXCLUSIVE;
-    int constraint = x && x->n_opts && s->out.xml_mode == DEC_XML_CONSTRAINT;
     s->n_tok = s->cap_tok = n;
     if (x) { /* XML options: their spans fit the phrase length; room for their words */
         for (size_t k = 0; k < x->n_opts; k++) {
@@ -829,35 +894,57 @@ static int collect_options(dec_search *s, smt_err *err)
         s->cap_tok = n + x->n_words;
     }
     s->opts = arena_zalloc(&s->ar, n * s->max_len * sizeof *s->opts);
-    s->src_ids = arena_alloc(&s->ar, n * sizeof *s->src_ids);
+    s->src_ids = arena_alloc(&s->ar, n * m->n_tables * sizeof *s->src_ids);
     s->unk = arena_alloc(&s->ar, (n + 1) * sizeof *s->unk);
     s->n_unk = 0;
     s->fc = arena_alloc(&s->ar, n * n * sizeof *s->fc);
     if (!s->opts || !s->src_ids || !s->fc || !s->unk)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        s->src_ids[i] = smt_vocab_find(m->pt->src_vocab, s->tokens[i], s->lens[i]);
+    for (unsigned t = 0; t < m->n_tables; t++)
+        for (size_t i = 0; i < n; i++)
+            s->src_ids[t * n + i] =
+                smt_vocab_find(m->tables[t].pt->src_vocab, s->tokens[i], s->lens[i]);
+    /* the first path, and the XML options (Moses makes them with the first path's) */
     for (size_t i = 0; i < n; i++) {
         for (int len = 1; len <= s->max_len && i + len <= n; len++) {
-            if (s->src_ids[i + len - 1] == SMT_VOCAB_NONE)
-                break;
             if (exclusive && xml_overlap(x, i, i + len - 1))
                 continue; /* -xml-input exclusive: only the tag's options over its words */
-            const dec_centry *ce;
-            int rc = dec_cands_get(m, s->src_ids + i, (size_t)len, &ce, err);
-            if (rc)
+            int rc = path_options(s, &m->paths[0], i, len, err);
+            if (rc < 0)
                 return rc;
-            if (ce && ce->n) {
-                cand_list l = {ce->cands, ce->n};
-                if (constraint && xml_overlap(x, i, i + len - 1) &&
-                    xml_constrain(s, i, i + len - 1, &l))
-                    return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-                s->opts[i * s->max_len + len - 1] = l;
-            }
+            if (rc)
+                break;
         }
         for (int len = 1; x && len <= s->max_len && i + len <= n; len++)
             if (add_xml_options(s, i, (size_t)len))
                 return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    }
+    /* the other paths, each after the paths before it */
+    for (unsigned g = 1; g < m->n_paths; g++) {
+        const dec_path *p = &m->paths[g];
+        for (size_t i = 0; i < n; i++)
+            for (int len = 1; len <= s->max_len && i + len <= n; len++) {
+                if (p->backoff && ((unsigned)len <= p->backoff ||
+                                   s->opts[i * s->max_len + len - 1].n))
+                    continue; /* Moses: "No backoff to graph g for span" */
+                if (exclusive && xml_overlap(x, i, i + len - 1))
+                    continue;
+                int rc = path_options(s, p, i, len, err);
+                if (rc < 0)
+                    return rc;
+                if (rc)
+                    break;
+            }
+    }
+    /* a word without options: every path asked again (only a path that skipped it can answer) */
+    for (unsigned g = 1; g < m->n_paths; g++)
+        for (size_t i = 0; m->paths[g].backoff && i < n; i++)
+            if (!s->opts[i * s->max_len].n && !(exclusive && xml_overlap(x, i, i))) {
+                int rc = path_options(s, &m->paths[g], i, 1, err);
+                if (rc < 0)
+                    return rc;
+            }
+    for (size_t i = 0; i < n; i++) {
         if (s->opts[i * s->max_len].n)
             continue;
         /* an unknown word: passed through, Moses's UnknownWordPenalty (ln 0 floored = -100); with
@@ -877,7 +964,7 @@ static int collect_options(dec_search *s, smt_err *err)
         c->n_align = drop ? 0 : 1;
         for (unsigned l = 0; l < m->n_lms; l++)
             w[1 + l] = glm_index(m->lms[l], s->tokens[i], s->lens[i]);
-        dec_option opt = {c->n_words, NULL, w + 1, NULL};
+        dec_option opt = {c->n_words, NULL, w + 1, NULL, 0};
         dec_ff_option(m, &opt, &c->static_score, &c->future);
         s->opts[i * s->max_len] = (cand_list){c, 1};
     }

@@ -33,6 +33,7 @@ typedef struct dec_option {
     const float *scores;      /* the table's probabilities (n_scores); NULL: an unknown word */
     const uint32_t *lm_words; /* n_lms * n_words LM ids, LM by LM; NULL: no LM estimate */
     const float *tm_ln;       /* the TM scores as ln already (an XML option), or NULL */
+    unsigned table;           /* the phrase table whose scores these are (dec_model.tables) */
 } dec_option;
 
 #include "ff_distortion.h"

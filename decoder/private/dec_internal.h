@@ -105,7 +105,8 @@ typedef struct dec_feature {
 /* A candidate target phrase of a source phrase after table-limit pruning, with everything the
  * search needs precomputed. Owned by the model's candidate cache. */
 typedef struct dec_cand {
-    const uint32_t *words;        /* target ids (the table's vocabulary) */
+    const uint32_t *words;        /* model target ids (dec_word; the first table's ids, then the
+                                   * other tables' words it lacks) */
     const uint32_t *lm_words;     /* n_lms * n_words LM ids, LM by LM */
     const float *tm;              /* ln, floored: n_scores */
     const float *reo;             /* ln, floored: n_reo, or NULL (no entry: scores 0) */
@@ -113,6 +114,7 @@ typedef struct dec_cand {
     float future;                 /* static_score + weighted LM estimate (Moses's future score) */
     const uint8_t *align;         /* the table's word alignment: n_align (source, target) pairs */
     uint16_t n_words, n_align;
+    uint16_t table;               /* the phrase table whose scores tm holds (dec_model.tables) */
 } dec_cand;
 
 /* The pruned, ranked candidates of one source phrase (an immutable cache entry); n = 0 for a
@@ -125,9 +127,40 @@ typedef struct dec_centry {
     dec_cand *cands;              /* n, best first */
 } dec_centry;
 
+/* One phrase table (a PhraseDictionaryMemory or ProbingPT feature, in ini order: the index
+ * [mapping] names), with its own scores in the score vector (Moses's TranslationModel<k>: an
+ * option of another table has 0 there), its own table limit and its own candidate cache. */
+typedef struct dec_table {
+    dec_pt *pt;
+    unsigned off_tm, n_scores;    /* its feature's place in the score vector */
+    int table_limit;
+    uint32_t *to_model;           /* target id -> model target id (NULL for the first table: the
+                                   * same ids) */
+    /* the candidate cache: open addressing, lock-free insert (entries immutable once published) */
+    _Atomic(dec_centry *) *cache;
+    uint64_t cache_mask;
+    atomic_uint_fast64_t n_misses; /* source phrases remembered as absent from the table */
+} dec_table;
+
+/* A decoding path ([mapping] "p T k"): one translation step over table k. backoff: Moses's
+ * [decoding-graph-backoff] value of the path (0: always consulted; see search.c). */
+typedef struct dec_path {
+    unsigned table, backoff;
+} dec_path;
+
+#define DEC_MAX_TABLES 64
+
 struct dec_model {
     dec_ini *ini;
-    dec_pt *pt;
+    dec_table *tables;             /* n_tables, in ini order */
+    unsigned n_tables;
+    dec_path *paths;               /* n_paths ([mapping], default "0 T 0") */
+    unsigned n_paths;
+    /* the model's target vocabulary: the first table's, then the other tables' words it lacks
+     * (tgt_extra: ids n_tgt0 + i); one id per word, so that words compare by id */
+    uint32_t n_tgt0, n_tgt;
+    smt_vocab_builder *tgt_extra_b;
+    smt_vocab tgt_extra;
     glm_model *lms[DEC_MAX_LMS];
     uint32_t lm_eos[DEC_MAX_LMS];  /* glm_eos of each LM (read in the search's inner loop) */
     unsigned n_lms;
@@ -136,7 +169,7 @@ struct dec_model {
     dec_feature *features;
     unsigned n_features, n_scores; /* n_scores: length of the dense score vector */
     double *weights;               /* n_scores */
-    unsigned off_tm, off_reo, off_dist, off_lm[DEC_MAX_LMS], off_wp, off_pp, off_uwp;
+    unsigned off_reo, off_dist, off_lm[DEC_MAX_LMS], off_wp, off_pp, off_uwp;
     int has_reo, has_dist, has_wp, has_pp, has_uwp;
     int lr_type, lr_dir, lr_types; /* lr_types: orientations per direction (2, 3 or 4) */
     int lr_hier;                   /* hier-: Galley & Manning's hierarchical orientations (the
@@ -149,23 +182,24 @@ struct dec_model {
     int verbose;                   /* the load's verbosity (-v; 2: which path each file is) */
     float w_reo[DEC_MAX_REO_SCORES];
     /* search settings */
-    int stack_size, pop_limit, distortion_limit, table_limit, max_phrase_len;
+    int stack_size, pop_limit, distortion_limit, max_phrase_len;
     float beam_width;              /* ln of Moses's beam-threshold (0 keeps every hypothesis) */
-    /* the candidate cache: open addressing, lock-free insert (entries immutable once published) */
-    _Atomic(dec_centry *) *cache;
-    uint64_t cache_mask;
-    atomic_uint_fast64_t n_misses; /* source phrases remembered as absent from the table */
     double load_seconds;
 };
 
 /* Finds (computing and publishing it on a miss) the ranked candidates of the source phrase src
- * (n ids). *out is NULL or has n = 0 when the table has no such phrase. Thread-safe, lock-free. */
-int dec_cands_get(dec_model *m, const uint32_t *src, size_t n, const dec_centry **out, smt_err *err);
+ * (n ids of table t's source vocabulary) in table t. *out is NULL or has n = 0 when the table has
+ * no such phrase. Thread-safe, lock-free. */
+int dec_cands_get(dec_model *m, unsigned t, const uint32_t *src, size_t n, const dec_centry **out,
+                  smt_err *err);
 void dec_cache_free(dec_model *m);
 
-/* The word of a target id (a table word, or a passed-through source token of the sentence). */
+/* The word of a model target id (a table word, or a passed-through source token of the
+ * sentence). */
 const char *dec_word(const dec_model *m, uint32_t id, const char *const *src_tokens,
                      const uint32_t *src_lens, size_t *len);
+/* The model target id of a word, or SMT_VOCAB_NONE when no table has it. */
+uint32_t dec_tgt_find(const dec_model *m, const char *w, size_t len);
 
 /* Orientation of cur after prev (prev_start < 0: the first phrase), Moses's LRModel. */
 static inline int dec_orientation(int type, int prev_start, int prev_end, int cur_start,
