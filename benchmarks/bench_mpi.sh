@@ -17,23 +17,28 @@ root=""
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 
-# best RUNS of a command: prints "wall cpu" of the run with the best wall
-best() {
-  b=""
+# one run of a command: "wall cpu"
+once() {
+  /usr/bin/time -f "%e %U %S" -o "$W/t" sh -c "$1" > /dev/null 2> "$W/err" || {
+    cat "$W/err" >&2
+    echo "bench_mpi: failed: $1" >&2
+    exit 1
+  }
+  awk '{printf "%.2f %.2f", $1, $2 + $3}' "$W/t"
+}
+lower() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); exit !(b == "" || x[1] < y[1]) }'; }
+# the best (by wall) of RUNS runs of A and of B, taken in turns so that both see the same load:
+# sets PA and PB to "wall cpu"
+pair() {
+  PA="" PB=""
   i=0
   while [ $i -lt "$RUNS" ]; do
-    /usr/bin/time -f "%e %U %S" -o "$W/t" sh -c "$1" > /dev/null 2> "$W/err" || {
-      cat "$W/err" >&2
-      echo "bench_mpi: failed: $1" >&2
-      exit 1
-    }
-    set -- "$1" "$(awk '{printf "%.2f %.2f", $1, $2 + $3}' "$W/t")"
-    if [ -z "$b" ] || awk -v a="$2" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); exit !(x[1] < y[1]) }'; then
-      b=$2
-    fi
+    a=$(once "$1")
+    lower "$a" "$PA" && PA=$a
+    b=$(once "$2")
+    lower "$b" "$PB" && PB=$b
     i=$((i + 1))
   done
-  echo "$b"
 }
 
 report() { # report NAME WORDS "wall cpu" "wall cpu"
@@ -44,21 +49,26 @@ report() { # report NAME WORDS "wall cpu" "wall cpu"
 }
 
 INI="$SHARED/models/bible-es-en/moses.ini"
-TEST="$SHARED/data/bible/test-a.es"
-cp "$TEST" "$W/test-a.es"
+cp "$SHARED/data/bible/test-a.es" "$W/test-a.es"
 words=$(wc -w < "$W/test-a.es")
 "$BIN/fastsmt" -f "$INI" -input-file "$W/test-a.es" -v 0 > /dev/null 2>&1 # fills the model cache
-p=$(best "'$BIN/fastsmt' -f '$INI' -threads 2 -v 0 -input-file '$W/test-a.es'")
-r=$(best "cd '$W' && mpirun $root -np 2 '$BIN/fastsmt' -f '$INI' -threads 1 -v 0 -input-file test-a.es")
-report fastsmt-test-a-file "$words" "$p" "$r"
-r=$(best "mpirun $root -np 2 '$BIN/fastsmt' -f '$INI' -threads 1 -v 0 < '$W/test-a.es'")
-report fastsmt-test-a-stdin "$words" "$p" "$r"
+FS1="'$BIN/fastsmt' -f '$INI' -threads 2 -v 0 -input-file '$W/test-a.es'"
+pair "$FS1" "cd '$W' && mpirun $root -np 2 '$BIN/fastsmt' -f '$INI' -threads 1 -v 0 -input-file test-a.es"
+report fastsmt-test-a-file "$words" "$PA" "$PB"
+pair "$FS1" "mpirun $root -np 2 '$BIN/fastsmt' -f '$INI' -threads 1 -v 0 < '$W/test-a.es'"
+report fastsmt-test-a-stdin "$words" "$PA" "$PB"
 
 xz -dc "$SHARED/data/mono/sample.en.xz" > "$W/mono.en"
 "$BIN/glm" build "$SHARED/models/bible-es-en/lm.5.arpa.gz" "$W/lm5.glm" 2> /dev/null
 words=$(wc -w < "$W/mono.en")
-p=$(best "'$BIN/glm' query -v summary --threads 2 '$W/lm5.glm' < '$W/mono.en'")
-r=$(best "cd '$W' && mpirun $root -np 2 '$BIN/glm' query -v summary -input-file mono.en lm5.glm")
-report glm-query-mono-file "$words" "$p" "$r"
-r=$(best "mpirun $root -np 2 '$BIN/glm' query -v summary '$W/lm5.glm' < '$W/mono.en'")
-report glm-query-mono-stdin "$words" "$p" "$r"
+G1="'$BIN/glm' query -v summary --threads 2 '$W/lm5.glm' < '$W/mono.en'"
+pair "$G1" "cd '$W' && mpirun $root -np 2 '$BIN/glm' query -v summary -input-file mono.en lm5.glm"
+report glm-query-mono-file "$words" "$PA" "$PB"
+pair "$G1" "mpirun $root -np 2 '$BIN/glm' query -v summary '$W/lm5.glm' < '$W/mono.en'"
+report glm-query-mono-stdin "$words" "$PA" "$PB"
+# the fixed cost of a start over ranks: one line, one process and 2 ranks (mpirun, MPI_Init, the
+# model mapped by each rank, MPI_Finalize)
+echo "a b c" > "$W/one.txt"
+pair "'$BIN/glm' query -v summary '$W/lm5.glm' < '$W/one.txt'" \
+  "mpirun $root -np 2 '$BIN/glm' query -v summary '$W/lm5.glm' < '$W/one.txt'"
+report glm-query-one-line-start 3 "$PA" "$PB"
