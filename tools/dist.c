@@ -265,6 +265,28 @@ static void do_chunk(dist *d, work *w, result *r)
 
 /* ---------------------------------------------------------------- messages */
 
+/* Waits for a request without spinning: Open MPI's blocking calls poll a core at 100% while they
+ * wait, which on a node with as many ranks and threads as cores takes a working thread's core. */
+static void sleepy_wait(MPI_Request *req)
+{
+    int done = 0;
+    for (;;) {
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        struct timespec ts = {0, 500000}; /* 0.5 ms */
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* MPI_Barrier without spinning: before a collective that some ranks reach long before others. */
+static void sleepy_barrier(void)
+{
+    MPI_Request req;
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    sleepy_wait(&req);
+}
+
 static void send_result(const dist *d, const result *r)
 {
     MPI_Send(r, (int)offsetof(result, data), MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
@@ -301,8 +323,9 @@ static void send_work(const dist *d, int dst, const work *w)
 
 static void recv_work(const dist *d, work *w)
 {
-    MPI_Recv(w, (int)offsetof(work, data), MPI_BYTE, 0, TAG_WORK, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
+    MPI_Request req;
+    MPI_Irecv(w, (int)offsetof(work, data), MPI_BYTE, 0, TAG_WORK, MPI_COMM_WORLD, &req);
+    sleepy_wait(&req);
     w->data = NULL;
     if (d->mode == MODE_STREAM && w->id >= 0) {
         if (!(w->data = malloc(w->len ? w->len : 1))) {
@@ -1194,6 +1217,7 @@ int dist_run(const dist_job *job, smt_err *err)
         coordinate(&d, &c);
     else
         worker_loop(&d);
+    sleepy_barrier(); /* rank 0 may still be translating its last chunk */
 
     if (d.mode == MODE_FILE) {
         if (g_rank == 0 && d.man) {
@@ -1217,6 +1241,7 @@ int dist_run(const dist_job *job, smt_err *err)
             if (!rc && fflush(stdout))
                 rc = smt_err_errno(err, SMT_ERR_IO, errno, "<stdout>: write error");
         }
+        sleepy_barrier(); /* while rank 0 writes standard output */
         MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (!rc && g_rank == 0)
             for (size_t i = 0; i < d.n_chunks; i++)
@@ -1259,6 +1284,7 @@ int dist_run(const dist_job *job, smt_err *err)
             rc = smt_err_set(err, d.chunks[0].rc, "%s", d.chunks[0].msg);
     }
     free(c.held);
+    sleepy_barrier();
     report(&d);
     free(d.chunks);
     return g_rank == 0 ? rc : 0;

@@ -450,6 +450,12 @@ static int tool_main(int argc, char **argv)
             usage(stdout);
             return close_stdout("--help");
         }
+    if (g_size > 1 && strcmp(argv[1], "query") != 0) { /* N ranks would each write the model */
+        if (g_rank == 0)
+            fprintf(stderr, "glm %s: runs in one process; only glm query runs over MPI ranks\n",
+                    argv[1]);
+        return 2;
+    }
     if (strcmp(argv[1], "build") == 0)
         return cmd_build(argc - 2, argv + 2);
     if (strcmp(argv[1], "query") == 0)
