@@ -66,6 +66,14 @@ mpi 3 "$FASTSMT" -f "$TINY" -n-best-list - 3 -chunk-bytes 30 < tiny.txt > m2.out
   || bad "fastsmt 3 ranks, stdin ($(tail -3 m2.err))"
 same "fastsmt tiny stdin, n-best on stdout" ref2.out m2.out
 
+# ---- unknown words to a file, the alignment to standard output (its lines after each 1-best)
+"$FASTSMT" -f "$TINY" -output-unknowns refu.unk -alignment-output-file - -input-file tiny.txt \
+  > refu.out 2> /dev/null
+mpi 3 "$FASTSMT" -f "$TINY" -output-unknowns mu.unk -alignment-output-file - -input-file tiny.txt \
+  -chunk-bytes 25 > mu.out 2> mu.err || bad "fastsmt 3 ranks, unknowns ($(tail -3 mu.err))"
+same "fastsmt -alignment-output-file - over ranks" refu.out mu.out
+same "fastsmt -output-unknowns over ranks" refu.unk mu.unk
+
 # ---- the sample model: distinct 100-best, file and stdin
 "$FASTSMT" -f "$SAMPLE" -n-best-list ref3.nbest 100 distinct \
   -input-file "$SRC/examples/sample/sample.es" > ref3.out 2> /dev/null
