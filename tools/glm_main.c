@@ -185,8 +185,8 @@ static int gq_process(void *ctx, smt_lines *in, FILE **outs, uint64_t *words, in
         uint64_t h[3] = {s.n_lines, s.n_oov, s.tokens};
         errno = 0;
         if (fwrite(SUMS_MAGIC, 1, 8, outs[1]) != 8 || fwrite(h, sizeof h, 1, outs[1]) != 1 ||
-            fwrite(s.line_totals, sizeof(float), s.n_lines, outs[1]) != s.n_lines ||
-            fwrite(s.oov_probs, sizeof(float), s.n_oov, outs[1]) != s.n_oov)
+            (s.n_lines && fwrite(s.line_totals, sizeof(float), s.n_lines, outs[1]) != s.n_lines) ||
+            (s.n_oov && fwrite(s.oov_probs, sizeof(float), s.n_oov, outs[1]) != s.n_oov))
             rc = smt_err_errno(err, SMT_ERR_IO, errno ? errno : EIO, "writing a part failed");
     }
     glm_query_sums_free(&s);
