@@ -165,6 +165,27 @@ Test(glm, query_parts_sum_as_the_whole)
     glm_close(m);
 }
 
+/* Why parts keep their addends: double addition is not associative. 1 + 2^-53 rounds to 1 (ties to
+ * even), so adding 1, 2^-53, 2^-53 in order gives 1, while adding the parts' own sums, 1 and
+ * (2^-53 + 2^-53 = 2^-52), would give 1 + 2^-52. glm_query_stats_add must give one process's 1. */
+Test(glm, query_parts_add_in_input_order)
+{
+    float one = 1.0f, tiny = ldexpf(1.0f, -53);
+    float p1[] = {one}, p2[] = {tiny, tiny};
+    glm_query_sums a = {0}, b = {0};
+    a.line_totals = p1, a.n_lines = 1, a.tokens = 2;
+    b.line_totals = p2, b.n_lines = 2, b.tokens = 4;
+    glm_query_stats st;
+    memset(&st, 0, sizeof st);
+    glm_query_stats_add(&st, &a);
+    glm_query_stats_add(&st, &b);
+    double naive = (double)one + ((double)tiny + (double)tiny);
+    cr_assert(naive != 1.0); /* the order matters for these addends */
+    cr_assert_eq(st.total, 1.0, "%.17g", st.total);
+    cr_assert_eq(st.lines, 3);
+    cr_assert_eq(st.tokens, 6);
+}
+
 Test(glm, null_context_by_hand)
 {
     glm_model *m = build_open("chain.arpa", 31, NULL);

@@ -111,6 +111,14 @@ mpi 2 "$FASTSMT" -f "$TINY" -n-best-list k.nbest 7 -input-file tiny.txt -resume 
   2> k3.err && bad "a resume with other flags ran" || true
 grep -q "other flags" k3.err && ok "a resume with other flags is refused" \
   || bad "no refusal: $(cat k3.err)"
+# an input changed since (its time): refused
+cp -p tiny.txt tiny.saved
+touch tiny.txt
+mpi 2 "$FASTSMT" -f "$TINY" -n-best-list k.nbest 5 -input-file tiny.txt -resume > /dev/null \
+  2> k6.err && bad "a resume over a changed input ran" || true
+grep -q "changed" k6.err && ok "a resume over a changed input is refused" \
+  || bad "no refusal: $(cat k6.err)"
+touch -r tiny.saved tiny.txt
 # the same command, fewer ranks, other threads: completes identically
 mpi 2 "$FASTSMT" -f "$TINY" -threads 2 -n-best-list k.nbest 5 -input-file tiny.txt -resume \
   > k.out 2> k4.err || bad "-resume failed: $(tail -3 k4.err)"
@@ -145,6 +153,8 @@ done
 "$GLM" query -n -v sentence lm.glm < en3.txt > g.ref 2> /dev/null
 mpi 2 "$GLM" query -n -v sentence -input-file en3.txt --chunk-bytes 900 lm.glm > g.file 2> /dev/null
 same "glm query -n, file" g.ref g.file
+mpi 2 "$GLM" query -b lm.glm < en3.txt > /dev/null 2> g.err && bad "glm query -b ran over ranks"
+grep -q -- "-b over MPI ranks" g.err && ok "glm query -b refused over ranks" || bad "$(cat g.err)"
 # killed and resumed
 "$GLM" query -v summary lm.glm < en3.txt > g.ref 2> /dev/null
 FASTSMT_DIST_TEST_KILL=2:1 mpi 3 "$GLM" query -v summary -input-file en3.txt --chunk-bytes 700 \
