@@ -10,14 +10,13 @@
 
 #ifndef FASTSMT_HAVE_MPI
 
-/* the launchers' environment: Open MPI's mpirun, PMIx (Open MPI 5, srun --mpi=pmix), PMI (srun) */
+/* the launchers' environment: Open MPI's mpirun, PMIx (srun --mpi=pmix), PMI-2 (srun --mpi=pmi2) */
 static int launched_size(void)
 {
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE",
-                                       "SLURM_NTASKS"};
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         const char *v = getenv(vars[i]);
-        if (v && atoi(v) > 1 && (i < 3 || getenv("SLURM_PROCID")))
+        if (v && atoi(v) > 1)
             return atoi(v);
     }
     return 1;

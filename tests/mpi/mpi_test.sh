@@ -12,6 +12,16 @@ FASTSMT=$1 GLM=$2 SRC=$3 HAVE_MPI=$4
 abs() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 FASTSMT=$(abs "$FASTSMT") GLM=$(abs "$GLM") SRC=$(abs "$SRC")
 if [ "$HAVE_MPI" != ON ]; then
+  # what it can test: a start by a launcher with several ranks is refused at once, naming the cause
+  for t in "$FASTSMT -f x" "$GLM query x"; do
+    if OMPI_COMM_WORLD_SIZE=3 $t > /dev/null 2> "${TMPDIR:-/tmp}/mpi_test.$$"; then
+      echo "FAIL: $t started as 3 ranks without MPI ran"; exit 1
+    fi
+    grep -q "this build has no MPI" "${TMPDIR:-/tmp}/mpi_test.$$" || {
+      echo "FAIL: $t: $(cat "${TMPDIR:-/tmp}/mpi_test.$$")"; rm -f "${TMPDIR:-/tmp}/mpi_test.$$"; exit 1; }
+    rm -f "${TMPDIR:-/tmp}/mpi_test.$$"
+  done
+  echo "ok: a start by mpirun with 3 ranks is refused by a build without MPI"
   echo "SKIP: this build has no MPI (apt-get install libopenmpi-dev openmpi-bin, rebuild)"
   exit 77
 fi
