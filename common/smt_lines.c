@@ -45,6 +45,9 @@ struct smt_lines {
     char *path;
     int fd;
     int regular; /* a regular file: reads never wait, so chunks are always filled */
+    int ranged;  /* smt_lines_open_range: at most `left` more bytes are read */
+    uint64_t left;
+    int verbatim; /* smt_lines_open_mem: lines split at "\n" only, the caller's buffer */
     size_t chunk_size; /* bytes of decoded text a chunk holds */
     uint64_t total;
     _Atomic uint64_t consumed;
@@ -102,9 +105,13 @@ static ssize_t read_some(const smt_lines *r, void *buf, size_t n)
     if (r->threaded)
         pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
     ssize_t k;
+    if (r->ranged && n > r->left)
+        n = (size_t)r->left;
     do
-        k = read(r->fd, buf, n);
+        k = n ? read(r->fd, buf, n) : 0;
     while (k < 0 && errno == EINTR);
+    if (r->ranged && k > 0)
+        ((smt_lines *)r)->left -= (uint64_t)k;
     if (r->threaded) {
         int e = errno;
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
@@ -411,6 +418,8 @@ static void *producer(void *arg)
 /* Hands back the current chunk and obtains the next one. */
 static chunk *next_chunk(smt_lines *r)
 {
+    if (r->verbatim)
+        return &r->pool[0]; /* the caller's buffer, one chunk marked last */
     if (!r->threaded) {
         chunk *c = &r->pool[0];
         fill_chunk(r, c);
@@ -489,6 +498,10 @@ int smt_lines_open(smt_lines **out, const char *path, unsigned flags, smt_err *e
  * too: a table written back out would start with it and lose it when read again). */
 static void finish_line(const smt_lines *r, char **line, size_t *len)
 {
+    if (r->verbatim) {
+        (*line)[*len] = '\0';
+        return;
+    }
     if (*len && (*line)[*len - 1] == '\r')
         (*len)--;
     (*line)[*len] = '\0';
@@ -601,9 +614,63 @@ void smt_lines_close(smt_lines *r)
     if (r->fd >= 0)
         close(r->fd);
     free(r->in);
+    if (r->verbatim)
+        r->pool[0].data = NULL; /* the caller's */
     for (int i = 0; i < QUEUE_LEN + 1; i++)
         free(r->pool[i].data);
     smt_buf_free(&r->carry);
     free(r->path);
     free(r);
+}
+
+int smt_lines_open_range(smt_lines **out, const char *path, uint64_t start, uint64_t end,
+                         uint64_t first_lineno, smt_err *err)
+{
+    *out = NULL;
+    if (end < start)
+        return smt_err_set(err, SMT_ERR_ARG, "%s: byte range %llu-%llu is empty", path,
+                           (unsigned long long)start, (unsigned long long)end);
+    smt_lines *r;
+    int rc = smt_lines_open(&r, path, 0, err);
+    if (rc)
+        return rc;
+    if (!r->regular || !r->total || end > r->total) {
+        smt_lines_close(r);
+        return smt_err_set(err, SMT_ERR_IO, "%s: bytes %llu-%llu: not a regular file that long",
+                           path, (unsigned long long)start, (unsigned long long)end);
+    }
+    if (lseek(r->fd, (off_t)start, SEEK_SET) < 0) {
+        int e = errno;
+        smt_lines_close(r);
+        return smt_err_errno(err, SMT_ERR_IO, e, "%s: cannot seek to byte %llu", path,
+                             (unsigned long long)start);
+    }
+    r->fmt = FMT_PLAIN; /* a range of plain text: its first bytes are not the file's magic */
+    r->ranged = 1;
+    r->left = end - start;
+    r->lineno = first_lineno;
+    *out = r;
+    return 0;
+}
+
+int smt_lines_open_mem(smt_lines **out, const char *name, char *data, size_t len,
+                       uint64_t first_lineno, smt_err *err)
+{
+    *out = NULL;
+    smt_lines *r = calloc(1, sizeof *r);
+    if (!r || !(r->path = strdup(name))) {
+        free(r);
+        return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", name);
+    }
+    r->fd = -1;
+    r->regular = 1;
+    r->verbatim = 1;
+    r->total = len;
+    r->lineno = first_lineno;
+    r->pool[0].data = data;
+    r->pool[0].len = len;
+    r->pool[0].eof = 1;
+    atomic_store(&r->consumed, (uint64_t)len);
+    *out = r;
+    return 0;
 }

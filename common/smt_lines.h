@@ -32,6 +32,21 @@ enum { SMT_LINES_THREADED = 1u << 0 };
  * SMT_ERR_NOMEM. */
 int smt_lines_open(smt_lines **out, const char *path, unsigned flags, smt_err *err);
 
+/* Opens the bytes [start, end) of the plain (uncompressed) regular file at path, start being a
+ * line start, as the lines that follow line first_lineno of the whole file: they are numbered from
+ * first_lineno + 1 (errors name the file's line) and byte-order marks are dropped only when
+ * first_lineno is 0. How a job split over processes reads its own part of a file. Returns 0,
+ * SMT_ERR_IO (not a regular file, shorter than end, a seek error) or SMT_ERR_NOMEM. */
+int smt_lines_open_range(smt_lines **out, const char *path, uint64_t start, uint64_t end,
+                         uint64_t first_lineno, smt_err *err);
+
+/* Reads the len bytes at data as lines split at "\n" only, verbatim (nothing else is dropped: no
+ * "\r", no byte-order mark), numbered from first_lineno + 1: lines another reader returned, joined
+ * with "\n", come back unchanged. data is modified in place (each "\n" becomes a NUL) and must
+ * outlive the reader; name names it in messages. Returns 0 or SMT_ERR_NOMEM. */
+int smt_lines_open_mem(smt_lines **out, const char *name, char *data, size_t len,
+                       uint64_t first_lineno, smt_err *err);
+
 /* Reads the next line. Returns 1 and sets *line and *len, 0 at end of input, or a negative error
  * (SMT_ERR_IO for a read or decompression error, e.g. a truncated .gz, naming file:line: the line
  * being read when the error was met, after every line decoded before it). */

@@ -274,6 +274,15 @@ int dec_run(dec_model *m, FILE *in, FILE *out, const dec_run_options *opt, dec_r
 int dec_run_input(dec_model *m, FILE *out, const dec_run_options *opt, dec_run_stats *stats,
                   smt_err *err);
 
+/* dec_run on the lines of an open reader (common/smt_lines.h; opt->input is not used), which stays
+ * open: a part of a bigger input (smt_lines_open_range, smt_lines_open_mem) keeps the whole input's
+ * numbering, the n-best ids and "line N" messages counting from the reader's line number when the
+ * call starts. How a run split over processes (fastsmt under mpirun) translates its parts. No
+ * progress meter. */
+typedef struct smt_lines smt_lines;
+int dec_run_lines(dec_model *m, smt_lines *in, FILE *out, const dec_run_options *opt,
+                  dec_run_stats *stats, smt_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -419,6 +419,9 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
     uint64_t failed_line = 0, n_failed = 0;
     char failed_msg[SMT_ERR_MSG_MAX] = "";
     size_t batch = ctx.want_nbest ? BATCH_NBEST : BATCH;
+    /* the reader's line number before its first line: a part of a bigger input (a range of a file
+     * or lines handed over by another process) keeps the whole input's ids and line numbers */
+    uint64_t base = src->lr ? smt_lines_lineno(src->lr) : 0;
     while (!rc && !eof) {
         size_t n = 0;
         while (n < batch) {
@@ -463,7 +466,7 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
         }
         if (n == 0 || (rc && rc != SMT_ERR_IO))
             break; /* a read error still lets the lines read before it through */
-        ctx.first_id = st.lines;
+        ctx.first_id = base + st.lines;
         smt_pool_run(pool, n, run_one, &ctx);
         if (ctx.drawn) { /* warnings start on a clean line */
             fputs("\r\033[K", stderr);
@@ -473,7 +476,7 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
         for (size_t i = 0; i < n; i++) {
             line_job *j = &ctx.jobs[i];
             if (j->rc) {
-                unsigned long long ln = (unsigned long long)(st.lines + i + 1);
+                unsigned long long ln = (unsigned long long)(base + st.lines + i + 1);
                 fprintf(warn, "line %llu: %s\n", ln, j->msg);
                 st.refused++;
                 if (j->rc == SMT_ERR_NOMEM && !rc) {
@@ -648,6 +651,30 @@ int dec_run_input(dec_model *m, FILE *out, const dec_run_options *opt_in, dec_ru
         rc = outs_close(&o, rc, err);
         src_close(&src);
     }
+    if (opt == &tmp)
+        dec_run_options_release(&tmp);
+    return rc;
+}
+
+int dec_run_lines(dec_model *m, smt_lines *in, FILE *out, const dec_run_options *opt_in,
+                  dec_run_stats *stats, smt_err *err)
+{
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    dec_run_options tmp;
+    const dec_run_options *opt;
+    int rc = resolved(m, opt_in, &tmp, &opt, err);
+    if (rc)
+        return rc;
+    line_src src;
+    memset(&src, 0, sizeof src);
+    src.name = smt_lines_path(in);
+    src.lr = in;
+    src.lineno = smt_lines_lineno(in);
+    run_outs o;
+    if (!(rc = outs_open(&o, opt, out, err)))
+        rc = run_src(m, &src, out, opt, o.nbest, o.align, o.unk, 0, stats, err);
+    rc = outs_close(&o, rc, err);
     if (opt == &tmp)
         dec_run_options_release(&tmp);
     return rc;

@@ -227,6 +227,32 @@ typedef struct glm_query_stats {
 int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm_query_options *opt,
                    glm_query_stats *stats, smt_err *err);
 
+/* A part of a query split over processes (glm query under mpirun): KenLM's corpus sums are doubles
+ * that add floats in input order, which is not associative, so each part keeps its addends (each
+ * line's float total, each OOV token's log10 p, in order) and the whole run adds them again, part
+ * after part, into the very digits one process prints. Start from {0}. */
+typedef struct glm_query_sums {
+    float *line_totals;
+    size_t n_lines;
+    float *oov_probs;
+    size_t n_oov;
+    uint64_t tokens;            /* scored tokens (</s> included) */
+    size_t cap_lines_, cap_oov_; /* private */
+} glm_query_sums;
+void glm_query_sums_free(glm_query_sums *s);
+/* Adds a part's addends to st in their order (st starts zeroed; parts in input order). */
+void glm_query_stats_add(glm_query_stats *st, const glm_query_sums *s);
+/* Computes st's perplexities and writes KenLM's four summary lines to out (flushed). Returns 0 or
+ * SMT_ERR_IO. */
+int glm_query_summary(FILE *out, glm_query_stats *st, smt_err *err);
+
+/* glm_query_text on the lines of an open reader (common/smt_lines.h), which stays open. sums NULL:
+ * the same output; else no summary lines are written and the part's addends are appended to sums
+ * (stats, when given, are the part's). */
+typedef struct smt_lines smt_lines;
+int glm_query_lines(const glm_model *m, smt_lines *in, FILE *out, const glm_query_options *opt,
+                    glm_query_sums *sums, glm_query_stats *stats, smt_err *err);
+
 /* Writes a float in its shortest round-trip form the way KenLM prints it ("-2.0209007", "-inf",
  * "-1.5e-7" style exponents below 1e-6). buf must hold 32 bytes. Returns the length. */
 int glm_format_float(char *buf, float x);

@@ -369,7 +369,18 @@ static int ob_sync(outbuf *o, smt_err *err)
 }
 
 /* Prints and sums a scored block in input order (KenLM's arithmetic). */
-static void emit(const glm_model *m, const block *b, int verbosity, outbuf *o, glm_query_stats *st)
+static int sums_push(float **a, size_t *n, size_t *cap, float x)
+{
+    if (*n == *cap && smt_grow((void **)a, cap, *n + 1, sizeof **a, 1024))
+        return SMT_ERR_NOMEM;
+    (*a)[(*n)++] = x;
+    return 0;
+}
+
+/* Prints and sums a scored block in input order (KenLM's arithmetic); sums (may be NULL) keeps the
+ * addends. SMT_ERR_NOMEM (sums) or 0. */
+static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, glm_query_stats *st,
+                glm_query_sums *sums)
 {
     char num[40];
     for (size_t s = 0; s < b->nlines; s++) {
@@ -381,6 +392,8 @@ static void emit(const glm_model *m, const block *b, int verbosity, outbuf *o, g
             if (b->ids[t] == GLM_UNK) {
                 oov++;
                 st->total_oov += p;
+                if (sums && sums_push(&sums->oov_probs, &sums->n_oov, &sums->cap_oov_, p))
+                    return SMT_ERR_NOMEM;
             }
             if (verbosity >= GLM_VERBOSE_WORD && o->f) {
                 const char *w = b->woff[t] == UINT32_MAX ? "</s>" : b->txt + b->woff[t];
@@ -401,19 +414,78 @@ static void emit(const glm_model *m, const block *b, int verbosity, outbuf *o, g
         st->total += total;
         st->oovs += oov;
         st->lines++;
+        if (sums && sums_push(&sums->line_totals, &sums->n_lines, &sums->cap_lines_, total))
+            return SMT_ERR_NOMEM;
     }
+    if (sums)
+        sums->tokens += b->sstart[b->nlines] - b->sstart[0];
     (void)m;
+    return 0;
+}
+
+void glm_query_sums_free(glm_query_sums *s)
+{
+    free(s->line_totals);
+    free(s->oov_probs);
+    memset(s, 0, sizeof *s);
+}
+
+void glm_query_stats_add(glm_query_stats *st, const glm_query_sums *s)
+{
+    for (size_t i = 0; i < s->n_lines; i++) /* as emit adds them */
+        st->total += s->line_totals[i];
+    for (size_t i = 0; i < s->n_oov; i++)
+        st->total_oov += s->oov_probs[i];
+    st->lines += s->n_lines;
+    st->oovs += s->n_oov;
+    st->tokens += s->tokens;
+}
+
+/* The perplexities of st and KenLM's four summary lines in sum (256 bytes); the length. */
+static int summary_text(glm_query_stats *st, char *sum, size_t size)
+{
+    st->ppl_incl = pow(10.0, -(st->total / (double)st->tokens));
+    st->ppl_excl = pow(10.0, -((st->total - st->total_oov) / (double)(st->tokens - st->oovs)));
+    char a[40], c[40];
+    glm_format_double(a, st->ppl_incl);
+    glm_format_double(c, st->ppl_excl);
+    return snprintf(sum, size,
+                    "Perplexity including OOVs:\t%s\nPerplexity excluding OOVs:\t%s\n"
+                    "OOVs:\t%llu\nTokens:\t%llu\n",
+                    a, c, (unsigned long long)st->oovs, (unsigned long long)st->tokens);
+}
+
+int glm_query_summary(FILE *out, glm_query_stats *st, smt_err *err)
+{
+    char sum[256];
+    int n = summary_text(st, sum, sizeof sum);
+    errno = 0;
+    if (fwrite(sum, 1, (size_t)n, out) != (size_t)n || fflush(out) || ferror(out))
+        return smt_err_errno(err, SMT_ERR_IO, errno ? errno : EIO, "writing the output failed");
+    return 0;
 }
 
 int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm_query_options *opt,
                    glm_query_stats *stats, smt_err *err)
 {
+    smt_lines *in = NULL;
+    /* smt_lines hands a pipe's lines over as they arrive, so -b answers each line at once */
+    int rc = smt_lines_open(&in, in_path, 0, err);
+    if (!rc)
+        rc = glm_query_lines(m, in, out, opt, NULL, stats, err);
+    smt_lines_close(in);
+    return rc;
+}
+
+int glm_query_lines(const glm_model *m, smt_lines *in, FILE *out, const glm_query_options *opt,
+                    glm_query_sums *sums, glm_query_stats *stats, smt_err *err)
+{
+    const char *in_path = smt_lines_path(in);
     glm_query_options def = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST, 0};
     if (!opt)
         opt = &def;
     glm_query_stats st;
     memset(&st, 0, sizeof st);
-    smt_lines *in = NULL;
     smt_pool *pool = NULL;
     glm_gpu *gpu = NULL;
     glm_word *rows = NULL;
@@ -430,9 +502,6 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
         rc = glm_gpu_create(&gpu, m, err);
     if (!rc && opt->threads != 1 && opt->path != GLM_PATH_GPU)
         rc = smt_pool_create(&pool, opt->threads, err);
-    /* smt_lines hands a pipe's lines over as they arrive, so -b answers each line at once */
-    if (!rc)
-        rc = smt_lines_open(&in, in_path, 0, err);
     int eof = 0;
     while (!rc && !eof) {
         b.ntok = b.nlines = b.ntxt = 0;
@@ -466,27 +535,18 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
             glm_score_sentences(m, b.ids, b.sstart, 0, b.nlines, opt->null_context,
                                 opt->path == GLM_PATH_FAST, b.prob, b.len);
         }
-        if (!rc)
-            emit(m, &b, opt->verbosity, &o, &st);
+        if (!rc && emit(m, &b, opt->verbosity, &o, &st, sums))
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
         if (!rc && opt->flush_lines)
             rc = ob_sync(&o, err);
         if (!rc && o.werr) /* a write failed: stop at once, the output is lost anyway */
             rc = ob_sync(&o, err);
     }
     if (!rc) {
-        st.ppl_incl = pow(10.0, -(st.total / (double)st.tokens));
-        st.ppl_excl = pow(10.0, -((st.total - st.total_oov) / (double)(st.tokens - st.oovs)));
-        if (out) {
-            char a[40], c[40];
-            glm_format_double(a, st.ppl_incl);
-            glm_format_double(c, st.ppl_excl);
-            char sum[256];
-            int n = snprintf(sum, sizeof sum,
-                             "Perplexity including OOVs:\t%s\nPerplexity excluding OOVs:\t%s\n"
-                             "OOVs:\t%llu\nTokens:\t%llu\n",
-                             a, c, (unsigned long long)st.oovs, (unsigned long long)st.tokens);
+        char sum[256];
+        int n = summary_text(&st, sum, sizeof sum);
+        if (out && !sums)
             ob_put(&o, sum, (size_t)n);
-        }
         rc = ob_sync(&o, err);
         if (stats && !rc)
             *stats = st;
@@ -494,7 +554,6 @@ int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm
     free(o.p);
     free(rows);
     block_free(&b);
-    smt_lines_close(in);
     smt_pool_destroy(pool);
     glm_gpu_free(gpu);
     return rc;

@@ -425,6 +425,59 @@ Test(lines, plain_gzip_crlf_unterminated)
     free(g);
 }
 
+/* A part of a file (smt_lines_open_range), as a rank of a job over MPI reads it: the whole file's
+ * line numbers, a byte-order mark dropped on line 1 only, "\r\n" as for the whole file. */
+Test(lines, range_keeps_the_file_numbering)
+{
+    const char *text = "\xef\xbb\xbf" "a\r\nb\n\xef\xbb\xbf" "c\r\nd";
+    /* bytes: BOM(3) a \r \n = 0..5, "b\n" = 6..7, line 3 starts at 8 */
+    char *p = tu_join(dir, "range.txt");
+    cr_assert_eq(tu_write_file(p, text, strlen(text)), 0);
+    smt_lines *r;
+    smt_err e;
+    char *line;
+    size_t len;
+    cr_assert_eq(smt_lines_open_range(&r, p, 0, 8, 0, &e), 0, "%s", e.msg);
+    cr_assert_eq(smt_lines_next(r, &line, &len, &e), 1);
+    cr_assert_str_eq(line, "a"); /* the mark of the file's start dropped, "\r\n" ended it */
+    cr_assert_eq(smt_lines_next(r, &line, &len, &e), 1);
+    cr_assert_str_eq(line, "b");
+    cr_assert_eq(smt_lines_next(r, &line, &len, &e), 0); /* the range ends at byte 8 */
+    smt_lines_close(r);
+    cr_assert_eq(smt_lines_open_range(&r, p, 8, strlen(text), 2, &e), 0, "%s", e.msg);
+    cr_assert_eq(smt_lines_next(r, &line, &len, &e), 1);
+    cr_assert_str_eq(line, "\xef\xbb\xbf" "c"); /* line 3 of the file keeps its bytes */
+    cr_assert_eq(smt_lines_lineno(r), 3);
+    cr_assert_eq(smt_lines_next(r, &line, &len, &e), 1);
+    cr_assert_str_eq(line, "d");
+    cr_assert_eq(smt_lines_lineno(r), 4);
+    cr_assert_eq(smt_lines_had_newline(r), 0);
+    cr_assert_eq(smt_lines_next(r, &line, &len, &e), 0);
+    smt_lines_close(r);
+    cr_assert_eq(smt_lines_open_range(&r, p, 0, 100, 0, &e), SMT_ERR_IO); /* past the end */
+    free(p);
+}
+
+/* Lines handed over in memory (smt_lines_open_mem) come back as they were: "\r" and marks kept. */
+Test(lines, mem_is_verbatim)
+{
+    char data[] = "x\r\n\xef\xbb\xbfy\n\nz";
+    smt_lines *r;
+    smt_err e;
+    char *line;
+    size_t len;
+    cr_assert_eq(smt_lines_open_mem(&r, "<mem>", data, strlen(data), 10, &e), 0);
+    const char *expect[] = {"x\r", "\xef\xbb\xbfy", "", "z"};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(smt_lines_next(r, &line, &len, &e), 1);
+        cr_assert_str_eq(line, expect[i]);
+        cr_assert_eq(len, strlen(expect[i]));
+        cr_assert_eq(smt_lines_lineno(r), 11 + (uint64_t)i);
+    }
+    cr_assert_eq(smt_lines_next(r, &line, &len, &e), 0);
+    smt_lines_close(r);
+}
+
 Test(lines, long_lines_span_chunks)
 {
     /* 3 lines of 5 MB each cross the 4 MB chunk boundary */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "decoder.h"
+#include "smt_lines.h"
 #include "dec_testutil.h"
 #include "testutil.h"
 
@@ -372,6 +373,37 @@ Test(decoder, run_keeps_order)
     cr_assert(strstr(nb, "\n2 ||| Y X  ||| "), "%s", nb);
     cr_assert(strstr(nb, "\n4 ||| A q  ||| "), "%s", nb);
     cr_assert(strstr(nb, "\n1 |||  ||| LexicalReordering0= 0 0 0 0 0 0 Distortion0= 0 LM0= 0 "), "%s", nb);
+    free(out);
+    free(nb);
+}
+
+/* dec_run_lines on a part of the input (lines 3..6 of run_keeps_order's): the n-best ids and the
+ * "line N" warnings count from the reader's line number, as the whole run numbers them. */
+Test(decoder, run_lines_keeps_global_ids)
+{
+    char part[] = "x y\nc\na q\n\n"; /* lines 3-6 (ids 2-5) of "a b\n\nx y\nc\na q\n\n" */
+    smt_lines *in;
+    smt_err e;
+    cr_assert_eq(smt_lines_open_mem(&in, "<part>", part, strlen(part), 2, &e), 0);
+    char *out = NULL, *nb = NULL;
+    size_t out_len = 0, nb_len = 0;
+    FILE *o = open_memstream(&out, &out_len), *n = open_memstream(&nb, &nb_len);
+    dec_run_options ro;
+    dec_run_options_default(&ro);
+    ro.nbest = n;
+    ro.n_best = 5;
+    ro.distinct = 1;
+    dec_run_stats st;
+    cr_assert_eq(dec_run_lines(model, in, o, &ro, &st, &e), 0, "%s", e.msg);
+    smt_lines_close(in);
+    fclose(o);
+    fclose(n);
+    cr_assert_str_eq(out, "Y X \nY X \nA q \n\n");
+    cr_assert_eq(st.lines, 4);
+    cr_assert(strstr(nb, "2 ||| Y X  ||| ") == nb, "%s", nb);
+    cr_assert(strstr(nb, "\n4 ||| A q  ||| "), "%s", nb);
+    cr_assert(strstr(nb, "\n5 |||  ||| "), "%s", nb);
+    cr_assert_null(strstr(nb, "\n0 ||| "), "%s", nb);
     free(out);
     free(nb);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "glm.h"
+#include "smt_lines.h"
 #include "glm_internal.h"
 #include "smt_progress.h" /* smt_now */
 #include "smt_words.h"
@@ -115,6 +116,74 @@ Test(glm, chain_scores)
         free(out);
         glm_close(m);
     }
+}
+
+/* A query split in parts (glm query over MPI ranks): each part's addends (glm_query_sums) added
+ * part after part give the very summary of the whole query; the addends are the lines' float totals
+ * and the OOVs' log10 p, as chain_scores computes them by hand. */
+Test(glm, query_parts_sum_as_the_whole)
+{
+    glm_model *m = build_open("chain.arpa", 31, NULL);
+    const char *text = "a b c\nb a c\na zzz b\n";
+    char *whole = query(m, text, GLM_VERBOSE_SENTENCE, 0);
+    char part1[] = "a b c\nb a c\n", part2[] = "a zzz b\n";
+    glm_query_stats st;
+    memset(&st, 0, sizeof st);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    glm_query_options opt = {GLM_VERBOSE_SENTENCE, 0, 1, GLM_PATH_FAST, 0};
+    char *parts[2] = {part1, part2};
+    float s1 = -0.3f + -0.1f + -0.15f + -0.7f, w3 = (-1.0f + -0.3f) + -0.1f;
+    for (int i = 0; i < 2; i++) {
+        smt_lines *in;
+        smt_err e;
+        cr_assert_eq(smt_lines_open_mem(&in, "<part>", parts[i], strlen(parts[i]), 0, &e), 0);
+        glm_query_sums s = {0};
+        cr_assert_eq(glm_query_lines(m, in, f, &opt, &s, NULL, &e), 0, "%s", e.msg);
+        smt_lines_close(in);
+        if (i == 0) {
+            cr_assert_eq(s.n_lines, 2);
+            cr_assert_eq(s.line_totals[0], s1);
+            cr_assert_eq(s.n_oov, 0);
+            cr_assert_eq(s.tokens, 8);
+        } else {
+            cr_assert_eq(s.n_lines, 1);
+            cr_assert_eq(s.n_oov, 1);
+            cr_assert_eq(s.oov_probs[0], w3); /* zzz's log10 p, chain_scores's w3 */
+            cr_assert_eq(s.tokens, 4);
+        }
+        glm_query_stats_add(&st, &s);
+        glm_query_sums_free(&s);
+    }
+    smt_err e;
+    cr_assert_eq(glm_query_summary(f, &st, &e), 0);
+    fclose(f);
+    cr_assert_str_eq(buf, whole); /* the parts print no summary; the one written last is whole */
+    free(buf);
+    free(whole);
+    glm_close(m);
+}
+
+/* Why parts keep their addends: double addition is not associative. 1 + 2^-53 rounds to 1 (ties to
+ * even), so adding 1, 2^-53, 2^-53 in order gives 1, while adding the parts' own sums, 1 and
+ * (2^-53 + 2^-53 = 2^-52), would give 1 + 2^-52. glm_query_stats_add must give one process's 1. */
+Test(glm, query_parts_add_in_input_order)
+{
+    float one = 1.0f, tiny = ldexpf(1.0f, -53);
+    float p1[] = {one}, p2[] = {tiny, tiny};
+    glm_query_sums a = {0}, b = {0};
+    a.line_totals = p1, a.n_lines = 1, a.tokens = 2;
+    b.line_totals = p2, b.n_lines = 2, b.tokens = 4;
+    glm_query_stats st;
+    memset(&st, 0, sizeof st);
+    glm_query_stats_add(&st, &a);
+    glm_query_stats_add(&st, &b);
+    double naive = (double)one + ((double)tiny + (double)tiny);
+    cr_assert(naive != 1.0); /* the order matters for these addends */
+    cr_assert_eq(st.total, 1.0, "%.17g", st.total);
+    cr_assert_eq(st.lines, 3);
+    cr_assert_eq(st.tokens, 6);
 }
 
 Test(glm, null_context_by_hand)

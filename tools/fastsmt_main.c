@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "decoder.h"
+#include "dist.h"
+#include "smt_buf.h"
 #include "smt_io.h"
 #include "smt_num.h"
 
@@ -37,6 +39,7 @@ static void usage(FILE *f)
             "               [-unknown-word-prefix P] [-unknown-word-suffix S] [-v N]\n"
             "               [-search-algorithm 1] [-inputtype 0] [-show-weights] [-h|--help]\n"
             "               [--verify | -verify-models]\n"
+            "               [-resume] [-parts-dir DIR] [-chunk-bytes N]   (under mpirun/srun)\n"
             "Reads tokenized sentences (one per line) and writes one translation per line, in\n"
             "input order. FILE '-' writes the n-best list to standard output. -t reports the\n"
             "source span of each phrase, \"|start-end| \", after its words (Moses's format);\n"
@@ -45,7 +48,13 @@ static void usage(FILE *f)
             "1..%d, -dl -1..%d (-1: unlimited, 0: monotone), -b 0..1, -max-phrase-length 1..%d,\n"
             "-ttable-limit 0..%d (0: all), -n-best-list N 0..%d, -v 0..%d.\n"
             "-input-file may be compressed (.gz, .xz, .bz2, .zst). --verify checks every checksum of\n"
-            "the binary models at load. On a terminal, progress (lines/s, words/s) shows unless -v 0.\n",
+            "the binary models at load. On a terminal, progress (lines/s, words/s) shows unless -v 0.\n"
+            "Started by mpirun or srun with N ranks (a build with MPI), the input is cut into chunks\n"
+            "that the ranks translate, each with -threads threads; the outputs are those of one\n"
+            "process. A plain -input-file is read by each rank in parts, written as part files in\n"
+            "-parts-dir (default ./INPUT.fastsmt-parts, on a file system every rank sees) with a\n"
+            "manifest, so that -resume redoes only the chunks a failed job left; -chunk-bytes sets\n"
+            "their size. Standard input is read by rank 0 and handed out (docs/scale.md).\n",
             MAX_THREADS, DEC_MAX_STACK, DEC_MAX_POP_LIMIT, DEC_MAX_SENTENCE, DEC_MAX_SENTENCE,
             DEC_MAX_TABLE_LIMIT, MAX_NBEST, MAX_VERBOSE);
 }
@@ -71,8 +80,86 @@ static int close_output(FILE *f, const char *name)
     return rc ? -1 : 0;
 }
 
-int main(int argc, char **argv)
+/* A run over MPI ranks (dist.h): what each chunk is translated with. */
+typedef struct fs_dist {
+    dec_model *m;
+    const dec_run_options *run;
+    int k_nbest, k_align, k_unk; /* their output's index, or -1: standard output (or none) */
+} fs_dist;
+
+static int fs_process(void *ctx, smt_lines *in, FILE **outs, uint64_t *words, int *complete,
+                      smt_err *err)
 {
+    fs_dist *d = ctx;
+    dec_run_options o = *d->run;
+    o.nbest = o.n_best > 0 ? outs[d->k_nbest >= 0 ? d->k_nbest : 0] : NULL;
+    o.alignment = o.alignment_path ? outs[d->k_align >= 0 ? d->k_align : 0] : NULL;
+    o.unknowns = o.unknowns_path ? outs[d->k_unk >= 0 ? d->k_unk : 0] : NULL;
+    dec_run_stats st;
+    int rc = dec_run_lines(d->m, in, outs[0], &o, &st, err);
+    *words = st.tokens;
+    /* refused lines (too long, a damaged table group) still give their empty lines */
+    *complete = rc == SMT_ERR_LIMIT || rc == SMT_ERR_CORRUPT;
+    return rc;
+}
+
+/* The outputs of a run over ranks: standard output, then the named files. */
+static int fs_dist_run(dec_model *m, const dec_run_options *run, int argc, char **argv,
+                       const char *ini, const char *parts, long long chunk, int resume,
+                       smt_err *err)
+{
+    fs_dist d = {m, run, -1, -1, -1};
+    dist_job job;
+    memset(&job, 0, sizeof job);
+    job.tool = "fastsmt";
+    job.input = run->input;
+    job.out_kind[job.n_out++] = DIST_OUT_STDOUT;
+    const char *paths[3] = {run->n_best > 0 ? run->nbest_path : NULL, run->alignment_path,
+                            run->unknowns_path};
+    int *ks[3] = {&d.k_nbest, &d.k_align, &d.k_unk};
+    for (int i = 0; i < 3; i++)
+        if (paths[i] && strcmp(paths[i], "-")) {
+            *ks[i] = job.n_out;
+            job.out_path[job.n_out] = paths[i];
+            job.out_kind[job.n_out++] = DIST_OUT_FILE;
+        }
+    /* what the output depends on: every argument but those that do not change it */
+    smt_buf fp = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-threads") || !strcmp(a, "-th") || !strcmp(a, "-parts-dir") ||
+            !strcmp(a, "-chunk-bytes") || !strcmp(a, "-v") || !strcmp(a, "-verbose")) {
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "-resume"))
+            continue;
+        if (smt_buf_puts(&fp, a) || smt_buf_putc(&fp, '\n')) {
+            smt_buf_free(&fp);
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        }
+    }
+    job.fingerprint = fp.data ? fp.data : "";
+    job.model_path = ini;
+    job.parts_dir = parts;
+    job.resume = resume;
+    job.chunk_bytes = (uint64_t)chunk;
+    job.stream_chunk_bytes = 16u << 10; /* sentences take long: small chunks balance */
+    job.report = run->verbose > 0;
+    job.process = fs_process;
+    job.ctx = &d;
+    int rc = dist_run(&job, err);
+    smt_buf_free(&fp);
+    return rc;
+}
+
+/* The tool; size: the MPI ranks (1: one process); *collective: dist_run was reached (every rank
+ * ends on its own then). */
+static int tool_main(int argc, char **argv, int rank, int size, int *collective)
+{
+    int resume = 0;
+    const char *parts = NULL;
+    long long chunk = 0;
     const char *ini = NULL;
     dec_options opt;
     dec_options_default(&opt);
@@ -242,6 +329,21 @@ int main(int argc, char **argv)
                 return 2;
             }
             ro.input = v, i++;
+        } else if (!strcmp(a, "-resume")) {
+            resume = 1;
+        } else if (!strcmp(a, "-parts-dir")) {
+            if (!v) {
+                fprintf(stderr, "fastsmt: -parts-dir needs a folder\n");
+                return 2;
+            }
+            parts = v, i++;
+        } else if (!strcmp(a, "-chunk-bytes")) {
+            smt_err e;
+            if (smt_parse_ll_arg(a, v, 1, 1ll << 40, &chunk, &e)) {
+                fprintf(stderr, "fastsmt: %s\n", e.msg);
+                return 2;
+            }
+            i++;
         } else if (!strcmp(a, "--verify") || !strcmp(a, "-verify-models")) {
             opt.verify = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help") || !strcmp(a, "-help")) {
@@ -275,8 +377,29 @@ int main(int argc, char **argv)
         return 2;
     }
     if (run.show_weights) { /* Moses's tuning scripts ask for the features this way */
-        rc = dec_model_show_weights(m, stdout) || close_output(stdout, "<stdout>") ? 1 : 0;
+        rc = (rank == 0 && dec_model_show_weights(m, stdout)) || close_output(stdout, "<stdout>")
+                 ? 1 : 0; /* under MPI: rank 0's */
+    } else if (size > 1 || resume) {
+        if (!dist_available()) {
+            fprintf(stderr, "fastsmt: -resume: this build has no MPI (docs/scale.md)\n");
+            rc = 2;
+        } else {
+            *collective = 1;
+            rc = fs_dist_run(m, &run, argc, argv, ini, parts, chunk, resume, &err);
+            if (rc && rank == 0) /* rank 0 says what failed, once */
+                fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
+            if (close_output(stdout, "<stdout>"))
+                rc = 1;
+            rc = rc ? 1 : 0;
+        }
     } else {
+        if (parts || chunk) {
+            fprintf(stderr, "fastsmt: %s: only for a run over MPI ranks (mpirun, srun)\n",
+                    parts ? "-parts-dir" : "-chunk-bytes");
+            dec_run_options_release(&run);
+            dec_model_free(m);
+            return 2;
+        }
         dec_run_stats st;
         rc = dec_run_input(m, stdout, &run, &st, &err);
         if (rc)
@@ -291,5 +414,18 @@ int main(int argc, char **argv)
     }
     dec_run_options_release(&run);
     dec_model_free(m);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, collective = 0;
+    smt_err err;
+    if (dist_start(&argc, &argv, &rank, &size, &err)) {
+        fprintf(stderr, "fastsmt: %s\n", err.msg);
+        return 2;
+    }
+    int rc = tool_main(argc, argv, rank, size, &collective);
+    dist_end(collective ? 0 : rc); /* an error before the ranks met ends them all */
     return rc;
 }

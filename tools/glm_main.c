@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist.h"
 #include "glm.h"
 #include "smt_num.h"
+#include "smt_buf.h"
 #include "smt_io.h"
 #include "smt_progress.h"
 
@@ -30,7 +32,8 @@ static void usage(FILE *f)
             "      0); -a -p -s -v -w -T -S are refused, each saying why\n"
             "  glm query [-v summary|sentence|word] [-n] [-b] [-l lazy|populate|read|parallel]\n"
             "            [--threads N] [--gpu | --ref] [--verify] [--mmap] [--no-index]\n"
-            "            model.glm|model.arpa [< text]\n"
+            "            [-input-file|--input-file FILE] [--resume] [--parts-dir DIR]\n"
+            "            [--chunk-bytes N] model.glm|model.arpa [< text]\n"
             "      KenLM query's output: per word 'word=id length log10p', per line 'Total: x OOV: "
             "n',\n"
             "      then perplexities. -n: no <s> context and no </s>. One thread unless --threads.\n"
@@ -38,6 +41,10 @@ static void usage(FILE *f)
             "      -b: print (and flush) each line's scores as soon as it is read.\n"
             "      -l: KenLM's load methods: lazy/populate map the file, read/parallel copy it\n"
             "      (the default; --mmap is -l lazy).\n"
+            "      -input-file: the text from FILE instead of standard input.\n"
+            "      Started by mpirun or srun with N ranks, the text is scored in chunks by the\n"
+            "      ranks and the output is one process's, summary included (docs/scale.md);\n"
+            "      --resume, --parts-dir, --chunk-bytes as fastsmt's -resume, -parts-dir, -chunk-bytes.\n"
             "  glm info model.glm [--verify]\n"
             "ARPA files and text may be plain or gzip, xz, bzip2 or zstd (told by their first bytes).\n"
             "exit codes: 0 ok, 1 bad input or file, 2 usage\n",
@@ -189,8 +196,78 @@ static int cmd_build(int argc, char **argv)
     return 0;
 }
 
+/* A query over MPI ranks (dist.h): output 0 the text, output 1 the chunk's addends. */
+typedef struct gq_dist {
+    const glm_model *m;
+    const glm_query_options *opt;
+    glm_query_stats total; /* rank 0: the addends of every chunk, in order */
+} gq_dist;
+
+#define SUMS_MAGIC "glmsums1"
+
+static int gq_process(void *ctx, smt_lines *in, FILE **outs, uint64_t *words, int *complete,
+                      smt_err *err)
+{
+    gq_dist *d = ctx;
+    *complete = 0;
+    glm_query_sums s = {0};
+    glm_query_stats st;
+    int rc = glm_query_lines(d->m, in, outs[0], d->opt, &s, &st, err);
+    if (!rc) {
+        *words = st.tokens - (d->opt->null_context ? 0 : st.lines);
+        uint64_t h[3] = {s.n_lines, s.n_oov, s.tokens};
+        errno = 0;
+        if (fwrite(SUMS_MAGIC, 1, 8, outs[1]) != 8 || fwrite(h, sizeof h, 1, outs[1]) != 1 ||
+            (s.n_lines && fwrite(s.line_totals, sizeof(float), s.n_lines, outs[1]) != s.n_lines) ||
+            (s.n_oov && fwrite(s.oov_probs, sizeof(float), s.n_oov, outs[1]) != s.n_oov))
+            rc = smt_err_errno(err, SMT_ERR_IO, errno ? errno : EIO, "writing a part failed");
+    }
+    glm_query_sums_free(&s);
+    return rc;
+}
+
+static int gq_absorb(void *ctx, int out, const char *data, size_t len, smt_err *err)
+{
+    gq_dist *d = ctx;
+    (void)out;
+    uint64_t h[3];
+    if (len < 8 + sizeof h || memcmp(data, SUMS_MAGIC, 8))
+        return smt_err_set(err, SMT_ERR_CORRUPT, "a chunk's sums are damaged (no %s header)",
+                           SUMS_MAGIC);
+    memcpy(h, data + 8, sizeof h);
+    if (h[0] > len || h[1] > len || len != 8 + sizeof h + 4 * (h[0] + h[1]))
+        return smt_err_set(err, SMT_ERR_CORRUPT, "a chunk's sums are damaged (sizes)");
+    glm_query_sums s = {0};
+    s.n_lines = h[0];
+    s.n_oov = h[1];
+    s.tokens = h[2];
+    s.line_totals = malloc(4 * (h[0] + 1));
+    s.oov_probs = malloc(4 * (h[1] + 1));
+    if (!s.line_totals || !s.oov_probs) {
+        glm_query_sums_free(&s);
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    }
+    memcpy(s.line_totals, data + 8 + sizeof h, 4 * h[0]);
+    memcpy(s.oov_probs, data + 8 + sizeof h + 4 * h[0], 4 * h[1]);
+    glm_query_stats_add(&d->total, &s);
+    glm_query_sums_free(&s);
+    return 0;
+}
+
+static int gq_finish(void *ctx, FILE *out, smt_err *err)
+{
+    gq_dist *d = ctx;
+    return glm_query_summary(out, &d->total, err);
+}
+
+static int g_rank, g_size, g_collective;
+
 static int cmd_query(int argc, char **argv)
 {
+    const char *input = "-", *parts = NULL;
+    int resume = 0;
+    long long chunk = 0;
+    smt_buf fp = {0}; /* the flags the output depends on (--resume checks them) */
     glm_query_options opt = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST, 0};
     const char *model = NULL;
     unsigned flags = GLM_OPEN_HUGE | GLM_OPEN_INDEX;
@@ -248,6 +325,24 @@ static int cmd_query(int argc, char **argv)
             flags &= ~(unsigned)GLM_OPEN_HUGE;
         } else if (strcmp(a, "--no-index") == 0) {
             flags &= ~(unsigned)GLM_OPEN_INDEX;
+        } else if (strcmp(a, "-input-file") == 0 || strcmp(a, "--input-file") == 0) {
+            if (!(input = flag_value(argc, argv, &i))) {
+                fprintf(stderr, "glm query: %s needs a file\n", a);
+                return 2;
+            }
+        } else if (strcmp(a, "--resume") == 0 || strcmp(a, "-resume") == 0) {
+            resume = 1;
+        } else if (strcmp(a, "--parts-dir") == 0 || strcmp(a, "-parts-dir") == 0) {
+            if (!(parts = flag_value(argc, argv, &i))) {
+                fprintf(stderr, "glm query: %s needs a folder\n", a);
+                return 2;
+            }
+        } else if (strcmp(a, "--chunk-bytes") == 0 || strcmp(a, "-chunk-bytes") == 0) {
+            smt_err e;
+            if (smt_parse_ll_arg(a, flag_value(argc, argv, &i), 1, 1ll << 40, &chunk, &e)) {
+                fprintf(stderr, "glm query: %s\n", e.msg);
+                return 2;
+            }
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "glm query: unknown option %s\n", a);
             return 2;
@@ -262,6 +357,21 @@ static int cmd_query(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    int dist = g_size > 1 || resume;
+    if (dist && !dist_available()) {
+        fprintf(stderr, "glm query: --resume: this build has no MPI (docs/scale.md)\n");
+        return 2;
+    }
+    if (!dist && (parts || chunk)) {
+        fprintf(stderr, "glm query: %s: only for a query over MPI ranks (mpirun, srun)\n",
+                parts ? "--parts-dir" : "--chunk-bytes");
+        return 2;
+    }
+    if (dist && opt.flush_lines) {
+        fprintf(stderr, "glm query: -b over MPI ranks: lines are answered chunk by chunk, not "
+                        "one by one; run -b in one process\n");
+        return 2;
+    }
     smt_err e;
     glm_model *m;
     glm_build_options bopt = {.K = GLM_DEFAULT_K, .progress = 0, .warn = stderr}; /* an ARPA file: binarized first */
@@ -270,10 +380,40 @@ static int cmd_query(int argc, char **argv)
         fprintf(stderr, "glm query: %s\n", smt_err_text(&e, rc));
         return 1;
     }
-    rc = glm_query_text(m, "-", stdout, &opt, NULL, &e);
+    if (dist) {
+        gq_dist d;
+        memset(&d, 0, sizeof d);
+        d.m = m;
+        d.opt = &opt;
+        dist_job job;
+        memset(&job, 0, sizeof job);
+        job.tool = "glm query";
+        job.input = input;
+        job.n_out = 2;
+        job.out_kind[0] = DIST_OUT_STDOUT;
+        job.out_kind[1] = DIST_OUT_PRIVATE;
+        smt_buf_printf(&fp, "v%d n%d\n", opt.verbosity, opt.null_context);
+        job.fingerprint = fp.data;
+        job.model_path = model;
+        job.parts_dir = parts;
+        job.resume = resume;
+        job.chunk_bytes = (uint64_t)chunk;
+        job.stream_chunk_bytes = 1u << 20;
+        job.report = 1;
+        job.process = gq_process;
+        job.absorb = gq_absorb;
+        job.finish = gq_finish;
+        job.ctx = &d;
+        g_collective = 1;
+        rc = dist_run(&job, &e);
+        smt_buf_free(&fp);
+    } else {
+        rc = glm_query_text(m, input, stdout, &opt, NULL, &e);
+    }
     glm_close(m);
     if (rc) {
-        fprintf(stderr, "glm query: %s\n", smt_err_text(&e, rc));
+        if (g_rank == 0) /* rank 0 says what failed, once */
+            fprintf(stderr, "glm query: %s\n", smt_err_text(&e, rc));
         return 1;
     }
     return close_stdout("query");
@@ -324,7 +464,21 @@ static int cmd_info(int argc, char **argv)
     return close_stdout("info");
 }
 
+static int tool_main(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    smt_err e;
+    if (dist_start(&argc, &argv, &g_rank, &g_size, &e)) {
+        fprintf(stderr, "glm: %s\n", e.msg);
+        return 2;
+    }
+    int rc = tool_main(argc, argv);
+    dist_end(g_collective ? 0 : rc); /* an error before the ranks met ends them all */
+    return rc;
+}
+
+static int tool_main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -335,6 +489,12 @@ int main(int argc, char **argv)
             usage(stdout);
             return close_stdout("--help");
         }
+    if (g_size > 1 && strcmp(argv[1], "query") != 0) { /* N ranks would each write the model */
+        if (g_rank == 0)
+            fprintf(stderr, "glm %s: runs in one process; only glm query runs over MPI ranks\n",
+                    argv[1]);
+        return 2;
+    }
     if (strcmp(argv[1], "build") == 0)
         return cmd_build(argc - 2, argv + 2);
     if (strcmp(argv[1], "query") == 0)
