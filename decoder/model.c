@@ -128,10 +128,24 @@ static int bool_value(const char *v)
     return -1;
 }
 
+static int is_lm(const char *type);
+static int is_pt(const char *type);
+
+/* A feature type this decoder implements: only their keys are checked (another type is refused by
+ * name when the features are laid out, whatever its keys). */
+static int type_known(const char *type)
+{
+    static const char *const others[] = {"LexicalReordering", "Distortion", "UnknownWordPenalty",
+                                         "WordPenalty", "PhrasePenalty", NULL};
+    return is_lm(type) || is_pt(type) || in_list(others, type);
+}
+
 static int check_keys(const dec_ini *ini, smt_err *err)
 {
     for (size_t i = 0; i < ini->n_features; i++) {
         const dec_ini_feature *f = &ini->features[i];
+        if (!type_known(f->type))
+            continue;
         for (size_t k = 0; k < f->n_args; k++) {
             const char *key = f->keys[k], *v = f->values[k];
             if (in_list(unsupported_keys, key))

@@ -267,6 +267,29 @@ Test(strict, stack_findings)
     free(src), free(text), free(where), free(ini), free(oom);
 }
 
+/* A feature type this decoder does not implement is named as such, whatever keys its line has
+ * (Moses's WordTranslationFeature simple=1, a made-up Foo bar=1); a known type's unknown key is
+ * still a key error. */
+Test(strict, unsupported_feature_type_named_before_its_keys)
+{
+    static const char *const lines[] = {"\nWordTranslationFeature simple=1", "\nFoo bar=1",
+                                        "\nInputFeature num-input-features=1"};
+    for (size_t k = 0; k < sizeof lines / sizeof *lines; k++) {
+        char *text, *ini = tiny_ini("type.ini", "", lines[k], "", "", &text), *where = NULL;
+        char type[64];
+        cr_assert_eq(sscanf(lines[k] + 1, "%63s", type), 1);
+        cr_assert(asprintf(&where, "type.ini:%u: feature type %s is not supported by this decoder",
+                           line_of(text, lines[k] + 1), type) > 0);
+        dtu_expect_load_error(ini, NULL, SMT_ERR_UNSUPPORTED, where, NULL);
+        free(text), free(ini), free(where);
+    }
+    char *text, *ini = tiny_ini("key.ini", "", " colour=blue", "", "", &text), *where = NULL;
+    cr_assert(asprintf(&where, "key.ini:%u: LM0 has no key 'colour'", line_of(text, "colour")) >
+              0);
+    dtu_expect_load_error(ini, NULL, SMT_ERR_PARSE, where, NULL);
+    free(text), free(ini), free(where);
+}
+
 /* The documented maximum is accepted and costs memory only as the search fills the stacks (the
  * recombination tables grow): the tiny model, which never fills a stack of 100, translates the same
  * with -s 1048576. Past the maximum, dec_options are refused too. */
