@@ -1074,7 +1074,7 @@ Test(strict, weight_file)
     char *empty = tu_join(tmp, "empty.txt");
     cr_assert_eq(tu_write_file(empty, "", 0), 0);
     opt.weight_file = empty;
-    dtu_load(ini, &opt); /* the flag's file, not the ini's (which holds "LM0 nan") */
+    dec_model_free(dtu_load(ini, &opt)); /* the flag's file, not the ini's ("LM0 nan") */
     /* a missing file names the ini's line and both places looked at */
     char *ini2 = tiny_ini("wf2.ini", "", "", "[weight-file]\nnone.txt\n", "", NULL);
     dtu_expect_load_error(ini2, NULL, SMT_ERR_IO, "none.txt: not found", NULL);
