@@ -192,20 +192,27 @@ static inline const float *ff_reordering_fwd_scores(const dec_model *m, const hy
     return h->cand->reo + (m->lr_dir == DEC_LR_BIDI ? (unsigned)m->lr_types : 0);
 }
 
+/* The phrase-based state (and a hierarchical forward model's): the last start and the forward
+ * scores, hashed into k. */
+static inline uint64_t ff_reordering_fwd_hash(const dec_model *m, const hyp *h, uint64_t k)
+{
+    k = (k ^ (uint16_t)h->start) * 0x9E3779B97F4A7C15ull;
+    const float *r = ff_reordering_fwd_scores(m, h);
+    for (int i = 0; r && i < m->lr_types; i++) {
+        uint32_t b;
+        memcpy(&b, &r[i], 4);
+        k = (k ^ b) * 0x9E3779B97F4A7C15ull;
+    }
+    return k;
+}
+
 /* A hierarchical model's state: the backward model's stack; the forward model's last start (its
  * end is the search's) and forward scores. */
 __attribute__((noinline, cold)) static uint64_t
 ff_reordering_state_hash_hier(const dec_model *m, const hyp *h, uint64_t k)
 {
-    if (m->lr_dir & DEC_LR_FORWARD) {
-        k = (k ^ (uint16_t)h->start) * 0x9E3779B97F4A7C15ull;
-        const float *r = ff_reordering_fwd_scores(m, h);
-        for (int i = 0; r && i < m->lr_types; i++) {
-            uint32_t b;
-            memcpy(&b, &r[i], 4);
-            k = (k ^ b) * 0x9E3779B97F4A7C15ull;
-        }
-    }
+    if (m->lr_dir & DEC_LR_FORWARD)
+        k = ff_reordering_fwd_hash(m, h, k);
     if (m->lr_dir & DEC_LR_BACKWARD)
         for (const reo_block *b = dec_hyp_reo_top(m, h); b; b = b->below)
             k = (k ^ ((uint32_t)(uint16_t)b->start << 16 | (uint16_t)b->end)) *
@@ -217,14 +224,7 @@ static inline uint64_t ff_reordering_state_hash(const dec_model *m, const hyp *h
 {
     if (__builtin_expect(m->lr_hier, 0))
         return ff_reordering_state_hash_hier(m, h, k);
-    k = (k ^ (uint16_t)h->start) * 0x9E3779B97F4A7C15ull;
-    const float *r = ff_reordering_fwd_scores(m, h);
-    for (int i = 0; r && i < m->lr_types; i++) {
-        uint32_t b;
-        memcpy(&b, &r[i], 4);
-        k = (k ^ b) * 0x9E3779B97F4A7C15ull;
-    }
-    return k;
+    return ff_reordering_fwd_hash(m, h, k);
 }
 
 /* 1 when the stacks hold the same blocks. */
