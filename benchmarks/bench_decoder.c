@@ -1,11 +1,18 @@
 /* bench_decoder — decoding speed, load time, peak memory, model score and BLEU.
  *
  *   bench_decoder -f moses.ini -i input [-r reference]... [-t 1,2] [-s S] [-cbp P] [-o out_prefix]
+ *                 [-lm-batch off,cpu,gpu] [-lm-batch-width W]
  *
- * For each thread count: loads the model afresh (load time is reported on its own line, so the
- * phrase cache starts cold as in a real run), translates the whole input, and prints one line:
- *   decoder threads=T sentences=N words=W seconds=S words_per_s=X sentences_per_s=Y
- *           score_mean=M bleu=B peak_rss_mb=R
+ * For each thread count and each -lm-batch back end: loads the model afresh (load time is reported
+ * on its own line, so the phrase cache starts cold as in a real run), translates the whole input,
+ * and prints one line:
+ *   decoder threads=T lm_batch=B sentences=N words=W seconds=S cpu_seconds=C words_per_s=X
+ *           words_per_cpu_s=Y sentences_per_s=Z score_mean=M bleu=B peak_rss_mb=R
+ * and for a batched back end one more:
+ *   decoder_lm threads=T lm_batch=B width=W batches=N expansions_per_batch=E calls=C
+ *           queries_per_call=Q cache_hits=H lm_seconds=L lm_share=F
+ * (lm_share: the LM calls' wall time over the decoding's CPU time). With several back ends the
+ * outputs are compared: "decoder_identical threads=T lm_batch=B yes|no" against the first.
  * words/s = source tokens / decoding wall time (load excluded), as the anchors define it.
  * BLEU is corpus BLEU as multi-bleu.perl computes it: clipped 1- to 4-gram precisions, geometric
  * mean, brevity penalty with the closest reference length; several -r give a multi-reference BLEU.
@@ -23,6 +30,15 @@
 #include "smt_io.h"
 #include "smt_num.h"
 #include "smt_progress.h"
+
+/* User + system CPU seconds of the process so far (every thread). */
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
 
 /* ---------------------------------------------------------------- BLEU */
 
@@ -100,18 +116,20 @@ static double peak_rss_mb(void)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: bench_decoder -f moses.ini [-i input] [-r ref]... [-t 1,2] [-s S] [-cbp P]\n"
-               "                     [-o out_prefix]\n"
+               "                     [-o out_prefix] [-lm-batch off,cpu,gpu] [-lm-batch-width W]\n"
                "Loads the model and translates the input once per thread count of -t, printing\n"
                "load time, words/s, mean model score, BLEU against the -r references and peak\n"
                "memory. Without -i: $FASTSMT_SHARED/data/bible/test-a.es (reference test-a.en).\n"
-               "-s 1..%d, -cbp 1..%d (default: the ini's).\n",
+               "-s 1..%d, -cbp 1..%d (default: the ini's). -lm-batch: the back ends to run, in order\n"
+               "(default off,cpu); the outputs of each are compared with the first's.\n",
             DEC_MAX_STACK, DEC_MAX_POP_LIMIT);
 }
 
 int main(int argc, char **argv)
 {
     const char *ini = NULL, *input = NULL, *refs_path[4], *threads_arg = "1,2", *prefix = NULL;
-    int n_refs = 0;
+    const char *lm_arg = "off,cpu";
+    int n_refs = 0, width = -1;
     dec_options opt;
     dec_options_default(&opt);
     smt_err e;
@@ -147,7 +165,14 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_decoder: %s\n", e.msg);
                 return 2;
             }
-        } else if (!strcmp(a, "-o"))
+        } else if (!strcmp(a, "-lm-batch-width")) {
+            if (smt_parse_int_arg("-lm-batch-width", v, 1, DEC_MAX_LM_BATCH_WIDTH, &width, &e)) {
+                fprintf(stderr, "bench_decoder: %s\n", e.msg);
+                return 2;
+            }
+        } else if (!strcmp(a, "-lm-batch"))
+            lm_arg = v;
+        else if (!strcmp(a, "-o"))
             prefix = v;
         else {
             fprintf(stderr, "bench_decoder: unknown argument %s\n", a);
@@ -198,11 +223,34 @@ int main(int argc, char **argv)
         }
         refs[r] = split_lines(t);
     }
+    static const char *const lm_names[] = {"off", "cpu", "gpu"};
+    int lm_modes[8], n_modes = 0;
+    for (const char *p = lm_arg;;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        int k = -1;
+        for (int j = 0; j < 3; j++)
+            if (strlen(lm_names[j]) == len && !strncmp(p, lm_names[j], len))
+                k = j;
+        if (k < 0 || n_modes == 8) {
+            fprintf(stderr, "bench_decoder: -lm-batch '%s': a comma-separated list of off, cpu "
+                            "and gpu is expected\n", lm_arg);
+            return 2;
+        }
+        lm_modes[n_modes++] = k;
+        if (!c)
+            break;
+        p = c + 1;
+    }
     char *targs = strdup(threads_arg), *save = NULL;
     for (char *tk = strtok_r(targs, ",", &save); tk; tk = strtok_r(NULL, ",", &save)) {
+      char *first_out = NULL;
+      size_t first_len = 0;
+      for (int mi = 0; mi < n_modes; mi++) {
         long long tv = 0;
         smt_parse_ll(tk, strlen(tk), 0, 1024, &tv); /* checked above */
         unsigned threads = (unsigned)tv;
+        const char *lm_name = lm_names[lm_modes[mi]];
         smt_err err;
         dec_model *m;
         double t0 = smt_now();
@@ -222,16 +270,20 @@ int main(int argc, char **argv)
         dec_run_options_default(&ro);
         ro.n_best = 0;
         ro.threads = (int)threads;
+        ro.lm_batch = lm_modes[mi];
+        ro.lm_batch_width = width;
+        double c0 = cpu_seconds();
         rc = dec_run(m, in, o, &ro, &st, &err);
+        double cpu = cpu_seconds() - c0;
         fclose(in);
         fclose(o);
         if (rc) {
-            fprintf(stderr, "bench_decoder: %s\n", smt_err_text(&err, rc));
+            fprintf(stderr, "bench_decoder: -lm-batch %s: %s\n", lm_name, smt_err_text(&err, rc));
             return 1;
         }
         if (prefix) {
             char path[4096];
-            snprintf(path, sizeof path, "%s.%ut.out", prefix, threads);
+            snprintf(path, sizeof path, "%s.%ut.%s.out", prefix, threads, lm_name);
             FILE *f = fopen(path, "w");
             if (!f) {
                 perror(path);
@@ -243,21 +295,48 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
+        if (mi == 0) {
+            first_out = malloc(out_len + 1);
+            if (!first_out) {
+                fprintf(stderr, "bench_decoder: out of memory\n");
+                return 1;
+            }
+            memcpy(first_out, out, out_len);
+            first_len = out_len;
+        } else {
+            printf("decoder_identical threads=%u lm_batch=%s vs=%s %s\n", threads, lm_name,
+                   lm_names[lm_modes[0]],
+                   out_len == first_len && !memcmp(out, first_out, out_len) ? "yes" : "no");
+        }
         lines hyp = split_lines(out);
         double b = n_refs ? bleu(&hyp, refs, n_refs) : NAN;
-        printf("decoder threads=%u sentences=%llu words=%llu seconds=%.3f words_per_s=%.0f "
-               "sentences_per_s=%.1f score_mean=%.4f bleu=%.2f peak_rss_mb=%.1f\n",
-               threads, (unsigned long long)st.lines, (unsigned long long)st.tokens, st.seconds,
-               (double)st.tokens / st.seconds, (double)st.lines / st.seconds,
-               st.lines ? st.score_sum / (double)st.lines : 0, b, peak_rss_mb());
+        printf("decoder threads=%u lm_batch=%s sentences=%llu words=%llu seconds=%.3f "
+               "cpu_seconds=%.3f words_per_s=%.0f words_per_cpu_s=%.0f sentences_per_s=%.1f "
+               "score_mean=%.4f bleu=%.2f peak_rss_mb=%.1f\n",
+               threads, lm_name, (unsigned long long)st.lines, (unsigned long long)st.tokens,
+               st.seconds, cpu, (double)st.tokens / st.seconds, (double)st.tokens / cpu,
+               (double)st.lines / st.seconds, st.lines ? st.score_sum / (double)st.lines : 0, b,
+               peak_rss_mb());
+        if (st.lm_batch != 0)
+            printf("decoder_lm threads=%u lm_batch=%s width=%d batches=%llu "
+                   "expansions_per_batch=%.1f calls=%llu queries_per_call=%.1f cache_hits=%llu "
+                   "queries=%llu lm_seconds=%.3f lm_share=%.3f\n",
+                   threads, lm_name, width < 0 ? 16 : width, (unsigned long long)st.lm_batches,
+                   st.lm_batches ? (double)st.lm_expansions / (double)st.lm_batches : 0,
+                   (unsigned long long)st.lm_calls,
+                   st.lm_calls ? (double)st.lm_queries / (double)st.lm_calls : 0,
+                   (unsigned long long)st.lm_hits, (unsigned long long)st.lm_queries,
+                   st.lm_seconds, cpu > 0 ? st.lm_seconds / cpu : 0);
         if (threads == 2)
-            printf("decoder_ratio threads=2 vs_moses1=%.2f vs_moses2=%.2f (anchors 1881 and 4707 "
-                   "words/s)\n",
+            printf("decoder_ratio threads=2 lm_batch=%s vs_moses1=%.2f vs_moses2=%.2f (anchors "
+                   "1881 and 4707 words/s)\n", lm_name,
                    (double)st.tokens / st.seconds / 1881.0, (double)st.tokens / st.seconds / 4707.0);
         fflush(stdout);
         free(hyp.v);
         free(out);
         dec_model_free(m);
+      }
+      free(first_out);
     }
     free(targs);
     for (int r = 0; r < n_refs; r++) {

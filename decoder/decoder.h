@@ -185,6 +185,11 @@ void dec_translation_free(dec_translation *t);
 #define DEC_MAX_NBEST 1000000 /* -n-best-list N / [n-best-list] N: 0 .. this */
 #define DEC_MAX_VERBOSE 10    /* -v / [verbose]: 0 .. this */
 #define DEC_MAX_NBEST_FACTOR 1000000 /* -n-best-factor / [n-best-factor]: 0 .. this */
+/* -lm-batch: the search's LM queries one at a time (off: the reference), or gathered from many
+ * expansions of several sentences decoded in lock-step by each thread and scored together by
+ * glm's batched walks on the CPU (cpu) or its CUDA kernel (gpu; refused without a device). */
+enum { DEC_LM_BATCH_OFF = 0, DEC_LM_BATCH_CPU = 1, DEC_LM_BATCH_GPU = 2 };
+#define DEC_MAX_LM_BATCH_WIDTH 1024
 typedef struct dec_run_options {
     int threads;                /* -threads: 0 = every CPU; -1: the ini's [threads], else 1 */
     int verbose;                /* -v: -1: the ini's [verbose], else 1; > 0: dec_run_input shows
@@ -233,6 +238,10 @@ typedef struct dec_run_options {
     int monotone_at_punct;      /* -monotone-at-punctuation / -mp: walls around , . ! ? : ; "
                                  * (no reordering across them); -1: the ini's, else 0 */
     const char *xml_brackets;   /* -xml-brackets "LB RB" (default "< >"); NULL: the ini's */
+    int lm_batch;               /* -lm-batch: how the search asks its LMs (DEC_LM_BATCH_*);
+                                 * -1: DEC_LM_BATCH_DEFAULT. Every setting gives the same output. */
+    int lm_batch_width;         /* -lm-batch-width: sentences each thread decodes in lock-step
+                                 * with -lm-batch cpu|gpu (1 .. DEC_MAX_LM_BATCH_WIDTH); -1: 16 */
     int resolved;               /* set by dec_run_options_resolve */
     char *owned_[2];            /* private: what dec_run_options_resolve allocated */
 } dec_run_options;
@@ -263,6 +272,13 @@ void dec_run_options_release(dec_run_options *o);
 typedef struct dec_run_stats {
     uint64_t lines, tokens, refused;
     double seconds, score_sum;
+    /* the LM batches (-lm-batch cpu|gpu; zero with off): the back end used, the batches, the
+     * expansions scored in them, the questions the workers' caches answered, the calls to the
+     * LM's batch and the questions asked in them, and the wall time inside those calls (summed
+     * over the threads) */
+    int lm_batch;
+    uint64_t lm_batches, lm_expansions, lm_hits, lm_calls, lm_queries;
+    double lm_seconds;
 } dec_run_stats;
 int dec_run(dec_model *m, FILE *in, FILE *out, const dec_run_options *opt, dec_run_stats *stats,
             smt_err *err);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dec_internal.h"
+#include "dec_lm_batch.h"
 #include "dec_search.h"
 #include "dec_xml.h"
 #include "smt_io.h"
@@ -170,38 +171,43 @@ int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
                                err);
 }
 
-int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
-                        smt_buf *best, smt_buf *align, smt_buf *unk, smt_buf *nbest, size_t n_best,
-                        int distinct, double *score, smt_err *err)
+/* A refused or failed line: its empty output lines. */
+static void line_empty(smt_buf *best, smt_buf *align, smt_buf *unk)
+{
+    smt_buf_append(best, "\n", 1);
+    if (align)
+        smt_buf_append(align, "\n", 1);
+    if (unk)
+        smt_buf_append(unk, "\n", 1);
+}
+
+/* Sets the line up in w's search (its markup, its words, dec_search_begin). On an error but
+ * SMT_ERR_NOMEM the line's empty output lines are written. */
+static int line_begin(dec_worker *w, const char *line, size_t len, uint64_t sent_id, int want_nbest,
+                      smt_buf *best, smt_buf *align, smt_buf *unk, smt_err *err)
 {
     size_t n = 0;
-    if (score)
-        *score = 0;
     int rc = prepare(w, line, len, &n, err);
     if (rc == SMT_ERR_NOMEM)
         return rc;
-    if (rc || n > DEC_MAX_SENTENCE) { /* a markup error or an overlong sentence: an empty line */
-        if (!rc)
-            rc = smt_err_set(err, SMT_ERR_LIMIT,
-                             "sentence %llu has %zu tokens; the limit is %d: translation skipped",
-                             (unsigned long long)sent_id, n, DEC_MAX_SENTENCE);
-        smt_buf_append(best, "\n", 1);
-        if (align)
-            smt_buf_append(align, "\n", 1);
-        if (unk)
-            smt_buf_append(unk, "\n", 1);
-        return rc;
-    }
-    rc = dec_search_run(w->s, w->tokens, w->lens, n, nbest && n_best > 0, err);
-    if (rc) {
-        smt_buf_append(best, "\n", 1);
-        if (align)
-            smt_buf_append(align, "\n", 1);
-        if (unk)
-            smt_buf_append(unk, "\n", 1);
-        return rc;
-    }
-    if ((rc = dec_search_best(w->s, best, align, score)) != 0)
+    if (!rc && n > DEC_MAX_SENTENCE)
+        rc = smt_err_set(err, SMT_ERR_LIMIT,
+                         "sentence %llu has %zu tokens; the limit is %d: translation skipped",
+                         (unsigned long long)sent_id, n, DEC_MAX_SENTENCE);
+    if (!rc)
+        rc = dec_search_begin(w->s, w->tokens, w->lens, n, want_nbest, err);
+    if (rc) /* a markup error, an overlong sentence, a damaged table: an empty line */
+        line_empty(best, align, unk);
+    return rc;
+}
+
+/* The outputs of w's finished search. */
+static int line_output(dec_worker *w, uint64_t sent_id, smt_buf *best, smt_buf *align,
+                       smt_buf *unk, smt_buf *nbest, size_t n_best, int distinct, double *score,
+                       smt_err *err)
+{
+    int rc = dec_search_best(w->s, best, align, score);
+    if (rc)
         return smt_err_set(err, rc, "out of memory");
     for (size_t i = 0; unk && i < w->s->n_unk && !rc; i++) /* Moses: each word and a space */
         if (smt_buf_append(unk, w->tokens[w->s->unk[i]], w->lens[w->s->unk[i]]) ||
@@ -214,6 +220,23 @@ int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t se
     if (nbest && n_best && (rc = dec_search_nbest(w->s, sent_id, n_best, distinct, nbest)) != 0)
         return smt_err_set(err, rc, "out of memory");
     return 0;
+}
+
+int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
+                        smt_buf *best, smt_buf *align, smt_buf *unk, smt_buf *nbest, size_t n_best,
+                        int distinct, double *score, smt_err *err)
+{
+    if (score)
+        *score = 0;
+    w->s->lm_batch = 0;
+    int rc = line_begin(w, line, len, sent_id, nbest && n_best > 0, best, align, unk, err);
+    if (rc)
+        return rc;
+    if ((rc = dec_search_step(w->s, err)) != 0) {
+        line_empty(best, align, unk);
+        return rc;
+    }
+    return line_output(w, sent_id, best, align, unk, nbest, n_best, distinct, score, err);
 }
 
 int dec_translate_data(dec_worker *w, const char *line, size_t len, dec_translation *out,
@@ -319,6 +342,14 @@ typedef struct line_job {
 
 typedef struct run_ctx {
     dec_worker **workers;
+    /* -lm-batch cpu|gpu: each thread decodes `lanes` sentences in lock-step (workers[t * lanes ..
+     * + lanes)), taking them from chunks of `chunk` lines, and scores their LM queries together */
+    unsigned lanes;
+    size_t chunk, n_lines;
+    dec_lm_batch **batchers;  /* one per thread */
+    dec_search **ready;       /* lanes per thread: the searches waiting for LM scores */
+    size_t *line_of;          /* lanes per thread: the line each lane decodes (SIZE_MAX: none) */
+    smt_err *errs;            /* lanes per thread */
     line_job *jobs; /* grown as lines arrive, up to a batch: a short run touches little memory */
     size_t n_jobs;
     uint64_t first_id;
@@ -348,24 +379,22 @@ static void draw_progress(run_ctx *ctx, int final)
     ctx->drawn = !final;
 }
 
-static void run_one(void *ctx_p, size_t task, unsigned worker)
+static void job_clear(line_job *j)
 {
-    run_ctx *ctx = ctx_p;
-    line_job *j = &ctx->jobs[task];
-    smt_err e;
-    smt_err_clear(&e);
     j->best.len = 0;
     j->nbest.len = 0;
     j->align.len = 0;
     j->unk.len = 0;
-    j->rc = dec_translate_align(ctx->workers[worker], j->text, j->len, ctx->first_id + task,
-                                &j->best, ctx->want_align ? &j->align : NULL,
-                                ctx->want_unk ? &j->unk : NULL,
-                                ctx->want_nbest ? &j->nbest : NULL, ctx->n_best, ctx->distinct,
-                                &j->score, &e);
+    j->score = 0;
+}
+
+/* The line's result (rc, e's message) and the progress meter. */
+static void job_done(run_ctx *ctx, line_job *j, int rc, const smt_err *e, unsigned worker)
+{
+    j->rc = rc;
     j->msg[0] = '\0';
     if (j->rc)
-        snprintf(j->msg, sizeof j->msg, "%s", smt_err_text(&e, j->rc));
+        snprintf(j->msg, sizeof j->msg, "%s", smt_err_text(e, j->rc));
     j->tokens = (uint32_t)smt_words_count(j->text, j->len, SMT_WS_LINE);
     if (ctx->progress) {
         atomic_fetch_add(&ctx->lines, 1);
@@ -374,6 +403,103 @@ static void run_one(void *ctx_p, size_t task, unsigned worker)
         if (worker == 0 && (now = smt_now()) - ctx->last_draw >= 0.5) {
             ctx->last_draw = now;
             draw_progress(ctx, 0);
+        }
+    }
+}
+
+static void run_one(void *ctx_p, size_t task, unsigned worker)
+{
+    run_ctx *ctx = ctx_p;
+    line_job *j = &ctx->jobs[task];
+    smt_err e;
+    smt_err_clear(&e);
+    job_clear(j);
+    int rc = dec_translate_align(ctx->workers[worker], j->text, j->len, ctx->first_id + task,
+                                 &j->best, ctx->want_align ? &j->align : NULL,
+                                 ctx->want_unk ? &j->unk : NULL,
+                                 ctx->want_nbest ? &j->nbest : NULL, ctx->n_best, ctx->distinct,
+                                 &j->score, &e);
+    job_done(ctx, j, rc, &e, worker);
+}
+
+/* A chunk of lines decoded in lock-step by the thread's lanes (-lm-batch): each lane steps its
+ * sentence until it waits for LM scores, the waiting expansions of all lanes are scored in one
+ * batch, and a lane whose sentence is done takes the chunk's next line. */
+static void run_chunk(void *ctx_p, size_t task, unsigned worker)
+{
+    run_ctx *ctx = ctx_p;
+    unsigned nl = ctx->lanes;
+    dec_worker **lw = &ctx->workers[(size_t)worker * nl];
+    dec_search **ready = &ctx->ready[(size_t)worker * nl];
+    size_t *line_of = &ctx->line_of[(size_t)worker * nl];
+    smt_err *errs = &ctx->errs[(size_t)worker * nl];
+    dec_lm_batch *b = ctx->batchers[worker];
+    size_t next = task * ctx->chunk, hi = next + ctx->chunk;
+    if (hi > ctx->n_lines)
+        hi = ctx->n_lines;
+    for (unsigned g = 0; g < nl; g++)
+        line_of[g] = SIZE_MAX;
+    for (;;) {
+        for (unsigned g = 0; g < nl; g++) /* idle lanes take the next lines */
+            while (line_of[g] == SIZE_MAX && next < hi) {
+                line_job *j = &ctx->jobs[next];
+                smt_err_clear(&errs[g]);
+                job_clear(j);
+                lw[g]->s->lm_batch = 1;
+                int rc = line_begin(lw[g], j->text, j->len, ctx->first_id + next,
+                                    ctx->want_nbest, &j->best, ctx->want_align ? &j->align : NULL,
+                                    ctx->want_unk ? &j->unk : NULL, &errs[g]);
+                if (rc)
+                    job_done(ctx, j, rc, &errs[g], worker);
+                else
+                    line_of[g] = next;
+                next++;
+            }
+        size_t n_ready = 0;
+        for (unsigned g = 0; g < nl; g++) {
+            if (line_of[g] == SIZE_MAX)
+                continue;
+            line_job *j = &ctx->jobs[line_of[g]];
+            int rc = dec_search_step(lw[g]->s, &errs[g]);
+            if (rc == 1) {
+                ready[n_ready++] = lw[g]->s;
+                continue;
+            }
+            if (rc)
+                line_empty(&j->best, ctx->want_align ? &j->align : NULL,
+                           ctx->want_unk ? &j->unk : NULL);
+            else
+                rc = line_output(lw[g], ctx->first_id + line_of[g], &j->best,
+                                 ctx->want_align ? &j->align : NULL, ctx->want_unk ? &j->unk : NULL,
+                                 ctx->want_nbest ? &j->nbest : NULL, ctx->n_best, ctx->distinct,
+                                 &j->score, &errs[g]);
+            job_done(ctx, j, rc, &errs[g], worker);
+            line_of[g] = SIZE_MAX;
+        }
+        if (!n_ready) {
+            if (next >= hi)
+                break;
+            continue;
+        }
+        smt_err e;
+        smt_err_clear(&e);
+        int rc = dec_lm_batch_score(b, ready, n_ready, &e);
+        for (unsigned g = 0; g < nl; g++) {
+            if (line_of[g] == SIZE_MAX)
+                continue;
+            int lrc = rc;
+            if (lrc)
+                errs[g] = e;
+            else
+                lrc = dec_search_finish_pending(lw[g]->s, &errs[g]);
+            if (lrc) { /* the line fails (its lane is free again) */
+                line_job *j = &ctx->jobs[line_of[g]];
+                lw[g]->s->n_pend = 0;
+                line_empty(&j->best, ctx->want_align ? &j->align : NULL,
+                           ctx->want_unk ? &j->unk : NULL);
+                job_done(ctx, j, lrc, &errs[g], worker);
+                line_of[g] = SIZE_MAX;
+            }
         }
     }
 }
@@ -396,7 +522,26 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
         return rc;
     unsigned nw = smt_pool_size(pool);
     run_ctx ctx = {0};
-    ctx.workers = calloc(nw, sizeof *ctx.workers);
+    /* -lm-batch: lanes of lock-step sentences per thread (a model without an LM has nothing to
+     * batch) */
+    int lm_batch = m->n_lms ? opt->lm_batch : DEC_LM_BATCH_OFF;
+    ctx.lanes = lm_batch != DEC_LM_BATCH_OFF ? (unsigned)opt->lm_batch_width : 1;
+    ctx.chunk = 4 * (size_t)ctx.lanes;
+    size_t n_workers = (size_t)nw * ctx.lanes;
+    dec_lm_gpu *gpu = NULL;
+    if (lm_batch == DEC_LM_BATCH_GPU)
+        rc = dec_lm_gpu_create(&gpu, m, err);
+    if (lm_batch != DEC_LM_BATCH_OFF && !rc) {
+        ctx.batchers = calloc(nw, sizeof *ctx.batchers);
+        ctx.ready = calloc(n_workers, sizeof *ctx.ready);
+        ctx.line_of = calloc(n_workers, sizeof *ctx.line_of);
+        ctx.errs = calloc(n_workers, sizeof *ctx.errs);
+        if (!ctx.batchers || !ctx.ready || !ctx.line_of || !ctx.errs)
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        for (unsigned i = 0; i < nw && !rc; i++)
+            rc = dec_lm_batch_create(&ctx.batchers[i], m, lm_batch, gpu, err);
+    }
+    ctx.workers = rc ? NULL : calloc(n_workers, sizeof *ctx.workers);
     ctx.n_best = n_best;
     ctx.distinct = distinct;
     ctx.want_nbest = nbest != NULL && n_best > 0;
@@ -406,9 +551,9 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
     ctx.start = ctx.last_draw = t0;
     atomic_init(&ctx.lines, 0);
     atomic_init(&ctx.words, 0);
-    if (!ctx.workers)
+    if (!rc && !ctx.workers)
         rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-    for (unsigned i = 0; i < nw && !rc; i++)
+    for (size_t i = 0; i < n_workers && !rc; i++)
         if (!(rc = dec_worker_create(&ctx.workers[i], m, err)))
             rc = dec_worker_set_options(ctx.workers[i], opt, err);
     dec_run_stats st = {0};
@@ -467,7 +612,11 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
         if (n == 0 || (rc && rc != SMT_ERR_IO))
             break; /* a read error still lets the lines read before it through */
         ctx.first_id = base + st.lines;
-        smt_pool_run(pool, n, run_one, &ctx);
+        ctx.n_lines = n;
+        if (lm_batch != DEC_LM_BATCH_OFF)
+            smt_pool_run(pool, (n + ctx.chunk - 1) / ctx.chunk, run_chunk, &ctx);
+        else
+            smt_pool_run(pool, n, run_one, &ctx);
         if (ctx.drawn) { /* warnings start on a clean line */
             fputs("\r\033[K", stderr);
             ctx.drawn = 0;
@@ -529,9 +678,28 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
         smt_buf_free(&ctx.jobs[i].align);
         smt_buf_free(&ctx.jobs[i].unk);
     }
-    for (unsigned i = 0; i < nw && ctx.workers; i++)
+    for (size_t i = 0; i < n_workers && ctx.workers; i++)
         dec_worker_free(ctx.workers[i]);
     free(ctx.workers);
+    st.lm_batch = lm_batch;
+    for (unsigned i = 0; i < nw && ctx.batchers; i++) {
+        if (!ctx.batchers[i])
+            continue;
+        dec_lm_batch_stats bs;
+        dec_lm_batch_stats_get(ctx.batchers[i], &bs);
+        st.lm_batches += bs.batches;
+        st.lm_expansions += bs.expansions;
+        st.lm_hits += bs.hits;
+        st.lm_calls += bs.calls;
+        st.lm_queries += bs.queries;
+        st.lm_seconds += bs.seconds;
+        dec_lm_batch_free(ctx.batchers[i]);
+    }
+    free(ctx.batchers);
+    free(ctx.ready);
+    free(ctx.line_of);
+    free(ctx.errs);
+    dec_lm_gpu_free(gpu);
     free(ctx.jobs);
     smt_pool_destroy(pool);
     st.seconds = smt_now() - t0;

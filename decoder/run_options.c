@@ -9,6 +9,9 @@
 #include "smt_num.h"
 #include "smt_words.h"
 
+/* -lm-batch when not given: the fastest measured (docs/decoder.md, "Batched LM scoring"). */
+#define DEC_LM_BATCH_DEFAULT DEC_LM_BATCH_OFF
+
 void dec_run_options_default(dec_run_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -21,6 +24,7 @@ void dec_run_options_default(dec_run_options *o)
     o->mark_unknown = -1;
     o->drop_unknown = o->output_hypo_score = o->nbest_factor = -1;
     o->monotone_at_punct = -1;
+    o->lm_batch = o->lm_batch_width = -1;
 }
 
 void dec_run_options_release(dec_run_options *o)
@@ -165,6 +169,14 @@ int dec_run_options_resolve(const dec_model *m, const dec_run_options *given,
                          out->xml_brackets);
     if (rc >= 0 && !out->unknowns_path && !out->unknowns)
         out->unknowns_path = dec_model_param(m, "output-unknowns"); /* as [n-best-list]'s FILE */
+    if (rc >= 0 && out->lm_batch < 0)
+        out->lm_batch = DEC_LM_BATCH_DEFAULT;
+    if (rc >= 0 && out->lm_batch_width < 0)
+        out->lm_batch_width = 16;
+    if (rc >= 0 && (out->lm_batch > DEC_LM_BATCH_GPU || out->lm_batch_width < 1 ||
+                    out->lm_batch_width > DEC_MAX_LM_BATCH_WIDTH))
+        rc = smt_err_set(err, SMT_ERR_ARG, "-lm-batch %d / -lm-batch-width %d: out of range (0..2, "
+                         "1..%d)", out->lm_batch, out->lm_batch_width, DEC_MAX_LM_BATCH_WIDTH);
     if (rc >= 0 && (out->threads > DEC_MAX_THREADS || out->verbose > DEC_MAX_VERBOSE ||
                     out->n_best > DEC_MAX_NBEST || out->nbest_factor > DEC_MAX_NBEST_FACTOR))
         rc = smt_err_set(err, SMT_ERR_ARG, "a run setting is out of range (threads %d, "

@@ -47,7 +47,17 @@ static int hyp_equal(const dec_search *s, const hyp *a, const hyp *b)
     return dec_ff_state_equal(m, a, b);
 }
 
-/* Scores the expansion of p by candidate c over [start, end] into coverage to. */
+/* Scores h, an expansion made by expand (its LM scores already in h when s->lm_deferred). */
+static void finish(dec_search *s, hyp *h, int complete)
+{
+    double score = h->prev->score + h->cand->static_score;
+    dec_ff_expand(s, h, h->prev, complete, &score);
+    h->score = score;
+    h->total = score + h->cov->future;
+}
+
+/* The expansion of p by candidate c over [start, end] into coverage to, scored (with s->lm_batch:
+ * scored once its LM scores are known, by dec_search_finish_pending). */
 static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end, cov *to,
                    int complete)
 {
@@ -61,11 +71,9 @@ static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end,
     h->end = (int16_t)end;
     h->arcs = h->next_arc = h->hnext = NULL;
     h->alive = 0;
-    double score = p->score + c->static_score;
-    dec_ff_expand(s, h, p, complete, &score);
-    h->score = score;
-    h->total = score + to->future;
     h->id = s->next_id++;
+    if (!s->lm_batch)
+        finish(s, h, complete);
     return h; /* hash: computed by stack_add, as many hypotheses never leave the queue */
 }
 
@@ -542,7 +550,29 @@ static int push_cell(dec_search *s, edge *e, uint32_t x, uint32_t y, int complet
         return SMT_ERR_NOMEM;
     uint32_t slot = (uint32_t)q->n_cells++;
     q->cells[slot] = (qcell){h, e, x, y};
+    if (s->lm_batch) { /* queued once scored (dec_search_finish_pending) */
+        if (s->n_pend == s->cap_pend &&
+            smt_grow(&s->pend, &s->cap_pend, s->n_pend + 1, sizeof *s->pend, 64))
+            return SMT_ERR_NOMEM;
+        s->pend[s->n_pend++] = (lm_pend){h, slot, (uint8_t)complete};
+        return 0;
+    }
     return q_push(q, (qitem){h->total, h->id, slot});
+}
+
+int dec_search_finish_pending(dec_search *s, smt_err *err)
+{
+    queue *q = search_queue(s);
+    s->lm_deferred = 1;
+    int rc = 0;
+    for (size_t i = 0; i < s->n_pend && !rc; i++) {
+        lm_pend *p = &s->pend[i];
+        finish(s, p->h, p->complete);
+        rc = q_push(q, (qitem){p->h->total, p->h->id, p->slot});
+    }
+    s->lm_deferred = 0;
+    s->n_pend = 0;
+    return rc ? smt_err_set(err, rc, "out of memory") : 0;
 }
 
 /* ---------------------------------------------------------------- the sentence */
@@ -554,6 +584,25 @@ typedef struct search_priv {
 
 static queue *search_queue(dec_search *s) { return &((search_priv *)s)->q; }
 
+int dec_lm_cache_alloc(lm_cache_key **keys, lm_cache_val **vals, unsigned n)
+{
+    size_t slots = (size_t)1 << DEC_LM_CACHE_BITS;
+    for (unsigned l = 0; l < n; l++) {
+        if (keys[l])
+            continue;
+        lm_cache_key *k = aligned_alloc(64, slots * sizeof *k);
+        lm_cache_val *v = malloc(slots * sizeof *v);
+        if (!k || !v) {
+            free(k), free(v);
+            return SMT_ERR_NOMEM;
+        }
+        memset(k, 0, slots * sizeof *k);
+        keys[l] = k;
+        vals[l] = v;
+    }
+    return 0;
+}
+
 int dec_search_create(dec_search **out, dec_model *m, smt_err *err)
 {
     search_priv *p = calloc(1, sizeof *p);
@@ -561,16 +610,6 @@ int dec_search_create(dec_search **out, dec_model *m, smt_err *err)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     p->pub.m = m;
     p->pub.hyp_size = dec_hyp_size(m);
-    size_t slots = (size_t)1 << DEC_LM_CACHE_BITS;
-    for (unsigned l = 0; l < m->n_lms; l++) {
-        p->pub.lmk[l] = aligned_alloc(64, slots * sizeof(lm_cache_key));
-        p->pub.lmv[l] = malloc(slots * sizeof(lm_cache_val));
-        if (!p->pub.lmk[l] || !p->pub.lmv[l]) {
-            dec_search_free(&p->pub);
-            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-        }
-        memset(p->pub.lmk[l], 0, slots * sizeof(lm_cache_key));
-    }
     *out = &p->pub;
     return 0;
 }
@@ -586,6 +625,7 @@ void dec_search_free(dec_search *s)
     }
     free(search_queue(s)->items);
     free(search_queue(s)->cells);
+    free(s->pend);
     dec_translation_free(&s->tr);
     free(s);
 }
@@ -989,38 +1029,60 @@ static int collect_options(dec_search *s, smt_err *err)
     return 0;
 }
 
-static int process_stack(dec_search *s, uint32_t k)
+enum { PH_CORNERS, PH_POPS, PH_DONE };
+
+int dec_search_step(dec_search *s, smt_err *err)
 {
-    stack *st = &s->stacks[k];
     queue *q = search_queue(s);
-    q->n = 0;
-    q->n_cells = 0;
-    int complete = k == s->n, rc;
-    for (uint32_t i = 0; i < st->n_edges; i++)
-        if ((rc = push_cell(s, st->edges[i], 0, 0, complete)))
-            return rc;
-    for (int pops = 0; pops < s->m->pop_limit && q->n; pops++) {
-        qcell it = q->cells[q_pop(q).slot];
-        if ((rc = stack_add(s, st, it.h)) || (rc = push_cell(s, it.e, it.x + 1, it.y, complete)) ||
-            (rc = push_cell(s, it.e, it.x, it.y + 1, complete)))
-            return rc;
+    int rc = 0;
+    while (!rc && !s->n_pend) {
+        if (s->phase == PH_DONE)
+            return 0;
+        stack *st = &s->stacks[s->k];
+        int complete = s->k == s->n;
+        if (s->phase == PH_CORNERS) { /* every cube of the stack starts with its corner */
+            q->n = 0;
+            q->n_cells = 0;
+            for (uint32_t i = 0; i < st->n_edges && !rc; i++)
+                rc = push_cell(s, st->edges[i], 0, 0, complete);
+            s->phase = PH_POPS;
+            s->pops = 0;
+        } else if (s->pops < s->m->pop_limit && q->n) {
+            qcell it = q->cells[q_pop(q).slot];
+            s->pops++;
+            if (!(rc = stack_add(s, st, it.h)) && !(rc = push_cell(s, it.e, it.x + 1, it.y, complete)))
+                rc = push_cell(s, it.e, it.x, it.y + 1, complete);
+        } else { /* the stack is full: prune it and make the cubes of the next ones */
+            if ((rc = prune_to_size(s, st, (uint32_t)s->m->stack_size)) || (rc = gather_covs(s, st)))
+                break;
+            if (s->k < s->n) {
+                if ((rc = forward_todos(s, s->k)))
+                    break;
+                s->k++;
+                s->phase = PH_CORNERS;
+            } else {
+                if (st->n)
+                    s->best = st->hyps[0]; /* gather_covs sorted them */
+                s->phase = PH_DONE;
+            }
+        }
     }
-    if ((rc = prune_to_size(s, st, (uint32_t)s->m->stack_size)) || (rc = gather_covs(s, st)))
-        return rc;
-    return k < s->n ? forward_todos(s, k) : 0;
+    return rc ? smt_err_set(err, rc, "out of memory") : 1;
 }
 
-int dec_search_run(dec_search *s, char **tokens, const uint32_t *lens, size_t n, int want_nbest,
-                   smt_err *err)
+int dec_search_begin(dec_search *s, char **tokens, const uint32_t *lens, size_t n, int want_nbest,
+                     smt_err *err)
 {
     arena_reset(&s->ar);
     s->best = NULL;
     s->n_unk = 0;
+    s->n_pend = 0;
     s->tokens = tokens;
     s->lens = lens;
     s->n = n;
     s->nbest = want_nbest;
     s->next_id = 0;
+    s->phase = PH_DONE;
     if (n == 0)
         return 0;
     if (n > DEC_MAX_SENTENCE)
@@ -1053,11 +1115,15 @@ int dec_search_run(dec_search *s, char **tokens, const uint32_t *lens, size_t n,
     if ((rc = stack_insert(s, &s->stacks[0], h0)) || (rc = gather_covs(s, &s->stacks[0])) ||
         (rc = forward_todos(s, 0)))
         return smt_err_set(err, rc, "out of memory");
-    for (uint32_t k = 1; k <= n; k++)
-        if ((rc = process_stack(s, k)))
-            return smt_err_set(err, rc, "out of memory");
-    stack *last = &s->stacks[n];
-    if (last->n)
-        s->best = last->hyps[0]; /* gather_covs sorted them */
+    s->k = 1;
+    s->phase = PH_CORNERS;
     return 0;
+}
+
+int dec_search_run(dec_search *s, char **tokens, const uint32_t *lens, size_t n, int want_nbest,
+                   smt_err *err)
+{
+    s->lm_batch = 0;
+    int rc = dec_search_begin(s, tokens, lens, n, want_nbest, err);
+    return rc ? rc : dec_search_step(s, err);
 }

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 /* The decoder gives the same 1-best and n-best output with 1 and 2 threads (workers share the
- * model and fill its phrase cache concurrently). A plain program so that it runs under TSan. */
+ * model and fill its phrase cache concurrently), and with -lm-batch cpu (threads each decoding
+ * sentences in lock-step, 3 lanes) the same as one query at a time. A plain program so that it
+ * runs under TSan. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +12,8 @@
 #include "testutil.h"
 
 /* Decodes input with `threads` threads on a fresh model; returns 1-best and n-best text. */
-static int decode(const char *ini, const char *input, unsigned threads, char **out, char **nb)
+static int decode(const char *ini, const char *input, unsigned threads, int lm_batch, char **out,
+                  char **nb)
 {
     smt_err e;
     dec_model *m;
@@ -28,6 +31,8 @@ static int decode(const char *ini, const char *input, unsigned threads, char **o
     ro.n_best = 20;
     ro.distinct = 1;
     ro.threads = (int)threads;
+    ro.lm_batch = lm_batch;
+    ro.lm_batch_width = 3;
     rc = dec_run(m, in, o, &ro, NULL, &e);
     fclose(in);
     fclose(o);
@@ -38,11 +43,15 @@ static int decode(const char *ini, const char *input, unsigned threads, char **o
 
 static void compare(const char *what, const char *ini, const char *input)
 {
-    char *o1 = NULL, *n1 = NULL, *o2 = NULL, *n2 = NULL;
-    TH_CHECK(decode(ini, input, 1, &o1, &n1) == 0, "%s: 1 thread", what);
-    TH_CHECK(decode(ini, input, 2, &o2, &n2) == 0, "%s: 2 threads", what);
+    char *o1 = NULL, *n1 = NULL, *o2 = NULL, *n2 = NULL, *o3 = NULL, *n3 = NULL;
+    TH_CHECK(decode(ini, input, 1, DEC_LM_BATCH_OFF, &o1, &n1) == 0, "%s: 1 thread", what);
+    TH_CHECK(decode(ini, input, 2, DEC_LM_BATCH_OFF, &o2, &n2) == 0, "%s: 2 threads", what);
     TH_CHECK(o1 && o2 && strcmp(o1, o2) == 0, "%s: 1-best differs between 1 and 2 threads", what);
     TH_CHECK(n1 && n2 && strcmp(n1, n2) == 0, "%s: n-best differs between 1 and 2 threads", what);
+    TH_CHECK(decode(ini, input, 2, DEC_LM_BATCH_CPU, &o3, &n3) == 0, "%s: -lm-batch cpu", what);
+    TH_CHECK(o3 && strcmp(o1, o3) == 0, "%s: 1-best differs with -lm-batch cpu", what);
+    TH_CHECK(n3 && strcmp(n1, n3) == 0, "%s: n-best differs with -lm-batch cpu", what);
+    free(o3), free(n3);
     size_t lines = 0, want = 0;
     for (const char *p = o2; p && *p; p++)
         lines += *p == '\n';

@@ -38,7 +38,7 @@ static void usage(FILE *f)
             "               [-b BEAM] [-max-phrase-length N] [-ttable-limit N] [-mark-unknown]\n"
             "               [-unknown-word-prefix P] [-unknown-word-suffix S] [-v N]\n"
             "               [-search-algorithm 1] [-inputtype 0] [-show-weights] [-h|--help]\n"
-            "               [--verify | -verify-models]\n"
+            "               [--verify | -verify-models] [-lm-batch cpu|gpu|off] [-lm-batch-width W]\n"
             "               [-resume] [-parts-dir DIR] [-chunk-bytes N]   (under mpirun/srun)\n"
             "Reads tokenized sentences (one per line) and writes one translation per line, in\n"
             "input order. FILE '-' writes the n-best list to standard output. -t reports the\n"
@@ -49,6 +49,9 @@ static void usage(FILE *f)
             "-ttable-limit 0..%d (0: all), -n-best-list N 0..%d, -v 0..%d.\n"
             "-input-file may be compressed (.gz, .xz, .bz2, .zst). --verify checks every checksum of\n"
             "the binary models at load. On a terminal, progress (lines/s, words/s) shows unless -v 0.\n"
+            "-lm-batch: the LM queries of W sentences per thread decoded in lock-step (-lm-batch-width,\n"
+            "default 16) are scored together on the CPU (cpu, the default) or the GPU (gpu); off asks\n"
+            "one query at a time. The output is the same with each.\n"
             "Started by mpirun or srun with N ranks (a build with MPI), the input is cut into chunks\n"
             "that the ranks translate, each with -threads threads; the outputs are those of one\n"
             "process. A plain -input-file is read by each rank in parts, written as part files in\n"
@@ -128,7 +131,8 @@ static int fs_dist_run(dec_model *m, const dec_run_options *run, int argc, char 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-threads") || !strcmp(a, "-th") || !strcmp(a, "-parts-dir") ||
-            !strcmp(a, "-chunk-bytes") || !strcmp(a, "-v") || !strcmp(a, "-verbose")) {
+            !strcmp(a, "-chunk-bytes") || !strcmp(a, "-v") || !strcmp(a, "-verbose") ||
+            !strcmp(a, "-lm-batch") || !strcmp(a, "-lm-batch-width")) {
             i++;
             continue;
         }
@@ -309,6 +313,23 @@ static int tool_main(int argc, char **argv, int rank, int size, int *collective)
                 return 2;
             }
             ro.xml_input = v, i++;
+        } else if (!strcmp(a, "-lm-batch")) {
+            if (v && !strcmp(v, "off"))
+                ro.lm_batch = DEC_LM_BATCH_OFF;
+            else if (v && !strcmp(v, "cpu"))
+                ro.lm_batch = DEC_LM_BATCH_CPU;
+            else if (v && !strcmp(v, "gpu"))
+                ro.lm_batch = DEC_LM_BATCH_GPU;
+            else {
+                fprintf(stderr, "fastsmt: -lm-batch needs cpu, gpu or off%s%s%s\n",
+                        v ? " (not '" : "", v ? v : "", v ? "')" : "");
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "-lm-batch-width")) {
+            if (int_flag(a, v, 1, DEC_MAX_LM_BATCH_WIDTH, &ro.lm_batch_width))
+                return 2;
+            i++;
         } else if (!strcmp(a, "-monotone-at-punctuation") || !strcmp(a, "-mp")) {
             ro.monotone_at_punct = 1;
         } else if (!strcmp(a, "-xml-brackets") || !strcmp(a, "-xb")) {

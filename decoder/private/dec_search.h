@@ -140,6 +140,14 @@ typedef struct lm_cache_val {  /* read only on a hit */
 #endif
 
 
+/* An expansion waiting for its LM scores (-lm-batch): its cube cell's queue slot and whether it
+ * completes the sentence (</s>). */
+typedef struct lm_pend {
+    hyp *h;
+    uint32_t slot;
+    uint8_t complete;
+} lm_pend;
+
 struct dec_search {
     lm_cache_key *lmk[DEC_MAX_LMS];
     lm_cache_val *lmv[DEC_MAX_LMS];
@@ -172,6 +180,16 @@ struct dec_search {
     const uint32_t *zones;    /* zone k: words zones[2k] .. zones[2k + 1] */
     size_t n_zones;
     dec_translation tr;       /* the path being formatted (nbest.c) */
+    /* batched LM scoring (lm_batch.c): with lm_batch set, an expansion is made without its LM
+     * scores and waits in pend; dec_search_step returns 1 until they are given
+     * (dec_search_finish_pending, which sets lm_deferred while it completes them) */
+    int lm_batch, lm_deferred;
+    lm_pend *pend;
+    size_t n_pend, cap_pend;
+    /* where the resumable search stands (dec_search_begin, dec_search_step) */
+    uint32_t k;               /* the stack being filled */
+    int phase;                /* search.c's PH_* */
+    int pops;
 };
 
 /* 1 when source position i is covered in bits. */
@@ -181,33 +199,73 @@ static inline int covered(const uint64_t *bits, size_t i) { return (bits[i >> 6]
  * NULL when out of memory (coverage.c). */
 cov *dec_cov_get(dec_search *s, stack *st, const uint64_t *bits);
 
-/* log10 p(w | *in) of LM l, through the worker's cache; the new state goes to *out. */
-static inline float dec_lm_cached(dec_search *s, unsigned l, const glm_state *in, uint32_t w,
-                                  glm_state *out)
+/* The cache slot of the question (in, w). */
+static inline size_t dec_lm_cache_slot(const glm_state *in, uint32_t w)
 {
     uint64_t h = (uint64_t)w * 0x9E3779B97F4A7C15ull ^ in->length;
     for (unsigned i = 0; i < in->length; i++)
         h = (h ^ in->words[i]) * 0xff51afd7ed558ccdull;
     h ^= h >> 29;
-    size_t slot = h & ((1u << DEC_LM_CACHE_BITS) - 1);
-    lm_cache_key *k = &s->lmk[l][slot];
-    lm_cache_val *v = &s->lmv[l][slot];
-    if (k->valid && k->w == w && k->in_len == in->length &&
-        memcmp(k->in_words, in->words, sizeof k->in_words) == 0) {
-        *out = v->out;
-        return v->prob;
-    }
+    return h & ((1u << DEC_LM_CACHE_BITS) - 1);
+}
+
+/* 1 when key k holds the question (in, w). */
+static inline int dec_lm_cache_hit(const lm_cache_key *k, const glm_state *in, uint32_t w)
+{
+    return k->valid && k->w == w && k->in_len == in->length &&
+           memcmp(k->in_words, in->words, sizeof k->in_words) == 0;
+}
+
+/* Keeps the answer (prob, out) to (in, w) in slot k, v. */
+static inline void dec_lm_cache_put(lm_cache_key *k, lm_cache_val *v, const glm_state *in,
+                                    uint32_t w, float prob, const glm_state *out)
+{
     memcpy(k->in_words, in->words, sizeof k->in_words);
     k->in_len = in->length;
     k->w = w;
-    v->prob = glm_score(s->m->lms[l], in, w, &v->out, NULL);
     k->valid = 1;
-    *out = v->out;
-    return v->prob;
+    v->prob = prob;
+    v->out = *out;
+}
+
+/* Makes the cache of n LMs (zeroed keys) unless it exists. Returns 0 or SMT_ERR_NOMEM. */
+int dec_lm_cache_alloc(lm_cache_key **keys, lm_cache_val **vals, unsigned n);
+
+/* log10 p(w | *in) of LM l, through the worker's cache (made at its first use: workers decoding
+ * in lock-step use their batcher's); the new state goes to *out. Out of memory: no cache. */
+static inline float dec_lm_cached(dec_search *s, unsigned l, const glm_state *in, uint32_t w,
+                                  glm_state *out)
+{
+    if (__builtin_expect(!s->lmk[0], 0) && dec_lm_cache_alloc(s->lmk, s->lmv, s->m->n_lms))
+        return glm_score(s->m->lms[l], in, w, out, NULL);
+    size_t slot = dec_lm_cache_slot(in, w);
+    lm_cache_key *k = &s->lmk[l][slot];
+    lm_cache_val *v = &s->lmv[l][slot];
+    if (dec_lm_cache_hit(k, in, w)) {
+        *out = v->out;
+        return v->prob;
+    }
+    glm_state o;
+    float p = glm_score(s->m->lms[l], in, w, &o, NULL);
+    dec_lm_cache_put(k, v, in, w, p, &o);
+    *out = o;
+    return p;
 }
 
 /* The feature values of a path (hypotheses first to last) as a dense vector scores[m->n_scores],
  * from what the search computed (each feature's path hook, dec_ff.h). */
 void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double *scores);
+
+/* The resumable search (search.c), which lets one worker decode several sentences in lock-step and
+ * score their LM queries together (run.c, lm_batch.c). dec_search_begin sets a sentence up (as
+ * dec_search_run, which is begin + step); dec_search_step runs it until it is done (0) or, with
+ * s->lm_batch, until expansions wait in s->pend for their LM scores (1): the caller fills each
+ * pending hypothesis's LM states and probabilities (h->lm, dec_hyp_lm_prob) and calls
+ * dec_search_finish_pending before stepping again. The search pops exactly what dec_search_run
+ * pops. Errors: SMT_ERR_* with err set. */
+int dec_search_begin(dec_search *s, char **tokens, const uint32_t *lens, size_t n, int want_nbest,
+                     smt_err *err);
+int dec_search_step(dec_search *s, smt_err *err);
+int dec_search_finish_pending(dec_search *s, smt_err *err);
 
 #endif

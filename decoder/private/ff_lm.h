@@ -47,7 +47,9 @@ static inline void ff_lm_estimate(const dec_model *m, const dec_option *o, float
     }
 }
 
-static inline void ff_lm_expand(dec_search *s, hyp *h, const hyp *prev, int complete, double *score)
+/* The LM states and log10 probabilities of the expansion h of prev, one query at a time through
+ * the worker's cache (the per-query path; lm_batch.c is the batched one, with the same floats). */
+static inline void ff_lm_query(dec_search *s, hyp *h, const hyp *prev, int complete)
 {
     const dec_model *m = s->m;
     const dec_cand *c = h->cand;
@@ -62,8 +64,18 @@ static inline void ff_lm_expand(dec_search *s, hyp *h, const hyp *prev, int comp
             lp += dec_lm_cached(s, l, &st, m->lm_eos[l], &st);
         h->lm[l] = st;
         prob[l] = lp;
-        *score += (double)m->w_lm[l] * (double)(lp * DEC_LN10);
     }
+}
+
+/* Queries the LMs (unless a batch has: s->lm_deferred) and adds their weighted scores. */
+static inline void ff_lm_expand(dec_search *s, hyp *h, const hyp *prev, int complete, double *score)
+{
+    const dec_model *m = s->m;
+    if (!s->lm_deferred)
+        ff_lm_query(s, h, prev, complete);
+    const float *prob = dec_hyp_lm_prob(m, h);
+    for (unsigned l = 0; l < m->n_lms; l++)
+        *score += (double)m->w_lm[l] * (double)(prob[l] * DEC_LN10);
 }
 
 static inline void ff_lm_path(const dec_model *m, const hyp *h, const hyp *prev, float *sc)

@@ -1,0 +1,274 @@
+/* lm_batch.c — the LM queries of many expansions scored together (-lm-batch cpu|gpu).
+ *
+ * Searches decoding in lock-step (run.c) stop whenever expansions wait for their LM scores
+ * (dec_search_step); this scores the waiting expansions of all of them at once. An expansion's
+ * queries form a chain — each word after the state the previous word left, then </s> when the
+ * sentence is complete — so the chains advance together, one word each per round: a round first
+ * answers what the worker's cache knows, then asks the LM the rest in one call (glm's batched
+ * walks on the CPU, or its CUDA kernel). Each expansion adds its words' probabilities in the same
+ * order as ff_lm_query, the cache holds exact answers, and glm's batch gives glm_score's floats and
+ * states bit for bit, so every hypothesis gets the very scores the per-query path gives. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dec_ff.h"
+#include "dec_lm_batch.h"
+
+/* TEMPORARY until glm's batch of states lands: the same answers, one glm_score at a time. */
+static int glm_score_states(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
+                            float *prob, glm_state *out, uint8_t *len, smt_err *err)
+{
+    (void)len, (void)err;
+    for (size_t i = 0; i < n; i++)
+        prob[i] = glm_score(m, &in[i], w[i], &out[i], NULL);
+    return 0;
+}
+static int glm_gpu_score_states(glm_gpu *g, const glm_state *in, const glm_word *w, size_t n,
+                                float *prob, glm_state *out, uint8_t *len, smt_err *err)
+{
+    (void)g, (void)in, (void)w, (void)n, (void)prob, (void)out, (void)len;
+    return smt_err_set(err, SMT_ERR_UNSUPPORTED, "no batch of states on the GPU yet");
+}
+
+typedef struct chain {
+    hyp *h;
+    dec_search *s;         /* its search, whose cache answers first */
+    const uint32_t *words; /* the phrase's ids for this LM */
+    uint32_t n, pos;       /* queries: the phrase's words, then </s> when complete */
+    uint32_t eos;          /* </s>, or GLM_NONE */
+    float lp;
+    glm_state st;
+} chain;
+
+struct dec_lm_batch {
+    const dec_model *m;
+    int backend;
+    dec_lm_gpu *gpu;
+    chain *chains;
+    size_t cap_chains;
+    /* one round's questions the cache could not answer */
+    glm_state *q_in, *q_out;
+    glm_word *q_w;
+    float *q_p;
+    uint32_t *q_chain;
+    size_t cap_q;
+    dec_lm_batch_stats st;
+};
+
+struct dec_lm_gpu {
+    glm_gpu *g[DEC_MAX_LMS];
+    unsigned n;
+    pthread_mutex_t mu; /* a glm_gpu context serves one thread at a time */
+};
+
+int dec_lm_gpu_create(dec_lm_gpu **out, const dec_model *m, smt_err *err)
+{
+    *out = NULL;
+    dec_lm_gpu *g = calloc(1, sizeof *g);
+    if (!g)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    pthread_mutex_init(&g->mu, NULL);
+    int rc = 0;
+    for (unsigned l = 0; l < m->n_lms && !rc; l++) {
+        smt_err e;
+        smt_err_clear(&e);
+        if ((rc = glm_gpu_create(&g->g[l], m->lms[l], &e)) != 0)
+            rc = smt_err_set(err, rc, "-lm-batch gpu: LM %u: %s", l, smt_err_text(&e, rc));
+        else
+            g->n = l + 1;
+    }
+    if (rc) {
+        dec_lm_gpu_free(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+void dec_lm_gpu_free(dec_lm_gpu *g)
+{
+    if (!g)
+        return;
+    for (unsigned l = 0; l < g->n; l++)
+        glm_gpu_free(g->g[l]);
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+}
+
+int dec_lm_batch_create(dec_lm_batch **out, const dec_model *m, int backend, dec_lm_gpu *gpu,
+                        smt_err *err)
+{
+    *out = NULL;
+    if (backend == DEC_LM_BATCH_GPU && !gpu)
+        return smt_err_set(err, SMT_ERR_ARG, "-lm-batch gpu without a device context");
+    dec_lm_batch *b = calloc(1, sizeof *b);
+    if (!b)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    b->m = m;
+    b->backend = backend;
+    b->gpu = gpu;
+    *out = b;
+    return 0;
+}
+
+void dec_lm_batch_free(dec_lm_batch *b)
+{
+    if (!b)
+        return;
+    free(b->chains);
+    free(b->q_in);
+    free(b->q_out);
+    free(b->q_w);
+    free(b->q_p);
+    free(b->q_chain);
+    free(b);
+}
+
+void dec_lm_batch_stats_get(const dec_lm_batch *b, dec_lm_batch_stats *out) { *out = b->st; }
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int grow_q(dec_lm_batch *b, size_t need)
+{
+    if (need <= b->cap_q)
+        return 0;
+    size_t cap = b->cap_q ? b->cap_q : 256;
+    while (cap < need)
+        cap *= 2;
+    glm_state *qi = realloc(b->q_in, cap * sizeof *qi);
+    if (qi)
+        b->q_in = qi;
+    glm_state *qo = realloc(b->q_out, cap * sizeof *qo);
+    if (qo)
+        b->q_out = qo;
+    glm_word *qw = realloc(b->q_w, cap * sizeof *qw);
+    if (qw)
+        b->q_w = qw;
+    float *qp = realloc(b->q_p, cap * sizeof *qp);
+    if (qp)
+        b->q_p = qp;
+    uint32_t *qc = realloc(b->q_chain, cap * sizeof *qc);
+    if (qc)
+        b->q_chain = qc;
+    if (!qi || !qo || !qw || !qp || !qc)
+        return SMT_ERR_NOMEM;
+    b->cap_q = cap;
+    return 0;
+}
+
+/* The LM's answers to the n questions in b->q_*. */
+static int ask(dec_lm_batch *b, unsigned l, size_t n, smt_err *err)
+{
+    const glm_model *lm = b->m->lms[l];
+    double t0 = now();
+    int rc = 0;
+    if (b->backend == DEC_LM_BATCH_GPU) {
+        pthread_mutex_lock(&b->gpu->mu);
+        rc = glm_gpu_score_states(b->gpu->g[l], b->q_in, b->q_w, n, b->q_p, b->q_out, NULL, err);
+        pthread_mutex_unlock(&b->gpu->mu);
+    } else {
+        rc = glm_score_states(lm, b->q_in, b->q_w, n, b->q_p, b->q_out, NULL, err);
+    }
+    b->st.seconds += now() - t0;
+    b->st.calls++;
+    b->st.queries += n;
+    return rc;
+}
+
+int dec_lm_batch_score(dec_lm_batch *b, dec_search *const *ss, size_t n_ss, smt_err *err)
+{
+    const dec_model *m = b->m;
+    size_t n = 0;
+    for (size_t i = 0; i < n_ss; i++)
+        n += ss[i]->n_pend;
+    if (n == 0 || m->n_lms == 0)
+        return 0;
+    if (n > b->cap_chains) {
+        size_t cap = b->cap_chains ? b->cap_chains : 64;
+        while (cap < n)
+            cap *= 2;
+        chain *c = realloc(b->chains, cap * sizeof *c);
+        if (!c)
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        b->chains = c;
+        b->cap_chains = cap;
+    }
+    if (grow_q(b, n))
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n_ss; i++) /* each sentence asks its own cache, as it would alone */
+        if (dec_lm_cache_alloc(ss[i]->lmk, ss[i]->lmv, m->n_lms))
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    b->st.batches++;
+    b->st.expansions += n;
+    for (unsigned l = 0; l < m->n_lms; l++) {
+        size_t live = 0;
+        for (size_t i = 0; i < n_ss; i++)
+            for (size_t j = 0; j < ss[i]->n_pend; j++) {
+                const lm_pend *p = &ss[i]->pend[j];
+                const dec_cand *c = p->h->cand;
+                chain *ch = &b->chains[live++];
+                ch->h = p->h;
+                ch->s = ss[i];
+                ch->words = c->lm_words + (size_t)l * c->n_words;
+                ch->n = c->n_words + (p->complete ? 1u : 0u);
+                ch->eos = p->complete ? m->lm_eos[l] : GLM_NONE;
+                ch->pos = 0;
+                ch->lp = 0;
+                ch->st = p->h->prev->lm[l];
+            }
+        /* rounds: every live chain asks its next word; a chain that is done leaves the front */
+        size_t n_live = live;
+        while (n_live) {
+            size_t nq = 0, keep = 0;
+            for (size_t i = 0; i < n_live; i++) {
+                chain *ch = &b->chains[i];
+                if (ch->pos == ch->n) { /* done: its results go to its hypothesis */
+                    ch->h->lm[l] = ch->st;
+                    dec_hyp_lm_prob(m, ch->h)[l] = ch->lp;
+                    continue;
+                }
+                if (keep != i)
+                    b->chains[keep] = *ch;
+                ch = &b->chains[keep++];
+                uint32_t w = ch->pos < ch->n - (ch->eos != GLM_NONE) ? ch->words[ch->pos] : ch->eos;
+                size_t slot = dec_lm_cache_slot(&ch->st, w);
+                if (dec_lm_cache_hit(&ch->s->lmk[l][slot], &ch->st, w)) {
+                    const lm_cache_val *v = &ch->s->lmv[l][slot];
+                    ch->lp += v->prob;
+                    ch->st = v->out;
+                    ch->pos++;
+                    b->st.hits++;
+                    continue;
+                }
+                b->q_in[nq] = ch->st;
+                b->q_w[nq] = w;
+                b->q_chain[nq] = (uint32_t)(keep - 1);
+                nq++;
+            }
+            n_live = keep;
+            if (nq) {
+                int rc = ask(b, l, nq, err);
+                if (rc)
+                    return rc;
+                for (size_t q = 0; q < nq; q++) {
+                    chain *ch = &b->chains[b->q_chain[q]];
+                    size_t slot = dec_lm_cache_slot(&b->q_in[q], b->q_w[q]);
+                    dec_lm_cache_put(&ch->s->lmk[l][slot], &ch->s->lmv[l][slot], &b->q_in[q],
+                                     b->q_w[q], b->q_p[q], &b->q_out[q]);
+                    ch->lp += b->q_p[q];
+                    ch->st = b->q_out[q];
+                    ch->pos++;
+                }
+            }
+        }
+    }
+    return 0;
+}
