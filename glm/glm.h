@@ -156,6 +156,20 @@ float glm_score(const glm_model *m, const glm_state *in, glm_word w, glm_state *
 float glm_score_ref(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
                     unsigned *ngram_length);
 
+/* ---------------------------------------------------------------- batch scoring of states */
+
+/* Scores n independent queries at once: for each i, prob[i] = glm_score(m, &in[i], w[i], &out[i],
+ * &l) and len[i] = l (len may be NULL) — the same float and the same out state byte for byte
+ * (unused entries zero). out may be in itself (each out[i] is written after in[i] is read);
+ * otherwise the two must not overlap. The walks of many queries advance in lock-step with
+ * prefetching (glm_score_rows's lanes), so a batch of 16 or more is several times faster than a
+ * loop of glm_score on a model bigger than the caches; a KenLM binary loops its FullScore with
+ * its buckets prefetched a few queries ahead. Single-threaded; thread-safe. Returns 0 or
+ * SMT_ERR_ARG (a word id not below glm_vocab_size, a state longer than order - 1 or holding such
+ * an id: nothing is written). */
+int glm_score_states(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
+                     float *prob, glm_state *out, uint8_t *len, smt_err *err);
+
 /* ---------------------------------------------------------------- batch scoring of n-gram rows */
 
 /* rows is (n_rows, order): row r holds an n-gram in text order, the predicted word last, shorter

@@ -487,6 +487,88 @@ int glm_score_rows(const glm_model *m, const glm_word *rows, size_t n_rows, floa
     return 0;
 }
 
+/* ---------------------------------------------------------------- states */
+
+/* Below this many queries glm_score_states loops glm_score_fast (no lanes to overlap). */
+#ifndef GLM_STATES_MIN_LANES
+#define GLM_STATES_MIN_LANES 2
+#endif
+
+/* Queries [0, n) in LANES lanes advanced in lock-step (as rows_range): each query is the walk
+ * glm_score_fast makes (w through its state's words), finished by glm_finish, so prob and out are
+ * glm_score's bit for bit. A lane reads its history from in[q] until its walk is done, and only
+ * then writes out[q]: out may equal in. */
+static void states_lanes(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
+                         float *prob, glm_state *out, uint8_t *len)
+{
+    fast_layout F = *m->fast; /* a local copy: the stores below cannot alias it */
+    walk lanes[LANES];
+    size_t q[LANES];
+    size_t next = 0;
+    unsigned active = 0;
+    for (; active < LANES && next < n; active++, next++) {
+        q[active] = next;
+        walk_start(&F, &lanes[active], w[next], in[next].words, in[next].length);
+    }
+    while (active) {
+        for (unsigned i = 0; i < active; i++) {
+            walk *k = &lanes[i];
+            walk_step(&F, k);
+            if (k->phase != PH_DONE)
+                continue;
+            size_t j = q[i];
+            if (len)
+                len[j] = (uint8_t)k->len;
+            prob[j] = glm_finish(&m->lay, &in[j], w[j], k->len, k->prob, k->bo, &out[j]);
+            if (next < n) { /* refill the lane */
+                q[i] = next;
+                walk_start(&F, k, w[next], in[next].words, in[next].length);
+                next++;
+            } else { /* retire: the last active lane moves here */
+                lanes[i] = lanes[--active];
+                q[i] = q[active];
+                i--;
+            }
+        }
+    }
+}
+
+int glm_score_states(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
+                     float *prob, glm_state *out, uint8_t *len, smt_err *err)
+{
+    uint32_t V = m->vocab.n, H = m->par.order - 1;
+    for (size_t i = 0; i < n; i++) { /* validate first: the walks trust the ids */
+        if (w[i] >= V)
+            return smt_err_set(err, SMT_ERR_ARG, "query %zu: word id %u out of range (%u words)",
+                               i, w[i], V);
+        if (in[i].length > H)
+            return smt_err_set(err, SMT_ERR_ARG,
+                               "query %zu: state length %u exceeds the order - 1 (%u)", i,
+                               in[i].length, H);
+        for (unsigned j = 0; j < in[i].length; j++)
+            if (in[i].words[j] >= V)
+                return smt_err_set(err, SMT_ERR_ARG,
+                                   "query %zu: state word %u id %u out of range (%u words)", i, j,
+                                   in[i].words[j], V);
+    }
+    if (m->ken) { /* a KenLM binary (glm_kenlm.c) */
+        glm_kenlm_score_states(m, in, w, n, prob, out, len);
+        return 0;
+    }
+    if (m->fast && n >= GLM_STATES_MIN_LANES) {
+        states_lanes(m, in, w, n, prob, out, len);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) { /* glm_score's own choice of path */
+        unsigned l;
+        prob[i] = m->fast ? glm_score_fast(m, &in[i], w[i], &out[i], &l)
+                          : glm_score_walk(&m->lay, &in[i], w[i], &out[i], &l);
+        if (len)
+            len[i] = (uint8_t)l;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- sentences */
 
 typedef struct sent_lane {

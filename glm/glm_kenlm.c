@@ -786,6 +786,20 @@ float glm_kenlm_score(const glm_model *m, const glm_state *in, glm_word w, glm_s
     return glm_finish(&m->lay, in, w, len, prob, bo, out);
 }
 
+void glm_kenlm_score_states(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
+                            float *prob, glm_state *out, uint8_t *len)
+{
+    const glm_kenlm *k = m->ken;
+    for (size_t i = 0; i < n; i++) {
+        if (i + 4 < n) /* a few queries ahead: every level's bucket (probing) or unigram (trie) */
+            ken_prefetch(k, w[i + 4], in[i + 4].words, in[i + 4].length);
+        unsigned l;
+        prob[i] = glm_kenlm_score(m, &in[i], w[i], &out[i], &l);
+        if (len)
+            len[i] = (uint8_t)l;
+    }
+}
+
 void glm_kenlm_score_rows(const glm_model *m, const glm_word *rows, size_t n_rows, float *prob,
                           uint8_t *len)
 {

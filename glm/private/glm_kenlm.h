@@ -109,6 +109,10 @@ float glm_kenlm_score(const struct glm_model *m, const glm_state *in, glm_word w
 /* glm_score_rows for a KenLM model (ids already checked). */
 void glm_kenlm_score_rows(const struct glm_model *m, const glm_word *rows, size_t n_rows,
                           float *prob, uint8_t *len);
+/* glm_score_states for a KenLM model (ids and lengths already checked): glm_kenlm_score per query,
+ * the probes of the query four ahead prefetched. out may equal in. */
+void glm_kenlm_score_states(const struct glm_model *m, const glm_state *in, const glm_word *w,
+                            size_t n, float *prob, glm_state *out, uint8_t *len);
 /* glm_score_sentences for a KenLM model; fast: the probes of a chunk of tokens prefetched first. */
 void glm_kenlm_score_sentences(const struct glm_model *m, const glm_word *ids,
                                const uint64_t *sstart, size_t s0, size_t s1, int null_context,
