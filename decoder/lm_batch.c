@@ -17,15 +17,7 @@
 #include "dec_ff.h"
 #include "dec_lm_batch.h"
 
-/* TEMPORARY until glm's batch of states lands: the same answers, one glm_score at a time. */
-static int glm_score_states(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
-                            float *prob, glm_state *out, uint8_t *len, smt_err *err)
-{
-    (void)len, (void)err;
-    for (size_t i = 0; i < n; i++)
-        prob[i] = glm_score(m, &in[i], w[i], &out[i], NULL);
-    return 0;
-}
+/* TEMPORARY until glm's batch of states on the GPU lands. */
 static int glm_gpu_score_states(glm_gpu *g, const glm_state *in, const glm_word *w, size_t n,
                                 float *prob, glm_state *out, uint8_t *len, smt_err *err)
 {

@@ -776,8 +776,11 @@ static int resolved(const dec_model *m, const dec_run_options *opt, dec_run_opti
     return rc;
 }
 
-int dec_run(dec_model *m, FILE *in, FILE *out, const dec_run_options *opt_in,
-            dec_run_stats *stats, smt_err *err)
+/* The three entry points' common part: the options resolved, the input (src, or opt->input
+ * opened here before any output file, so that a missing input leaves none behind), the output
+ * streams opened, the lines run, everything closed. */
+static int run_entry(dec_model *m, line_src *src, FILE *out, const dec_run_options *opt_in,
+                     int progress, dec_run_stats *stats, smt_err *err)
 {
     if (stats)
         memset(stats, 0, sizeof *stats);
@@ -786,64 +789,48 @@ int dec_run(dec_model *m, FILE *in, FILE *out, const dec_run_options *opt_in,
     int rc = resolved(m, opt_in, &tmp, &opt, err);
     if (rc)
         return rc;
-    run_outs o;
-    if (!(rc = outs_open(&o, opt, out, err))) {
-        line_src src;
-        memset(&src, 0, sizeof src);
-        src.name = "input";
-        src.f = in;
-        rc = run_src(m, &src, out, opt, o.nbest, o.align, o.unk, 0, stats, err);
-        free(src.buf);
+    line_src opened;
+    if (!src && !(rc = src_open(&opened, opt->input, err)))
+        src = &opened;
+    if (!rc) {
+        run_outs o;
+        if (!(rc = outs_open(&o, opt, out, err)))
+            rc = run_src(m, src, out, opt, o.nbest, o.align, o.unk, progress && opt->verbose > 0,
+                         stats, err);
+        rc = outs_close(&o, rc, err);
+        if (src == &opened)
+            src_close(&opened);
     }
-    rc = outs_close(&o, rc, err);
     if (opt == &tmp)
         dec_run_options_release(&tmp);
+    return rc;
+}
+
+int dec_run(dec_model *m, FILE *in, FILE *out, const dec_run_options *opt_in,
+            dec_run_stats *stats, smt_err *err)
+{
+    line_src src;
+    memset(&src, 0, sizeof src);
+    src.name = "input";
+    src.f = in;
+    int rc = run_entry(m, &src, out, opt_in, 0, stats, err);
+    free(src.buf);
     return rc;
 }
 
 int dec_run_input(dec_model *m, FILE *out, const dec_run_options *opt_in, dec_run_stats *stats,
                   smt_err *err)
 {
-    if (stats)
-        memset(stats, 0, sizeof *stats);
-    dec_run_options tmp;
-    const dec_run_options *opt;
-    int rc = resolved(m, opt_in, &tmp, &opt, err);
-    if (rc)
-        return rc;
-    line_src src;
-    if (!(rc = src_open(&src, opt->input, err))) { /* before any output file is made */
-        run_outs o;
-        if (!(rc = outs_open(&o, opt, out, err)))
-            rc = run_src(m, &src, out, opt, o.nbest, o.align, o.unk, opt->verbose > 0, stats, err);
-        rc = outs_close(&o, rc, err);
-        src_close(&src);
-    }
-    if (opt == &tmp)
-        dec_run_options_release(&tmp);
-    return rc;
+    return run_entry(m, NULL, out, opt_in, 1, stats, err);
 }
 
 int dec_run_lines(dec_model *m, smt_lines *in, FILE *out, const dec_run_options *opt_in,
                   dec_run_stats *stats, smt_err *err)
 {
-    if (stats)
-        memset(stats, 0, sizeof *stats);
-    dec_run_options tmp;
-    const dec_run_options *opt;
-    int rc = resolved(m, opt_in, &tmp, &opt, err);
-    if (rc)
-        return rc;
     line_src src;
     memset(&src, 0, sizeof src);
     src.name = smt_lines_path(in);
     src.lr = in;
     src.lineno = smt_lines_lineno(in);
-    run_outs o;
-    if (!(rc = outs_open(&o, opt, out, err)))
-        rc = run_src(m, &src, out, opt, o.nbest, o.align, o.unk, 0, stats, err);
-    rc = outs_close(&o, rc, err);
-    if (opt == &tmp)
-        dec_run_options_release(&tmp);
-    return rc;
+    return run_entry(m, &src, out, opt_in, 0, stats, err);
 }
