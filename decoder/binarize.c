@@ -90,13 +90,44 @@ static void print_exact(FILE *out, double d)
 
 /* An old-format ini written in the new format: its other sections, then the [feature] lines Moses's
  * conversion makes (new_lines[k] where a feature was rewritten) and their [weight] lines. */
-static int write_converted(const dec_ini *ini, const char *const *new_lines, FILE *out)
+/* The sections that name a file the decoder reads ([input-file], [weight-file]), which the new ini
+ * names by absolute path (file_sections_resolve). */
+#define N_FILE_SECTIONS 2
+static const char *const file_sections[N_FILE_SECTIONS] = {"input-file", "weight-file"};
+
+/* For each of them with a relative name: the file as the decoder would find it from the old ini
+ * (the working directory first, then beside the ini), as an absolute path, and the line of the
+ * name; a file not found now (an input written later) keeps its line (abs NULL). */
+static void file_sections_resolve(const dec_ini *ini, char **abs, unsigned *line)
+{
+    for (int j = 0; j < N_FILE_SECTIONS; j++) {
+        abs[j] = NULL;
+        line[j] = 0;
+        const char *v = dec_ini_param(ini, file_sections[j]);
+        if (!v || v[0] == '/')
+            continue;
+        unsigned l = dec_ini_param_line(ini, file_sections[j], 0);
+        char *found = NULL;
+        smt_err fe;
+        if (dec_ini_find(ini, v, l, NULL, 0, &found, &fe) == 0 && found &&
+            absolute(found, &abs[j], &fe) == 0)
+            line[j] = l;
+        free(found);
+    }
+}
+
+static int write_converted(const dec_ini *ini, const char *const *new_lines,
+                           char *const *file_abs, FILE *out)
 {
     fprintf(out, "# (converted from the old format, before 2013, as Moses converts it)\n");
     for (size_t i = 0; i < ini->n_sections; i++) {
         fprintf(out, "\n[%s]\n", ini->sections[i].name);
+        const char *subst = NULL;
+        for (int j = 0; j < N_FILE_SECTIONS; j++)
+            if (!strcmp(ini->sections[i].name, file_sections[j]))
+                subst = file_abs[j];
         for (size_t k = 0; k < ini->sections[i].n; k++)
-            fprintf(out, "%s\n", ini->sections[i].values[k]);
+            fprintf(out, "%s\n", k == 0 && subst ? subst : ini->sections[i].values[k]);
     }
     fprintf(out, "\n[feature]\n");
     for (size_t k = 0; k < ini->n_features; k++) {
@@ -164,8 +195,10 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
     char **lm_paths = calloc(ini->n_features, sizeof *lm_paths);
     char *pt_path[DEC_MAX_TABLES] = {0}, *ppt_out[DEC_MAX_TABLES] = {0};
     char *pt_ref[DEC_MAX_TABLES] = {0}, *reo_path = NULL, *abs_out = NULL;
-    char *ini_out = NULL, *ini_target = NULL, *ini_tmp = NULL;
+    char *ini_out = NULL, *ini_target = NULL, *ini_tmp = NULL, *file_abs[N_FILE_SECTIONS];
+    unsigned file_line[N_FILE_SECTIONS];
     FILE *in = NULL, *out = NULL;
+    file_sections_resolve(ini, file_abs, file_line);
     if (!new_lines || !lm_paths || asprintf(&ini_out, "%s/moses.ini", out_dir) < 0) {
         rc = nomem(err);
         goto done;
@@ -319,7 +352,7 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
     if (ini->old_format) { /* written in the new format, as Moses converts the old one */
         fclose(in);
         in = NULL;
-        if ((rc = write_converted(ini, (const char *const *)new_lines, out)) != 0) {
+        if ((rc = write_converted(ini, (const char *const *)new_lines, file_abs, out)) != 0) {
             rc = nomem(err);
             goto done;
         }
@@ -332,8 +365,13 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
         size_t k = 0;
         while (k < ini->n_features && !(ini->features[k].line == lineno && new_lines[k]))
             k++;
+        int j = 0;
+        while (j < N_FILE_SECTIONS && !(file_line[j] == lineno && file_abs[j]))
+            j++;
         if (k < ini->n_features)
             fprintf(out, "%s\n", new_lines[k]);
+        else if (j < N_FILE_SECTIONS) /* a relative [input-file] / [weight-file]: absolute */
+            fprintf(out, "%s\n", file_abs[j]);
         else
             fputs(line, out);
     }
@@ -386,6 +424,8 @@ done:
         free(pt_path[k]), free(ppt_out[k]), free(pt_ref[k]);
     free(ini_out), free(ini_target), free(ini_tmp);
     free(reo_path), free(abs_out);
+    for (int j = 0; j < N_FILE_SECTIONS; j++)
+        free(file_abs[j]);
     dec_ini_free(ini);
     return rc;
 }

@@ -1313,6 +1313,48 @@ Test(decoder, dec_binarize_in_the_library)
     free(before), free(after), free(report), free(ini), free(dir), free(bin_ini);
 }
 
+/* fastsmt-binarize names the files of [input-file] and [weight-file] by absolute path in the new
+ * ini: found beside the old ini, a relative name would no longer be found beside the new one. The
+ * new-format and the old-format (converted) ini alike. */
+Test(decoder, binarize_keeps_file_sections)
+{
+    static const char *const inis[] = {"moses.ini", "moses-old.ini"};
+    static const char *const files[] = {"lm.arpa", "phrase-table", "reordering-table"};
+    for (size_t v = 0; v < 2; v++) {
+        char *src = tu_join(tmp, v ? "fs-src-old" : "fs-src"), *out = tu_join(src, "bin");
+        cr_assert_eq(mkdir(src, 0777), 0);
+        for (size_t k = 0; k < 3; k++) {
+            char *from = tu_data_path("decoder/tiny"), *f = tu_join(from, files[k]);
+            char *to = tu_join(src, files[k]);
+            cr_assert_eq(tu_copy_file(f, to), 0);
+            free(from), free(f), free(to);
+        }
+        char *from = tu_data_path("decoder/tiny"), *f = tu_join(from, inis[v]);
+        size_t len;
+        char *text = tu_read_file(f, &len), *ini_text = NULL;
+        cr_assert_not_null(text);
+        cr_assert(asprintf(&ini_text, "%s\n[input-file]\nin.txt\n", text) > 0);
+        char *ini = tu_join(src, "moses.ini"), *input = tu_join(src, "in.txt");
+        cr_assert_eq(tu_write_file(ini, ini_text, strlen(ini_text)), 0);
+        cr_assert_eq(tu_write_file(input, "a b\n", 4), 0);
+        smt_err e;
+        cr_assert_eq(dec_binarize(ini, out, NULL, &e), 0, "%s", e.msg);
+        char *bin_ini = tu_join(out, "moses.ini"), *real = realpath(input, NULL);
+        size_t bl;
+        char *bin_text = tu_read_file(bin_ini, &bl), *want = NULL;
+        cr_assert(asprintf(&want, "[input-file]\n%s\n", real) > 0);
+        cr_assert(strstr(bin_text, want), "%s: %s", inis[v], bin_text);
+        dec_model *m = dtu_load(bin_ini, NULL);
+        dec_run_options ro;
+        cr_assert_eq(dec_run_options_resolve(m, NULL, &ro, &e), 0, "%s", e.msg);
+        cr_assert_str_eq(ro.input, real, "%s", inis[v]);
+        dec_run_options_release(&ro);
+        dec_model_free(m);
+        free(src), free(out), free(from), free(f), free(text), free(ini_text), free(ini);
+        free(input), free(bin_ini), free(real), free(bin_text), free(want);
+    }
+}
+
 /* -mark-unknown and its prefix/suffix are a worker's run options too: the worker keeps its own copy
  * of the strings (the caller's may go away), and the scores do not change. */
 Test(decoder, mark_unknown_is_a_run_option)
