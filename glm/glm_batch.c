@@ -491,7 +491,7 @@ int glm_score_rows(const glm_model *m, const glm_word *rows, size_t n_rows, floa
 
 /* Below this many queries glm_score_states loops glm_score_fast (no lanes to overlap). */
 #ifndef GLM_STATES_MIN_LANES
-#define GLM_STATES_MIN_LANES 2
+#define GLM_STATES_MIN_LANES 3
 #endif
 
 /* Queries [0, n) in LANES lanes advanced in lock-step (as rows_range): each query is the walk
@@ -536,21 +536,9 @@ static void states_lanes(const glm_model *m, const glm_state *in, const glm_word
 int glm_score_states(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
                      float *prob, glm_state *out, uint8_t *len, smt_err *err)
 {
-    uint32_t V = m->vocab.n, H = m->par.order - 1;
-    for (size_t i = 0; i < n; i++) { /* validate first: the walks trust the ids */
-        if (w[i] >= V)
-            return smt_err_set(err, SMT_ERR_ARG, "query %zu: word id %u out of range (%u words)",
-                               i, w[i], V);
-        if (in[i].length > H)
-            return smt_err_set(err, SMT_ERR_ARG,
-                               "query %zu: state length %u exceeds the order - 1 (%u)", i,
-                               in[i].length, H);
-        for (unsigned j = 0; j < in[i].length; j++)
-            if (in[i].words[j] >= V)
-                return smt_err_set(err, SMT_ERR_ARG,
-                                   "query %zu: state word %u id %u out of range (%u words)", i, j,
-                                   in[i].words[j], V);
-    }
+    int rc = glm_states_check(m->par.order, m->vocab.n, in, w, n, err);
+    if (rc) /* the walks trust the ids */
+        return rc;
     if (m->ken) { /* a KenLM binary (glm_kenlm.c) */
         glm_kenlm_score_states(m, in, w, n, prob, out, len);
         return 0;
