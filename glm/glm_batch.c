@@ -1,4 +1,5 @@
 /* glm_batch.c — the fast CPU paths: many independent walks advanced in lock-step (rows: 16 lanes;
+ * states: 16 lanes, or level-synchronous chunks from 64 queries on;
  * sentences: level-synchronous chunks, see sentences_levelsync), each lane
  * prefetching the next node it needs before the driver moves on to the other lanes, so that the
  * memory latency of one lane's B-tree step overlaps with the work of the others (AMAC-style).
