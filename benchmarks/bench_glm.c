@@ -196,6 +196,133 @@ static void rows_speed(const glm_model *m, const glm_word *rows, size_t n, size_
     free(len);
 }
 
+/* --states: decoder-like queries (state, next word) for every token of the text, the states
+ * reached by walking each sentence from <s> with glm_score (</s> included); shuffled unless
+ * keep_order (a decoder's batch mixes the hypotheses of many partial translations). */
+static size_t text_states(const glm_model *m, const char *text, size_t max, int keep_order,
+                          glm_state **in_out, glm_word **w_out)
+{
+    glm_state *in = malloc(max * sizeof *in);
+    glm_word *w = malloc(max * sizeof *w);
+    smt_lines *lr;
+    smt_err e;
+    if (!in || !w || smt_lines_open(&lr, text, 0, &e)) {
+        fprintf(stderr, "bench_glm: cannot read %s\n", text);
+        exit(1);
+    }
+    size_t n = 0;
+    char *line;
+    size_t len;
+    while (n < max && smt_lines_next(lr, &line, &len, &e) > 0) {
+        glm_state st;
+        glm_state_begin(m, &st);
+        const char *pos = line, *end = line + len, *tok;
+        size_t tl;
+        for (int more = 1; more && n < max;) {
+            more = smt_word_next(&pos, end, SMT_WS_SPACE, &tok, &tl);
+            glm_word x = more ? glm_index(m, tok, tl) : glm_eos(m);
+            in[n] = st;
+            w[n++] = x;
+            glm_score(m, &st, x, &st, NULL);
+        }
+    }
+    smt_lines_close(lr);
+    uint64_t r = 0x2545F4914F6CDD1Dull;
+    for (size_t i = n; !keep_order && i > 1; i--) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        size_t j = (size_t)(r % i);
+        glm_state ts = in[i - 1];
+        in[i - 1] = in[j];
+        in[j] = ts;
+        glm_word tw = w[i - 1];
+        w[i - 1] = w[j];
+        w[j] = tw;
+    }
+    *in_out = in;
+    *w_out = w;
+    return n;
+}
+
+/* path 0: a loop of glm_score; 1: glm_score_states; 2: glm_gpu_score_states (g). Every query
+ * scored in batches of `batch`; returns wall seconds, *cpu the process CPU seconds. */
+static double states_run(const glm_model *m, glm_gpu *g, int path, const glm_state *in,
+                         const glm_word *w, size_t n, size_t batch, float *prob, glm_state *out,
+                         uint8_t *len, double *cpu)
+{
+    smt_err e;
+    double c0 = cpu_s(), t0 = smt_now();
+    for (size_t r = 0; r < n; r += batch) {
+        size_t b = r + batch <= n ? batch : n - r;
+        if (path == 0) {
+            for (size_t i = r; i < r + b; i++) {
+                unsigned l;
+                prob[i] = glm_score(m, &in[i], w[i], &out[i], &l);
+                len[i] = (uint8_t)l;
+            }
+        } else {
+            int rc = path == 1 ? glm_score_states(m, in + r, w + r, b, prob + r, out + r, len + r, &e)
+                               : glm_gpu_score_states(g, in + r, w + r, b, prob + r, out + r,
+                                                      len + r, &e);
+            if (rc) {
+                fprintf(stderr, "bench_glm: %s\n", smt_err_text(&e, rc));
+                exit(1);
+            }
+        }
+    }
+    double t = smt_now() - t0;
+    *cpu = cpu_s() - c0;
+    return t;
+}
+
+/* Best of reps (the paths alternate, so all see the same load), one line per path and batch size
+ * with the least wall and the least CPU time (the process's, user + system) over the reps; the
+ * batch path's line carries its speed-ups over the loop (wall and CPU; on a loaded machine the CPU
+ * time is the steadier); every run's results are checked against the loop's. */
+static void states_speed(const glm_model *m, const char *text, int reps, int keep_order)
+{
+    glm_state *in;
+    glm_word *w;
+    size_t n = text_states(m, text, 1u << 19, keep_order, &in, &w);
+    float *p0 = malloc(n * sizeof *p0), *p1 = malloc(n * sizeof *p1);
+    glm_state *o0 = calloc(n, sizeof *o0), *o1 = calloc(n, sizeof *o1);
+    uint8_t *l0 = malloc(n), *l1 = malloc(n);
+    glm_gpu *g = NULL;
+    smt_err e;
+    int gpu = glm_gpu_available() && glm_node_size(m) > 0 && glm_gpu_create(&g, m, &e) == 0;
+    const size_t batches[] = {1, 2, 4, 16, 64, 256, 4096};
+    for (size_t bi = 0; bi < sizeof batches / sizeof *batches; bi++) {
+        size_t batch = batches[bi];
+        double best[3] = {1e30, 1e30, 1e30}, bcpu[3] = {1e30, 1e30, 1e30};
+        for (int rep = 0; rep < reps; rep++)
+            for (int path = 0; path < 2 + gpu; path++) {
+                double c, t = states_run(m, g, path, in, w, n, batch, path ? p1 : p0,
+                                         path ? o1 : o0, path ? l1 : l0, &c);
+                if (t < best[path]) /* best wall and best CPU time, each its own minimum */
+                    best[path] = t;
+                if (c < bcpu[path])
+                    bcpu[path] = c;
+                if (path && (memcmp(p0, p1, n * sizeof *p0) || memcmp(l0, l1, n))) {
+                    fprintf(stderr, "bench_glm: path %d differs from glm_score\n", path);
+                    exit(1);
+                }
+            }
+        static const char *names[3] = {"loop", "batch", "gpu"};
+        for (int path = 0; path < 2 + gpu; path++) {
+            printf("glm_bench states path=%s order=%s batch=%zu queries=%zu reps=%d wall_s=%.4f "
+                   "cpu_s=%.4f queries_per_s=%.0f",
+                   names[path], keep_order ? "text" : "shuffled", batch, n, reps, best[path],
+                   bcpu[path], (double)n / best[path]);
+            if (path)
+                printf(" speedup_vs_loop=%.2f cpu_speedup_vs_loop=%.2f", best[0] / best[path],
+                       bcpu[0] / bcpu[path]);
+            printf("\n");
+        }
+        fflush(stdout);
+    }
+    glm_gpu_free(g);
+    free(in), free(w), free(p0), free(p1), free(o0), free(o1), free(l0), free(l1);
+}
+
 #ifdef FASTSMT_HAVE_CUDA
 static void gpu_speed(const glm_model *m, const glm_word *rows, size_t n)
 {
@@ -273,10 +400,14 @@ static void gpu_speed(const glm_model *m, const glm_word *rows, size_t n)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: bench_glm [--arpa big.arpa | --model big.glm] [--text sample] "
-               "[--karpa small.arpa] [--out dir] [--reps N] [--quick | --gpu-only] [-q N [-b M]]\n"
+               "[--karpa small.arpa] [--out dir] [--reps N] [--quick | --gpu-only | --states] "
+               "[-q N [-b M]]\n"
                "  --arpa: build time and size (then the model measured is the one built)\n"
                "  -q/-b: the models built are quantized (glm build -q N -b M; M defaults to N)\n"
                "  --model with --text: the perplexity task, rows/s against batch size, the GPU\n"
+               "  --states (with --model, --text): glm_score_states (and the GPU's) against a loop "
+               "of glm_score,\n    decoder-like queries from walking the text, batches of 1 to "
+               "4096, best of --reps\n"
                "  --karpa with --text: build and query speed for several node sizes K\n"
                "  one line per measurement on stdout: glm_bench <name> key=value ...\n");
 }
@@ -294,7 +425,7 @@ static int close_stdout(void)
 int main(int argc, char **argv)
 {
     const char *arpa = NULL, *model = NULL, *text = NULL, *karpa = NULL, *outdir = "/tmp";
-    int reps = 3, quick = 0, gpu_only = 0, backoff_set = 0;
+    int reps = 3, quick = 0, gpu_only = 0, states = 0, backoff_set = 0;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
@@ -315,6 +446,8 @@ int main(int argc, char **argv)
             quick = 1;
         else if (strcmp(argv[i], "--gpu-only") == 0)
             gpu_only = 1;
+        else if (strcmp(argv[i], "--states") == 0)
+            states = 1;
         else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "-b") == 0) {
             const char *flag = argv[i];
             int bits;
@@ -384,6 +517,12 @@ int main(int argc, char **argv)
                "file_bytes=%llu index_bytes=%llu %s\n",
                model, lay, qp, qb, open_s, (unsigned long long)glm_file_size(m),
                (unsigned long long)glm_index_bytes(m), vs);
+        if (states) { /* --states: glm_score_states against a loop of glm_score */
+            states_speed(m, text, reps, 0);
+            states_speed(m, text, reps, 1);
+            glm_close(m);
+            return close_stdout();
+        }
         if (gpu_only) { /* --gpu-only: the GPU lines (and the CPU rows line to compare with) */
             size_t n;
             glm_word *rows = text_rows(m, text, 1u << 20, &n);

@@ -212,6 +212,24 @@ int glm_gpu_score_rows(glm_gpu *g, const glm_word *rows, size_t n_rows, float *p
 int glm_gpu_score_rows_device(glm_gpu *g, const glm_word *d_rows, size_t n_rows, float *d_prob,
                               uint8_t *d_len, smt_err *err);
 
+/* glm_score_states on the device: in/w/prob/out/len in host memory (len may be NULL), copied
+ * both ways through page-locked staging buffers kept in g (grown as needed, so repeated calls of
+ * a similar size allocate nothing). The walk, the value decoding and KenLM's state logic are the
+ * CPU's own code (glm_layout.h), so prob and out equal glm_score's byte for byte. out may be in.
+ * Returns 0, SMT_ERR_ARG (as glm_score_states), SMT_ERR_NOMEM, SMT_ERR_CUDA or
+ * SMT_ERR_UNSUPPORTED (a build without CUDA). */
+int glm_gpu_score_states(glm_gpu *g, const glm_state *in, const glm_word *w, size_t n,
+                         float *prob, glm_state *out, uint8_t *len, smt_err *err);
+
+/* The same in two halves, so the calling thread can work while the device scores:
+ * glm_gpu_states_start checks and stages the queries (in and w may be reused as soon as it
+ * returns) and queues the copies and the kernel; glm_gpu_states_finish waits for them and writes
+ * the n results of the last start into prob, out (may be that start's in) and len (may be NULL).
+ * One batch in flight per context; finish without a start is SMT_ERR_ARG. */
+int glm_gpu_states_start(glm_gpu *g, const glm_state *in, const glm_word *w, size_t n,
+                         smt_err *err);
+int glm_gpu_states_finish(glm_gpu *g, float *prob, glm_state *out, uint8_t *len, smt_err *err);
+
 /* ---------------------------------------------------------------- KenLM's query */
 
 enum { GLM_VERBOSE_SUMMARY = 0, GLM_VERBOSE_SENTENCE = 1, GLM_VERBOSE_WORD = 2 };

@@ -1,4 +1,5 @@
 /* glm_batch.c — the fast CPU paths: many independent walks advanced in lock-step (rows: 16 lanes;
+ * states: 16 lanes, or level-synchronous chunks from 64 queries on;
  * sentences: level-synchronous chunks, see sentences_levelsync), each lane
  * prefetching the next node it needs before the driver moves on to the other lanes, so that the
  * memory latency of one lane's B-tree step overlaps with the work of the others (AMAC-style).
@@ -491,7 +492,7 @@ int glm_score_rows(const glm_model *m, const glm_word *rows, size_t n_rows, floa
 
 /* Below this many queries glm_score_states loops glm_score_fast (no lanes to overlap). */
 #ifndef GLM_STATES_MIN_LANES
-#define GLM_STATES_MIN_LANES 2
+#define GLM_STATES_MIN_LANES 3
 #endif
 
 /* Queries [0, n) in LANES lanes advanced in lock-step (as rows_range): each query is the walk
@@ -533,26 +534,79 @@ static void states_lanes(const glm_model *m, const glm_state *in, const glm_word
     }
 }
 
+/* Queries in chunks of ST_CHUNK walked level-synchronously (as sentences_levelsync): every walk
+ * of a chunk makes one memory step per round, the steps grouped by phase (one loop each, no
+ * per-step dispatch), then the chunk is finished in order. The chunk's walks read in[] only
+ * before any of its out[] is written: out may equal in. */
+#ifndef ST_CHUNK
+#define ST_CHUNK 128
+#endif
+_Static_assert(ST_CHUNK >= 1 && ST_CHUNK <= 256, "walk indexes are 8-bit");
+
+static void states_levelsync(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
+                             float *prob, glm_state *out, uint8_t *len)
+{
+    fast_layout F = *m->fast;
+    walk wk[ST_CHUNK];
+    uint8_t ia[4][ST_CHUNK], ib[4][ST_CHUNK];
+    for (size_t t0 = 0; t0 < n; t0 += ST_CHUNK) {
+        unsigned c = n - t0 < ST_CHUNK ? (unsigned)(n - t0) : ST_CHUNK;
+        uint8_t(*cur)[ST_CHUNK] = ia, (*nxt)[ST_CHUNK] = ib;
+        unsigned nc[4] = {0, 0, 0, 0};
+        for (unsigned i = 0; i < c; i++)
+            walk_start(&F, &wk[i], w[t0 + i], in[t0 + i].words, in[t0 + i].length);
+        for (unsigned i = 0; i < c; i++) { /* the first round: every walk reads its unigram */
+            walk *k = &wk[i];
+            k->phase = PH_UNI;
+            walk_step(&F, k);
+            if (k->phase != PH_DONE)
+                cur[k->phase][nc[k->phase]++] = (uint8_t)i;
+        }
+        while (nc[PH_VALUE] | nc[PH_HASH] | nc[PH_SEARCH]) {
+            unsigned nn[4] = {0, 0, 0, 0};
+#define ST_PASS(P)                                                                                \
+    for (unsigned x = 0; x < nc[P]; x++) {                                                       \
+        walk *k = &wk[cur[P][x]];                                                                 \
+        k->phase = P;                                                                             \
+        walk_step(&F, k);                                                                         \
+        if (k->phase != PH_DONE)                                                                  \
+            nxt[k->phase][nn[k->phase]++] = cur[P][x];                                            \
+    }
+            ST_PASS(PH_VALUE)
+            ST_PASS(PH_HASH)
+            ST_PASS(PH_SEARCH)
+#undef ST_PASS
+            uint8_t(*tmp)[ST_CHUNK] = cur;
+            cur = nxt;
+            nxt = tmp;
+            memcpy(nc, nn, sizeof nc);
+        }
+        for (unsigned i = 0; i < c; i++) {
+            size_t j = t0 + i;
+            const walk *k = &wk[i];
+            if (len)
+                len[j] = (uint8_t)k->len;
+            prob[j] = glm_finish(&m->lay, &in[j], w[j], k->len, k->prob, k->bo, &out[j]);
+        }
+    }
+}
+
+#ifndef GLM_STATES_LEVELSYNC_MIN /* from this many queries on, the level-synchronous driver */
+#define GLM_STATES_LEVELSYNC_MIN 64
+#endif
+
 int glm_score_states(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
                      float *prob, glm_state *out, uint8_t *len, smt_err *err)
 {
-    uint32_t V = m->vocab.n, H = m->par.order - 1;
-    for (size_t i = 0; i < n; i++) { /* validate first: the walks trust the ids */
-        if (w[i] >= V)
-            return smt_err_set(err, SMT_ERR_ARG, "query %zu: word id %u out of range (%u words)",
-                               i, w[i], V);
-        if (in[i].length > H)
-            return smt_err_set(err, SMT_ERR_ARG,
-                               "query %zu: state length %u exceeds the order - 1 (%u)", i,
-                               in[i].length, H);
-        for (unsigned j = 0; j < in[i].length; j++)
-            if (in[i].words[j] >= V)
-                return smt_err_set(err, SMT_ERR_ARG,
-                                   "query %zu: state word %u id %u out of range (%u words)", i, j,
-                                   in[i].words[j], V);
-    }
+    int rc = glm_states_check(m->par.order, m->vocab.n, in, w, n, err);
+    if (rc) /* the walks trust the ids */
+        return rc;
     if (m->ken) { /* a KenLM binary (glm_kenlm.c) */
         glm_kenlm_score_states(m, in, w, n, prob, out, len);
+        return 0;
+    }
+    if (m->fast && n >= GLM_STATES_LEVELSYNC_MIN) {
+        states_levelsync(m, in, w, n, prob, out, len);
         return 0;
     }
     if (m->fast && n >= GLM_STATES_MIN_LANES) {

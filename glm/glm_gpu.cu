@@ -37,6 +37,13 @@ struct glm_gpu {
     uint8_t *d_len;
     size_t cap;
     unsigned lanes; /* per row: 32 (a warp), a tile of 4, 8 or 16, or 1 (a thread) */
+    /* glm_gpu_score_states: staging, grown as needed. in-block: states then words (scap each);
+     * out-block: states, probs, lengths (scap each); page-locked on the host (h_), and on the
+     * device (d_). */
+    unsigned char *h_sin, *h_sout, *d_sin, *d_sout;
+    size_t scap;
+    size_t s_n;   /* queries of the batch in flight */
+    int s_active; /* 1 between glm_gpu_states_start and glm_gpu_states_finish */
 };
 
 /* glm_walk on the device, the node search done by count(keys, cnt, x, &less, &hit) with all the
@@ -131,6 +138,46 @@ static __device__ float score_row(const glm_layout &L, const glm_word *r, unsign
     return glm_row_combine(la, pa, lb, boB);
 }
 
+/* The walk of one row or query by a tile of G lanes (see score_rows_kernel). */
+template <int G>
+static __device__ unsigned walk_g(const glm_layout &L, const cg::thread_block_tile<G> &t,
+                                  glm_word w, const glm_word *h, unsigned nh, float *pr, float *bo)
+{
+    if constexpr (G == 1)
+        return glm_walk(&L, w, h, nh, pr, bo);
+    else
+        return dev_walk(L, w, h, nh, pr, bo,
+                        [&](const uint32_t *k, uint32_t cnt, uint32_t x, uint32_t *less,
+                            int *hit) {
+                            if constexpr (G == 32)
+                                warp_count(k, cnt, x, t.thread_rank(), less, hit);
+                            else
+                                tile_count<G>(k, cnt, x, t, less, hit);
+                        });
+}
+
+/* glm_score of each query (in[q], w[q]) by a tile of G lanes: the walk, then glm_finish (the
+ * CPU's state logic), so prob and out equal the CPU's. out/prob/len: n entries each. */
+template <int G>
+static __global__ void score_states_kernel(glm_layout L, const glm_state *in, const glm_word *w,
+                                           size_t n, glm_state *out, float *prob, uint8_t *len)
+{
+    cg::thread_block_tile<G> t = cg::tiled_partition<G>(cg::this_thread_block());
+    size_t q = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / G;
+    if (q >= n) /* uniform per tile */
+        return;
+    glm_state s = in[q];
+    glm_word x = w[q];
+    float pr, bo[GLM_MAX_ORDER];
+    unsigned l = walk_g<G>(L, t, x, s.words, s.length, &pr, bo);
+    if (t.thread_rank() == 0) {
+        glm_state o;
+        prob[q] = glm_finish(&L, &s, x, l, pr, bo, &o);
+        out[q] = o;
+        len[q] = (uint8_t)l;
+    }
+}
+
 /* rows (n_rows, order) → prob (n_rows), len (n_rows, optional), G lanes per row: 32 a warp
  * (ballots), 4/8/16 a tile (counts added), 1 a thread running the CPU reference's own walk
  * (glm_walk of glm_layout.h, a binary search in full nodes). */
@@ -145,18 +192,7 @@ static __global__ void score_rows_kernel(glm_layout L, const glm_word *rows, siz
     unsigned la;
     float p = score_row(L, rows + row * L.order, &la,
                         [&](glm_word w, const glm_word *h, unsigned nh, float *pr, float *bo) {
-                            if constexpr (G == 1)
-                                return glm_walk(&L, w, h, nh, pr, bo);
-                            else
-                                return dev_walk(L, w, h, nh, pr, bo,
-                                                [&](const uint32_t *k, uint32_t cnt, uint32_t x,
-                                                    uint32_t *less, int *hit) {
-                                                    if constexpr (G == 32)
-                                                        warp_count(k, cnt, x, t.thread_rank(),
-                                                                   less, hit);
-                                                    else
-                                                        tile_count<G>(k, cnt, x, t, less, hit);
-                                                });
+                            return walk_g<G>(L, t, w, h, nh, pr, bo);
                         });
     if (t.thread_rank() == 0) {
         prob[row] = p;
@@ -285,6 +321,10 @@ extern "C" void glm_gpu_free(glm_gpu *g)
     cudaFree(g->d_rows);
     cudaFree(g->d_prob);
     cudaFree(g->d_len);
+    cudaFreeHost(g->h_sin);
+    cudaFreeHost(g->h_sout);
+    cudaFree(g->d_sin);
+    cudaFree(g->d_sout);
     if (g->stream)
         cudaStreamDestroy(g->stream);
     free(g);
@@ -341,4 +381,111 @@ extern "C" int glm_gpu_score_rows_device(glm_gpu *g, const glm_word *d_rows, siz
         return rc;
     CK(cudaStreamSynchronize(g->stream));
     return 0;
+}
+
+/* ---------------------------------------------------------------- states */
+
+#define SIN_BYTES (sizeof(glm_state) + sizeof(glm_word))         /* per query, in-block */
+#define SOUT_BYTES (sizeof(glm_state) + sizeof(float) + 1)       /* per query, out-block */
+
+static int reserve_states(glm_gpu *g, size_t n, smt_err *err)
+{
+    if (n <= g->scap)
+        return 0;
+    if (n > ((size_t)1 << 40) / SOUT_BYTES)
+        return smt_err_set(err, SMT_ERR_ARG, "batch of %zu queries is too large", n);
+    size_t cap = g->scap ? g->scap : 1024;
+    while (cap < n)
+        cap *= 2;
+    CK(cudaFreeHost(g->h_sin));
+    CK(cudaFreeHost(g->h_sout));
+    CK(cudaFree(g->d_sin));
+    CK(cudaFree(g->d_sout));
+    g->h_sin = g->h_sout = g->d_sin = g->d_sout = NULL;
+    g->scap = 0;
+    CK(cudaMallocHost((void **)&g->h_sin, cap * SIN_BYTES));
+    CK(cudaMallocHost((void **)&g->h_sout, cap * SOUT_BYTES));
+    CK(cudaMalloc((void **)&g->d_sin, cap * SIN_BYTES));
+    CK(cudaMalloc((void **)&g->d_sout, cap * SOUT_BYTES));
+    g->scap = cap;
+    return 0;
+}
+
+template <int G>
+static void launch_states(glm_gpu *g, dim3 grid, dim3 block, size_t n)
+{
+    size_t S = g->scap * sizeof(glm_state);
+    score_states_kernel<G><<<grid, block, 0, g->stream>>>(
+        g->lay, (const glm_state *)g->d_sin, (const glm_word *)(g->d_sin + S), n,
+        (glm_state *)g->d_sout, (float *)(g->d_sout + S), (uint8_t *)(g->d_sout + S + 4 * g->scap));
+}
+
+extern "C" int glm_gpu_states_start(glm_gpu *g, const glm_state *in, const glm_word *w, size_t n,
+                                    smt_err *err)
+{
+    if (g->s_active)
+        return smt_err_set(err, SMT_ERR_ARG, "a batch of states is in flight: finish it first");
+    int rc = glm_states_check(g->lay.order, g->vocab, in, w, n, err);
+    if (rc || (rc = reserve_states(g, n, err)))
+        return rc;
+    g->s_n = n;
+    g->s_active = 1;
+    if (n == 0)
+        return 0;
+    size_t S = g->scap * sizeof(glm_state);
+    memcpy(g->h_sin, in, n * sizeof(glm_state));
+    memcpy(g->h_sin + S, w, n * sizeof(glm_word));
+    g->s_active = 0; /* until everything is queued */
+    CK(cudaMemcpyAsync(g->d_sin, g->h_sin, n * sizeof(glm_state), cudaMemcpyHostToDevice,
+                       g->stream));
+    CK(cudaMemcpyAsync(g->d_sin + S, g->h_sin + S, n * sizeof(glm_word), cudaMemcpyHostToDevice,
+                       g->stream));
+    unsigned G = g->lanes;
+    size_t blocks = (n * G + BLOCK_THREADS - 1) / BLOCK_THREADS;
+    if (blocks > 0x7fffffffu)
+        return smt_err_set(err, SMT_ERR_ARG, "batch of %zu queries is too large", n);
+    dim3 grid((unsigned)blocks), block(BLOCK_THREADS);
+    switch (G) {
+    case 1: launch_states<1>(g, grid, block, n); break;
+    case 4: launch_states<4>(g, grid, block, n); break;
+    case 8: launch_states<8>(g, grid, block, n); break;
+    case 16: launch_states<16>(g, grid, block, n); break;
+    default: launch_states<32>(g, grid, block, n); break;
+    }
+    CK(cudaGetLastError());
+    CK(cudaMemcpyAsync(g->h_sout, g->d_sout, n * sizeof(glm_state), cudaMemcpyDeviceToHost,
+                       g->stream));
+    CK(cudaMemcpyAsync(g->h_sout + S, g->d_sout + S, n * sizeof(float), cudaMemcpyDeviceToHost,
+                       g->stream));
+    CK(cudaMemcpyAsync(g->h_sout + S + 4 * g->scap, g->d_sout + S + 4 * g->scap, n,
+                       cudaMemcpyDeviceToHost, g->stream));
+    g->s_active = 1;
+    return 0;
+}
+
+extern "C" int glm_gpu_states_finish(glm_gpu *g, float *prob, glm_state *out, uint8_t *len,
+                                     smt_err *err)
+{
+    if (!g->s_active)
+        return smt_err_set(err, SMT_ERR_ARG, "no batch of states in flight");
+    g->s_active = 0;
+    size_t n = g->s_n;
+    if (n == 0)
+        return 0;
+    CK(cudaStreamSynchronize(g->stream));
+    size_t S = g->scap * sizeof(glm_state);
+    memcpy(out, g->h_sout, n * sizeof(glm_state));
+    memcpy(prob, g->h_sout + S, n * sizeof(float));
+    if (len)
+        memcpy(len, g->h_sout + S + 4 * g->scap, n);
+    return 0;
+}
+
+extern "C" int glm_gpu_score_states(glm_gpu *g, const glm_state *in, const glm_word *w, size_t n,
+                                    float *prob, glm_state *out, uint8_t *len, smt_err *err)
+{
+    int rc = glm_gpu_states_start(g, in, w, n, err);
+    if (rc)
+        return rc;
+    return glm_gpu_states_finish(g, prob, out, len, err);
 }

@@ -32,3 +32,23 @@ int glm_gpu_score_rows_device(glm_gpu *g, const glm_word *d_rows, size_t n_rows,
     (void)g, (void)d_rows, (void)n_rows, (void)d_prob, (void)d_len;
     return smt_err_set(err, SMT_ERR_UNSUPPORTED, "this build of glm has no CUDA support");
 }
+
+int glm_gpu_score_states(glm_gpu *g, const glm_state *in, const glm_word *w, size_t n,
+                         float *prob, glm_state *out, uint8_t *len, smt_err *err)
+{
+    (void)g, (void)in, (void)w, (void)n, (void)prob, (void)out, (void)len;
+    return smt_err_set(err, SMT_ERR_UNSUPPORTED, "this build of glm has no CUDA support");
+}
+
+int glm_gpu_states_start(glm_gpu *g, const glm_state *in, const glm_word *w, size_t n,
+                         smt_err *err)
+{
+    (void)g, (void)in, (void)w, (void)n;
+    return smt_err_set(err, SMT_ERR_UNSUPPORTED, "this build of glm has no CUDA support");
+}
+
+int glm_gpu_states_finish(glm_gpu *g, float *prob, glm_state *out, uint8_t *len, smt_err *err)
+{
+    (void)g, (void)prob, (void)out, (void)len;
+    return smt_err_set(err, SMT_ERR_UNSUPPORTED, "this build of glm has no CUDA support");
+}

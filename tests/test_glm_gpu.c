@@ -4,6 +4,7 @@
  * say SMT_ERR_UNSUPPORTED and the comparisons skip. */
 #define _GNU_SOURCE /* open_memstream */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,158 @@ static void compare(glm_model *m, const glm_word *rows, size_t n)
     free(pc), free(pg), free(lc), free(lg);
 }
 
+/* glm_gpu_score_states == glm_score per query (prob, length and out state bytewise), with every
+ * lane setting, in place (out == in) and through start/finish; n = 0; bad ids; misuse. */
+static void compare_states(glm_model *m, const glm_state *in, const glm_word *w, size_t n)
+{
+    glm_gpu *g;
+    smt_err e;
+    cr_assert_eq(glm_gpu_create(&g, m, &e), 0, "%s", e.msg);
+    float *pc = malloc(n * 4 + 4), *pg = malloc(n * 4 + 4);
+    uint8_t *lc = malloc(n + 1), *lg = malloc(n + 1);
+    glm_state *oc = malloc(n * sizeof *oc + 1), *og = malloc(n * sizeof *og + 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned l;
+        pc[i] = glm_score(m, &in[i], w[i], &oc[i], &l);
+        lc[i] = (uint8_t)l;
+    }
+    const unsigned lanes[] = {GLM_GPU_LANES_DEFAULT, 1, 4, 8, 16, 32};
+    for (int li = 0; li < 6; li++)
+        for (int how = 0; how < 3; how++) { /* 0: separate, 1: in place, 2: start/finish */
+            cr_assert_eq(glm_gpu_set_lanes(g, lanes[li], &e), 0, "%s", e.msg);
+            memset(pg, 0xff, n * 4);
+            memset(lg, 0xff, n);
+            memset(og, 0xab, n * sizeof *og);
+            if (how == 1) {
+                memcpy(og, in, n * sizeof *og);
+                cr_assert_eq(glm_gpu_score_states(g, og, w, n, pg, og, lg, &e), 0, "%s", e.msg);
+            } else if (how == 0) {
+                cr_assert_eq(glm_gpu_score_states(g, in, w, n, pg, og, lg, &e), 0, "%s", e.msg);
+            } else {
+                cr_assert_eq(glm_gpu_states_start(g, in, w, n, &e), 0, "%s", e.msg);
+                cr_assert_eq(glm_gpu_states_start(g, in, w, n, &e), SMT_ERR_ARG);
+                cr_assert_eq(glm_gpu_states_finish(g, pg, og, lg, &e), 0, "%s", e.msg);
+                cr_assert_eq(glm_gpu_states_finish(g, pg, og, lg, &e), SMT_ERR_ARG);
+            }
+            for (size_t i = 0; i < n; i++)
+                cr_assert(memcmp(&pc[i], &pg[i], 4) == 0 && lc[i] == lg[i] &&
+                              memcmp(&oc[i], &og[i], offsetof(glm_state, length) + 1) == 0,
+                          "lanes %u how %d query %zu: cpu %.9g/%u gpu %.9g/%u", lanes[li], how,
+                          i, pc[i], lc[i], pg[i], lg[i]);
+        }
+    cr_assert_eq(glm_gpu_score_states(g, in, w, 0, pg, og, NULL, &e), 0, "%s", e.msg);
+    if (n > 0) {
+        glm_word bad = glm_vocab_size(m);
+        cr_assert_eq(glm_gpu_score_states(g, in, &bad, 1, pg, og, NULL, &e), SMT_ERR_ARG);
+    }
+    glm_gpu_free(g);
+    free(pc), free(pg), free(lc), free(lg), free(oc), free(og);
+}
+
+/* The queries of a model: the begin and null states, every state reached by the words of text
+ * (NULL: every pair of vocabulary words), each followed by every word (a small vocabulary) or by
+ * the next word, a random one, <unk> and </s>. */
+static size_t states_queries(glm_model *m, const char *text, glm_state **in_out, glm_word **w_out)
+{
+    uint32_t V = glm_vocab_size(m);
+    size_t cap = 1 << 16, n = 0;
+    glm_state *in = malloc(cap * sizeof *in);
+    glm_word *w = malloc(cap * sizeof *w);
+    uint64_t s = 88172645463325252ull;
+#define ADD(st, x)                                                                                 \
+    do {                                                                                           \
+        if (n == cap) {                                                                            \
+            cap *= 2;                                                                              \
+            in = realloc(in, cap * sizeof *in);                                                    \
+            w = realloc(w, cap * sizeof *w);                                                       \
+        }                                                                                          \
+        in[n] = (st);                                                                              \
+        w[n++] = (x);                                                                              \
+    } while (0)
+    glm_state st[2];
+    glm_state_begin(m, &st[0]);
+    glm_state_null(&st[1]);
+    if (!text) {
+        for (int b = 0; b < 2; b++)
+            for (uint32_t x = 0; x < V; x++)
+                for (uint32_t y = 0; y < V; y++) {
+                    glm_state a = st[b], c;
+                    for (uint32_t z = 0; z < V; z++)
+                        ADD(a, z);
+                    glm_score(m, &a, x, &a, NULL);
+                    for (uint32_t z = 0; z < V; z++)
+                        ADD(a, z);
+                    glm_score(m, &a, y, &c, NULL);
+                    for (uint32_t z = 0; z < V; z++)
+                        ADD(c, z);
+                }
+    } else {
+        char *buf = tu_read_file(text, NULL);
+        cr_assert_not_null(buf);
+        for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+            glm_state a = st[0];
+            for (char *p = line; *p;) {
+                while (*p == ' ')
+                    p++;
+                char *end = p;
+                while (*end && *end != ' ')
+                    end++;
+                if (end == p)
+                    break;
+                glm_word x = glm_index(m, p, (size_t)(end - p));
+                s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+                ADD(a, x);
+                ADD(a, (glm_word)(s % V));
+                ADD(a, GLM_UNK);
+                ADD(a, glm_eos(m));
+                glm_score(m, &a, x, &a, NULL);
+                p = end;
+            }
+            ADD(a, glm_eos(m));
+        }
+        free(buf);
+    }
+#undef ADD
+    *in_out = in;
+    *w_out = w;
+    return n;
+}
+
+Test(glm_gpu, fixture_states)
+{
+    if (!glm_gpu_available())
+        TU_SKIP_GPU(no_gpu_reason());
+    const uint32_t Ks[] = {3, 31, 3, 4};
+    const uint32_t Qp[] = {0, 0, 8, 1}, Qb[] = {0, 0, 8, 2};
+    for (int k = 0; k < 4; k++) {
+        glm_model *m = build(tu_data_path("glm/chain.arpa"), Ks[k], Qp[k], Qb[k]);
+        glm_state *in;
+        glm_word *w;
+        size_t n = states_queries(m, NULL, &in, &w);
+        compare_states(m, in, w, n);
+        compare_states(m, in + 1, w + 1, 7); /* an odd small batch */
+        free(in), free(w);
+        glm_close(m);
+    }
+}
+
+Test(glm_gpu, lm5_states, .timeout = 600)
+{
+    if (!glm_gpu_available())
+        TU_SKIP_GPU(no_gpu_reason());
+    char *arpa = tu_shared_path("models/bible-es-en/lm.5.arpa.gz");
+    char *text = tu_shared_path("data/bible/test-a.en");
+    if (!arpa || !text)
+        cr_skip_test("shared data absent (models/bible-es-en/lm.5.arpa.gz, data/bible/test-a.en)");
+    glm_model *m = build(arpa, GLM_DEFAULT_K, 0, 0);
+    glm_state *in;
+    glm_word *w;
+    size_t n = states_queries(m, text, &in, &w);
+    compare_states(m, in, w, n);
+    free(in), free(w), free(text);
+    glm_close(m);
+}
+
 Test(glm_gpu, unsupported_without_device)
 {
     if (glm_gpu_available())
@@ -79,6 +232,15 @@ Test(glm_gpu, unsupported_without_device)
     smt_err e;
     cr_assert_eq(glm_gpu_create(&g, m, &e), SMT_ERR_UNSUPPORTED);
     cr_assert_null(g);
+#ifndef FASTSMT_HAVE_CUDA /* the stub's states calls say so too (with CUDA, g cannot exist here) */
+    glm_state st;
+    glm_state_begin(m, &st);
+    glm_word w = 1;
+    float p;
+    cr_assert_eq(glm_gpu_score_states(NULL, &st, &w, 1, &p, &st, NULL, &e), SMT_ERR_UNSUPPORTED);
+    cr_assert_eq(glm_gpu_states_start(NULL, &st, &w, 1, &e), SMT_ERR_UNSUPPORTED);
+    cr_assert_eq(glm_gpu_states_finish(NULL, &p, &st, NULL, &e), SMT_ERR_UNSUPPORTED);
+#endif
     glm_close(m);
 }
 

@@ -26,6 +26,10 @@ static void *worker(void *arg)
     smt_err e;
     j->ok = glm_score_rows(j->m, j->rows, NROWS, p, NULL, 1, &e) == 0 &&
             memcmp(p, j->want, NROWS * sizeof *p) == 0;
+    glm_state *st = malloc((NROWS / 7 + 1) * sizeof *st);
+    glm_word *sw = malloc((NROWS / 7 + 1) * sizeof *sw);
+    float *sp = malloc((NROWS / 7 + 1) * sizeof *sp), *sq = malloc((NROWS / 7 + 1) * sizeof *sq);
+    size_t ns = 0;
     for (size_t r = 0; r < NROWS; r += 7) { /* the state API: context from the null state */
         glm_state s;
         glm_state_null(&s);
@@ -33,9 +37,16 @@ static void *worker(void *arg)
         for (unsigned i = 0; i + 1 < N; i++)
             if (row[i] != GLM_NONE)
                 glm_score(j->m, &s, row[i], &s, NULL);
+        st[ns] = s;
+        sw[ns] = row[N - 1];
+        sq[ns++] = j->want[r];
         float got = glm_score(j->m, &s, row[N - 1], &s, NULL);
         j->ok &= memcmp(&got, &j->want[r], sizeof got) == 0;
     }
+    /* the same queries in one batch (in place), as the decoder's workers call it */
+    j->ok &= glm_score_states(j->m, st, sw, ns, sp, st, NULL, &e) == 0 &&
+             memcmp(sp, sq, ns * sizeof *sp) == 0;
+    free(st), free(sw), free(sp), free(sq);
     free(p);
     return NULL;
 }

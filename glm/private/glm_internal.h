@@ -139,6 +139,29 @@ void glm_ostore_free(glm_ostore *s);
  * n-key B-tree. */
 void glm_bt_order(const glm_layout *L, uint64_t n, uint32_t *slot_to_rank);
 
+/* ---- glm_score_states (glm_batch.c) and glm_gpu_score_states (glm_gpu.cu): the check both make
+ * before any walk (which trust the ids): every word and every state word below nvocab, every
+ * state no longer than order - 1. Returns 0 or SMT_ERR_ARG naming the query. */
+static inline int glm_states_check(unsigned order, uint32_t nvocab, const glm_state *in,
+                                   const glm_word *w, size_t n, smt_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (w[i] >= nvocab)
+            return smt_err_set(err, SMT_ERR_ARG, "query %zu: word id %u out of range (%u words)",
+                               i, (unsigned)w[i], (unsigned)nvocab);
+        if (in[i].length > order - 1)
+            return smt_err_set(err, SMT_ERR_ARG,
+                               "query %zu: state length %u exceeds the order - 1 (%u)", i,
+                               (unsigned)in[i].length, order - 1);
+        for (unsigned j = 0; j < in[i].length; j++)
+            if (in[i].words[j] >= nvocab)
+                return smt_err_set(err, SMT_ERR_ARG,
+                                   "query %zu: state word %u id %u out of range (%u words)", i, j,
+                                   (unsigned)in[i].words[j], (unsigned)nvocab);
+    }
+    return 0;
+}
+
 /* ---- batch scoring (glm_batch.c; the state logic it shares is glm_layout.h's) */
 
 /* Scores sentences [s0, s1) of a block: tokens ids[sstart[s] .. sstart[s+1]) each scored after the
