@@ -17,14 +17,6 @@
 #include "dec_ff.h"
 #include "dec_lm_batch.h"
 
-/* TEMPORARY until glm's batch of states on the GPU lands. */
-static int glm_gpu_score_states(glm_gpu *g, const glm_state *in, const glm_word *w, size_t n,
-                                float *prob, glm_state *out, uint8_t *len, smt_err *err)
-{
-    (void)g, (void)in, (void)w, (void)n, (void)prob, (void)out, (void)len;
-    return smt_err_set(err, SMT_ERR_UNSUPPORTED, "no batch of states on the GPU yet");
-}
-
 typedef struct chain {
     hyp *h;
     dec_search *s;         /* its search, whose cache answers first */
