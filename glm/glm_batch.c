@@ -112,6 +112,20 @@ fast_count_less(const uint32_t *k, uint32_t cnt, uint32_t x, uint32_t bs_over)
 #endif
 }
 
+/* Keys < x among cnt packed keys: short nodes (most leaves) by a branch-free count of
+ * independent reads, longer ones by glm_layout.h's binary search (dependent reads). */
+static inline __attribute__((always_inline)) uint32_t packed_count_less(glm_keys r, uint32_t cnt,
+                                                                       uint32_t x)
+{
+    if (cnt > 16)
+        return glm_count_less_packed(r, cnt, x);
+    uint64_t mask = (1ull << r.bits) - 1, bit = r.bit0;
+    uint32_t less = 0;
+    for (uint32_t i = 0; i < cnt; i++, bit += r.bits)
+        less += glm_rd_bits(r.p, bit, mask) < x;
+    return less;
+}
+
 static inline void prefetch2(const void *p, size_t bytes)
 {
     const char *c = (const char *)p;
@@ -279,7 +293,7 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
         if (F->kbits) { /* packed keys: glm_layout.h's binary search, the same walk */
             for (;;) {
                 glm_keys r = {NULL, F->pk, k->gbit + (uint64_t)k->noff * F->kbits, F->kbits};
-                uint32_t less = glm_count_less_packed(r, k->cnt, x);
+                uint32_t less = packed_count_less(r, k->cnt, x);
                 if (less < k->cnt && glm_keys_get(r, less) == x) {
                     walk_found(F, k, k->first + k->noff + less);
                     return;
