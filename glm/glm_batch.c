@@ -32,6 +32,9 @@ struct glm_fast {
     const float *top;
     const glm_layout *L; /* the model's layout: a quantized file's values are read through it */
     const uint8_t *qrec; /* quantized: the records (NULL otherwise) */
+    const uint8_t *pk;   /* quantized: the bit-packed keys, kbits each (glm_layout.h) */
+    uint64_t koff[GLM_MAX_ORDER + 1]; /* [k]: level k's first key (L->key_off) */
+    uint32_t kbits;                   /* 0: uint32 keys (keys[]) */
     const glm_hslot *hs[GLM_MAX_ORDER + 1]; /* the big-group index (GLM_OPEN_INDEX) */
     uint32_t hn[GLM_MAX_ORDER + 1];
     uint32_t hmin; /* groups of at least hmin keys are indexed (UINT32_MAX: none) */
@@ -55,8 +58,12 @@ static void fast_setup(const glm_model *m, fast_layout *F)
         F->hs[k] = m->bix.slots[k];
         F->hn[k] = m->bix.nslots[k];
     }
-    for (unsigned k = 2; k <= L->order; k++)
-        F->keys[k] = L->keys + L->key_off[k];
+    for (unsigned k = 2; k <= L->order; k++) {
+        F->keys[k] = L->keys ? L->keys + L->key_off[k] : NULL;
+        F->koff[k] = L->key_off[k];
+    }
+    F->kbits = L->kbits;
+    F->pk = L->pkeys;
     for (unsigned k = 1; k < L->order; k++)
         F->mid[k] = L->mid + L->mid_off[k];
     F->top = L->top;
@@ -106,10 +113,35 @@ fast_count_less(const uint32_t *k, uint32_t cnt, uint32_t x, uint32_t bs_over)
 #endif
 }
 
+/* Keys < x among cnt packed keys: short nodes (most leaves) by a branch-free count of
+ * independent reads, longer ones by glm_layout.h's binary search (dependent reads). */
+static inline __attribute__((always_inline)) uint32_t packed_count_less(glm_keys r, uint32_t cnt,
+                                                                       uint32_t x)
+{
+    if (cnt > 16)
+        return glm_count_less_packed(r, cnt, x);
+    uint64_t mask = (1ull << r.bits) - 1, bit = r.bit0;
+    uint32_t less = 0;
+    for (uint32_t i = 0; i < cnt; i++, bit += r.bits)
+        less += glm_rd_bits(r.p, bit, mask) < x;
+    return less;
+}
+
 static inline void prefetch2(const void *p, size_t bytes)
 {
     const char *c = (const char *)p;
     __builtin_prefetch(c);
+    __builtin_prefetch(c + bytes - 1);
+}
+
+/* A node of cnt packed keys from bit bit on. */
+static inline void prefetch_packed(const uint8_t *pk, uint64_t bit, uint32_t cnt, uint32_t kbits)
+{
+    const char *c = (const char *)pk + (bit >> 3);
+    uint64_t bytes = ((bit & 7) + (uint64_t)cnt * kbits + 7) / 8;
+    __builtin_prefetch(c);
+    if (bytes > 64)
+        __builtin_prefetch(c + 64);
     __builtin_prefetch(c + bytes - 1);
 }
 
@@ -128,8 +160,10 @@ enum { PH_UNI, PH_SEARCH, PH_HASH, PH_VALUE, PH_DONE };
 
 typedef struct walk {
     const glm_word *hist;
-    const uint32_t *gk;   /* the group's first key */
-    const uint32_t *node; /* the current node's first key */
+    const uint32_t *gk;   /* the group's first key (uint32 keys) */
+    const uint32_t *node; /* the current node's first key (uint32 keys) */
+    uint64_t gbit;        /* packed keys: the group's first key's bit */
+    uint32_t noff;        /* the current node's first key, from the group's */
     uint32_t cnt;         /* keys in the current node */
     uint32_t l, d;        /* B-tree level of the node, depth */
     uint32_t j;           /* node index within its level */
@@ -145,13 +179,23 @@ typedef struct walk {
 static inline void walk_node(const fast_layout *F, walk *k)
 {
     if (k->l + 1 < k->d) {
-        k->node = k->gk + (F->first[k->l] + k->j) * F->B;
+        k->noff = (uint32_t)(F->first[k->l] + k->j) * F->B;
         k->cnt = F->B;
     } else {
         uint32_t j = k->j;
-        k->node = k->gk + k->I + (uint64_t)j * k->q + (j < k->r ? j : k->r);
+        k->noff = k->I + j * k->q + (j < k->r ? j : k->r);
         k->cnt = k->q + (j < k->r);
     }
+    if (!F->kbits)
+        k->node = k->gk + k->noff;
+}
+
+static inline void walk_prefetch_node(const fast_layout *F, const walk *k)
+{
+    if (F->kbits)
+        prefetch_packed(F->pk, k->gbit + (uint64_t)k->noff * F->kbits, k->cnt, F->kbits);
+    else
+        prefetch_keys(k->node, k->cnt);
 }
 
 static inline void walk_start(const fast_layout *F, walk *k, glm_word w, const glm_word *hist,
@@ -185,12 +229,17 @@ static inline void walk_descend(const fast_layout *F, walk *k, uint32_t first, u
         k->phase = PH_HASH;
         return;
     }
-    k->gk = F->keys[k->len + 1] + first;
+    if (F->kbits) {
+        k->gbit = (F->koff[k->len + 1] + first) * F->kbits;
+    } else {
+        k->gk = F->keys[k->len + 1] + first;
+        k->node = k->gk;
+    }
+    k->noff = 0;
     k->l = 0;
     k->j = 0;
     if (n <= F->B) { /* one leaf: most groups */
         k->d = 1;
-        k->node = k->gk;
         k->cnt = n;
     } else {
         uint32_t d = 2;
@@ -201,10 +250,9 @@ static inline void walk_descend(const fast_layout *F, walk *k, uint32_t first, u
         k->I = leaves - 1;
         k->q = (n - k->I) / leaves;
         k->r = (n - k->I) % leaves;
-        k->node = k->gk;
         k->cnt = F->B;
     }
-    prefetch_keys(k->node, k->cnt);
+    walk_prefetch_node(F, k);
     k->phase = PH_SEARCH;
 }
 
@@ -218,6 +266,8 @@ static inline __attribute__((always_inline)) void walk_found(const fast_layout *
         const glm_layout *L = F->L;
         uint64_t bit = L->qrec_off[k->len] + (uint64_t)e * L->qrec_bits[k->len];
         prefetch2(F->qrec + (bit >> 3), (2 * L->qrec_bits[k->len] + 7) / 8 + 1);
+        if (k->len < F->order) /* the base of its block of child offsets */
+            __builtin_prefetch(L->qbase + L->qbase_off[k->len] + (e >> L->qshift[k->len]));
     } else if (k->len == F->order) {
         __builtin_prefetch(F->top + e);
     } else {
@@ -241,6 +291,27 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
     }
     case PH_SEARCH: {
         glm_word x = k->hist[k->len - 1];
+        if (F->kbits) { /* packed keys: glm_layout.h's binary search, the same walk */
+            for (;;) {
+                glm_keys r = {NULL, F->pk, k->gbit + (uint64_t)k->noff * F->kbits, F->kbits};
+                uint32_t less = packed_count_less(r, k->cnt, x);
+                if (less < k->cnt && glm_keys_get(r, less) == x) {
+                    walk_found(F, k, k->first + k->noff + less);
+                    return;
+                }
+                if (k->l + 1 >= k->d) {
+                    k->phase = PH_DONE;
+                    return;
+                }
+                k->j = k->j * F->K + less;
+                k->l++;
+                walk_node(F, k);
+                if (k->l + 1 >= k->d) { /* a leaf: yield after its prefetch */
+                    walk_prefetch_node(F, k);
+                    return;
+                }
+            }
+        }
         const uint32_t *node = k->node;
         uint32_t less = fast_count_less(node, k->cnt, x, F->bs_over);
         /* internal nodes above the last internal level belong to big groups, whose upper
@@ -253,7 +324,7 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
             less = fast_count_less(node, k->cnt, x, F->bs_over);
         }
         if (less < k->cnt && node[less] == x) {
-            walk_found(F, k, k->first + (uint32_t)(node - k->gk) + less);
+            walk_found(F, k, k->first + k->noff + less);
         } else if (k->l + 1 >= k->d) {
             k->phase = PH_DONE;
         } else {

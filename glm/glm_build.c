@@ -50,28 +50,43 @@ static uint32_t bits_for(uint64_t max)
     return b;
 }
 
-void glm_layout_quant(glm_layout *L, uint32_t qp, uint32_t qb, uint64_t *rec_bytes,
-                      uint64_t *nbins)
+int glm_layout_quant(glm_layout *L, uint32_t qp, uint32_t qb, const uint32_t *shape)
 {
     L->qp = qp;
     L->qb = qb;
-    uint64_t bit = 0, bins = 0;
+    L->kbits = bits_for(L->count[1] > 1 ? L->count[1] - 1 : 1);
+    uint64_t bit = 0, bins = 0, nbase = 0, total_keys = 0;
+    for (unsigned k = 0; k < GLM_QSHAPE_N; k++) {
+        uint32_t sh = shape ? shape[k] : 0;
+        if (sh && (k < 2 || k >= L->order || (sh & 0xff) > 32 || (sh >> 8) > 31))
+            return -1;
+    }
     for (unsigned k = 2; k <= L->order; k++) {
+        total_keys += L->count[k];
         L->qrec_off[k] = bit;
         L->qbin_off[k] = bins;
+        L->qbase_off[k] = nbase;
         if (k < L->order) {
-            L->qchild_bits[k] = bits_for(L->count[k + 1]);
+            uint32_t sh = shape ? shape[k] : 0;
+            L->qchild_bits[k] = sh & 0xff;
+            L->qshift[k] = sh >> 8;
             L->qrec_bits[k] = L->qchild_bits[k] + qp + qb;
             bit += (L->count[k] + 1) * L->qrec_bits[k];
             bins += (1ull << qp) + (1ull << qb);
+            nbase += ((L->count[k] + 1) + (1ull << L->qshift[k]) - 1) >> L->qshift[k];
         } else {
+            L->qchild_bits[k] = 0;
+            L->qshift[k] = 0;
             L->qrec_bits[k] = qp;
             bit += L->count[k] * qp;
             bins += 1ull << qp;
         }
     }
-    *rec_bytes = (bit + 7) / 8 + 8;
-    *nbins = bins;
+    L->pkey_bytes = (total_keys * L->kbits + 7) / 8 + 8;
+    L->qrec_bytes = (bit + 7) / 8 + 8;
+    L->nqbins = bins;
+    L->nqbase = nbase;
+    return 0;
 }
 
 uint64_t glm_layout_nmid(const glm_layout *L)
@@ -204,7 +219,9 @@ typedef struct out_arrays {
     float *top;
     uint8_t *qrec; /* quantized files (quantize) */
     float *qbins;
-    uint64_t qrec_bytes, nbins;
+    uint8_t *pkeys;
+    uint32_t *qbase;
+    uint32_t qshape[GLM_QSHAPE_N];
 } out_arrays;
 
 static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progress, smt_err *err)
@@ -384,18 +401,50 @@ static void wr_bits(uint8_t *base, uint64_t bit, uint64_t v, uint32_t nbits)
             base[bit >> 3] |= (uint8_t)(1u << (bit & 7));
 }
 
-/* The quantized sections from the float arrays build_trie made: o->qrec and o->qbins. */
+/* The child shape of a level whose entries' first children are child[0..n] (child[n]: the
+ * sentinel's): the block size 2^s whose bases (32 bits per block) and deltas (bits for the
+ * largest offset from a block's base) take the fewest bits. delta bits | s << 8. */
+static uint32_t child_shape(const glm_mid *mid, uint64_t n)
+{
+    uint64_t best = UINT64_MAX;
+    uint32_t shape = 0;
+    for (uint32_t s = 0; s <= 24; s++) {
+        uint64_t maxd = 0;
+        for (uint64_t e = 0; e <= n; e++) {
+            uint64_t d = (uint64_t)mid[e].child - mid[(e >> s) << s].child;
+            maxd = d > maxd ? d : maxd;
+        }
+        uint32_t bits = maxd ? bits_for(maxd) : 0;
+        uint64_t cost = (n + 1) * bits + 32 * (((n + 1) + (1ull << s) - 1) >> s);
+        if (cost < best) {
+            best = cost;
+            shape = bits | s << 8;
+        }
+        if ((1ull << s) > n)
+            break;
+    }
+    return shape;
+}
+
+/* The quantized sections from the arrays build_trie made: o->pkeys (the keys bit-packed),
+ * o->qrec, o->qbins, o->qbase and o->qshape. */
 static int quantize(glm_layout *L, out_arrays *o, uint32_t qp, uint32_t qb, smt_err *err)
 {
     unsigned N = L->order;
-    uint64_t rec_bytes, nbins, most = 0;
-    glm_layout_quant(L, qp, qb, &rec_bytes, &nbins);
+    uint64_t most = 0;
+    memset(o->qshape, 0, sizeof o->qshape);
+    for (unsigned k = 2; k < N; k++)
+        o->qshape[k] = child_shape(o->mid + L->mid_off[k], L->count[k]);
+    if (glm_layout_quant(L, qp, qb, o->qshape))
+        return smt_err_set(err, SMT_ERR_ARG, "internal: a child shape out of range");
     for (unsigned k = 2; k <= N; k++)
         most = L->count[k] > most ? L->count[k] : most;
-    o->qrec = calloc(rec_bytes, 1);
-    o->qbins = malloc(nbins * sizeof *o->qbins);
+    o->qrec = calloc(L->qrec_bytes, 1);
+    o->qbins = malloc(L->nqbins * sizeof *o->qbins);
+    o->pkeys = calloc(L->pkey_bytes, 1);
+    o->qbase = malloc(L->nqbase * sizeof *o->qbase + 4);
     float *v = malloc(most * sizeof *v + 4);
-    if (!o->qrec || !o->qbins || !v) {
+    if (!o->qrec || !o->qbins || !o->pkeys || !o->qbase || !v) {
         free(v);
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory quantizing the model");
     }
@@ -423,11 +472,18 @@ static int quantize(glm_layout *L, out_arrays *o, uint32_t qp, uint32_t qb, smt_
             bbins[1] = 0.0f;
             make_bins(v, nz, bbins + 2, nb - 2);
         }
+        for (uint64_t i = 0; i < n; i++)
+            wr_bits(o->pkeys, (L->key_off[k] + i) * L->kbits, o->keys[L->key_off[k] + i],
+                    L->kbits);
         uint64_t bit = L->qrec_off[k];
-        uint32_t cb = k < N ? L->qchild_bits[k] : 0;
+        uint32_t cb = k < N ? L->qchild_bits[k] : 0, sh = L->qshift[k];
+        uint32_t *base = o->qbase + L->qbase_off[k];
+        if (k < N)
+            for (uint64_t i = 0; i <= n; i += 1ull << sh)
+                base[i >> sh] = mid[i].child;
         for (uint64_t i = 0; i < n; i++, bit += L->qrec_bits[k]) {
             if (k < N) {
-                wr_bits(o->qrec, bit, mid[i].child, cb);
+                wr_bits(o->qrec, bit, mid[i].child - base[i >> sh], cb);
                 wr_bits(o->qrec, bit + cb, encode(pbins, np, 0, mid[i].prob), qp);
                 wr_bits(o->qrec, bit + cb + qp, encode_backoff(bbins, nb, mid[i].backoff), qb);
             } else {
@@ -435,11 +491,9 @@ static int quantize(glm_layout *L, out_arrays *o, uint32_t qp, uint32_t qb, smt_
             }
         }
         if (k < N) /* the sentinel: its child only */
-            wr_bits(o->qrec, bit, mid[n].child, cb);
+            wr_bits(o->qrec, bit, mid[n].child - base[n >> sh], cb);
     }
     free(v);
-    o->qrec_bytes = rec_bytes;
-    o->nbins = nbins;
     return 0;
 }
 
@@ -455,11 +509,16 @@ static int write_model(const char *out_path, const glm_arpa *a, const glm_layout
         total_keys += L->count[k];
     if ((rc = smt_writer_set_params(w, par, sizeof *par, err)) ||
         (rc = smt_vocab_builder_write(a->vocab, w, "vocab", err)) ||
-        (rc = smt_writer_section(w, "keys", o->keys, total_keys * sizeof *o->keys, err)) ||
+        (L->qp ? (rc = smt_writer_section(w, "keys", o->pkeys, L->pkey_bytes, err))
+               : (rc = smt_writer_section(w, "keys", o->keys, total_keys * sizeof *o->keys,
+                                          err))) ||
         (rc = smt_writer_section(w, "mid", o->mid, total_mid * sizeof *o->mid, err)) ||
-        (L->qp ? (rc = smt_writer_section(w, "qrec", o->qrec, o->qrec_bytes, err)) ||
-                     (rc = smt_writer_section(w, "qbins", o->qbins, o->nbins * sizeof *o->qbins,
-                                              err))
+        (L->qp ? (rc = smt_writer_section(w, "qrec", o->qrec, L->qrec_bytes, err)) ||
+                     (rc = smt_writer_section(w, "qbins", o->qbins, L->nqbins * sizeof *o->qbins,
+                                              err)) ||
+                     (rc = smt_writer_section(w, "qbase", o->qbase,
+                                              L->nqbase * sizeof *o->qbase, err)) ||
+                     (rc = smt_writer_section(w, "qshape", o->qshape, sizeof o->qshape, err))
                : (rc = smt_writer_section(w, "top", o->top,
                                           L->count[L->order] * sizeof *o->top, err)))) {
         smt_writer_abort(w);
@@ -510,7 +569,7 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     out_arrays o = {0};
     rc = build_trie(&a, &L, &o, opt->progress, err);
     if (!rc && qp) {
-        par.quant = qp | qb << 8;
+        par.quant = qp | qb << 8 | GLM_QUANT_PACKED;
         rc = quantize(&L, &o, qp, qb, err);
     }
     if (!rc)
@@ -532,6 +591,8 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     free(o.top);
     free(o.qrec);
     free(o.qbins);
+    free(o.pkeys);
+    free(o.qbase);
     glm_arpa_free(&a);
     return rc;
 }

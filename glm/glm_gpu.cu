@@ -25,11 +25,12 @@ namespace cg = cooperative_groups;
 
 struct glm_gpu {
     glm_layout lay; /* with device pointers */
-    uint32_t *d_keys;
+    uint32_t *d_keys;  /* uint32 keys, or a quantized file's packed keys (glm_layout.h) */
     glm_mid *d_mid;
     float *d_top;
-    uint8_t *d_qrec; /* a quantized file's records and bins (glm_layout.h) */
+    uint8_t *d_qrec; /* a quantized file's records, bins and child bases (glm_layout.h) */
     float *d_qbins;
+    uint32_t *d_qbase;
     uint32_t vocab;
     cudaStream_t stream;
     glm_word *d_rows; /* workspace for the host-memory API: (cap, order) */
@@ -47,7 +48,8 @@ struct glm_gpu {
 };
 
 /* glm_walk on the device, the node search done by count(keys, cnt, x, &less, &hit) with all the
- * row's lanes (every lane gets the same less and hit); the rest is the shared GLM_HD code. */
+ * row's lanes (every lane gets the same less and hit; keys: glm_layout.h's handle of uint32 or
+ * packed keys); the rest is the shared GLM_HD code. */
 template <typename Count>
 static __device__ unsigned dev_walk(const glm_layout &L, glm_word w, const glm_word *hist,
                                     unsigned nh, float *prob, float *bo, Count count)
@@ -62,17 +64,17 @@ static __device__ unsigned dev_walk(const glm_layout &L, glm_word w, const glm_w
         glm_children(&L, len, e, &first, &n);
         if (n == 0)
             break;
-        const uint32_t *keys = L.keys + L.key_off[len + 1] + first;
+        glm_keys keys = glm_keys_at(&L, len + 1, first);
         glm_word x = hist[len - 1];
         glm_bt_cursor c;
-        glm_bt_init(&L, &c, keys, n);
+        glm_bt_init(&L, &c, keys.w, n);
         int64_t got;
         for (;;) {
             uint64_t start;
             uint32_t cnt, less;
             int hit;
             glm_bt_node(&L, &c, &start, &cnt);
-            count(keys + start, cnt, x, &less, &hit);
+            count(glm_keys_add(keys, start), cnt, x, &less, &hit);
             got = glm_bt_advance(&L, &c, start, cnt, less, hit);
             if (got != -2)
                 break;
@@ -88,14 +90,14 @@ static __device__ unsigned dev_walk(const glm_layout &L, glm_word w, const glm_w
 
 /* A node searched by a warp's 32 lanes at once (ballots; K > 33 takes several rounds): the kernel
  * that was run and checked on an H100 (lanes = 32, the default). */
-static __device__ void warp_count(const uint32_t *k, uint32_t cnt, uint32_t x, unsigned lane,
+static __device__ void warp_count(glm_keys k, uint32_t cnt, uint32_t x, unsigned lane,
                                   uint32_t *less, int *hit)
 {
     *less = 0;
     *hit = 0;
     for (uint32_t base = 0; base < cnt; base += 32) {
         uint32_t i = base + lane;
-        uint32_t v = i < cnt ? k[i] : 0xffffffffu;
+        uint32_t v = i < cnt ? glm_keys_get(k, i) : 0xffffffffu;
         unsigned lt = __ballot_sync(0xffffffffu, i < cnt && v < x);
         unsigned eq = __ballot_sync(0xffffffffu, i < cnt && v == x);
         *less += (uint32_t)__popc(lt);
@@ -107,12 +109,12 @@ static __device__ void warp_count(const uint32_t *k, uint32_t cnt, uint32_t x, u
  * a node is read in coalesced sectors): each lane counts its share, the tile adds the counts. Fewer
  * lanes per row leave more rows in flight and repeat the scalar shape arithmetic on fewer lanes. */
 template <int G>
-static __device__ void tile_count(const uint32_t *k, uint32_t cnt, uint32_t x,
+static __device__ void tile_count(glm_keys k, uint32_t cnt, uint32_t x,
                                   const cg::thread_block_tile<G> &t, uint32_t *less, int *hit)
 {
     uint32_t lt = 0, eq = 0;
     for (uint32_t i = t.thread_rank(); i < cnt; i += G) {
-        uint32_t v = __ldg(k + i);
+        uint32_t v = k.bits ? glm_keys_get(k, i) : __ldg(k.w + i);
         lt += v < x;
         eq |= v == x;
     }
@@ -147,8 +149,7 @@ static __device__ unsigned walk_g(const glm_layout &L, const cg::thread_block_ti
         return glm_walk(&L, w, h, nh, pr, bo);
     else
         return dev_walk(L, w, h, nh, pr, bo,
-                        [&](const uint32_t *k, uint32_t cnt, uint32_t x, uint32_t *less,
-                            int *hit) {
+                        [&](glm_keys k, uint32_t cnt, uint32_t x, uint32_t *less, int *hit) {
                             if constexpr (G == 32)
                                 warp_count(k, cnt, x, t.thread_rank(), less, hit);
                             else
@@ -261,28 +262,31 @@ static int gpu_init(glm_gpu *g, const glm_model *m, smt_err *err)
         nk += L->count[k];
     uint64_t nt = L->count[L->order];
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-    CK(cudaMalloc((void **)&g->d_keys, nk * 4 + 4));
+    uint64_t key_bytes = L->qp ? L->pkey_bytes : nk * 4;
+    CK(cudaMalloc((void **)&g->d_keys, key_bytes + 4));
     CK(cudaMalloc((void **)&g->d_mid, nm * sizeof(glm_mid)));
-    CK(cudaMemcpy(g->d_keys, L->keys, nk * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(g->d_keys, L->qp ? (const void *)L->pkeys : (const void *)L->keys, key_bytes,
+                  cudaMemcpyHostToDevice));
     CK(cudaMemcpy(g->d_mid, L->mid, nm * sizeof(glm_mid), cudaMemcpyHostToDevice));
     g->lay = *L;
     if (L->qp) {
-        glm_layout Q = *L;
-        uint64_t rec_bytes, nbins;
-        glm_layout_quant(&Q, L->qp, L->qb, &rec_bytes, &nbins);
-        CK(cudaMalloc((void **)&g->d_qrec, rec_bytes));
-        CK(cudaMalloc((void **)&g->d_qbins, nbins * 4));
-        CK(cudaMemcpy(g->d_qrec, L->qrec, rec_bytes, cudaMemcpyHostToDevice));
-        CK(cudaMemcpy(g->d_qbins, L->qbins, nbins * 4, cudaMemcpyHostToDevice));
+        CK(cudaMalloc((void **)&g->d_qrec, L->qrec_bytes));
+        CK(cudaMalloc((void **)&g->d_qbins, L->nqbins * 4));
+        CK(cudaMalloc((void **)&g->d_qbase, L->nqbase * 4 + 4));
+        CK(cudaMemcpy(g->d_qrec, L->qrec, L->qrec_bytes, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(g->d_qbins, L->qbins, L->nqbins * 4, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(g->d_qbase, L->qbase, L->nqbase * 4, cudaMemcpyHostToDevice));
         g->lay.qrec = g->d_qrec;
         g->lay.qbins = g->d_qbins;
+        g->lay.qbase = g->d_qbase;
+        g->lay.pkeys = (const uint8_t *)g->d_keys;
         g->lay.top = NULL;
     } else {
         CK(cudaMalloc((void **)&g->d_top, nt * 4 + 4));
         CK(cudaMemcpy(g->d_top, L->top, nt * 4, cudaMemcpyHostToDevice));
         g->lay.top = g->d_top;
     }
-    g->lay.keys = g->d_keys;
+    g->lay.keys = L->qp ? NULL : g->d_keys;
     g->lay.mid = g->d_mid;
     g->vocab = glm_vocab_size(m);
     g->lanes = GLM_GPU_LANES_DEFAULT;
@@ -318,6 +322,7 @@ extern "C" void glm_gpu_free(glm_gpu *g)
     cudaFree(g->d_top);
     cudaFree(g->d_qrec);
     cudaFree(g->d_qbins);
+    cudaFree(g->d_qbase);
     cudaFree(g->d_rows);
     cudaFree(g->d_prob);
     cudaFree(g->d_len);

@@ -36,6 +36,21 @@ static int check_children(const glm_model *m, smt_err *err)
     return 0;
 }
 
+/* GLM_OPEN_VERIFY on a quantized file: every packed key is a word id (a damaged key could only
+ * give other numbers, never a read outside the arrays; the checksums were verified already). */
+static int check_keys(const glm_model *m, smt_err *err)
+{
+    const glm_layout *L = &m->lay;
+    for (unsigned k = 2; k <= L->order; k++) {
+        glm_keys r = glm_keys_at(L, k, 0);
+        for (uint64_t i = 0; i < L->count[k]; i++)
+            if (glm_keys_get(r, i) >= L->count[1])
+                return smt_err_set(err, SMT_ERR_CORRUPT, "%s: level %u key %llu is not a word id",
+                                   smt_mapped_path(m->map), k, (unsigned long long)i);
+    }
+    return 0;
+}
+
 /* Copies the sections queries touch into anonymous memory backed by 2 MB pages: a query is a
  * chain of random reads over the whole model, and with 4 KB pages nearly every one also misses
  * the TLB (the page cache cannot give a file mapping huge pages). */
@@ -43,12 +58,12 @@ static int load_huge(glm_model *m, smt_err *err)
 {
     static const char *const plain[6] = {"vocab.str", "vocab.off", "vocab.hash", "keys", "mid",
                                          "top"};
-    static const char *const quant[7] = {"vocab.str", "vocab.off", "vocab.hash", "keys", "mid",
-                                         "qrec", "qbins"};
+    static const char *const quant[8] = {"vocab.str", "vocab.off", "vocab.hash", "keys", "mid",
+                                         "qrec", "qbins", "qbase"};
     const char *const *names = m->lay.qp ? quant : plain;
-    int ns = m->lay.qp ? 7 : 6;
-    const void *src[7];
-    uint64_t size[7], total = 0;
+    int ns = m->lay.qp ? 8 : 6;
+    const void *src[8];
+    uint64_t size[8], total = 0;
     for (int i = 0; i < ns; i++) {
         src[i] = smt_mapped_section(m->map, names[i], &size[i]);
         total += (size[i] + 63) & ~63ull;
@@ -63,7 +78,7 @@ static int load_huge(glm_model *m, smt_err *err)
 #ifdef MADV_HUGEPAGE
     madvise(base, (size_t)(raw + len - base), MADV_HUGEPAGE); /* a hint: failure is harmless */
 #endif
-    void *dst[7];
+    void *dst[8];
     char *p = base;
     for (int i = 0; i < ns; i++) {
         dst[i] = p;
@@ -79,12 +94,14 @@ static int load_huge(glm_model *m, smt_err *err)
     m->vocab.str = dst[0];
     m->vocab.off = dst[1];
     m->vocab.slots = dst[2];
-    m->lay.keys = dst[3];
     m->lay.mid = dst[4];
     if (m->lay.qp) {
+        m->lay.pkeys = dst[3];
         m->lay.qrec = dst[5];
         m->lay.qbins = dst[6];
+        m->lay.qbase = dst[7];
     } else {
+        m->lay.keys = dst[3];
         m->lay.top = dst[5];
     }
     m->huge = raw;
@@ -151,7 +168,7 @@ static int bigidx_tables(glm_model *m, uint64_t min_n, smt_err *err)
         glm_hslot *t = (glm_hslot *)base;
         base += ((uint64_t)X->nslots[k] * sizeof(glm_hslot) + 63) & ~63ull;
         memset(t, 0xff, (size_t)X->nslots[k] * sizeof *t);
-        const uint32_t *keys = L->keys + L->key_off[k];
+        glm_keys keys = glm_keys_at(L, k, 0);
         for (uint64_t p = 0; p < L->count[k - 1]; p++) {
             uint64_t first64, n64;
             glm_children(L, k - 1, p, &first64, &n64);
@@ -159,10 +176,11 @@ static int bigidx_tables(glm_model *m, uint64_t min_n, smt_err *err)
             if (n < min_n)
                 continue;
             for (uint32_t c = first; c < first + n; c++) {
-                uint32_t i = glm_bigidx_slot((uint32_t)p, keys[c], X->nslots[k]);
+                uint32_t key = glm_keys_get(keys, c);
+                uint32_t i = glm_bigidx_slot((uint32_t)p, key, X->nslots[k]);
                 while (t[i].idx != UINT32_MAX)
                     i = i + 1 == X->nslots[k] ? 0 : i + 1;
-                t[i].key = keys[c];
+                t[i].key = key;
                 t[i].idx = c;
             }
         }
@@ -232,35 +250,60 @@ int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err)
     glm_layout *L = &m->lay;
     glm_layout_setup(L, par->order, par->K, par->count);
     uint32_t qp = par->quant & 0xff, qb = par->quant >> 8 & 0xff;
-    if (par->quant && ((par->quant >> 16) != 0 || qp < 1 || qp > GLM_MAX_QUANT_BITS || qb < 1 ||
-                       qb > GLM_MAX_QUANT_BITS)) {
+    if (par->quant && !(par->quant & GLM_QUANT_PACKED) && (par->quant >> 16) == 0) {
+        rc = smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                         "%s: a quantized .glm of the first quantized layout (32-bit keys, "
+                         "written before the packed layout): no longer read; rebuild it with "
+                         "glm build -q %u -b %u",
+                         path, qp, qb);
+        goto fail;
+    }
+    if (par->quant && ((par->quant >> 16) != (GLM_QUANT_PACKED >> 16) || qp < 1 ||
+                       qp > GLM_MAX_QUANT_BITS || qb < 1 || qb > GLM_MAX_QUANT_BITS)) {
         rc = smt_err_set(err, SMT_ERR_CORRUPT,
                          "%s: quantization field 0x%x: not 1..%d probability and backoff bits",
                          path, par->quant, GLM_MAX_QUANT_BITS);
         goto fail;
     }
-    uint64_t rec_bytes = 0, nbins = 0;
-    if (par->quant)
-        glm_layout_quant(L, qp, qb, &rec_bytes, &nbins);
-    uint64_t total_keys = 0, total_mid = glm_layout_nmid(L);
+    uint64_t total_keys = 0, total_mid;
     for (unsigned k = 2; k <= par->order; k++)
         total_keys += par->count[k];
-    const void *keys, *mid, *top = NULL, *qrec = NULL, *qbins = NULL;
+    const void *keys, *mid, *top = NULL, *qrec = NULL, *qbins = NULL, *qbase = NULL,
+                            *qshape = NULL;
     uint64_t cnt;
-    if ((rc = smt_mapped_require(m->map, "keys", 4, total_keys, &keys, &cnt, err)) ||
-        (rc = smt_mapped_require(m->map, "mid", sizeof(glm_mid), total_mid, &mid, &cnt, err)) ||
+    if (par->quant) {
+        if ((rc = smt_mapped_require(m->map, "qshape", 4, GLM_QSHAPE_N, &qshape, &cnt, err)))
+            goto fail;
+        uint32_t shape[GLM_QSHAPE_N];
+        memcpy(shape, qshape, sizeof shape);
+        if (glm_layout_quant(L, qp, qb, shape)) {
+            rc = smt_err_set(err, SMT_ERR_CORRUPT, "%s: section 'qshape' out of range", path);
+            goto fail;
+        }
+    }
+    total_mid = glm_layout_nmid(L);
+    /* mid first: a quantized file read as a float file is told by its unigram-only mid */
+    if ((rc = smt_mapped_require(m->map, "mid", sizeof(glm_mid), total_mid, &mid, &cnt, err)) ||
+        (par->quant ? (rc = smt_mapped_require(m->map, "keys", 1, L->pkey_bytes, &keys, &cnt,
+                                               err))
+                    : (rc = smt_mapped_require(m->map, "keys", 4, total_keys, &keys, &cnt,
+                                               err))) ||
         (par->quant
-             ? (rc = smt_mapped_require(m->map, "qrec", 1, rec_bytes, &qrec, &cnt, err)) ||
-                   (rc = smt_mapped_require(m->map, "qbins", 4, nbins, &qbins, &cnt, err))
+             ? (rc = smt_mapped_require(m->map, "qrec", 1, L->qrec_bytes, &qrec, &cnt, err)) ||
+                   (rc = smt_mapped_require(m->map, "qbins", 4, L->nqbins, &qbins, &cnt, err)) ||
+                   (rc = smt_mapped_require(m->map, "qbase", 4, L->nqbase, &qbase, &cnt, err))
              : (rc = smt_mapped_require(m->map, "top", 4, par->count[par->order], &top, &cnt,
                                         err))))
         goto fail;
-    L->keys = keys;
+    L->keys = par->quant ? NULL : keys;
+    L->pkeys = par->quant ? keys : NULL;
     L->mid = mid;
     L->top = top;
     L->qrec = qrec;
     L->qbins = qbins;
-    if ((rc = check_children(m, err)))
+    L->qbase = qbase;
+    if ((rc = check_children(m, err)) ||
+        ((flags & GLM_OPEN_VERIFY) && L->kbits && (rc = check_keys(m, err))))
         goto fail;
     if ((flags & GLM_OPEN_HUGE) && (rc = load_huge(m, err)))
         goto fail;

@@ -1565,6 +1565,118 @@ static void rewrite_quant(const char *src, const char *dst, uint32_t quant, cons
     smt_mapped_close(mp);
 }
 
+/* A copy of src with one section's byte at off OR-ed with or_mask and another uint32 at word
+ * index wi of it set to wv (wi < 0: none); the checksums are recomputed, so only the open-time
+ * checks can tell. */
+static void rewrite_section(const char *src, const char *dst, const char *sec, uint64_t off,
+                            uint8_t or_mask, long wi, uint32_t wv)
+{
+    smt_mapped *mp;
+    smt_err e;
+    cr_assert_eq(smt_mapped_open(&mp, src, GLM_KIND, GLM_KIND_VERSION, 0, &e), 0, "%s", e.msg);
+    size_t psize;
+    const void *par = smt_mapped_params(mp, &psize);
+    smt_writer *w;
+    cr_assert_eq(smt_writer_open(&w, dst, GLM_KIND, GLM_KIND_VERSION, &e), 0, "%s", e.msg);
+    cr_assert_eq(smt_writer_set_params(w, par, psize, &e), 0);
+    int found = 0;
+    for (unsigned i = 0; i < smt_mapped_section_count(mp); i++) {
+        const char *name;
+        uint64_t o, size, sum;
+        smt_mapped_section_info(mp, i, &name, &o, &size, &sum);
+        const void *data = smt_mapped_section(mp, name, &size);
+        uint8_t *copy = malloc(size + 1);
+        memcpy(copy, data, size);
+        if (strcmp(name, sec) == 0) {
+            found = 1;
+            cr_assert(off < size && (wi < 0 || (uint64_t)(wi + 1) * 4 <= size));
+            copy[off] |= or_mask;
+            if (wi >= 0)
+                memcpy(copy + wi * 4, &wv, 4);
+        }
+        cr_assert_eq(smt_writer_section(w, name, copy, size, &e), 0, "%s", e.msg);
+        free(copy);
+    }
+    cr_assert(found, "no section %s", sec);
+    cr_assert_eq(smt_writer_finish(w, &e), 0, "%s", e.msg);
+    smt_mapped_close(mp);
+}
+
+/* The packed quantized layout of chain.arpa -q 8 -b 8, section by section, computed by hand:
+ *   6 words: ids 0..5 take 3 bits; 5 bigrams + 2 trigrams = 7 keys: 21 bits -> 3 bytes + 8;
+ *   level 2: 5 entries + the sentinel, first children 0,0,..,2 (the trigrams "<s> a b", "a b c"
+ *     extend the bigrams "a b" and "b c" once each): one block of 8 records (cost 6 * 2 + 32 bits,
+ *     against 192 for a base per record, 6 * 2 + 64 for blocks of 4, ...), its base 0, deltas of
+ *     2 bits: qshape[2] = 2 | 3 << 8;
+ *   qrec: 6 records of 2 + 8 + 8 bits and 2 trigram codes of 8 bits: 124 bits -> 16 bytes + 8;
+ *   qbins: 256 + 256 (order 2) + 256 (order 3) floats. */
+Test(glm, quantized_packed_layout_by_hand)
+{
+    glm_close(build_open_q("chain.arpa", 31, 8, 8, "p.glm"));
+    char *path = tu_join(dir, "p.glm");
+    smt_mapped *mp;
+    smt_err e;
+    cr_assert_eq(smt_mapped_open(&mp, path, GLM_KIND, GLM_KIND_VERSION, SMT_OPEN_VERIFY, &e), 0,
+                 "%s", e.msg);
+    const struct { const char *name; uint64_t size; } want[] = {
+        {"keys", 11}, {"mid", 7 * sizeof(glm_mid)}, {"qrec", 24}, {"qbins", 768 * 4},
+        {"qbase", 4}, {"qshape", GLM_QSHAPE_N * 4}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        uint64_t size;
+        cr_assert_not_null(smt_mapped_section(mp, want[i].name, &size), "%s", want[i].name);
+        cr_assert_eq(size, want[i].size, "%s: %llu bytes", want[i].name,
+                     (unsigned long long)size);
+    }
+    uint64_t size;
+    const uint32_t *shape = smt_mapped_section(mp, "qshape", &size),
+                   *base = smt_mapped_section(mp, "qbase", &size);
+    for (unsigned k = 0; k < GLM_QSHAPE_N; k++)
+        cr_assert_eq(shape[k], k == 2 ? (2u | 3u << 8) : 0u, "qshape[%u] = 0x%x", k, shape[k]);
+    cr_assert_eq(base[0], 0u);
+    size_t psize;
+    const glm_params *par = smt_mapped_params(mp, &psize);
+    cr_assert_eq(par->quant, 8u | 8u << 8 | GLM_QUANT_PACKED);
+    smt_mapped_close(mp);
+    free(path);
+}
+
+/* Damage inside the packed layout's sections, checksums recomputed: a child shape out of range or
+ * of another width, a wrong base, a key that is no word id (read only by a verified open: it
+ * could only give other numbers). */
+Test(glm, quantized_packed_damaged)
+{
+    glm_close(build_open_q("chain.arpa", 31, 8, 8, "pd.glm"));
+    char *path = tu_join(dir, "pd.glm"), *bad = tu_join(dir, "pbad.glm");
+    glm_model *m;
+    smt_err e;
+    const struct { const char *sec; uint64_t off; uint8_t or_mask; long wi; uint32_t wv;
+                   unsigned flags; const char *msg; } cases[] = {
+        {"qshape", 0, 0, 2, 33 | 3u << 8, 0, "qshape"},  /* 33 delta bits */
+        {"qshape", 0, 0, 2, 2 | 32u << 8, 0, "qshape"},  /* a shift of 32 */
+        {"qshape", 0, 0, 1, 1, 0, "qshape"},             /* a shape for the unigrams */
+        {"qshape", 0, 0, 3, 1, 0, "qshape"},             /* one for the highest order */
+        {"qshape", 0, 0, 2, 3 | 3u << 8, 0, "qrec"},     /* other record sizes */
+        {"qshape", 0, 0, 2, 2 | 2u << 8, 0, "qbase"},    /* other block counts */
+        {"qbase", 0, 0, 0, 1, 0, "child pointers"},      /* the first child is not 0 */
+        {"qrec", 0, 0x03, -1, 0, 0, "child pointers"},   /* a delta past its range */
+        {"keys", 0, 0x07, -1, 0, 0, NULL},               /* key 7 of 6 words: opens, */
+        {"keys", 0, 0x07, -1, 0, GLM_OPEN_VERIFY, "not a word id"}, /* refused verified */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rewrite_section(path, bad, cases[i].sec, cases[i].off, cases[i].or_mask, cases[i].wi,
+                        cases[i].wv);
+        int rc = glm_open(&m, bad, cases[i].flags, &e);
+        if (!cases[i].msg) {
+            cr_assert_eq(rc, 0, "case %zu: %s", i, e.msg);
+            glm_close(m);
+            continue;
+        }
+        cr_assert_neq(rc, 0, "case %zu opened", i);
+        cr_assert(strstr(e.msg, cases[i].msg), "case %zu: %s", i, e.msg);
+    }
+    free(path), free(bad);
+}
+
 /* A damaged quantized file: every truncation and covered bit flip refused; a parameter block that
  * claims other bits, none, or bits beyond 25, and a missing section: refused by name. */
 Test(glm, quantized_damaged_and_foreign)
@@ -1574,15 +1686,20 @@ Test(glm, quantized_damaged_and_foreign)
     damaged(path);
     glm_model *m;
     smt_err e;
+    const uint32_t P = GLM_QUANT_PACKED;
     const struct { uint32_t quant; const char *drop, *msg; } cases[] = {
-        {8 | 8 << 8, NULL, NULL},                         /* the copy itself opens */
-        {7 | 8 << 8, NULL, "qrec"},                        /* other record sizes */
-        {8 | 7 << 8, NULL, "qrec"},
-        {26 | 8 << 8, NULL, "quantization field"},         /* beyond KenLM's 25 bits */
-        {8 | 0 << 8, NULL, "quantization field"},          /* no backoff bits */
-        {8 | 8 << 8 | 1u << 16, NULL, "quantization field"}, /* unknown bits */
-        {0, NULL, "mid"},                                  /* read as a float file */
-        {8 | 8 << 8, "qbins", "qbins"},                    /* a section missing */
+        {8 | 8 << 8 | P, NULL, NULL},                         /* the copy itself opens */
+        {7 | 8 << 8 | P, NULL, "qrec"},                        /* other record sizes */
+        {8 | 7 << 8 | P, NULL, "qrec"},
+        {26 | 8 << 8 | P, NULL, "quantization field"},         /* beyond KenLM's 25 bits */
+        {8 | 0 << 8 | P, NULL, "quantization field"},          /* no backoff bits */
+        {8 | 8 << 8 | P | 1u << 17, NULL, "quantization field"}, /* unknown bits */
+        {P, NULL, "quantization field"},                       /* the flag alone */
+        {8 | 8 << 8, NULL, "first quantized layout"},          /* the first layout: by name */
+        {0, NULL, "mid"},                                      /* read as a float file */
+        {8 | 8 << 8 | P, "qbins", "qbins"},                    /* a section missing */
+        {8 | 8 << 8 | P, "qbase", "qbase"},
+        {8 | 8 << 8 | P, "qshape", "qshape"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         rewrite_quant(path, bad, cases[i].quant, cases[i].drop);

@@ -25,10 +25,14 @@ typedef struct glm_params {
     uint32_t bos, eos;
     uint32_t unk_added;
     /* 0: values stored as floats (sections mid, top); else quantized (build_binary -q -b):
-     * prob bits | backoff bits << 8, each 1..25, sections mid (unigrams only), qrec, qbins
-     * (glm_layout.h). Files before quantization hold 0 here. */
+     * prob bits | backoff bits << 8, each 1..25, | GLM_QUANT_PACKED, sections keys (bit-packed),
+     * mid (unigrams only), qrec, qbins, qbase, qshape (glm_layout.h). Files before quantization
+     * hold 0 here; quantized files of the first layout (uint32 keys, absolute child offsets)
+     * lack GLM_QUANT_PACKED and are refused by name. */
     uint32_t quant;
 } glm_params;
+
+#define GLM_QUANT_PACKED (1u << 16)
 
 /* GLM_OPEN_INDEX: per level k (2..N) an open-addressing table over the children of every level
  * k-1 entry that has at least min_n of them: (parent, key) -> index in level k. Linear probing,
@@ -87,11 +91,13 @@ float glm_score_fast(const glm_model *m, const glm_state *in, glm_word w, glm_st
 
 /* Fills the K-dependent tables and level offsets of a layout from order, K and counts. */
 void glm_layout_setup(glm_layout *L, uint32_t order, uint32_t K, const uint64_t *count);
-/* After glm_layout_setup: the quantized layout's record and bin offsets for qp/qb bits (1..25);
- * *rec_bytes gets the size of the qrec section (with its 8 bytes of padding), *nbins the number
- * of floats of qbins. */
-void glm_layout_quant(glm_layout *L, uint32_t qp, uint32_t qb, uint64_t *rec_bytes,
-                      uint64_t *nbins);
+/* After glm_layout_setup: the quantized layout's key bits (enough for the largest word id),
+ * record, bin and base offsets for qp/qb bits (1..25) and the child shape of each level k
+ * (2..N-1): shape[k] = delta bits | block shift << 8 (the qshape section; NULL: all zero). Fills
+ * L's section sizes (pkey_bytes, qrec_bytes, nqbins, nqbase). Returns 0, or -1 when a shape is
+ * out of range (delta bits > 32, shift > 31, or anything set outside 2..N-1). */
+#define GLM_QSHAPE_N (GLM_MAX_ORDER + 1)
+int glm_layout_quant(glm_layout *L, uint32_t qp, uint32_t qb, const uint32_t *shape);
 /* The number of mid entries (glm_mid) a file stores: levels 1..N-1 with their sentinels, or the
  * unigrams only in a quantized file. */
 uint64_t glm_layout_nmid(const glm_layout *L);

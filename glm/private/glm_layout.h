@@ -41,23 +41,38 @@ typedef struct glm_mid {
 } glm_mid;
 
 typedef struct glm_layout {
-    const uint32_t *keys;
+    const uint32_t *keys; /* float files: the keys as uint32 (NULL in a quantized file) */
     const glm_mid *mid; /* quantized files: the unigrams only */
     const float *top;   /* NULL in a quantized file */
-    /* quantized files (qp != 0; build_binary's -q qp -b qb, KenLM's binning): levels 2..N are
-     * bit-packed records, level k's record i at bit qrec_off[k] + i * qrec_bits[k] of qrec:
-     *   k < N: child (qchild_bits[k] bits: mid's child), prob code (qp), backoff code (qb)
+    /* quantized files (qp != 0; build_binary's -q qp -b qb, KenLM's binning; the parameter
+     * block's quant has GLM_QUANT_PACKED):
+     * pkeys: the keys bit-packed, kbits bits each (enough for the largest word id): key i of
+     *   level k at bit (key_off[k] + i) * kbits; 8 readable bytes follow.
+     * qrec: levels 2..N are bit-packed records, level k's record i at bit qrec_off[k] + i *
+     *   qrec_bits[k]:
+     *   k < N: child delta (qchild_bits[k] bits), prob code (qp), backoff code (qb)
      *   k = N: prob code (qp)
-     * level k < N has count[k] + 1 records (the last is the sentinel holding only its child).
+     *   level k < N has count[k] + 1 records (the last is the sentinel holding only its child).
+     *   Entry e's first child is qbase[qbase_off[k] + (e >> qshift[k])] + its delta: one uint32
+     *   base per block of 2^qshift[k] records (the child of the block's first record), the
+     *   delta the offset from it (the builder picks the block size that makes the level
+     *   smallest; KenLM's -a chop, addressed without a search).
      * A code's value: qbins[qbin_off[k] + code] (prob), qbins[qbin_off[k] + 2^qp + code]
      * (backoff). qrec is followed by 8 readable bytes (glm_rd_bits reads 8 at a time). */
+    const uint8_t *pkeys;
     const uint8_t *qrec;
     const float *qbins;
+    const uint32_t *qbase;
     uint64_t qrec_off[GLM_MAX_ORDER + 1];
     uint64_t qbin_off[GLM_MAX_ORDER + 1];
+    uint64_t qbase_off[GLM_MAX_ORDER + 1];
     uint32_t qrec_bits[GLM_MAX_ORDER + 1];
     uint32_t qchild_bits[GLM_MAX_ORDER + 1];
-    uint32_t qp, qb;
+    uint32_t qshift[GLM_MAX_ORDER + 1];
+    uint32_t qp, qb, kbits;
+    /* section sizes of a quantized file (glm_layout_quant): bytes of pkeys and qrec (with their
+     * 8 bytes of padding), floats of qbins, uint32 of qbase */
+    uint64_t pkey_bytes, qrec_bytes, nqbins, nqbase;
     uint64_t key_off[GLM_MAX_ORDER + 1]; /* [k], k = 2..N */
     uint64_t mid_off[GLM_MAX_ORDER + 1]; /* [k], k = 1..N-1 */
     uint64_t count[GLM_MAX_ORDER + 1];   /* [k], k = 1..N */
@@ -72,6 +87,24 @@ static inline GLM_HD int glm_has_extension(float backoff)
     union { float f; uint32_t u; } v;
     v.f = backoff;
     return v.u != 0x80000000u;
+}
+
+/* ---- bit-packed fields: the one reader of glm's quantized records and of KenLM's bit-packed
+ * tries (glm_kenlm.c). The bits [bit, bit + nbits) of base, little-endian, nbits + (bit & 7) <= 64;
+ * reads the 8 bytes from base + bit / 8 (a writer leaves 8 bytes of padding after the last field).
+ * On the device the 8 bytes are read one at a time (no unaligned loads there). */
+static inline GLM_HD uint64_t glm_rd_bits(const uint8_t *base, uint64_t bit, uint64_t mask)
+{
+    const uint8_t *p = base + (bit >> 3);
+    uint64_t v;
+#ifdef __CUDA_ARCH__
+    v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+#else
+    memcpy(&v, p, 8);
+#endif
+    return (v >> (bit & 7)) & mask;
 }
 
 /* ---- B-tree shape and one step of a search (the cursor form lets callers interleave)
@@ -179,22 +212,79 @@ static inline GLM_HD int64_t glm_bt_find(const glm_layout *L, const uint32_t *ke
     }
 }
 
-/* ---- bit-packed fields: the one reader of glm's quantized records and of KenLM's bit-packed
- * tries (glm_kenlm.c). The bits [bit, bit + nbits) of base, little-endian, nbits + (bit & 7) <= 64;
- * reads the 8 bytes from base + bit / 8 (a writer leaves 8 bytes of padding after the last field).
- * On the device the 8 bytes are read one at a time (no unaligned loads there). */
-static inline GLM_HD uint64_t glm_rd_bits(const uint8_t *base, uint64_t bit, uint64_t mask)
+/* ---- a level's keys: uint32 (float files) or bit-packed (quantized files), read through one
+ * handle by every path (glm_keys_get) */
+
+typedef struct glm_keys {
+    const uint32_t *w; /* uint32 keys (bits == 0) */
+    const uint8_t *p;  /* packed keys: key i at bit bit0 + i * bits */
+    uint64_t bit0;
+    uint32_t bits;
+} glm_keys;
+
+/* The keys of level k (2..N) from its entry i on. */
+static inline GLM_HD glm_keys glm_keys_at(const glm_layout *L, unsigned k, uint64_t i)
 {
-    const uint8_t *p = base + (bit >> 3);
-    uint64_t v;
-#ifdef __CUDA_ARCH__
-    v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-#else
-    memcpy(&v, p, 8);
-#endif
-    return (v >> (bit & 7)) & mask;
+    glm_keys r;
+    r.bits = L->kbits;
+    r.p = L->pkeys;
+    r.w = L->kbits ? (const uint32_t *)0 : L->keys + L->key_off[k] + i;
+    r.bit0 = L->kbits ? (L->key_off[k] + i) * L->kbits : 0;
+    return r;
+}
+
+static inline GLM_HD glm_keys glm_keys_add(glm_keys r, uint64_t off)
+{
+    if (r.bits)
+        r.bit0 += off * r.bits;
+    else
+        r.w += off;
+    return r;
+}
+
+static inline GLM_HD uint32_t glm_keys_get(glm_keys r, uint64_t i)
+{
+    if (r.bits)
+        return (uint32_t)glm_rd_bits(r.p, r.bit0 + i * r.bits, (1ull << r.bits) - 1);
+    return r.w[i];
+}
+
+/* glm_count_less over packed keys: the branch-free binary search (log2(cnt) reads). */
+static inline GLM_HD uint32_t glm_count_less_packed(glm_keys r, uint32_t cnt, uint32_t x)
+{
+    if (cnt == 0)
+        return 0;
+    uint64_t mask = (1ull << r.bits) - 1;
+    uint32_t lo = 0, n = cnt;
+    while (n > 1) {
+        uint32_t half = n / 2;
+        lo = glm_rd_bits(r.p, r.bit0 + (uint64_t)(lo + half) * r.bits, mask) < x ? lo + half : lo;
+        n -= half;
+    }
+    return lo + (glm_rd_bits(r.p, r.bit0 + (uint64_t)lo * r.bits, mask) < x);
+}
+
+/* Finds x among the n keys of a group (its first key r): its slot, or -1. */
+static inline GLM_HD int64_t glm_keys_find(const glm_layout *L, glm_keys r, uint64_t n,
+                                           uint32_t x)
+{
+    if (!r.bits)
+        return glm_bt_find(L, r.w, n, x);
+    if (n == 0)
+        return -1;
+    glm_bt_cursor c;
+    glm_bt_init(L, &c, (const uint32_t *)0, n);
+    for (;;) {
+        uint64_t start;
+        uint32_t cnt;
+        glm_bt_node(L, &c, &start, &cnt);
+        glm_keys nk = glm_keys_add(r, start);
+        uint32_t less = glm_count_less_packed(nk, cnt, x);
+        int hit = less < cnt && glm_keys_get(nk, less) == x;
+        int64_t got = glm_bt_advance(L, &c, start, cnt, less, hit);
+        if (got != -2)
+            return got;
+    }
 }
 
 /* The value of a quantization code: the center of its bin (KenLM's Bins::Decode). */
@@ -209,8 +299,10 @@ static inline GLM_HD void glm_children(const glm_layout *L, unsigned k, uint64_t
     if (k >= 2 && L->qp) {
         uint64_t bit = L->qrec_off[k] + e * L->qrec_bits[k],
                  mask = (1ull << L->qchild_bits[k]) - 1;
-        *first = glm_rd_bits(L->qrec, bit, mask);
-        *n = glm_rd_bits(L->qrec, bit + L->qrec_bits[k], mask) - *first;
+        const uint32_t *base = L->qbase + L->qbase_off[k];
+        uint32_t s = L->qshift[k];
+        *first = base[e >> s] + glm_rd_bits(L->qrec, bit, mask);
+        *n = base[(e + 1) >> s] + glm_rd_bits(L->qrec, bit + L->qrec_bits[k], mask) - *first;
         return;
     }
     const glm_mid *m = L->mid + L->mid_off[k] + e;
@@ -254,8 +346,7 @@ static inline GLM_HD unsigned glm_walk(const glm_layout *L, glm_word w, const gl
     while (len <= nh && len < L->order) {
         uint64_t first, n;
         glm_children(L, len, e, &first, &n);
-        const uint32_t *keys = L->keys + L->key_off[len + 1] + first;
-        int64_t slot = glm_bt_find(L, keys, n, hist[len - 1]);
+        int64_t slot = glm_keys_find(L, glm_keys_at(L, len + 1, first), n, hist[len - 1]);
         if (slot < 0)
             break;
         e = first + (uint64_t)slot;
