@@ -197,7 +197,7 @@ Test(lm_batch, gpu_same_output_or_refused, .timeout = 300)
         outputs_free(&ref), outputs_free(&got);
         dec_model_free(m);
         free(ini), free(text);
-        cr_skip_test("no GPU: -lm-batch gpu refused as it should be; the comparison did not run");
+        TU_SKIP_GPU("no GPU: -lm-batch gpu refused as it should be; the comparison did not run");
     }
     same(&ref, &got, "gpu");
     outputs_free(&ref), outputs_free(&got);

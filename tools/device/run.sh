@@ -5,11 +5,13 @@
 #   carry/shared/...                   bible lm.5, dev/test-a English, the mono sample (xz)
 #   carry/nmt/                         optional: an NMT model dir, src/tgt samples, an n-best list
 # Phases (each fits one 10-minute call; build outputs stay while the machine is warm):
-#   build   configure and build glm + nmt for sm_90 (Release)
+#   build   configure and build glm + nmt + the decoder for sm_90 (Release)
 #   test    the GPU tests, and GPU == CPU through the tools (glm query, nmt translate, nmt score)
 #   glm     bench_glm --gpu-only on the bible lm.5 (every lanes setting)
 #   big     the same on a synthetic 5-gram of ~9.5 M n-grams made from the mono sample
 #   nmt     bench_nmt: output layer fused vs unfused, words/s and n-best scoring, CPU and GPU
+#   decoder fastsmt -lm-batch gpu against off (byte-identical, test_decoder_lm_batch) and
+#           bench_decoder -lm-batch off,cpu,gpu on the sample model (examples/sample)
 # Results go to stdout and $OUT (when set).
 set -u
 root=$PWD
@@ -29,7 +31,7 @@ for phase in "$@"; do
     build)
         nvidia-smi -L
         cmake -S . -B build-gpu -DCMAKE_CUDA_ARCHITECTURES=90 -DFASTSMT_CUDA=ON \
-            -DFASTSMT_COMPONENTS="glm;nmt" -DCMAKE_BUILD_TYPE=Release > "$OUT/cfg.log" 2>&1 ||
+            -DFASTSMT_COMPONENTS="probingpt;glm;decoder;nmt" -DCMAKE_BUILD_TYPE=Release > "$OUT/cfg.log" 2>&1 ||
             tail -20 "$OUT/cfg.log"
         cmake --build build-gpu -j"$(nproc)" > "$OUT/build.log" 2>&1 || grep -E "error" "$OUT/build.log" | head -20
         ;;
@@ -70,6 +72,15 @@ for phase in "$@"; do
         else
             timeout 300 "$B/bench_nmt" --no-cpu-outlayer | tee "$OUT/bench_nmt.txt"
         fi
+        ;;
+    decoder)
+        FASTSMT_REQUIRE_GPU=1 timeout 300 "$T/test_decoder_lm_batch" --verbose > "$OUT/test_decoder_lm_batch.txt" 2>&1
+        echo "test_decoder_lm_batch: $(grep -E 'Synthesis' "$OUT/test_decoder_lm_batch.txt")"
+        grep -E "FAIL|SKIP|Assert" "$OUT/test_decoder_lm_batch.txt" | head -8
+        for w in 16 256; do
+            timeout 200 "$B/bench_decoder" -f examples/sample/moses.ini -i examples/sample/sample.es \
+                -t 1,16 -lm-batch off,cpu,gpu -lm-batch-width $w | tee -a "$OUT/bench_decoder.txt"
+        done
         ;;
     *)
         echo "run.sh: unknown phase $phase" >&2
