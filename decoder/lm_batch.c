@@ -12,10 +12,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "dec_ff.h"
 #include "dec_lm_batch.h"
+#include "smt_progress.h"
 
 typedef struct chain {
     hyp *h;
@@ -113,13 +113,6 @@ void dec_lm_batch_free(dec_lm_batch *b)
 
 void dec_lm_batch_stats_get(const dec_lm_batch *b, dec_lm_batch_stats *out) { *out = b->st; }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int grow_q(dec_lm_batch *b, size_t need)
 {
     if (need <= b->cap_q)
@@ -152,7 +145,7 @@ static int grow_q(dec_lm_batch *b, size_t need)
 static int ask(dec_lm_batch *b, unsigned l, size_t n, smt_err *err)
 {
     const glm_model *lm = b->m->lms[l];
-    double t0 = now();
+    double t0 = smt_now();
     int rc = 0;
     if (b->backend == DEC_LM_BATCH_GPU) {
         pthread_mutex_lock(&b->gpu->mu);
@@ -161,7 +154,7 @@ static int ask(dec_lm_batch *b, unsigned l, size_t n, smt_err *err)
     } else {
         rc = glm_score_states(lm, b->q_in, b->q_w, n, b->q_p, b->q_out, NULL, err);
     }
-    b->st.seconds += now() - t0;
+    b->st.seconds += smt_now() - t0;
     b->st.calls++;
     b->st.queries += n;
     return rc;
