@@ -188,8 +188,8 @@ int smt_vocab_builder_add(smt_vocab_builder *b, const char *word, size_t len, ui
     return 0;
 }
 
-int smt_vocab_builder_write(const smt_vocab_builder *b, smt_writer *w, const char *prefix,
-                            smt_err *err)
+static int write_sections(const smt_vocab_builder *b, const smt_vocab_slot *slots,
+                          uint64_t n_slots, smt_writer *w, const char *prefix, smt_err *err)
 {
     char nm[3][SMT_FILE_SECTION_NAME_MAX + 1];
     int rc = names(nm, prefix, err);
@@ -198,6 +198,33 @@ int smt_vocab_builder_write(const smt_vocab_builder *b, smt_writer *w, const cha
     if (!rc)
         rc = smt_writer_section(w, nm[1], b->off, ((size_t)b->n + 1) * sizeof *b->off, err);
     if (!rc)
-        rc = smt_writer_section(w, nm[2], b->slots, (size_t)b->n_slots * sizeof *b->slots, err);
+        rc = smt_writer_section(w, nm[2], slots, (size_t)n_slots * sizeof *slots, err);
+    return rc;
+}
+
+int smt_vocab_builder_write(const smt_vocab_builder *b, smt_writer *w, const char *prefix,
+                            smt_err *err)
+{
+    return write_sections(b, b->slots, b->n_slots, w, prefix, err);
+}
+
+int smt_vocab_builder_write_dense(const smt_vocab_builder *b, smt_writer *w, const char *prefix,
+                                  smt_err *err)
+{
+    uint64_t n_slots = 2; /* the smallest power of two with 3n <= 2 slots (and so n < slots) */
+    while (3 * (uint64_t)b->n > 2 * n_slots)
+        n_slots *= 2;
+    if (n_slots >= b->n_slots)
+        return write_sections(b, b->slots, b->n_slots, w, prefix, err);
+    smt_vocab_slot *s = malloc(n_slots * sizeof *s);
+    if (!s)
+        return smt_err_set(err, SMT_ERR_NOMEM, "vocabulary: out of memory");
+    memset(s, 0xff, n_slots * sizeof *s);
+    for (uint32_t id = 0; id < b->n; id++) {
+        size_t len = (size_t)(b->off[id + 1] - b->off[id] - 1);
+        place(s, n_slots - 1, smt_hash_bytes(b->str.data + b->off[id], len), id);
+    }
+    int rc = write_sections(b, s, n_slots, w, prefix, err);
+    free(s);
     return rc;
 }

@@ -508,7 +508,8 @@ static int write_model(const char *out_path, const glm_arpa *a, const glm_layout
     for (unsigned k = 2; k <= L->order; k++)
         total_keys += L->count[k];
     if ((rc = smt_writer_set_params(w, par, sizeof *par, err)) ||
-        (rc = smt_vocab_builder_write(a->vocab, w, "vocab", err)) ||
+        (rc = (L->qp ? smt_vocab_builder_write_dense : smt_vocab_builder_write)(a->vocab, w,
+                                                                                "vocab", err)) ||
         (L->qp ? (rc = smt_writer_section(w, "keys", o->pkeys, L->pkey_bytes, err))
                : (rc = smt_writer_section(w, "keys", o->keys, total_keys * sizeof *o->keys,
                                           err))) ||

@@ -990,6 +990,47 @@ Test(vocab, build_write_map_lookup)
     free(path);
 }
 
+/* smt_vocab_builder_write_dense: 1,200 words sit in the builder's first table of 8,192 slots and
+ * are written in 2,048 (at most 2/3 full: 59%; 1,024 would be over-full); 6,000 words sit in
+ * 16,384 (the builder keeps at most half full) and stay there (8,192 would be 73% full). Every
+ * word is found at its id through the written table, and absent words are not. */
+Test(vocab, dense_table_is_smaller_and_finds_every_word)
+{
+    const uint32_t counts[2] = {1200, 6000}, want_slots[2] = {2048, 16384};
+    for (int c = 0; c < 2; c++) {
+        smt_vocab_builder *b;
+        smt_err e;
+        cr_assert_eq(smt_vocab_builder_create(&b, &e), 0);
+        char word[32];
+        for (uint32_t i = 0; i < counts[c]; i++) {
+            int n = snprintf(word, sizeof word, "d%u", i * 7u);
+            uint32_t id;
+            cr_assert_eq(smt_vocab_builder_add(b, word, (size_t)n, &id, &e), 0);
+        }
+        cr_assert_eq(smt_vocab_builder_view(b).mask + 1, c == 0 ? 8192u : 16384u);
+        char *path = tu_join(dir, c == 0 ? "d0.bin" : "d1.bin");
+        smt_writer *w;
+        cr_assert_eq(smt_writer_open(&w, path, "VOC1", 1, &e), 0);
+        cr_assert_eq(smt_vocab_builder_write_dense(b, w, "src", &e), 0, "%s", e.msg);
+        cr_assert_eq(smt_writer_finish(w, &e), 0);
+        smt_mapped *m;
+        cr_assert_eq(smt_mapped_open(&m, path, "VOC1", 1, SMT_OPEN_VERIFY, &e), 0, "%s", e.msg);
+        smt_vocab v;
+        cr_assert_eq(smt_vocab_load(&v, m, "src", &e), 0, "%s", e.msg);
+        cr_assert_eq(v.n, counts[c]);
+        cr_assert_eq(v.mask + 1, want_slots[c]);
+        for (uint32_t i = 0; i < counts[c]; i++) {
+            int n = snprintf(word, sizeof word, "d%u", i * 7u);
+            cr_assert_eq(smt_vocab_find(&v, word, (size_t)n), i);
+            n = snprintf(word, sizeof word, "d%u", i * 7u + 1);
+            cr_assert_eq(smt_vocab_find(&v, word, (size_t)n), SMT_VOCAB_NONE);
+        }
+        smt_mapped_close(m);
+        smt_vocab_builder_free(b);
+        free(path);
+    }
+}
+
 /* A damaged hash table with no empty slot would make lookups probe forever: loading must refuse it,
  * even when the file's checksums match (they are only checked on request). */
 Test(vocab, full_hash_table_is_refused)
