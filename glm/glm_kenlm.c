@@ -486,15 +486,48 @@ int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
                            path);
     }
     size_t len = (size_t)st.st_size;
-    int mf = MAP_SHARED;
-    if (flags & (GLM_OPEN_POPULATE | GLM_OPEN_READ | GLM_OPEN_HUGE))
-        mf |= MAP_POPULATE;
-    void *map = mmap(NULL, len, PROT_READ, mf, fd, 0);
-    int e = errno;
-    close(fd);
-    if (map == MAP_FAILED)
-        return smt_err_errno(err, SMT_ERR_IO, e, "%s: cannot map", path);
-    k->map = map;
+    void *map;
+    if (flags & GLM_OPEN_HUGE) {
+        /* the file read into anonymous memory advised to 2 MB pages: the probes of tables of
+         * tens of MB then miss the TLB far less than on the file's 4 KB page-cache pages */
+        const size_t huge = 2u << 20;
+        size_t hl = (len + 2 * huge - 1) & ~(huge - 1);
+        char *raw = mmap(NULL, hl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (raw == MAP_FAILED) {
+            close(fd);
+            return smt_err_set(err, SMT_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, hl);
+        }
+        k->huge_raw = raw;
+        k->huge_len = hl;
+        char *base = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+#ifdef MADV_HUGEPAGE
+        madvise(base, (size_t)(raw + hl - base), MADV_HUGEPAGE); /* a hint: failure is harmless */
+#endif
+        for (size_t got = 0; got < len;) {
+            ssize_t r = pread(fd, base + got, len - got < (8u << 20) ? len - got : (8u << 20),
+                              (off_t)got);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                int e = r < 0 ? errno : EIO;
+                close(fd);
+                return smt_err_errno(err, SMT_ERR_IO, e, "%s: cannot read", path);
+            }
+            got += (size_t)r;
+        }
+        close(fd);
+        map = base;
+    } else {
+        int mf = MAP_SHARED;
+        if (flags & (GLM_OPEN_POPULATE | GLM_OPEN_READ))
+            mf |= MAP_POPULATE;
+        map = mmap(NULL, len, PROT_READ, mf, fd, 0);
+        int e = errno;
+        close(fd);
+        if (map == MAP_FAILED)
+            return smt_err_errno(err, SMT_ERR_IO, e, "%s: cannot map", path);
+        k->map = map;
+    }
     k->map_len = len;
     const uint8_t *b = map;
     int rc = check_header(b, len, path, err);
@@ -593,7 +626,9 @@ void glm_kenlm_close(glm_kenlm *k)
 {
     if (!k)
         return;
-    if (k->map)
+    if (k->huge_raw)
+        munmap(k->huge_raw, k->huge_len);
+    else if (k->map)
         munmap(k->map, k->map_len);
     free(k->word_off);
     free(k);

@@ -37,25 +37,29 @@ static char *query(const glm_model *m, const char *in, int null_context, int pat
     return buf;
 }
 
-/* Every path (fast, reference, two threads) prints KenLM's expected output exactly. */
+/* Every path (fast, reference, two threads) prints KenLM's expected output exactly, from the
+ * file mapped (flags 0) and read into 2 MB pages (GLM_OPEN_HUGE). */
 static void expect_query(const char *model, const char *in, const char *expected, int null_context)
 {
-    glm_model *m;
-    smt_err e;
-    cr_assert_eq(glm_load(&m, model, 0, NULL, &e), 0, "%s", e.msg);
     size_t n;
     char *want = tu_read_file(expected, &n);
     cr_assert_not_null(want, "%s", expected);
-    const int paths[3] = {GLM_PATH_FAST, GLM_PATH_REF, GLM_PATH_FAST};
-    const unsigned threads[3] = {1, 1, 2};
-    for (int i = 0; i < 3; i++) {
-        char *got = query(m, in, null_context, paths[i], threads[i]);
-        cr_assert_str_eq(got, want, "%s on %s (path %d, %u threads)", model, in, paths[i],
-                         threads[i]);
-        free(got);
+    const unsigned flags[2] = {0, GLM_OPEN_HUGE};
+    for (int f = 0; f < 2; f++) {
+        glm_model *m;
+        smt_err e;
+        cr_assert_eq(glm_load(&m, model, flags[f], NULL, &e), 0, "%s", e.msg);
+        const int paths[3] = {GLM_PATH_FAST, GLM_PATH_REF, GLM_PATH_FAST};
+        const unsigned threads[3] = {1, 1, 2};
+        for (int i = 0; i < 3; i++) {
+            char *got = query(m, in, null_context, paths[i], threads[i]);
+            cr_assert_str_eq(got, want, "%s on %s (path %d, %u threads, flags %u)", model, in,
+                             paths[i], threads[i], flags[f]);
+            free(got);
+        }
+        glm_close(m);
     }
     free(want);
-    glm_close(m);
 }
 
 static void tiny_case(const char *name)
@@ -249,8 +253,9 @@ Test(glm_kenlm, threaded_rows_equal_reference)
 }
 
 /* A damaged copy: every truncation is an error; every single flipped byte is an error or a model
- * that scores the text without a crash (KenLM's hash tables carry no checksum). */
-static int damaged(const char *name, long long checked)
+ * that scores the text without a crash (KenLM's hash tables carry no checksum). Opened with
+ * flags: mapped (0) or read into 2 MB pages (GLM_OPEN_HUGE). */
+static int damaged_with(const char *name, long long checked, unsigned flags)
 {
     char rel[128];
     snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.bin", name);
@@ -265,8 +270,8 @@ static int damaged(const char *name, long long checked)
         cr_assert_eq(tu_truncate(bad, (uint64_t)cut), 0);
         glm_model *m = NULL;
         smt_err e;
-        int rc = glm_open(&m, bad, 0, &e);
-        cr_assert_lt(rc, 0, "cut at %lld opened", cut);
+        int rc = glm_open(&m, bad, flags, &e);
+        cr_assert_lt(rc, 0, "cut at %lld opened (flags %u)", cut, flags);
         cr_assert_null(m);
         cr_assert_gt(strlen(e.msg), 0);
     }
@@ -276,7 +281,7 @@ static int damaged(const char *name, long long checked)
         cr_assert_eq(tu_flip_bit(bad, (uint64_t)at, 5), 0);
         glm_model *m = NULL;
         smt_err e;
-        int rc = glm_open(&m, bad, 0, &e);
+        int rc = glm_open(&m, bad, flags, &e);
         cr_assert(rc != 0 || at >= checked, "%s: a flip at %lld of the sanity block opened", name,
                   at);
         if (rc) {
@@ -291,6 +296,14 @@ static int damaged(const char *name, long long checked)
     }
     free(src), free(txt), free(bad);
     return refused;
+}
+
+/* The same refusals whether the file is mapped or read into 2 MB pages; returns their number. */
+static int damaged(const char *name, long long checked)
+{
+    int mapped = damaged_with(name, checked, 0), huge = damaged_with(name, checked, GLM_OPEN_HUGE);
+    cr_assert_eq(mapped, huge, "%s: %d flips refused mapped, %d in 2 MB pages", name, mapped, huge);
+    return mapped;
 }
 
 Test(glm_kenlm, damaged_binaries)
