@@ -76,6 +76,45 @@ static void tiny_case(const char *name)
 }
 
 Test(glm_kenlm, tiny_probing_query_is_kenlms) { tiny_case("chain.probing"); }
+
+/* The probing sentence path prefetches a sliding window of tokens across sentences and keeps
+ * their keys in a ring (glm_kenlm.c, probing_sentences): empty lines (sentences of no token with
+ * -n), a line longer than the ring (150 words), one-word lines and unknown words between them
+ * score exactly as the reference path scores them one word at a time (itself KenLM's output on
+ * the fixtures above). */
+Test(glm_kenlm, probing_window_across_sentences)
+{
+    char *bin = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
+    char *txt = tu_join(dir, "window.txt");
+    char text[4096] = "";
+    static const char *const lines[] = {"a b c", "", "c", "", "", "zzz a b", "b"};
+    for (int r = 0; r < 20; r++)
+        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+            strcat(text, lines[i]);
+            strcat(text, "\n");
+        }
+    for (int i = 0; i < 50; i++)
+        strcat(text, i % 7 == 6 ? "zzz b c " : "a b c ");
+    strcat(text, "\nc b a\n\n");
+    cr_assert_eq(tu_write_file(txt, text, strlen(text)), 0);
+    const unsigned flags[2] = {0, GLM_OPEN_HUGE};
+    for (int f = 0; f < 2; f++) {
+        glm_model *m;
+        smt_err e;
+        cr_assert_eq(glm_open(&m, bin, flags[f], &e), 0, "%s", e.msg);
+        for (int nc = 0; nc < 2; nc++) {
+            char *want = query(m, txt, nc, GLM_PATH_REF, 1);
+            char *fast = query(m, txt, nc, GLM_PATH_FAST, 1);
+            char *two = query(m, txt, nc, GLM_PATH_FAST, 2);
+            cr_assert_gt(strlen(want), 1000);
+            cr_assert_str_eq(fast, want, "flags %u, -n %d", flags[f], nc);
+            cr_assert_str_eq(two, want, "flags %u, -n %d, 2 threads", flags[f], nc);
+            free(want), free(fast), free(two);
+        }
+        glm_close(m);
+    }
+    free(bin), free(txt);
+}
 /* trie word ids are KenLM's too: 1 + the rank of the word's hash (a=2, </s>=3, c=4, b=5) */
 Test(glm_kenlm, tiny_trie_query_is_kenlms)
 {
