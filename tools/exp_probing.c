@@ -8,7 +8,9 @@
  * The ARPA file is read by glm's own reader (glm_arpa_read: KenLM's semantics, missing suffixes
  * inserted). Word ids are glm's (ARPA order, <unk> 0), as KenLM's probing layout numbers them.
  * Each stored probability of an order below the highest has its sign bit clear when some n-gram
- * one order up has it as its suffix (KenLM's "extends left"), set otherwise. The multiplier is
+ * one order up has it as its suffix (KenLM's "extends left"), set otherwise (a unigram: as read).
+ * Checked: byte-identical to KenLM's build_binary -s probing of tests/data/glm/chain.arpa, the
+ * sample lm.3 and the bible lm.5 (../shared/reference/kenlm-binaries). The multiplier is
  * KenLM's default, 1.5. No checksums: KenLM's format has none (this is why a glm-native hashed
  * layout would be its own container). */
 #include <errno.h>
@@ -19,6 +21,7 @@
 
 #include "glm_internal.h"
 #include "glm_kenlm.h"
+#include "smt_num.h"
 
 static const char magic[] = "mmap lm http://kheafield.com/code format version 5\n";
 
@@ -81,10 +84,16 @@ int main(int argc, char **argv)
     float mult = 1.5f;
     int ai = 1;
     if (argc == 5 && strcmp(argv[1], "-m") == 0) {
-        mult = strtof(argv[2], NULL);
+        double d;
+        smt_err e;
+        if (smt_parse_double_arg("-m", argv[2], 1.0000001, 1000.0, &d, &e)) {
+            fprintf(stderr, "exp_probing: %s\n", e.msg);
+            return 2;
+        }
+        mult = (float)d;
         ai = 3;
     }
-    if (argc - ai != 2 || !(mult > 1.0f)) {
+    if (argc - ai != 2) {
         fprintf(stderr, "usage: exp_probing [-m MULTIPLIER>1] model.arpa[.xz] out.binary\n");
         return 2;
     }
@@ -175,7 +184,9 @@ int main(int argc, char **argv)
     if (!uni)
         return fprintf(stderr, "out of memory\n"), 1;
     for (uint64_t w = 0; w < count[1]; w++) {
-        uni[2 * w] = set_sign(a.uprob[w], !ext[1][w]);
+        /* KenLM clears the sign of an extended unigram and leaves the others as read, so the
+         * "0" of <s> stays +0.0 (glm's reader gives -0.0); only a walk predicting <s> sees it */
+        uni[2 * w] = ext[1][w] || a.uprob[w] == 0.0f ? set_sign(a.uprob[w], 0) : a.uprob[w];
         uni[2 * w + 1] = a.ubo[w];
     }
     if (write_all(f, uni, 8 * (count[1] + 1), out))
