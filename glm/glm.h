@@ -74,8 +74,9 @@ enum {
     GLM_OPEN_VERIFY = 1u << 0,   /* check every section checksum and the trie's bounds */
     GLM_OPEN_POPULATE = 1u << 1, /* pre-fault the mapping */
     GLM_OPEN_READ = 1u << 2,     /* read the file into memory instead of mapping it */
-    GLM_OPEN_HUGE = 1u << 3,     /* copy the trie and vocabulary into 2 MB pages (faster queries
-                                    on large models: far fewer TLB misses; costs one copy) */
+    GLM_OPEN_HUGE = 1u << 3,     /* copy the trie and vocabulary (a KenLM binary: the whole
+                                    file) into 2 MB pages (faster queries on large models: far
+                                    fewer TLB misses; costs one copy) */
     GLM_OPEN_INDEX = 1u << 4     /* build an in-memory hash index over the big B-tree groups (at
                                     least 256 keys) for the fast paths (glm_score_rows,
                                     glm_query_text): one probe instead of 2-4 node steps; mono

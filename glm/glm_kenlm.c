@@ -115,9 +115,9 @@ static inline uint64_t combine(uint64_t cur, glm_word next)
 
 /* The entry holding key in table t (entry bytes esz), or NULL. A table with no empty bucket (only
  * a damaged file has one) ends the probe after one full turn instead of looping. */
-static inline const uint8_t *probe(const glm_kenlm_table *t, size_t esz, uint64_t key)
+static inline const uint8_t *probe_at(const glm_kenlm_table *t, size_t esz, uint64_t key,
+                                      uint64_t i)
 {
-    uint64_t i = glm_kenlm_bucket(t, key);
     int wrapped = 0;
     for (;;) {
         const uint8_t *e = t->base + i * esz;
@@ -132,6 +132,11 @@ static inline const uint8_t *probe(const glm_kenlm_table *t, size_t esz, uint64_
             i = 0;
         }
     }
+}
+
+static inline const uint8_t *probe(const glm_kenlm_table *t, size_t esz, uint64_t key)
+{
+    return probe_at(t, esz, key, glm_kenlm_bucket(t, key));
 }
 
 static inline void prefetch_key(const glm_kenlm_table *t, size_t esz, uint64_t key)
@@ -486,15 +491,48 @@ int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
                            path);
     }
     size_t len = (size_t)st.st_size;
-    int mf = MAP_SHARED;
-    if (flags & (GLM_OPEN_POPULATE | GLM_OPEN_READ | GLM_OPEN_HUGE))
-        mf |= MAP_POPULATE;
-    void *map = mmap(NULL, len, PROT_READ, mf, fd, 0);
-    int e = errno;
-    close(fd);
-    if (map == MAP_FAILED)
-        return smt_err_errno(err, SMT_ERR_IO, e, "%s: cannot map", path);
-    k->map = map;
+    void *map;
+    if (flags & GLM_OPEN_HUGE) {
+        /* the file read into anonymous memory advised to 2 MB pages: the probes of tables of
+         * tens of MB then miss the TLB far less than on the file's 4 KB page-cache pages */
+        const size_t huge = 2u << 20;
+        size_t hl = (len + 2 * huge - 1) & ~(huge - 1);
+        char *raw = mmap(NULL, hl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (raw == MAP_FAILED) {
+            close(fd);
+            return smt_err_set(err, SMT_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, hl);
+        }
+        k->huge_raw = raw;
+        k->huge_len = hl;
+        char *base = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+#ifdef MADV_HUGEPAGE
+        madvise(base, (size_t)(raw + hl - base), MADV_HUGEPAGE); /* a hint: failure is harmless */
+#endif
+        for (size_t got = 0; got < len;) {
+            ssize_t r = pread(fd, base + got, len - got < (8u << 20) ? len - got : (8u << 20),
+                              (off_t)got);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                int e = r < 0 ? errno : EIO;
+                close(fd);
+                return smt_err_errno(err, SMT_ERR_IO, e, "%s: cannot read", path);
+            }
+            got += (size_t)r;
+        }
+        close(fd);
+        map = base;
+    } else {
+        int mf = MAP_SHARED;
+        if (flags & (GLM_OPEN_POPULATE | GLM_OPEN_READ))
+            mf |= MAP_POPULATE;
+        map = mmap(NULL, len, PROT_READ, mf, fd, 0);
+        int e = errno;
+        close(fd);
+        if (map == MAP_FAILED)
+            return smt_err_errno(err, SMT_ERR_IO, e, "%s: cannot map", path);
+        k->map = map;
+    }
     k->map_len = len;
     const uint8_t *b = map;
     int rc = check_header(b, len, path, err);
@@ -593,7 +631,9 @@ void glm_kenlm_close(glm_kenlm *k)
 {
     if (!k)
         return;
-    if (k->map)
+    if (k->huge_raw)
+        munmap(k->huge_raw, k->huge_len);
+    else if (k->map)
         munmap(k->map, k->map_len);
     free(k->word_off);
     free(k);
@@ -831,7 +871,83 @@ void glm_kenlm_score_rows(const glm_model *m, const glm_word *rows, size_t n_row
     }
 }
 
-#define KEN_CHUNK 64
+#define KEN_CHUNK 64 /* the tries' sentence path: tokens prefetched at once */
+/* The probing layout's sentence path: a sliding window of KEN_AHEAD tokens, across sentences,
+ * their keys kept in a ring of KEN_RING (> KEN_AHEAD, a power of two). */
+#define KEN_AHEAD 32
+#define KEN_RING 64
+_Static_assert(KEN_AHEAD < KEN_RING && (KEN_RING & (KEN_RING - 1)) == 0, "the ring holds the window");
+
+/* glm_kenlm_score_sentences on a probing file, fast: while token t is scored, the keys and buckets
+ * of token t + KEN_AHEAD (from its full history in its sentence) are computed, kept in a ring and
+ * prefetched. The walk from t's state then probes a prefix of that key chain (the state's words
+ * are the first words of the same history) without hashing again. Measured on the mono lm.5
+ * against the chunks of KEN_CHUNK tokens per sentence (issue 12, docs/glm.md). */
+static void probing_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
+                              size_t s0, size_t s1, int null_context, const glm_state *begin,
+                              float *prob, uint8_t *len)
+{
+    const glm_kenlm *k = m->ken;
+    unsigned N = k->order;
+    struct { uint64_t key[GLM_MAX_ORDER], bkt[GLM_MAX_ORDER]; } ring[KEN_RING];
+    size_t ps = s0;
+    uint64_t pt = sstart[s0], tend = sstart[s1];
+    for (size_t s = s0; s < s1; s++) {
+        glm_state st = *begin;
+        for (uint64_t t = sstart[s]; t < sstart[s + 1]; t++) {
+            for (; pt < tend && pt < t + KEN_AHEAD; pt++) {
+                while (pt >= sstart[ps + 1])
+                    ps++;
+                uint64_t p0 = sstart[ps];
+                glm_word hist[GLM_MAX_ORDER];
+                unsigned nh = 0;
+                for (uint64_t j = pt; j > p0 && nh < N - 1; j--)
+                    hist[nh++] = ids[j - 1];
+                if (nh < N - 1 && !null_context)
+                    hist[nh++] = k->bos;
+                glm_word w = ids[pt];
+                __builtin_prefetch(k->uni + (uint64_t)w * 8);
+                uint64_t key = w, *rk = ring[pt % KEN_RING].key, *rb = ring[pt % KEN_RING].bkt;
+                for (unsigned l = 1; l <= nh; l++) {
+                    key = combine(key, hist[l - 1]);
+                    const glm_kenlm_table *tb = l + 1 == N ? &k->longest : &k->mid[l + 1];
+                    uint64_t bk = glm_kenlm_bucket(tb, key);
+                    rk[l - 1] = key;
+                    rb[l - 1] = bk;
+                    __builtin_prefetch(tb->base + bk * (l + 1 == N ? 12 : 16));
+                }
+            }
+            /* the walk from the state follows a prefix of the key chain just computed */
+            const uint64_t *rk = ring[t % KEN_RING].key, *rb = ring[t % KEN_RING].bkt;
+            glm_word w = ids[t];
+            const uint8_t *u = k->uni + (uint64_t)w * 8;
+            float p = ldf(u), pr = with_sign(p), bo[GLM_MAX_ORDER];
+            bo[0] = ldf(u + 4);
+            int indep = independent_left(p);
+            unsigned l = 1;
+            while (l <= st.length && !indep) {
+                if (l + 1 == N) {
+                    const uint8_t *e = probe_at(&k->longest, 12, rk[l - 1], rb[l - 1]);
+                    if (e) {
+                        pr = ldf(e + 8);
+                        l++;
+                    }
+                    break;
+                }
+                const uint8_t *e = probe_at(&k->mid[l + 1], 16, rk[l - 1], rb[l - 1]);
+                if (!e)
+                    break;
+                p = ldf(e + 8);
+                pr = with_sign(p);
+                bo[l] = ldf(e + 12);
+                indep = independent_left(p);
+                l++;
+            }
+            prob[t] = glm_finish(&m->lay, &st, w, l, pr, bo, &st);
+            len[t] = (uint8_t)l;
+        }
+    }
+}
 
 void glm_kenlm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
                                size_t s0, size_t s1, int null_context, int fast, float *prob,
@@ -841,6 +957,10 @@ void glm_kenlm_score_sentences(const glm_model *m, const glm_word *ids, const ui
     unsigned N = k->order;
     glm_state begin;
     glm_kenlm_state_start(k, null_context, &begin);
+    if (fast && !k->sorted) {
+        probing_sentences(m, ids, sstart, s0, s1, null_context, &begin, prob, len);
+        return;
+    }
     for (size_t s = s0; s < s1; s++) {
         glm_state st = begin;
         uint64_t t0 = sstart[s], t1 = sstart[s + 1];

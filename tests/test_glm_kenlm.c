@@ -37,25 +37,29 @@ static char *query(const glm_model *m, const char *in, int null_context, int pat
     return buf;
 }
 
-/* Every path (fast, reference, two threads) prints KenLM's expected output exactly. */
+/* Every path (fast, reference, two threads) prints KenLM's expected output exactly, from the
+ * file mapped (flags 0) and read into 2 MB pages (GLM_OPEN_HUGE). */
 static void expect_query(const char *model, const char *in, const char *expected, int null_context)
 {
-    glm_model *m;
-    smt_err e;
-    cr_assert_eq(glm_load(&m, model, 0, NULL, &e), 0, "%s", e.msg);
     size_t n;
     char *want = tu_read_file(expected, &n);
     cr_assert_not_null(want, "%s", expected);
-    const int paths[3] = {GLM_PATH_FAST, GLM_PATH_REF, GLM_PATH_FAST};
-    const unsigned threads[3] = {1, 1, 2};
-    for (int i = 0; i < 3; i++) {
-        char *got = query(m, in, null_context, paths[i], threads[i]);
-        cr_assert_str_eq(got, want, "%s on %s (path %d, %u threads)", model, in, paths[i],
-                         threads[i]);
-        free(got);
+    const unsigned flags[2] = {0, GLM_OPEN_HUGE};
+    for (int f = 0; f < 2; f++) {
+        glm_model *m;
+        smt_err e;
+        cr_assert_eq(glm_load(&m, model, flags[f], NULL, &e), 0, "%s", e.msg);
+        const int paths[3] = {GLM_PATH_FAST, GLM_PATH_REF, GLM_PATH_FAST};
+        const unsigned threads[3] = {1, 1, 2};
+        for (int i = 0; i < 3; i++) {
+            char *got = query(m, in, null_context, paths[i], threads[i]);
+            cr_assert_str_eq(got, want, "%s on %s (path %d, %u threads, flags %u)", model, in,
+                             paths[i], threads[i], flags[f]);
+            free(got);
+        }
+        glm_close(m);
     }
     free(want);
-    glm_close(m);
 }
 
 static void tiny_case(const char *name)
@@ -72,6 +76,45 @@ static void tiny_case(const char *name)
 }
 
 Test(glm_kenlm, tiny_probing_query_is_kenlms) { tiny_case("chain.probing"); }
+
+/* The probing sentence path prefetches a sliding window of tokens across sentences and keeps
+ * their keys in a ring (glm_kenlm.c, probing_sentences): empty lines (sentences of no token with
+ * -n), a line longer than the ring (150 words), one-word lines and unknown words between them
+ * score exactly as the reference path scores them one word at a time (itself KenLM's output on
+ * the fixtures above). */
+Test(glm_kenlm, probing_window_across_sentences)
+{
+    char *bin = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
+    char *txt = tu_join(dir, "window.txt");
+    char text[4096] = "";
+    static const char *const lines[] = {"a b c", "", "c", "", "", "zzz a b", "b"};
+    for (int r = 0; r < 20; r++)
+        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+            strcat(text, lines[i]);
+            strcat(text, "\n");
+        }
+    for (int i = 0; i < 50; i++)
+        strcat(text, i % 7 == 6 ? "zzz b c " : "a b c ");
+    strcat(text, "\nc b a\n\n");
+    cr_assert_eq(tu_write_file(txt, text, strlen(text)), 0);
+    const unsigned flags[2] = {0, GLM_OPEN_HUGE};
+    for (int f = 0; f < 2; f++) {
+        glm_model *m;
+        smt_err e;
+        cr_assert_eq(glm_open(&m, bin, flags[f], &e), 0, "%s", e.msg);
+        for (int nc = 0; nc < 2; nc++) {
+            char *want = query(m, txt, nc, GLM_PATH_REF, 1);
+            char *fast = query(m, txt, nc, GLM_PATH_FAST, 1);
+            char *two = query(m, txt, nc, GLM_PATH_FAST, 2);
+            cr_assert_gt(strlen(want), 1000);
+            cr_assert_str_eq(fast, want, "flags %u, -n %d", flags[f], nc);
+            cr_assert_str_eq(two, want, "flags %u, -n %d, 2 threads", flags[f], nc);
+            free(want), free(fast), free(two);
+        }
+        glm_close(m);
+    }
+    free(bin), free(txt);
+}
 /* trie word ids are KenLM's too: 1 + the rank of the word's hash (a=2, </s>=3, c=4, b=5) */
 Test(glm_kenlm, tiny_trie_query_is_kenlms)
 {
@@ -249,8 +292,9 @@ Test(glm_kenlm, threaded_rows_equal_reference)
 }
 
 /* A damaged copy: every truncation is an error; every single flipped byte is an error or a model
- * that scores the text without a crash (KenLM's hash tables carry no checksum). */
-static int damaged(const char *name, long long checked)
+ * that scores the text without a crash (KenLM's hash tables carry no checksum). Opened with
+ * flags: mapped (0) or read into 2 MB pages (GLM_OPEN_HUGE). */
+static int damaged_with(const char *name, long long checked, unsigned flags)
 {
     char rel[128];
     snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.bin", name);
@@ -265,8 +309,8 @@ static int damaged(const char *name, long long checked)
         cr_assert_eq(tu_truncate(bad, (uint64_t)cut), 0);
         glm_model *m = NULL;
         smt_err e;
-        int rc = glm_open(&m, bad, 0, &e);
-        cr_assert_lt(rc, 0, "cut at %lld opened", cut);
+        int rc = glm_open(&m, bad, flags, &e);
+        cr_assert_lt(rc, 0, "cut at %lld opened (flags %u)", cut, flags);
         cr_assert_null(m);
         cr_assert_gt(strlen(e.msg), 0);
     }
@@ -276,7 +320,7 @@ static int damaged(const char *name, long long checked)
         cr_assert_eq(tu_flip_bit(bad, (uint64_t)at, 5), 0);
         glm_model *m = NULL;
         smt_err e;
-        int rc = glm_open(&m, bad, 0, &e);
+        int rc = glm_open(&m, bad, flags, &e);
         cr_assert(rc != 0 || at >= checked, "%s: a flip at %lld of the sanity block opened", name,
                   at);
         if (rc) {
@@ -291,6 +335,14 @@ static int damaged(const char *name, long long checked)
     }
     free(src), free(txt), free(bad);
     return refused;
+}
+
+/* The same refusals whether the file is mapped or read into 2 MB pages; returns their number. */
+static int damaged(const char *name, long long checked)
+{
+    int mapped = damaged_with(name, checked, 0), huge = damaged_with(name, checked, GLM_OPEN_HUGE);
+    cr_assert_eq(mapped, huge, "%s: %d flips refused mapped, %d in 2 MB pages", name, mapped, huge);
+    return mapped;
 }
 
 Test(glm_kenlm, damaged_binaries)

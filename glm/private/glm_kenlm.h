@@ -55,8 +55,10 @@ typedef struct glm_kenlm_bits {
 
 typedef struct glm_kenlm {
     int type; /* KenLM's model type: 0 probing, 2 trie, 3 quantized, 4 array-compressed, 5 both */
-    void *map;          /* the whole file, mapped read-only */
+    void *map;          /* the whole file, mapped read-only (NULL when copied: huge_raw) */
     size_t map_len;
+    void *huge_raw;     /* GLM_OPEN_HUGE: the file read into 2 MB pages (huge_len bytes) */
+    size_t huge_len;
     unsigned order;
     uint64_t count[GLM_MAX_ORDER + 1]; /* [1..order] as the header gives them */
     float multiplier;                  /* probing_multiplier */
@@ -86,8 +88,9 @@ typedef struct glm_kenlm {
  * binary, or one of another architecture), SMT_ERR_VERSION, SMT_ERR_INCOMPLETE,
  * SMT_ERR_UNSUPPORTED (a layout or order not supported: the message names it), SMT_ERR_CORRUPT or
  * SMT_ERR_NOMEM. GLM_OPEN_VERIFY is SMT_ERR_UNSUPPORTED (KenLM's files carry no checksums, and
- * "verified" must not be claimed). flags: GLM_OPEN_POPULATE, GLM_OPEN_READ and GLM_OPEN_HUGE read the mapping in at
- * once; the others do not apply. */
+ * "verified" must not be claimed). flags: GLM_OPEN_HUGE reads the file into anonymous memory
+ * advised to 2 MB pages; else it is mapped, GLM_OPEN_POPULATE and GLM_OPEN_READ read the mapping
+ * in at once; the others do not apply. */
 int glm_kenlm_open(struct glm_model *m, const char *path, unsigned flags, smt_err *err);
 void glm_kenlm_close(glm_kenlm *k);
 
