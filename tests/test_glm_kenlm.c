@@ -148,6 +148,33 @@ Test(glm_kenlm, tool_query_is_kenlms)
     free(w), free(out), free(errs), free(glm), free(bin), free(txt), free(want);
 }
 
+/* benchmarks/make_kenlm_probing (the helper that lets bench_glm time glm's probing path on models
+ * no KenLM binary exists for) writes KenLM's own bytes: its output for chain.arpa equals the
+ * fixture KenLM's build_binary -s probing made of the same file, byte for byte; a bad multiplier
+ * and a missing input are refused. */
+Test(glm_kenlm, probing_writer_is_kenlms_bytes)
+{
+    char *tool = tu_bin_path("make_kenlm_probing");
+    char *arpa = tu_data_path("glm/chain.arpa");
+    char *want = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
+    char *out = tu_join(dir, "chain.probing.bin");
+    char *errs = NULL;
+    cr_assert_eq(tu_runf(NULL, &errs, "'%s' '%s' '%s'", tool, arpa, out), 0, "%s", errs);
+    free(errs);
+    size_t n_got, n_want;
+    char *got = tu_read_file(out, &n_got), *w = tu_read_file(want, &n_want);
+    cr_assert_eq(n_got, n_want);
+    cr_assert(memcmp(got, w, n_want) == 0, "the bytes differ from KenLM's");
+    free(got), free(w);
+    cr_assert_neq(tu_runf(NULL, &errs, "'%s' -m 0.5 '%s' '%s'", tool, arpa, out), 0);
+    cr_assert(strstr(errs, "-m"), "%s", errs);
+    free(errs);
+    cr_assert_neq(tu_runf(NULL, &errs, "'%s' '%s/absent.arpa' '%s'", tool, dir, out), 0);
+    cr_assert(strstr(errs, "absent.arpa"), "%s", errs);
+    free(errs);
+    free(tool), free(arpa), free(want), free(out);
+}
+
 /* KenLM's bucket is key % buckets; glm computes it with a multiplication (glm_kenlm_bucket):
  * exact for every key, checked on table sizes of every magnitude, keys at the edges and random. */
 Test(glm_kenlm, bucket_is_the_remainder)

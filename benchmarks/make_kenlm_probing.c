@@ -1,9 +1,9 @@
-/* exp_probing.c — a throwaway experiment for issue 12 (not a tool, not installed): writes an ARPA
- * model as a KenLM probing binary (format version 5, model type 0), exactly the layout
- * glm/glm_kenlm.c reads (its header comment describes it), so glm's probing query path can be
- * timed on a model for which no KenLM binary exists here (the mono lm.5).
+/* make_kenlm_probing.c — a benchmark helper (not a tool, not installed): writes an ARPA model as a
+ * KenLM probing binary (format version 5, model type 0), exactly the layout glm/glm_kenlm.c reads
+ * (its header comment describes it), so glm's probing query path can be timed (bench_glm) on a
+ * model for which no KenLM binary exists here (the mono lm.5; issue 12).
  *
- *   exp_probing [-m MULTIPLIER] model.arpa[.xz] out.binary
+ *   make_kenlm_probing [-m MULTIPLIER] model.arpa[.xz] out.binary
  *
  * The ARPA file is read by glm's own reader (glm_arpa_read: KenLM's semantics, missing suffixes
  * inserted). Word ids are glm's (ARPA order, <unk> 0), as KenLM's probing layout numbers them.
@@ -87,14 +87,14 @@ int main(int argc, char **argv)
         double d;
         smt_err e;
         if (smt_parse_double_arg("-m", argv[2], 1.0000001, 1000.0, &d, &e)) {
-            fprintf(stderr, "exp_probing: %s\n", e.msg);
+            fprintf(stderr, "make_kenlm_probing: %s\n", e.msg);
             return 2;
         }
         mult = (float)d;
         ai = 3;
     }
     if (argc - ai != 2) {
-        fprintf(stderr, "usage: exp_probing [-m MULTIPLIER>1] model.arpa[.xz] out.binary\n");
+        fprintf(stderr, "usage: make_kenlm_probing [-m MULTIPLIER>1] model.arpa[.xz] out.binary\n");
         return 2;
     }
     const char *in = argv[ai], *out = argv[ai + 1];
