@@ -176,7 +176,8 @@ typedef struct walk {
     float bo[GLM_MAX_ORDER];
 } walk;
 
-static inline void walk_node(const fast_layout *F, walk *k)
+static inline __attribute__((always_inline)) void walk_node(const fast_layout *F, walk *k,
+                                                           const int pk)
 {
     if (k->l + 1 < k->d) {
         k->noff = (uint32_t)(F->first[k->l] + k->j) * F->B;
@@ -186,13 +187,14 @@ static inline void walk_node(const fast_layout *F, walk *k)
         k->noff = k->I + j * k->q + (j < k->r ? j : k->r);
         k->cnt = k->q + (j < k->r);
     }
-    if (!F->kbits)
+    if (!pk)
         k->node = k->gk + k->noff;
 }
 
-static inline void walk_prefetch_node(const fast_layout *F, const walk *k)
+static inline __attribute__((always_inline)) void walk_prefetch_node(const fast_layout *F,
+                                                                    const walk *k, const int pk)
 {
-    if (F->kbits)
+    if (pk)
         prefetch_packed(F->pk, k->gbit + (uint64_t)k->noff * F->kbits, k->cnt, F->kbits);
     else
         prefetch_keys(k->node, k->cnt);
@@ -210,7 +212,9 @@ static inline void walk_start(const fast_layout *F, walk *k, glm_word w, const g
 
 /* From entry e of level len (its value already read): start the search among its children, or
  * finish. */
-static inline void walk_descend(const fast_layout *F, walk *k, uint32_t first, uint32_t n)
+static inline __attribute__((always_inline)) void walk_descend(const fast_layout *F, walk *k,
+                                                              uint32_t first, uint32_t n,
+                                                              const int pk)
 {
     if (k->len > k->nh) { /* every caller has nh <= N - 1, so this also stops at level N */
         k->phase = PH_DONE;
@@ -229,7 +233,7 @@ static inline void walk_descend(const fast_layout *F, walk *k, uint32_t first, u
         k->phase = PH_HASH;
         return;
     }
-    if (F->kbits) {
+    if (pk) {
         k->gbit = (F->koff[k->len + 1] + first) * F->kbits;
     } else {
         k->gk = F->keys[k->len + 1] + first;
@@ -252,17 +256,18 @@ static inline void walk_descend(const fast_layout *F, walk *k, uint32_t first, u
         k->r = (n - k->I) % leaves;
         k->cnt = F->B;
     }
-    walk_prefetch_node(F, k);
+    walk_prefetch_node(F, k, pk);
     k->phase = PH_SEARCH;
 }
 
 /* The walk matched entry e of the next level: it is one word longer, and its value is fetched next
  * (the highest order holds probabilities only, the others prob/backoff/child). */
-static inline __attribute__((always_inline)) void walk_found(const fast_layout *F, walk *k, uint32_t e)
+static inline __attribute__((always_inline)) void walk_found(const fast_layout *F, walk *k, uint32_t e,
+                                                            const int pk)
 {
     k->e = e;
     k->len++;
-    if (F->qrec) { /* the record and the next one (its end of the child range) */
+    if (pk) { /* the record and the next one (its end of the child range) */
         const glm_layout *L = F->L;
         uint64_t bit = L->qrec_off[k->len] + (uint64_t)e * L->qrec_bits[k->len];
         prefetch2(F->qrec + (bit >> 3), (2 * L->qrec_bits[k->len] + 7) / 8 + 1);
@@ -277,7 +282,8 @@ static inline __attribute__((always_inline)) void walk_found(const fast_layout *
 }
 
 /* One memory step of a walk (its data was prefetched by the previous step). */
-static inline __attribute__((always_inline)) void walk_step(const fast_layout *F, walk *k)
+static inline __attribute__((always_inline)) void walk_step(const fast_layout *F, walk *k,
+                                                           const int pk)
 {
     switch (k->phase) {
     case PH_UNI: {
@@ -286,17 +292,17 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
         k->bo[0] = u->backoff;
         k->len = 1;
         k->e = k->w;
-        walk_descend(F, k, u[0].child, u[1].child - u[0].child);
+        walk_descend(F, k, u[0].child, u[1].child - u[0].child, pk);
         return;
     }
     case PH_SEARCH: {
         glm_word x = k->hist[k->len - 1];
-        if (F->kbits) { /* packed keys: glm_layout.h's binary search, the same walk */
+        if (pk) { /* packed keys: glm_layout.h's binary search, the same walk */
             for (;;) {
                 glm_keys r = {NULL, F->pk, k->gbit + (uint64_t)k->noff * F->kbits, F->kbits};
                 uint32_t less = packed_count_less(r, k->cnt, x);
                 if (less < k->cnt && glm_keys_get(r, less) == x) {
-                    walk_found(F, k, k->first + k->noff + less);
+                    walk_found(F, k, k->first + k->noff + less, pk);
                     return;
                 }
                 if (k->l + 1 >= k->d) {
@@ -305,9 +311,9 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
                 }
                 k->j = k->j * F->K + less;
                 k->l++;
-                walk_node(F, k);
+                walk_node(F, k, pk);
                 if (k->l + 1 >= k->d) { /* a leaf: yield after its prefetch */
-                    walk_prefetch_node(F, k);
+                    walk_prefetch_node(F, k, pk);
                     return;
                 }
             }
@@ -319,18 +325,18 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
         while (k->l + 2 < k->d && !(less < k->cnt && node[less] == x)) {
             k->j = k->j * F->K + less;
             k->l++;
-            walk_node(F, k);
+            walk_node(F, k, pk);
             node = k->node;
             less = fast_count_less(node, k->cnt, x, F->bs_over);
         }
         if (less < k->cnt && node[less] == x) {
-            walk_found(F, k, k->first + k->noff + less);
+            walk_found(F, k, k->first + k->noff + less, pk);
         } else if (k->l + 1 >= k->d) {
             k->phase = PH_DONE;
         } else {
             k->j = k->j * F->K + less;
             k->l++;
-            walk_node(F, k);
+            walk_node(F, k, pk);
             prefetch_keys(k->node, k->cnt);
         }
         return;
@@ -348,18 +354,18 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
                 break;
             i = i + 1 == ns ? 0 : i + 1;
         }
-        walk_found(F, k, t[i].idx);
+        walk_found(F, k, t[i].idx, pk);
         return;
     }
     case PH_VALUE:
-        if (F->qrec) { /* glm_layout.h's decode, as every path reads a quantized value */
+        if (pk) { /* glm_layout.h's decode, as every path reads a quantized value */
             k->prob = glm_value(F->L, k->len, k->e, &k->bo[k->len - 1]);
             if (k->len == F->order) {
                 k->phase = PH_DONE;
             } else {
                 uint64_t first, n;
                 glm_children(F->L, k->len, k->e, &first, &n);
-                walk_descend(F, k, (uint32_t)first, (uint32_t)n);
+                walk_descend(F, k, (uint32_t)first, (uint32_t)n, pk);
             }
         } else if (k->len == F->order) {
             k->prob = F->top[k->e];
@@ -368,7 +374,7 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
             const glm_mid *m = F->mid[k->len] + k->e;
             k->prob = m->prob;
             k->bo[k->len - 1] = m->backoff;
-            walk_descend(F, k, m[0].child, m[1].child - m[0].child);
+            walk_descend(F, k, m[0].child, m[1].child - m[0].child, pk);
         }
         return;
     }
@@ -376,8 +382,10 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
 
 /* Starts a walk whose unigram entry is already in cache (prefetched a token earlier): reads it
  * and goes straight on to the first search. */
-static inline void walk_start_now(const fast_layout *F, walk *k, glm_word w, const glm_word *hist,
-                                  unsigned nh)
+static inline __attribute__((always_inline)) void walk_start_now(const fast_layout *F, walk *k,
+                                                                glm_word w,
+                                                                const glm_word *hist, unsigned nh,
+                                                                const int pk)
 {
     k->w = w;
     k->hist = hist;
@@ -387,10 +395,16 @@ static inline void walk_start_now(const fast_layout *F, walk *k, glm_word w, con
     k->bo[0] = u->backoff;
     k->len = 1;
     k->e = w;
-    walk_descend(F, k, u[0].child, u[1].child - u[0].child);
+    walk_descend(F, k, u[0].child, u[1].child - u[0].child, pk);
     if (k->phase == PH_HASH) /* its level-2 slot was prefetched with the unigram: probe now */
-        walk_step(F, k);
+        walk_step(F, k, pk);
 }
+
+/* The walk specialised for the model's format at each call: pk = 1 for a quantized file (its keys
+ * bit-packed and its values in bit-packed records, always both), 0 for a float file, so that a
+ * float file's walk carries none of the quantized branches (they cost it ~20-38% more CPU on the
+ * mono lm.5 when tested at run time inside the walk). */
+#define WALK_STEP(F, k) ((F)->kbits ? walk_step((F), (k), 1) : walk_step((F), (k), 0))
 
 /* The fast paths compare keys as signed 32-bit integers: exact while every word id is < 2^31. */
 static int fast_ok(const glm_model *m) { return m->vocab.n <= (uint32_t)INT32_MAX; }
@@ -420,8 +434,12 @@ float glm_score_fast(const glm_model *m, const glm_state *in, glm_word w, glm_st
     walk k;
     k.prob = 0.0f; /* set by the first step; GCC cannot tell once glm_finish is inlined */
     walk_start(F, &k, w, in->words, in->length);
-    while (k.phase != PH_DONE)
-        walk_step(F, &k);
+    if (F->kbits) /* one copy per key format: see WALK_STEP */
+        while (k.phase != PH_DONE)
+            walk_step(F, &k, 1);
+    else
+        while (k.phase != PH_DONE)
+            walk_step(F, &k, 0);
     if (ngram_length)
         *ngram_length = k.len;
     return glm_finish(&m->lay, in, w, k.len, k.prob, k.bo, out);
@@ -461,8 +479,9 @@ typedef struct row_lane {
     walk k;
 } row_lane;
 
-static void rows_range(const glm_model *m, const glm_word *rows, size_t r0, size_t r1,
-                       float *prob, uint8_t *len)
+static inline __attribute__((always_inline)) void
+rows_range_pk(const glm_model *m, const glm_word *rows, size_t r0, size_t r1, float *prob,
+              uint8_t *len, const int pk)
 {
     if (m->ken) { /* a KenLM binary (glm_kenlm.c) */
         glm_kenlm_score_rows(m, rows + r0 * m->par.order, r1 - r0, prob + r0, len ? len + r0 : NULL);
@@ -484,7 +503,7 @@ static void rows_range(const glm_model *m, const glm_word *rows, size_t r0, size
     while (active) {
         for (unsigned i = 0; i < active; i++) {
             row_lane *l = &lanes[i];
-            walk_step(&F, &l->k);
+            walk_step(&F, &l->k, pk);
             if (l->k.phase != PH_DONE)
                 continue;
             if (!l->second) {
@@ -514,6 +533,15 @@ static void rows_range(const glm_model *m, const glm_word *rows, size_t r0, size
             }
         }
     }
+}
+
+static void rows_range(const glm_model *m, const glm_word *rows, size_t r0, size_t r1,
+                       float *prob, uint8_t *len)
+{
+    if (m->fast && m->fast->kbits) /* one copy per key format: see WALK_STEP */
+        rows_range_pk(m, rows, r0, r1, prob, len, 1);
+    else
+        rows_range_pk(m, rows, r0, r1, prob, len, 0);
 }
 
 typedef struct rows_job {
@@ -570,8 +598,9 @@ int glm_score_rows(const glm_model *m, const glm_word *rows, size_t n_rows, floa
  * glm_score_fast makes (w through its state's words), finished by glm_finish, so prob and out are
  * glm_score's bit for bit. A lane reads its history from in[q] until its walk is done, and only
  * then writes out[q]: out may equal in. */
-static void states_lanes(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
-                         float *prob, glm_state *out, uint8_t *len)
+static inline __attribute__((always_inline)) void
+states_lanes_pk(const glm_model *m, const glm_state *in, const glm_word *w, size_t n, float *prob,
+                glm_state *out, uint8_t *len, const int pk)
 {
     fast_layout F = *m->fast; /* a local copy: the stores below cannot alias it */
     walk lanes[LANES];
@@ -585,7 +614,7 @@ static void states_lanes(const glm_model *m, const glm_state *in, const glm_word
     while (active) {
         for (unsigned i = 0; i < active; i++) {
             walk *k = &lanes[i];
-            walk_step(&F, k);
+            walk_step(&F, k, pk);
             if (k->phase != PH_DONE)
                 continue;
             size_t j = q[i];
@@ -605,6 +634,15 @@ static void states_lanes(const glm_model *m, const glm_state *in, const glm_word
     }
 }
 
+static void states_lanes(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
+                         float *prob, glm_state *out, uint8_t *len)
+{
+    if (m->fast && m->fast->kbits) /* one copy per key format: see WALK_STEP */
+        states_lanes_pk(m, in, w, n, prob, out, len, 1);
+    else
+        states_lanes_pk(m, in, w, n, prob, out, len, 0);
+}
+
 /* Queries in chunks of ST_CHUNK walked level-synchronously (as sentences_levelsync): every walk
  * of a chunk makes one memory step per round, the steps grouped by phase (one loop each, no
  * per-step dispatch), then the chunk is finished in order. The chunk's walks read in[] only
@@ -614,8 +652,9 @@ static void states_lanes(const glm_model *m, const glm_state *in, const glm_word
 #endif
 _Static_assert(ST_CHUNK >= 1 && ST_CHUNK <= 256, "walk indexes are 8-bit");
 
-static void states_levelsync(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
-                             float *prob, glm_state *out, uint8_t *len)
+static inline __attribute__((always_inline)) void
+states_levelsync_pk(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
+                    float *prob, glm_state *out, uint8_t *len, const int pk)
 {
     fast_layout F = *m->fast;
     walk wk[ST_CHUNK];
@@ -629,7 +668,7 @@ static void states_levelsync(const glm_model *m, const glm_state *in, const glm_
         for (unsigned i = 0; i < c; i++) { /* the first round: every walk reads its unigram */
             walk *k = &wk[i];
             k->phase = PH_UNI;
-            walk_step(&F, k);
+            walk_step(&F, k, pk);
             if (k->phase != PH_DONE)
                 cur[k->phase][nc[k->phase]++] = (uint8_t)i;
         }
@@ -639,7 +678,7 @@ static void states_levelsync(const glm_model *m, const glm_state *in, const glm_
     for (unsigned x = 0; x < nc[P]; x++) {                                                       \
         walk *k = &wk[cur[P][x]];                                                                 \
         k->phase = P;                                                                             \
-        walk_step(&F, k);                                                                         \
+        walk_step(&F, k, pk);                                                                         \
         if (k->phase != PH_DONE)                                                                  \
             nxt[k->phase][nn[k->phase]++] = cur[P][x];                                            \
     }
@@ -660,6 +699,15 @@ static void states_levelsync(const glm_model *m, const glm_state *in, const glm_
             prob[j] = glm_finish(&m->lay, &in[j], w[j], k->len, k->prob, k->bo, &out[j]);
         }
     }
+}
+
+static void states_levelsync(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
+                             float *prob, glm_state *out, uint8_t *len)
+{
+    if (m->fast && m->fast->kbits) /* one copy per key format: see WALK_STEP */
+        states_levelsync_pk(m, in, w, n, prob, out, len, 1);
+    else
+        states_levelsync_pk(m, in, w, n, prob, out, len, 0);
 }
 
 #ifndef GLM_STATES_LEVELSYNC_MIN /* from this many queries on, the level-synchronous driver */
@@ -760,9 +808,10 @@ static inline float lane_finish(unsigned N, glm_state *st, glm_word w, const wal
 #endif
 _Static_assert(LS_CHUNK >= 1 && LS_CHUNK <= 65536, "walk indexes are 16-bit");
 
-static void sentences_levelsync(const glm_model *m, const fast_layout *F, const glm_word *ids,
-                                const uint64_t *sstart, size_t s0, size_t s1, int null_context,
-                                float *prob, uint8_t *len)
+static inline __attribute__((always_inline)) void
+sentences_levelsync_pk(const glm_model *m, const fast_layout *F, const glm_word *ids,
+                       const uint64_t *sstart, size_t s0, size_t s1, int null_context, float *prob,
+                       uint8_t *len, const int pk)
 {
     unsigned N = F->order, H = N - 1;
     glm_state begin, st;
@@ -815,7 +864,7 @@ static void sentences_levelsync(const glm_model *m, const fast_layout *F, const 
         /* the first round: every walk reads its unigram */
         for (unsigned i = 0; i < (unsigned)(t1 - t0); i++) {
             walk *k = &wk[i];
-            walk_step(F, k);
+            walk_step(F, k, pk);
             if (k->phase != PH_DONE)
                 cur[k->phase * LS_CHUNK + nc[k->phase]++] = (uint16_t)i;
         }
@@ -826,7 +875,7 @@ static void sentences_levelsync(const glm_model *m, const fast_layout *F, const 
     for (unsigned x = 0; x < nc[P]; x++) {                                                       \
         walk *k = &wk[cur[P * LS_CHUNK + x]];                                                     \
         k->phase = P;                                                                             \
-        walk_step(F, k);                                                                          \
+        walk_step(F, k, pk);                                                                          \
         if (k->phase != PH_DONE)                                                                  \
             nxt[k->phase * LS_CHUNK + nn[k->phase]++] = cur[P * LS_CHUNK + x];                    \
     }
@@ -875,6 +924,18 @@ static void sentences_levelsync(const glm_model *m, const fast_layout *F, const 
     free(wk), free(rb), free(cur), free(nxt);
 }
 
+/* One copy of the level-synchronous loops per key format (WALK_STEP's reason, hoisted: the
+ * dispatch per step alone did not give the float walk its speed back). */
+static void sentences_levelsync(const glm_model *m, const fast_layout *F, const glm_word *ids,
+                                const uint64_t *sstart, size_t s0, size_t s1, int null_context,
+                                float *prob, uint8_t *len)
+{
+    if (F->kbits)
+        sentences_levelsync_pk(m, F, ids, sstart, s0, s1, null_context, prob, len, 1);
+    else
+        sentences_levelsync_pk(m, F, ids, sstart, s0, s1, null_context, prob, len, 0);
+}
+
 void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
                          size_t s0, size_t s1, int null_context, int fast, float *prob,
                          uint8_t *len)
@@ -919,7 +980,7 @@ void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t
             return;
         for (unsigned i = 0; i < active; i++) {
             sent_lane *l = &lanes[i];
-            walk_step(&F, &l->k);
+            WALK_STEP(&F, &l->k);
             if (l->k.phase != PH_DONE)
                 continue;
             uint64_t t = l->t;
@@ -933,7 +994,10 @@ void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t
                         __builtin_prefetch(F.hs[2] +
                                            glm_bigidx_slot(ids[l->t + 1], ids[l->t], F.hn[2]));
                 }
-                walk_start_now(&F, &l->k, ids[l->t], l->st.words, l->st.length);
+                if (F.kbits)
+                    walk_start_now(&F, &l->k, ids[l->t], l->st.words, l->st.length, 1);
+                else
+                    walk_start_now(&F, &l->k, ids[l->t], l->st.words, l->st.length, 0);
             } else {
                 lanes[i] = lanes[--active];
                 lanes[i].k.hist = lanes[i].st.words;
