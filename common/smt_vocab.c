@@ -145,17 +145,26 @@ static void place(smt_vocab_slot *slots, uint64_t mask, uint64_t h, uint32_t id)
     slots[i].tag = (uint32_t)(h >> 32);
 }
 
-static int grow_slots(smt_vocab_builder *b)
+/* A table of n_slots (a power of two above b->n) holding every word of b, or NULL. */
+static smt_vocab_slot *replace_all(const smt_vocab_builder *b, uint64_t n_slots)
 {
-    uint64_t n_slots = b->n_slots * 2;
     smt_vocab_slot *s = malloc(n_slots * sizeof *s);
     if (!s)
-        return SMT_ERR_NOMEM;
+        return NULL;
     memset(s, 0xff, n_slots * sizeof *s);
     for (uint32_t id = 0; id < b->n; id++) {
         size_t len = (size_t)(b->off[id + 1] - b->off[id] - 1);
         place(s, n_slots - 1, smt_hash_bytes(b->str.data + b->off[id], len), id);
     }
+    return s;
+}
+
+static int grow_slots(smt_vocab_builder *b)
+{
+    uint64_t n_slots = b->n_slots * 2;
+    smt_vocab_slot *s = replace_all(b, n_slots);
+    if (!s)
+        return SMT_ERR_NOMEM;
     free(b->slots);
     b->slots = s;
     b->n_slots = n_slots;
@@ -216,14 +225,9 @@ int smt_vocab_builder_write_dense(const smt_vocab_builder *b, smt_writer *w, con
         n_slots *= 2;
     if (n_slots >= b->n_slots)
         return write_sections(b, b->slots, b->n_slots, w, prefix, err);
-    smt_vocab_slot *s = malloc(n_slots * sizeof *s);
+    smt_vocab_slot *s = replace_all(b, n_slots);
     if (!s)
         return smt_err_set(err, SMT_ERR_NOMEM, "vocabulary: out of memory");
-    memset(s, 0xff, n_slots * sizeof *s);
-    for (uint32_t id = 0; id < b->n; id++) {
-        size_t len = (size_t)(b->off[id + 1] - b->off[id] - 1);
-        place(s, n_slots - 1, smt_hash_bytes(b->str.data + b->off[id], len), id);
-    }
     int rc = write_sections(b, s, n_slots, w, prefix, err);
     free(s);
     return rc;

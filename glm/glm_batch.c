@@ -400,10 +400,12 @@ static inline __attribute__((always_inline)) void walk_start_now(const fast_layo
         walk_step(F, k, pk);
 }
 
-/* The walk specialised for the model's format at each call: pk = 1 for a quantized file (its keys
- * bit-packed and its values in bit-packed records, always both), 0 for a float file, so that a
- * float file's walk carries none of the quantized branches (they cost it ~20-38% more CPU on the
- * mono lm.5 when tested at run time inside the walk). */
+/* walk_step's format flag pk: 1 for a quantized file (its keys bit-packed and its values in
+ * bit-packed records, always both), 0 for a float file, so that a float file's walk carries none
+ * of the quantized branches (tested at run time inside the walk they cost it ~20-38% more CPU on
+ * the mono lm.5). The drivers each keep one copy of their loop per format (*_pk); a dispatch per
+ * step, as here, was measured not to win that back and serves only the lanes variant of the
+ * sentences (GLM_SENTENCE_LANES). */
 #define WALK_STEP(F, k) ((F)->kbits ? walk_step((F), (k), 1) : walk_step((F), (k), 0))
 
 /* The fast paths compare keys as signed 32-bit integers: exact while every word id is < 2^31. */

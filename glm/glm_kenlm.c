@@ -954,7 +954,6 @@ void glm_kenlm_score_sentences(const glm_model *m, const glm_word *ids, const ui
                                uint8_t *len)
 {
     const glm_kenlm *k = m->ken;
-    unsigned N = k->order;
     glm_state begin;
     glm_kenlm_state_start(k, null_context, &begin);
     if (fast && !k->sorted) {
@@ -966,20 +965,10 @@ void glm_kenlm_score_sentences(const glm_model *m, const glm_word *ids, const ui
         uint64_t t0 = sstart[s], t1 = sstart[s + 1];
         for (uint64_t c = t0; c < t1; c += KEN_CHUNK) {
             uint64_t ce = c + KEN_CHUNK < t1 ? c + KEN_CHUNK : t1;
-            if (fast) {
-                /* every bucket this chunk's walks can read, from each token's full history in
-                 * its sentence (the walk from the state follows a prefix of the same key chain),
-                 * so the misses overlap instead of following one another */
-                for (uint64_t t = c; t < ce; t++) {
-                    glm_word hist[GLM_MAX_ORDER];
-                    unsigned nh = 0;
-                    for (uint64_t j = t; j > t0 && nh < N - 1; j--)
-                        hist[nh++] = ids[j - 1];
-                    if (nh < N - 1 && !null_context)
-                        hist[nh++] = k->bos;
-                    ken_prefetch(k, ids[t], hist, nh);
-                }
-            }
+            if (fast) /* a trie (probing went above): each level's range follows from the
+                       * previous one, so only the chunk's unigrams can be fetched ahead */
+                for (uint64_t t = c; t < ce; t++)
+                    ken_prefetch(k, ids[t], NULL, 0);
             for (uint64_t t = c; t < ce; t++) {
                 unsigned l;
                 prob[t] = glm_kenlm_score(m, &st, ids[t], &st, &l);
