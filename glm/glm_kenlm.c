@@ -200,8 +200,7 @@ static int table(const char *path, size_t len, uint64_t *at, uint64_t entries, f
                  size_t esz, const uint8_t *base, glm_kenlm_table *t, const char *what,
                  smt_err *err)
 {
-    t->buckets = ken_buckets(entries, mult);
-    t->c = ~(unsigned __int128)0 / t->buckets + 1; /* ceil(2^128 / buckets), buckets >= 2 */
+    glm_kenlm_table_size(t, ken_buckets(entries, mult));
     if (t->buckets > (uint64_t)len / esz)
         return smt_err_set(err, SMT_ERR_CORRUPT,
                            "%s: a KenLM binary of %zu bytes, too short for its %s (%llu "

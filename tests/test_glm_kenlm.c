@@ -180,12 +180,15 @@ Test(glm_kenlm, probing_writer_is_kenlms_bytes)
 Test(glm_kenlm, bucket_is_the_remainder)
 {
     uint64_t x = 0x9E3779B97F4A7C15ull;
-    const uint64_t sizes[] = {2, 3, 7, 9, 64, 1000, 65537, 1u << 20, 2796202, 4294967291ull,
+    const uint64_t sizes[] = {1, 2, 3, 7, 9, 64, 1000, 65537, 1u << 20, 2796202, 4294967291ull,
                               (1ull << 40) + 13, UINT64_MAX / 3, UINT64_MAX};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-        glm_kenlm_table t = {NULL, sizes[s], ~(unsigned __int128)0 / sizes[s] + 1};
-        const uint64_t edges[] = {0, 1, sizes[s] - 1, sizes[s], sizes[s] + 1, UINT64_MAX,
-                                  UINT64_MAX - 1, 1ull << 63};
+        glm_kenlm_table t = {0};
+        glm_kenlm_table_size(&t, sizes[s]);
+        uint64_t b = sizes[s], top = UINT64_MAX / b * b; /* the largest multiple */
+        const uint64_t edges[] = {0, 1, b - 1, b, b + 1, UINT64_MAX, UINT64_MAX - 1, 1ull << 63,
+                                  top, top - 1, b > 1 ? top - b : 0, b > 1 ? top - b + 1 : 0,
+                                  (UINT64_MAX / 2 / b) * b, (UINT64_MAX / 2 / b) * b - 1};
         for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++)
             cr_assert_eq(glm_kenlm_bucket(&t, edges[e]), edges[e] % sizes[s]);
         for (int i = 0; i < 100000; i++) {

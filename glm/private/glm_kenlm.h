@@ -27,17 +27,25 @@ struct glm_model;
 typedef struct glm_kenlm_table {
     const uint8_t *base; /* buckets * entry bytes, entries {uint64 key; payload}, key 0 = empty */
     uint64_t buckets;
-    /* key % buckets without a division (Lemire, Kaser & Kurz 2019: exact for every 64-bit key):
-     * c = ceil(2^128 / buckets), key % buckets = ((c * key mod 2^128) * buckets) >> 128 */
-    unsigned __int128 c;
+    /* key % buckets without a division: m = floor((2^64 - 1) / buckets), so m >= 2^64 / buckets - 1
+     * and q = floor(key * m / 2^64) is the quotient or one less (q > key / buckets - 2, q <= key /
+     * buckets); key - q * buckets then needs at most one subtraction (exact for every 64-bit key,
+     * tests/test_glm_kenlm.c). One multiply where Lemire's 128-bit remainder takes four. */
+    uint64_t m;
 } glm_kenlm_table;
+
+/* Sets t's bucket count (>= 1) and its reciprocal. */
+static inline void glm_kenlm_table_size(glm_kenlm_table *t, uint64_t buckets)
+{
+    t->buckets = buckets;
+    t->m = UINT64_MAX / buckets;
+}
 
 static inline uint64_t glm_kenlm_bucket(const glm_kenlm_table *t, uint64_t key)
 {
-    unsigned __int128 low = t->c * key;
-    unsigned __int128 bottom = ((low & UINT64_MAX) * t->buckets) >> 64;
-    unsigned __int128 top = (low >> 64) * t->buckets;
-    return (uint64_t)((bottom + top) >> 64);
+    uint64_t q = (uint64_t)(((unsigned __int128)key * t->m) >> 64);
+    uint64_t r = key - q * t->buckets;
+    return r >= t->buckets ? r - t->buckets : r;
 }
 
 /* One bit-packed trie level: entry i at bit i * total_bits holds the word (word_bits), the value
