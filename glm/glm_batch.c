@@ -766,29 +766,17 @@ static void sentences_ref(const glm_model *m, const glm_word *ids, const uint64_
     }
 }
 
-/* glm_finish in place for the lanes: the match's probability plus the state's backoffs of the
- * contexts at least as long as the match (KenLM's order), then the new state. Entries past the
- * state's length are left stale: only glm_state values handed out must be kept clean. */
+/* glm_finish in place for the lanes: glm_finish_backoffs, and w shifted into the words. */
 static inline float lane_finish(unsigned N, glm_state *st, glm_word w, const walk *k)
 {
-    unsigned len = k->len;
-    float p = k->prob;
-    for (unsigned j = len - 1; j < st->length; j++)
-        p += st->backoff[j];
-    unsigned top = len < N ? len : N - 1, nl = 0;
-    for (unsigned i = 0; i < top; i++)
-        if (glm_has_extension(k->bo[i]))
-            nl = i + 1;
-    glm_word *sw = st->words; /* shift in w (only the first nl words matter) */
+    glm_word *sw = st->words; /* shift in w (only the first words up to the length matter) */
     _Static_assert(GLM_MAX_ORDER - 1 == 5, "state shift below is unrolled for 5 words");
     sw[4] = sw[3];
     sw[3] = sw[2];
     sw[2] = sw[1];
     sw[1] = sw[0];
     sw[0] = w;
-    memcpy(st->backoff, k->bo, sizeof st->backoff);
-    st->length = (uint8_t)nl;
-    return p;
+    return glm_finish_backoffs(N, st, k->len, k->prob, k->bo);
 }
 
 /* Level-synchronous scoring of the tokens of sentences [s0, s1): tokens are walked in chunks of
@@ -908,17 +896,8 @@ sentences_levelsync_pk(const glm_model *m, const fast_layout *F, const glm_word 
                 len[t] = (uint8_t)l;
                 continue;
             }
-            /* lane_finish without the words (the histories come from the text) */
-            float pr = k->prob;
-            for (unsigned j = kl - 1; j < st.length; j++)
-                pr += st.backoff[j];
-            unsigned top = kl < N ? kl : N - 1, nl = 0;
-            for (unsigned j = 0; j < top; j++)
-                if (glm_has_extension(k->bo[j]))
-                    nl = j + 1;
-            memcpy(st.backoff, k->bo, sizeof st.backoff);
-            st.length = (uint8_t)nl;
-            prob[t] = pr;
+            /* the histories come from the text: the state's words are not needed */
+            prob[t] = glm_finish_backoffs(N, &st, kl, k->prob, k->bo);
             len[t] = (uint8_t)kl;
         }
         t0 = t1;

@@ -897,18 +897,16 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
             for (; pt < tend && pt < t + KEN_AHEAD; pt++) {
                 while (pt >= sstart[ps + 1])
                     ps++;
-                uint64_t p0 = sstart[ps];
-                glm_word hist[GLM_MAX_ORDER];
-                unsigned nh = 0;
-                for (uint64_t j = pt; j > p0 && nh < N - 1; j--)
-                    hist[nh++] = ids[j - 1];
-                if (nh < N - 1 && !null_context)
-                    hist[nh++] = k->bos;
+                /* the history: the nt words before pt in its sentence (most recent first),
+                 * then <s> unless null_context, N - 1 words at most */
+                uint64_t before = pt - sstart[ps];
+                unsigned nt = before < N - 1 ? (unsigned)before : N - 1;
+                unsigned nh = nt < N - 1 && !null_context ? nt + 1 : nt;
                 glm_word w = ids[pt];
                 __builtin_prefetch(k->uni + (uint64_t)w * 8);
                 uint64_t key = w, *rk = ring[pt % KEN_RING].key, *rb = ring[pt % KEN_RING].bkt;
                 for (unsigned l = 1; l <= nh; l++) {
-                    key = combine(key, hist[l - 1]);
+                    key = combine(key, l <= nt ? ids[pt - l] : k->bos);
                     const glm_kenlm_table *tb = l + 1 == N ? &k->longest : &k->mid[l + 1];
                     uint64_t bk = glm_kenlm_bucket(tb, key);
                     rk[l - 1] = key;
@@ -942,7 +940,7 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
                 indep = independent_left(p);
                 l++;
             }
-            prob[t] = glm_finish(&m->lay, &st, w, l, pr, bo, &st);
+            prob[t] = glm_finish_backoffs(N, &st, l, pr, bo); /* the keys hold the words */
             len[t] = (uint8_t)l;
         }
     }

@@ -397,6 +397,25 @@ static inline GLM_HD float glm_finish(const glm_layout *L, const glm_state *in, 
     return prob;
 }
 
+/* glm_finish in place for the sentence paths, without the words: the match's probability plus
+ * the state's backoffs of the contexts at least as long as the match (KenLM's order), then the new
+ * state's backoffs and length. The words are the caller's (the sentence paths walk from the text,
+ * so they need none, or shift them in themselves). Entries past the state's length are left
+ * stale (bo's included, up to GLM_MAX_ORDER - 1 of them are copied): only glm_state values handed
+ * out must be kept clean. */
+static inline float glm_finish_backoffs(unsigned order, glm_state *st, unsigned len, float prob,
+                                        const float *bo)
+{
+    for (unsigned j = len - 1; j < st->length; j++)
+        prob += st->backoff[j];
+    unsigned nl = len < order ? len : order - 1; /* the deepest context that extends */
+    while (nl > 0 && !glm_has_extension(bo[nl - 1]))
+        nl--;
+    memcpy(st->backoff, bo, sizeof st->backoff);
+    st->length = (uint8_t)nl;
+    return prob;
+}
+
 /* The reference score of w after state in: glm_walk, then glm_finish. */
 static inline GLM_HD float glm_score_walk(const glm_layout *L, const glm_state *in, glm_word w,
                                           glm_state *out, unsigned *ngram_length)
