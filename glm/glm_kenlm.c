@@ -889,6 +889,12 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
     const glm_kenlm *k = m->ken;
     unsigned N = k->order;
     struct { uint64_t key[GLM_MAX_ORDER], bkt[GLM_MAX_ORDER]; } ring[KEN_RING];
+    const glm_kenlm_table *lt[GLM_MAX_ORDER]; /* lt[l]: the table of the (l + 1)-grams */
+    size_t es[GLM_MAX_ORDER];                 /* and its entry bytes */
+    for (unsigned l = 1; l < N; l++) {
+        lt[l] = l + 1 == N ? &k->longest : &k->mid[l + 1];
+        es[l] = l + 1 == N ? 12 : 16;
+    }
     size_t ps = s0;
     uint64_t pt = sstart[s0], tend = sstart[s1];
     for (size_t s = s0; s < s1; s++) {
@@ -907,11 +913,10 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
                 uint64_t key = w, *rk = ring[pt % KEN_RING].key, *rb = ring[pt % KEN_RING].bkt;
                 for (unsigned l = 1; l <= nh; l++) {
                     key = combine(key, l <= nt ? ids[pt - l] : k->bos);
-                    const glm_kenlm_table *tb = l + 1 == N ? &k->longest : &k->mid[l + 1];
-                    uint64_t bk = glm_kenlm_bucket(tb, key);
+                    uint64_t bk = glm_kenlm_bucket(lt[l], key);
                     rk[l - 1] = key;
                     rb[l - 1] = bk;
-                    __builtin_prefetch(tb->base + bk * (l + 1 == N ? 12 : 16));
+                    __builtin_prefetch(lt[l]->base + bk * es[l]);
                 }
             }
             /* the walk from the state follows a prefix of the key chain just computed */

@@ -127,7 +127,43 @@ static int block_reserve_tokens(block *b, size_t need)
 static void block_free(block *b)
 {
     free(b->ids), free(b->woff), free(b->sstart), free(b->nwords);
-    free(b->prob), free(b->len), free(b->txt);
+    free(b->prob), free(b->len), free(b->txt), free(b->wc);
+}
+
+/* The word cache: a direct-mapped table of word ids in front of the vocabulary's hash (a few
+ * thousand frequent words are most tokens of any text). A word of at most 16 bytes is keyed by
+ * its bytes (two little-endian words, zero past its end) and its length, so a hit is exact: the
+ * id the vocabulary gave for those very bytes. Longer words go to the vocabulary. */
+#define WC_BITS 12
+#define WC_MISS UINT32_MAX /* ix[]: no entry to fill (word too long, or no cache) */
+#define WC_HIT (UINT32_MAX - 1)
+typedef struct wc_entry {
+    uint64_t a, b;
+    uint32_t len; /* 0: empty (no word is empty) */
+    glm_word id;
+} wc_entry;
+struct glm_wcache {
+    wc_entry e[1u << WC_BITS];
+};
+
+/* The key of word [p, p + len) (1 <= len <= 16) whose line has avail bytes from p on; returns
+ * its entry's index. */
+static inline uint32_t wc_key(const char *p, size_t len, size_t avail, uint64_t *a, uint64_t *b)
+{
+    uint64_t x, y;
+    if (avail >= 16) {
+        memcpy(&x, p, 8), memcpy(&y, p + 8, 8);
+    } else { /* at the line's end: not a byte past it is read */
+        char t[16] = {0};
+        memcpy(t, p, len);
+        memcpy(&x, t, 8), memcpy(&y, t + 8, 8);
+    }
+    unsigned la = len < 8 ? (unsigned)len : 8, lb = (unsigned)len - la;
+    x &= ~0ull >> (64 - 8 * la);
+    y &= lb ? ~0ull >> (64 - 8 * lb) : 0;
+    *a = x, *b = y;
+    return (uint32_t)(((x ^ (y * 0x9E3779B97F4A7C15ull) ^ len) * 0xFF51AFD7ED558CCDull) >>
+                      (64 - WC_BITS));
 }
 
 /* a[0..n) == b[0..n) with at most four loads for n <= 16 (never reading past either end) */
@@ -189,8 +225,16 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
     uint32_t words = 0;
     const smt_vocab *v = &m->vocab;
     enum { BATCH = 32 };
-    uint64_t hs[BATCH];
-    uint32_t st[BATCH], ln[BATCH];
+    uint64_t hs[BATCH], ka[BATCH], kb[BATCH];
+    uint32_t st[BATCH], ln[BATCH], ix[BATCH];
+    if (b->wm != m) { /* the cache, made once (without it, every word goes to the vocabulary) */
+        if (!b->wc)
+            b->wc = malloc(sizeof *b->wc);
+        if (b->wc)
+            memset(b->wc, 0, sizeof *b->wc);
+        b->wm = m;
+    }
+    wc_entry *wc = b->wc ? b->wc->e : NULL;
     /* the scan: base is the window's first byte, mask its separators (consumed bits cleared to
      * separators: a set bit is a separator or an already-passed byte) */
     size_t base = 0;
@@ -238,6 +282,17 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
             }
             st[nb] = (uint32_t)start;
             ln[nb] = (uint32_t)(end - start);
+            ix[nb] = WC_MISS;
+            if (wc && end - start <= 16) {
+                uint32_t i = wc_key(line + start, end - start, n - start, &ka[nb], &kb[nb]);
+                const wc_entry *e = &wc[i];
+                if (e->len == end - start && e->a == ka[nb] && e->b == kb[nb]) {
+                    hs[nb] = e->id;
+                    ix[nb++] = WC_HIT;
+                    continue;
+                }
+                ix[nb] = i;
+            }
             if (m->ken) { /* a KenLM binary: its own word hash and table (glm_kenlm.c) */
                 hs[nb] = glm_kenlm_word_hash(line + start, end - start);
                 glm_kenlm_prefetch_word(m->ken, hs[nb]);
@@ -249,9 +304,17 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
         }
         for (unsigned k = 0; k < nb; k++) {
             const char *w = line + st[k];
-            b->ids[b->ntok] = m->ken      ? glm_kenlm_find_hashed(m->ken, hs[k])
-                              : v->n      ? vocab_find_hashed(v, w, ln[k], hs[k])
-                                          : GLM_UNK;
+            glm_word id;
+            if (ix[k] == WC_HIT) {
+                id = (glm_word)hs[k];
+            } else {
+                id = m->ken ? glm_kenlm_find_hashed(m->ken, hs[k])
+                     : v->n ? vocab_find_hashed(v, w, ln[k], hs[k])
+                            : GLM_UNK;
+                if (ix[k] != WC_MISS)
+                    wc[ix[k]] = (wc_entry){ka[k], kb[k], ln[k], id};
+            }
+            b->ids[b->ntok] = id;
             if (keep_text) {
                 b->woff[b->ntok] = (uint32_t)b->ntxt;
                 memcpy(b->txt + b->ntxt, w, ln[k]);

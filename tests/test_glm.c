@@ -1747,3 +1747,101 @@ Test(glm, quantized_tool)
     cr_assert(strstr(out, "quantized\tno\n"), "%s", out);
     free(out), free(bin), free(arpa), free(model);
 }
+
+/* The text path's word cache (glm_text.c) is exact: every token of a text made to collide in it
+ * gets the id glm_index gives. The vocabulary: 3000 words of 11 to 16 bytes sharing their first 8
+ * (so many share a cache entry's first key word and length), 500 sharing all but their first
+ * byte, short words and their one-letter extensions and prefixes, words over 16 bytes; the text
+ * adds unknown variants, tabs and words at line ends. On a .glm and a KenLM binary, and a block
+ * moved from one model to the other and back keeps no id of the first. */
+Test(glm, word_cache_is_exact)
+{
+    enum { NSAME8 = 3000, NSAMEB = 500, NSHORT = 500, NLONG = 50 };
+    const char *b36 = "0123456789abcdefghijklmnopqrstuvwxyz";
+    size_t cap = 2 * (NSAME8 + NSAMEB + 3 * NSHORT + NLONG) + 16, nv = 0, nw = 0;
+    char **words = calloc(cap, sizeof *words);
+    cr_assert_not_null(words);
+    for (int i = 0; i < NSAME8; i++) /* "abcdefgh" + 3 digits of i + 0..5 'z' */
+        cr_assert(asprintf(&words[nw++], "abcdefgh%c%c%c%.*s", b36[i / 1296], b36[i / 36 % 36],
+                           b36[i % 36], i % 6, "zzzzz") > 0);
+    for (int i = 0; i < NSAMEB; i++) /* one varying byte, then the same 15 */
+        cr_assert(asprintf(&words[nw++], "%c%cbcdefghijklmn", b36[i / 36 % 36], b36[i % 36]) > 0);
+    for (int i = 0; i < NSHORT; i++)
+        cr_assert(asprintf(&words[nw++], "s%d", i) > 0);
+    for (int i = 0; i < NLONG; i++)
+        cr_assert(asprintf(&words[nw++], "abcdefghijklmnop%d", i) > 0);
+    nv = nw;
+    /* unknown: the short words extended and cut, the 8-byte family one 'y' longer */
+    for (int i = 0; i < NSHORT; i++) {
+        cr_assert(asprintf(&words[nw++], "s%dx", i) > 0);
+        cr_assert(asprintf(&words[nw++], "%.*s", i < 10 ? 1 : 2, words[NSAME8 + NSAMEB + i]) > 0);
+    }
+    for (int i = 0; i < NSAME8; i += 7)
+        cr_assert(asprintf(&words[nw++], "%sy", words[i]) > 0);
+    cr_assert(nw <= cap);
+    /* a bigram model of the vocabulary */
+    char *arpa = tu_join(dir, "cache.arpa");
+    FILE *f = fopen(arpa, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "\\data\\\nngram 1=%zu\nngram 2=1\n\n\\1-grams:\n-1.0\t<unk>\t0\n"
+               "-99\t<s>\t-0.5\n-0.7\t</s>\n", nv + 3);
+    for (size_t i = 0; i < nv; i++)
+        fprintf(f, "-%zu.5\t%s\t-0.25\n", 1 + i % 5, words[i]);
+    fprintf(f, "\n\\2-grams:\n-0.3\t<s> %s\n\n\\end\\\n", words[0]);
+    cr_assert_eq(fclose(f), 0);
+    char *bin = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
+    glm_model *ms[2];
+    smt_err e;
+    cr_assert_eq(glm_load(&ms[0], arpa, 0, NULL, &e), 0, "%s", e.msg);
+    cr_assert_eq(glm_load(&ms[1], bin, 0, NULL, &e), 0, "%s", e.msg);
+    cr_assert_eq(glm_vocab_size(ms[0]), nv + 3);
+    /* lines of random words, each token's word remembered */
+    enum { NLINES = 3000 };
+    uint64_t x = 88172645463325252ull;
+    size_t ntok = 0, *tok = malloc(40 * NLINES * sizeof *tok);
+    char **lines = malloc(NLINES * sizeof *lines);
+    cr_assert(tok && lines);
+    for (int l = 0; l < NLINES; l++) {
+        char *buf = NULL;
+        size_t blen = 0;
+        FILE *m = open_memstream(&buf, &blen);
+        cr_assert_not_null(m);
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int n = 1 + (int)(x % 40);
+        for (int i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t w = (size_t)(x % nw);
+            fprintf(m, "%s%s", i ? ((x >> 20) & 3 ? " " : "\t ") : "", words[w]);
+            tok[ntok++] = w;
+        }
+        fclose(m);
+        lines[l] = buf;
+    }
+    glm_block b;
+    memset(&b, 0, sizeof b);
+    const int order[3] = {0, 1, 0};
+    for (int r = 0; r < 3; r++) {
+        const glm_model *m = ms[order[r]];
+        b.ntok = b.nlines = b.ntxt = 0;
+        for (int l = 0; l < NLINES; l++)
+            cr_assert_eq(glm_block_add_line(&b, m, lines[l], strlen(lines[l]), 0), 0);
+        cr_assert_eq(b.ntok, ntok);
+        size_t known = 0;
+        for (size_t t = 0; t < ntok; t++) {
+            const char *w = words[tok[t]];
+            glm_word want = glm_index(m, w, strlen(w));
+            known += want != GLM_UNK;
+            cr_assert_eq(b.ids[t], want, "round %d token %zu \"%s\": id %u, want %u", r, t, w,
+                         (unsigned)b.ids[t], (unsigned)want);
+        }
+        cr_assert(r == 1 || known > ntok / 2, "the text is mostly the vocabulary's");
+    }
+    glm_block_free(&b);
+    for (int l = 0; l < NLINES; l++)
+        free(lines[l]);
+    for (size_t i = 0; i < nw; i++)
+        free(words[i]);
+    free(lines), free(tok), free(words);
+    glm_close(ms[0]), glm_close(ms[1]);
+    free(arpa), free(bin);
+}

@@ -188,10 +188,13 @@ typedef struct glm_block {
     uint8_t *len;
     char *txt;
     size_t ntok, captok, nlines, caplines, ntxt, captxt;
+    struct glm_wcache *wc;      /* word ids by the words' bytes (glm_text.c), made on first use */
+    const struct glm_model *wm; /* the model wc's ids belong to */
 } glm_block;
 
 /* Appends line [line, line + n) (n < 2^32) to the block: its word ids, then </s> when eos.
- * Returns 0 or -1 (out of memory). */
+ * Returns 0 or -1 (out of memory). A block serves one model from its first line to
+ * glm_block_free (the word cache holds that model's ids; another model empties it). */
 int glm_block_add_line(glm_block *b, const glm_model *m, const char *line, size_t n, int eos);
 void glm_block_free(glm_block *b);
 
