@@ -76,6 +76,7 @@ struct smt_writer {
     section_entry table[SMT_FILE_SECTIONS_MAX];
     uint64_t pos;
     int in_section;
+    int foreign; /* smt_writer_open_foreign: bytes verbatim, no container */
     XXH3_state_t hash;
 };
 
@@ -136,12 +137,10 @@ int smt_file_sync_dir(const char *path, smt_err *err)
     return rc;
 }
 
-int smt_writer_open(smt_writer **out, const char *path, const char kind[4], uint32_t kind_version,
-                    smt_err *err)
+/* The temporary file for path (see smt_file_target), opened for writing; w->path, w->tmp_path. */
+static int writer_create(smt_writer **out, const char *path, smt_err *err)
 {
     *out = NULL;
-    if (!path || !kind)
-        return smt_err_set(err, SMT_ERR_ARG, "smt_writer_open: NULL argument");
     /* the file written: path, or the file a symbolic link at path names (written through, as cp
      * does); anything else that is not a regular file is refused, never replaced */
     char *target;
@@ -180,6 +179,30 @@ int smt_writer_open(smt_writer **out, const char *path, const char kind[4], uint
         return smt_err_errno(err, SMT_ERR_IO, e, "%s: cannot create", path);
     }
     setvbuf(w->f, w->iobuf, _IOFBF, 1 << 20);
+    *out = w;
+    return 0;
+}
+
+int smt_writer_open_foreign(smt_writer **out, const char *path, smt_err *err)
+{
+    if (!path)
+        return smt_err_set(err, SMT_ERR_ARG, "smt_writer_open_foreign: NULL argument");
+    int rc = writer_create(out, path, err);
+    if (!rc)
+        (*out)->foreign = 1;
+    return rc;
+}
+
+int smt_writer_open(smt_writer **out, const char *path, const char kind[4], uint32_t kind_version,
+                    smt_err *err)
+{
+    *out = NULL;
+    if (!path || !kind)
+        return smt_err_set(err, SMT_ERR_ARG, "smt_writer_open: NULL argument");
+    smt_writer *w;
+    int rc = writer_create(&w, path, err);
+    if (rc)
+        return rc;
     file_header *h = &w->header;
     memcpy(h->magic, SMT_FILE_MAGIC_PREFIX, 4);
     memcpy(h->magic + 4, kind, 4);
@@ -212,6 +235,8 @@ int smt_writer_open(smt_writer **out, const char *path, const char kind[4], uint
 
 int smt_writer_set_params(smt_writer *w, const void *params, size_t size, smt_err *err)
 {
+    if (w->foreign)
+        return smt_err_set(err, SMT_ERR_ARG, "%s: a foreign file has no parameter block", w->path);
     if (size > SMT_FILE_PARAMS_MAX)
         return smt_err_set(err, SMT_ERR_ARG, "%s: parameter block of %zu bytes exceeds %u", w->path,
                            size, SMT_FILE_PARAMS_MAX);
@@ -233,6 +258,8 @@ static int write_raw(smt_writer *w, const void *data, size_t size, smt_err *err)
 int smt_writer_begin(smt_writer *w, const char *name, smt_err *err)
 {
     file_header *h = &w->header;
+    if (w->foreign)
+        return smt_err_set(err, SMT_ERR_ARG, "%s: a foreign file has no sections", w->path);
     if (w->in_section)
         return smt_err_set(err, SMT_ERR_ARG, "%s: section '%s' begun inside another", w->path, name);
     if (strlen(name) > SMT_FILE_SECTION_NAME_MAX || !name[0])
@@ -259,6 +286,8 @@ int smt_writer_begin(smt_writer *w, const char *name, smt_err *err)
 
 int smt_writer_write(smt_writer *w, const void *data, size_t size, smt_err *err)
 {
+    if (w->foreign)
+        return write_raw(w, data, size, err);
     if (!w->in_section)
         return smt_err_set(err, SMT_ERR_ARG, "%s: write outside a section", w->path);
     XXH3_64bits_update(&w->hash, data, size);
@@ -306,9 +335,9 @@ int smt_writer_finish(smt_writer *w, smt_err *err)
     file_header *h = &w->header;
     h->file_size = w->pos;
     h->header_checksum = header_checksum(h, w->table);
-    if (fflush(w->f) != 0 || fseek(w->f, 0, SEEK_SET) != 0 ||
-        fwrite(h, sizeof *h, 1, w->f) != 1 ||
-        fwrite(w->table, sizeof w->table, 1, w->f) != 1 || fflush(w->f) != 0 ||
+    if (fflush(w->f) != 0 ||
+        (!w->foreign && (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(h, sizeof *h, 1, w->f) != 1 ||
+                         fwrite(w->table, sizeof w->table, 1, w->f) != 1 || fflush(w->f) != 0)) ||
         fsync(fileno(w->f)) != 0) {
         rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s: write failed", w->path);
         smt_writer_abort(w);

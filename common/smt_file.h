@@ -62,13 +62,20 @@ int smt_file_sync_dir(const char *path, smt_err *err);
 int smt_writer_open(smt_writer **out, const char *path, const char kind[4], uint32_t kind_version,
                     smt_err *err);
 
+/* A file in another program's format (a KenLM binary, glm/glm_build.c), written as smt_writer_open
+ * writes a container: under a temporary name, synced, renamed into place (the same path checks),
+ * or removed on failure. smt_writer_write appends bytes verbatim; there is no header, section or
+ * checksum (the format's own checks are its reader's); smt_writer_finish or _abort ends it. */
+int smt_writer_open_foreign(smt_writer **out, const char *path, smt_err *err);
+
 /* Sets the kind-specific parameter block (at most SMT_FILE_PARAMS_MAX bytes). */
 int smt_writer_set_params(smt_writer *w, const void *params, size_t size, smt_err *err);
 
 /* Starts a new section (padding the file to SMT_FILE_ALIGN). Section names must be unique. */
 int smt_writer_begin(smt_writer *w, const char *name, smt_err *err);
 
-/* Appends bytes to the current section; the checksum is computed as data streams through. */
+/* Appends bytes to the current section; the checksum is computed as data streams through. (A
+ * foreign file: to the file.) */
 int smt_writer_write(smt_writer *w, const void *data, size_t size, smt_err *err);
 
 /* Ends the current section. */

@@ -46,6 +46,10 @@ typedef struct glm_build_options {
     uint32_t prob_bits;    /* build_binary -q/-b: 0 and 0 store floats; else probabilities and */
     uint32_t backoff_bits; /* backoffs of orders 2..N quantized to these bits (1..25 each) with
                             * KenLM's binning; unigrams stay floats */
+    int probing;              /* build_binary probing: write KenLM's probing binary (its format,
+                               * the bytes build_binary writes; glm and KenLM both read it)
+                               * instead of a .glm; K and quantization do not apply */
+    float probing_multiplier; /* build_binary -p: buckets per entry of its tables, > 1 (0: 1.5) */
 } glm_build_options;
 
 #define GLM_MAX_QUANT_BITS 25

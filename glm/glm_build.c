@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 
 #include "glm_internal.h"
+#include "glm_kenlm.h"
+#include "smt_file.h"
 #include "smt_io.h"
 #include "smt_progress.h"
 
@@ -528,6 +530,177 @@ static int write_model(const char *out_path, const glm_arpa *a, const glm_layout
     return smt_writer_finish(w, err);
 }
 
+/* ---------------------------------------------------------------- KenLM probing output */
+
+/* a's probability p with its sign bit clear (negative = 0) or set */
+static float with_sign_bit(float p, int negative)
+{
+    uint32_t u;
+    memcpy(&u, &p, 4);
+    u = negative ? (u | 0x80000000u) : (u & 0x7fffffffu);
+    memcpy(&p, &u, 4);
+    return p;
+}
+
+/* One probing table of entries {uint64 key, payload} (esz bytes), filled by linear probing from
+ * bucket key % buckets (glm_kenlm_bucket), written and freed. Refuses a zero or repeated key (a
+ * KenLM table cannot hold either; a 64-bit hash collision of two words or n-grams). */
+typedef struct ken_out {
+    glm_kenlm_table t;
+    uint8_t *tab;
+    size_t esz;
+} ken_out;
+
+static int ken_out_init(ken_out *o, uint64_t entries, float mult, size_t esz, smt_err *err)
+{
+    memset(o, 0, sizeof *o);
+    glm_kenlm_table_size(&o->t, glm_kenlm_buckets(entries, mult));
+    o->esz = esz;
+    if (o->t.buckets > SIZE_MAX / esz || !(o->tab = calloc(o->t.buckets, esz)))
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory for a probing table of %llu "
+                           "buckets", (unsigned long long)o->t.buckets);
+    return 0;
+}
+
+static int ken_put(ken_out *o, uint64_t key, const void *payload, const char *what, uint64_t i,
+                   smt_err *err)
+{
+    if (key == 0)
+        return smt_err_set(err, SMT_ERR_LIMIT, "%s %llu hashes to 0, which KenLM's probing "
+                           "layout cannot store: build a trie", what, (unsigned long long)i);
+    for (uint64_t b = glm_kenlm_bucket(&o->t, key);;) {
+        uint8_t *e = o->tab + b * o->esz;
+        uint64_t got;
+        memcpy(&got, e, 8);
+        if (got == 0) {
+            memcpy(e, &key, 8);
+            memcpy(e + 8, payload, o->esz - 8);
+            return 0;
+        }
+        if (got == key)
+            return smt_err_set(err, SMT_ERR_LIMIT, "%s %llu has the 64-bit hash of another, "
+                               "which KenLM's probing layout cannot store: build a trie", what,
+                               (unsigned long long)i);
+        if (++b == o->t.buckets)
+            b = 0;
+    }
+}
+
+static int ken_out_write(ken_out *o, smt_writer *w, smt_err *err)
+{
+    int rc = smt_writer_write(w, o->tab, o->t.buckets * o->esz, err);
+    free(o->tab);
+    o->tab = NULL;
+    return rc;
+}
+
+/* Writes the parsed model as KenLM's probing binary (build_binary probing; the layout is described
+ * in glm_kenlm.c): format 5, model type 0, the tables sized by mult, glm's word ids (ARPA order,
+ * <unk> 0: the numbering of KenLM's probing files), each probability below the highest order
+ * with its sign bit clear when an n-gram one order up has it as its suffix ("extends left"), the
+ * words at the end. The same bytes as KenLM's for the fixtures and the shared models (tests). */
+static int write_probing(const char *out_path, const glm_arpa *a, float mult, smt_err *err)
+{
+    unsigned N = a->order;
+    uint64_t count[GLM_MAX_ORDER + 1] = {0};
+    count[1] = a->nvocab;
+    for (unsigned n = 2; n <= N; n++)
+        count[n] = a->o[n].count;
+    int rc = 0;
+    /* "extends left": the n-gram is the suffix (the reversed ids' prefix) of an (n+1)-gram */
+    uint8_t *ext[GLM_MAX_ORDER + 1] = {0};
+    for (unsigned n = 1; n < N && !rc; n++)
+        if (!(ext[n] = calloc(count[n] ? count[n] : 1, 1)))
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    for (unsigned n = 2; n <= N && !rc; n++) {
+        const glm_ostore *s = &a->o[n];
+        for (uint64_t r = 0; r < s->count && !rc; r++) {
+            const uint32_t *ids = s->ids + r * n;
+            int64_t j = n == 2 ? (int64_t)ids[0] : glm_ostore_find(&a->o[n - 1], ids);
+            if (j < 0) /* the reader inserts every missing suffix */
+                rc = smt_err_set(err, SMT_ERR_CORRUPT, "a %u-gram without its suffix", n);
+            else
+                ext[n - 1][j] = 1;
+        }
+    }
+    smt_writer *w = NULL;
+    if (!rc)
+        rc = smt_writer_open_foreign(&w, out_path, err);
+    /* the sanity header and the fixed parameters, the counts, padded to 8 bytes */
+    uint8_t hdr[GLM_KENLM_SANITY_BYTES + 20 + 8 * GLM_MAX_ORDER + 8] = {0};
+    glm_kenlm_sanity(hdr);
+    uint8_t *fx = hdr + GLM_KENLM_SANITY_BYTES;
+    fx[0] = (uint8_t)N;
+    memcpy(fx + 4, &mult, 4);
+    /* model type 0 (probing) at fx + 8, search version 0 at fx + 16: the zeros already there */
+    fx[12] = 1; /* has_vocabulary: the words follow the tables */
+    for (unsigned n = 1; n <= N; n++)
+        memcpy(fx + 20 + 8 * (n - 1), &count[n], 8);
+    size_t hlen = (GLM_KENLM_SANITY_BYTES + 20 + 8 * (size_t)N + 7) & ~(size_t)7;
+    if (!rc)
+        rc = smt_writer_write(w, hdr, hlen, err);
+    /* the vocabulary: {uint32 version 0, uint32 bound}, then {hash, id} of every word but <unk> */
+    smt_vocab v = smt_vocab_builder_view(a->vocab);
+    uint32_t vh[2] = {0, (uint32_t)count[1]};
+    ken_out o = {0};
+    if (!rc)
+        rc = smt_writer_write(w, vh, 8, err);
+    if (!rc)
+        rc = ken_out_init(&o, count[1], mult, 12, err);
+    for (uint32_t id = 1; id < count[1] && !rc; id++) {
+        size_t len;
+        const char *word = smt_vocab_word(&v, id, &len);
+        rc = ken_put(&o, glm_kenlm_word_hash(word, len), &id, "word", id, err);
+    }
+    if (!rc)
+        rc = ken_out_write(&o, w, err);
+    /* the unigrams {prob, backoff} x (count[1] + 1) */
+    float *uni = rc ? NULL : calloc(2 * (count[1] + 1), sizeof *uni);
+    if (!rc && !uni)
+        rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    for (uint64_t i = 0; i < count[1] && !rc; i++) {
+        /* KenLM clears the sign of an extended unigram and leaves the others as read, so the
+         * "0" of <s> stays +0.0 (glm's reader gives -0.0); only a walk predicting <s> sees it */
+        uni[2 * i] = ext[1][i] || a->uprob[i] == 0.0f ? with_sign_bit(a->uprob[i], 0) : a->uprob[i];
+        uni[2 * i + 1] = a->ubo[i];
+    }
+    if (!rc)
+        rc = smt_writer_write(w, uni, 8 * (count[1] + 1), err);
+    free(uni);
+    /* orders 2..N: {key, prob, backoff} (16 bytes), the highest {key, prob} (12 bytes) */
+    for (unsigned n = 2; n <= N && !rc; n++) {
+        const glm_ostore *s = &a->o[n];
+        char what[32];
+        snprintf(what, sizeof what, "%u-gram", n);
+        rc = ken_out_init(&o, count[n], mult, n < N ? 16 : 12, err);
+        for (uint64_t r = 0; r < s->count && !rc; r++) {
+            const uint32_t *ids = s->ids + r * n;
+            uint64_t key = ids[0];
+            for (unsigned i = 1; i < n; i++)
+                key = glm_kenlm_combine(key, ids[i]);
+            float pay[2] = {n < N ? with_sign_bit(s->prob[r], !ext[n][r]) : s->prob[r],
+                            n < N ? s->bo[r] : 0.0f};
+            rc = ken_put(&o, key, pay, what, r, err);
+        }
+        if (!rc)
+            rc = ken_out_write(&o, w, err);
+    }
+    free(o.tab);
+    /* the words in id order, each NUL-terminated (as the vocabulary stores them), <unk> first */
+    for (uint32_t id = 0; id < count[1] && !rc; id++) {
+        size_t len;
+        const char *word = smt_vocab_word(&v, id, &len);
+        rc = smt_writer_write(w, word, len + 1, err);
+    }
+    if (!rc)
+        rc = smt_writer_finish(w, err);
+    else
+        smt_writer_abort(w);
+    for (unsigned n = 1; n < N; n++)
+        free(ext[n]);
+    return rc;
+}
+
 int glm_build(const char *arpa_path, const char *out_path, const glm_build_options *opt,
               glm_build_stats *stats, smt_err *err)
 {
@@ -535,6 +708,13 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     if (!opt)
         opt = &def;
     uint32_t K = opt->K ? opt->K : GLM_DEFAULT_K;
+    float mult = opt->probing_multiplier != 0.0f ? opt->probing_multiplier : 1.5f;
+    if (opt->probing && (opt->prob_bits || opt->backoff_bits))
+        return smt_err_set(err, SMT_ERR_ARG, "quantization is only implemented in the trie data "
+                           "structure (KenLM's words), not in a probing binary");
+    if (opt->probing && !(mult > 1.0f && mult <= 1000.0f))
+        return smt_err_set(err, SMT_ERR_ARG, "probing multiplier %g: must be above 1 (KenLM's "
+                           "tables need an empty bucket) and at most 1000", (double)mult);
     if (K < GLM_MIN_K || K > GLM_MAX_K)
         return smt_err_set(err, SMT_ERR_ARG, "B-tree node size K=%u outside %d..%d", K, GLM_MIN_K,
                            GLM_MAX_K);
@@ -552,6 +732,25 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
                            opt->unk_given ? opt->unk_log10 : -100.0f, opt->positive_to_zero, err);
     if (rc)
         return rc;
+    if (opt->probing) {
+        rc = write_probing(out_path, &a, mult, err);
+        if (!rc && stats) {
+            memset(stats, 0, sizeof *stats);
+            stats->order = a.order;
+            stats->stored[1] = a.nvocab;
+            for (unsigned k = 1; k <= a.order; k++) {
+                stats->declared[k] = a.declared[k];
+                if (k >= 2)
+                    stats->stored[k] = a.o[k].count;
+            }
+            stats->unk_added = a.unk_added;
+            struct stat so;
+            if (stat(out_path, &so) == 0)
+                stats->file_size = (uint64_t)so.st_size;
+        }
+        glm_arpa_free(&a);
+        return rc;
+    }
     glm_params par;
     memset(&par, 0, sizeof par);
     par.order = a.order;

@@ -33,9 +33,7 @@
 #include "glm_internal.h"
 #include "glm_kenlm.h"
 
-#define KEN_SANITY_BYTES 88u
 #define KEN_FIXED_BYTES 20u
-#define KEN_MAGIC_PREFIX "mmap lm http://kheafield.com/code format version"
 #define KEN_MAGIC_INCOMPLETE "mmap lm http://kheafield.com/code incomplete\n"
 
 enum { KEN_PROBING = 0, KEN_REST_PROBING, KEN_TRIE, KEN_QUANT_TRIE, KEN_ARRAY_TRIE,
@@ -46,11 +44,10 @@ static const char *const ken_layout[6] = {
     "trie with array-compressed pointers",
     "trie with quantization and array-compressed pointers"};
 
-/* KenLM's Sanity block as build_binary writes it on a little-endian 64-bit machine. */
-static void sanity_reference(uint8_t s[KEN_SANITY_BYTES])
+void glm_kenlm_sanity(uint8_t s[GLM_KENLM_SANITY_BYTES])
 {
-    static const char magic[] = KEN_MAGIC_PREFIX " 5\n";
-    memset(s, 0, KEN_SANITY_BYTES);
+    static const char magic[] = GLM_KENLM_MAGIC_PREFIX " 5\n";
+    memset(s, 0, GLM_KENLM_SANITY_BYTES);
     memcpy(s, magic, sizeof magic - 1); /* the two NULs that follow are the memset's */
     const float f[3] = {0.0f, 1.0f, -0.5f};
     const uint32_t u[3] = {1u, UINT32_MAX, 0u};
@@ -108,10 +105,6 @@ uint64_t glm_kenlm_word_hash(const char *word, size_t len)
     return h;
 }
 
-static inline uint64_t combine(uint64_t cur, glm_word next)
-{
-    return (cur * 8978948897894561157ull) ^ ((uint64_t)(1u + (uint64_t)next) * 17894857484156487943ull);
-}
 
 /* The entry holding key in table t (entry bytes esz), or NULL. A table with no empty bucket (only
  * a damaged file has one) ends the probe after one full turn instead of looping. */
@@ -175,7 +168,7 @@ const char *glm_kenlm_word(const glm_kenlm *k, glm_word id, size_t *len)
 
 /* ---------------------------------------------------------------- opening */
 
-static uint64_t ken_buckets(uint64_t entries, float multiplier)
+uint64_t glm_kenlm_buckets(uint64_t entries, float multiplier)
 {
     float f = multiplier * (float)entries; /* KenLM multiplies in float */
     uint64_t b = f >= 18446744073709551615.0f ? UINT64_MAX : (uint64_t)f;
@@ -200,7 +193,7 @@ static int table(const char *path, size_t len, uint64_t *at, uint64_t entries, f
                  size_t esz, const uint8_t *base, glm_kenlm_table *t, const char *what,
                  smt_err *err)
 {
-    glm_kenlm_table_size(t, ken_buckets(entries, mult));
+    glm_kenlm_table_size(t, glm_kenlm_buckets(entries, mult));
     if (t->buckets > (uint64_t)len / esz)
         return smt_err_set(err, SMT_ERR_CORRUPT,
                            "%s: a KenLM binary of %zu bytes, too short for its %s (%llu "
@@ -211,15 +204,15 @@ static int table(const char *path, size_t len, uint64_t *at, uint64_t entries, f
 
 static int check_header(const uint8_t *b, size_t len, const char *path, smt_err *err)
 {
-    uint8_t ref[KEN_SANITY_BYTES];
-    sanity_reference(ref);
-    size_t inc = strlen(KEN_MAGIC_INCOMPLETE), pre = strlen(KEN_MAGIC_PREFIX);
+    uint8_t ref[GLM_KENLM_SANITY_BYTES];
+    glm_kenlm_sanity(ref);
+    size_t inc = strlen(KEN_MAGIC_INCOMPLETE), pre = strlen(GLM_KENLM_MAGIC_PREFIX);
     if (len >= inc && memcmp(b, KEN_MAGIC_INCOMPLETE, inc) == 0)
         return smt_err_set(err, SMT_ERR_INCOMPLETE,
                            "%s: a KenLM binary that did not finish building", path);
-    if (len < pre || memcmp(b, KEN_MAGIC_PREFIX, pre) != 0)
+    if (len < pre || memcmp(b, GLM_KENLM_MAGIC_PREFIX, pre) != 0)
         return smt_err_set(err, SMT_ERR_FORMAT, "%s: not a KenLM binary", path);
-    if (len < KEN_SANITY_BYTES)
+    if (len < GLM_KENLM_SANITY_BYTES)
         return smt_err_set(err, SMT_ERR_CORRUPT,
                            "%s: a KenLM binary of %zu bytes, shorter than its header: truncated",
                            path, len);
@@ -234,7 +227,7 @@ static int check_header(const uint8_t *b, size_t len, const char *path, smt_err 
                            "since 2012) is supported",
                            path, v);
     }
-    if (memcmp(b, ref, KEN_SANITY_BYTES) != 0)
+    if (memcmp(b, ref, GLM_KENLM_SANITY_BYTES) != 0)
         return smt_err_set(err, SMT_ERR_FORMAT,
                            "%s: a KenLM binary whose test values (floats, integers, byte order) "
                            "do not match this machine's: built on another architecture, or "
@@ -537,9 +530,9 @@ int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
     int rc = check_header(b, len, path, err);
     if (rc)
         return rc;
-    if (len < KEN_SANITY_BYTES + KEN_FIXED_BYTES)
+    if (len < GLM_KENLM_SANITY_BYTES + KEN_FIXED_BYTES)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a KenLM binary cut inside its header", path);
-    const uint8_t *fx = b + KEN_SANITY_BYTES;
+    const uint8_t *fx = b + GLM_KENLM_SANITY_BYTES;
     unsigned order = fx[0];
     float mult = ldf(fx + 4);
     uint32_t type = ld32(fx + 8), search_version = ld32(fx + 16);
@@ -570,7 +563,7 @@ int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
     if (has_vocab > 1)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a KenLM binary with a bad vocabulary flag %u",
                            path, has_vocab);
-    uint64_t hdr = KEN_SANITY_BYTES + KEN_FIXED_BYTES + 8ull * order;
+    uint64_t hdr = GLM_KENLM_SANITY_BYTES + KEN_FIXED_BYTES + 8ull * order;
     hdr = (hdr + 7) & ~7ull;
     if (len < hdr)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a KenLM binary cut inside its header", path);
@@ -673,7 +666,7 @@ static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *
     unsigned len = 1;
     uint64_t key = w;
     while (len <= nh && !indep) {
-        key = combine(key, hist[len - 1]);
+        key = glm_kenlm_combine(key, hist[len - 1]);
         if (len + 1 == k->order) {
             const uint8_t *e = probe(&k->longest, 12, key);
             if (e) {
@@ -797,7 +790,7 @@ static inline void ken_prefetch(const glm_kenlm *k, glm_word w, const glm_word *
     uint64_t key = w;
     unsigned top = nh < k->order - 1 ? nh : k->order - 1;
     for (unsigned len = 1; len <= top; len++) {
-        key = combine(key, hist[len - 1]);
+        key = glm_kenlm_combine(key, hist[len - 1]);
         if (len + 1 == k->order)
             prefetch_key(&k->longest, 12, key);
         else
@@ -912,7 +905,7 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
                 __builtin_prefetch(k->uni + (uint64_t)w * 8);
                 uint64_t key = w, *rk = ring[pt % KEN_RING].key, *rb = ring[pt % KEN_RING].bkt;
                 for (unsigned l = 1; l <= nh; l++) {
-                    key = combine(key, l <= nt ? ids[pt - l] : k->bos);
+                    key = glm_kenlm_combine(key, l <= nt ? ids[pt - l] : k->bos);
                     uint64_t bk = glm_kenlm_bucket(lt[l], key);
                     rk[l - 1] = key;
                     rb[l - 1] = bk;

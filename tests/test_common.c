@@ -219,6 +219,37 @@ Test(file, aborted_build_leaves_nothing)
     free(path);
 }
 
+/* A foreign file (smt_writer_open_foreign: a KenLM binary) holds exactly the bytes written, only
+ * once finished (a temporary name until then); it has no sections or parameters; an aborted one
+ * leaves nothing, and an existing file is replaced only by a finished one. */
+Test(file, foreign_file_is_the_bytes_written)
+{
+    char *path = tu_join(dir, "f.bin");
+    smt_writer *w;
+    smt_err e;
+    cr_assert_eq(tu_write_file(path, "old", 3), 0);
+    cr_assert_eq(smt_writer_open_foreign(&w, path, &e), 0, "%s", e.msg);
+    cr_assert_eq(smt_writer_write(w, "mmap ", 5, &e), 0);
+    cr_assert_eq(smt_writer_write(w, "lm\0x", 5, &e), 0);
+    cr_assert_eq(smt_writer_begin(w, "a", &e), SMT_ERR_ARG);
+    cr_assert_eq(smt_writer_set_params(w, "p", 1, &e), SMT_ERR_ARG);
+    cr_assert_eq(tu_file_size(path), 3, "the old file stays until the new one is finished");
+    cr_assert_eq(smt_writer_finish(w, &e), 0, "%s", e.msg);
+    size_t n;
+    char *got = tu_read_file(path, &n);
+    cr_assert(got && n == 10 && memcmp(got, "mmap lm\0x", 10) == 0);
+    free(got);
+    cr_assert_eq(smt_writer_open_foreign(&w, path, &e), 0);
+    cr_assert_eq(smt_writer_write(w, "abc", 3, &e), 0);
+    smt_writer_abort(w);
+    cr_assert_eq(tu_file_size(path), 10, "an aborted file replaces nothing");
+    char *other = tu_join(dir, "g.bin");
+    cr_assert_eq(smt_writer_open_foreign(&w, other, &e), 0);
+    smt_writer_abort(w);
+    cr_assert_eq(tu_file_size(other), -1);
+    free(other), free(path);
+}
+
 Test(file, incomplete_magic_is_reported)
 {
     char *path = tu_join(dir, "inc.bin");

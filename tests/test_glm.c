@@ -1345,8 +1345,31 @@ Test(glm, build_binary_options)
     char *bin = tu_bin_path("glm"), *cmd = NULL, *err = NULL;
     cr_assert(asprintf(&cmd, "%s build trie -i -u -7.5 %s %s", bin, arpa, out) > 0);
     cr_assert_eq(tu_run(cmd, NULL, &err), 0, "%s", err);
-    cr_assert(strstr(err, "'trie': glm builds its one layout"), "%s", err);
+    cr_assert(strstr(err, "'trie': glm's own trie"), "%s", err);
     free(cmd), free(err);
+    /* probing: KenLM's probing binary with the same -u and -i, the same scores; no quantization,
+     * a multiplier above 1 (test_glm_kenlm checks the bytes against KenLM's) */
+    char *kb = tu_join(dir, "nounk.binary");
+    o.probing = 1;
+    cr_assert_eq(glm_build(arpa, kb, &o, NULL, &e), 0, "%s", e.msg);
+    glm_model *k;
+    cr_assert_eq(glm_open(&k, kb, 0, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(glm_layout_name(k), "kenlm probing");
+    glm_state_begin(k, &s);
+    p = glm_score(k, &s, glm_index(k, "zzz", 3), &t, NULL);
+    cr_assert_float_eq(p, -7.5f - 0.5f, 1e-6, "probing: <unk> after <s>, got %g", (double)p);
+    glm_state_begin(k, &s);
+    p = glm_score(k, &s, glm_index(k, "e", 1), &t, NULL);
+    cr_assert_eq(p, 0.0f, "probing: <s> e, got %g", (double)p);
+    glm_close(k);
+    o.probing_multiplier = 1.0f;
+    cr_assert_eq(glm_build(arpa, kb, &o, NULL, &e), SMT_ERR_ARG);
+    cr_assert(strstr(e.msg, "multiplier"), "%s", e.msg);
+    o.probing_multiplier = 0.0f;
+    o.prob_bits = o.backoff_bits = 8;
+    cr_assert_eq(glm_build(arpa, kb, &o, NULL, &e), SMT_ERR_ARG);
+    cr_assert(strstr(e.msg, "only implemented in the trie"), "%s", e.msg);
+    free(kb);
     static const char *const refused[] = {"-b 8", "-a 22", "-p 1.5", "-s", "-v", "-w mmap",
                                           "-T /tmp", "-S 1G"};
     for (size_t k = 0; k < sizeof refused / sizeof *refused; k++) {

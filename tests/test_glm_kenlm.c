@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "glm.h"
 #include "glm_kenlm.h"
@@ -148,31 +149,101 @@ Test(glm_kenlm, tool_query_is_kenlms)
     free(w), free(out), free(errs), free(glm), free(bin), free(txt), free(want);
 }
 
-/* benchmarks/make_kenlm_probing (the helper that lets bench_glm time glm's probing path on models
- * no KenLM binary exists for) writes KenLM's own bytes: its output for chain.arpa equals the
- * fixture KenLM's build_binary -s probing made of the same file, byte for byte; a bad multiplier
- * and a missing input are refused. */
+/* `glm build probing` writes KenLM's own bytes: its output for chain.arpa equals the fixture
+ * KenLM's build_binary -s probing made of the same file, byte for byte (and for the sample lm.3
+ * and the bible lm.5 against ../shared/reference/kenlm-binaries: probing_writer_shared), and glm
+ * reads it back with KenLM's query output; a bad multiplier, -p without probing, -K or -q with
+ * it and a missing input are refused, naming what is wrong. */
+static void expect_same_bytes(const char *got_path, const char *want_path)
+{
+    size_t n_got, n_want;
+    char *got = tu_read_file(got_path, &n_got), *w = tu_read_file(want_path, &n_want);
+    cr_assert(got && w, "%s, %s", got_path, want_path);
+    cr_assert_eq(n_got, n_want, "%s: %zu bytes, KenLM's %zu", got_path, n_got, n_want);
+    cr_assert(memcmp(got, w, n_want) == 0, "%s: the bytes differ from KenLM's", got_path);
+    free(got), free(w);
+}
+
 Test(glm_kenlm, probing_writer_is_kenlms_bytes)
 {
-    char *tool = tu_bin_path("make_kenlm_probing");
+    char *tool = tu_bin_path("glm");
     char *arpa = tu_data_path("glm/chain.arpa");
     char *want = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
+    char *txt = tu_data_path("glm/kenlm/tiny.chain.probing.txt");
+    char *query = tu_data_path("glm/kenlm/tiny.chain.probing.query");
     char *out = tu_join(dir, "chain.probing.bin");
     char *errs = NULL;
-    cr_assert_eq(tu_runf(NULL, &errs, "'%s' '%s' '%s'", tool, arpa, out), 0, "%s", errs);
+    cr_assert_eq(tu_runf(NULL, &errs, "'%s' build probing '%s' '%s'", tool, arpa, out), 0, "%s",
+                 errs);
+    cr_assert(strstr(errs, "KenLM probing binary"), "%s", errs);
     free(errs);
-    size_t n_got, n_want;
-    char *got = tu_read_file(out, &n_got), *w = tu_read_file(want, &n_want);
-    cr_assert_eq(n_got, n_want);
-    cr_assert(memcmp(got, w, n_want) == 0, "the bytes differ from KenLM's");
-    free(got), free(w);
-    cr_assert_neq(tu_runf(NULL, &errs, "'%s' -m 0.5 '%s' '%s'", tool, arpa, out), 0);
-    cr_assert(strstr(errs, "-m"), "%s", errs);
+    expect_same_bytes(out, want);
+    expect_query(out, txt, query, 0);
+    /* -p changes the tables' size, not the scores */
+    cr_assert_eq(tu_runf(NULL, &errs, "'%s' build probing -p 3 '%s' '%s'", tool, arpa, out), 0,
+                 "%s", errs);
     free(errs);
-    cr_assert_neq(tu_runf(NULL, &errs, "'%s' '%s/absent.arpa' '%s'", tool, dir, out), 0);
+    size_t n3, n15;
+    free(tu_read_file(out, &n3)), free(tu_read_file(want, &n15));
+    cr_assert_gt(n3, n15);
+    expect_query(out, txt, query, 0);
+    const struct {
+        const char *args, *says;
+    } bad[] = {
+        {"build probing -p 1 '%s' '%s'", "-p"},
+        {"build probing -p 0.5 '%s' '%s'", "-p"},
+        {"build -p 2 '%s' '%s'", "give 'probing'"},
+        {"build trie -p 2 '%s' '%s'", "give 'probing'"},
+        {"build probing -K 8 '%s' '%s'", "-K"},
+        {"build probing -q 8 '%s' '%s'", "trie"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, bad[i].args, arpa, out);
+        cr_assert_eq(tu_runf(NULL, &errs, "'%s' %s", tool, cmd), 2, "%s", cmd);
+        cr_assert(strstr(errs, bad[i].says), "%s: %s", cmd, errs);
+        free(errs);
+    }
+    cr_assert_eq(tu_runf(NULL, &errs, "'%s' build probing '%s/absent.arpa' '%s'", tool, dir, out),
+                 1);
     cr_assert(strstr(errs, "absent.arpa"), "%s", errs);
     free(errs);
-    free(tool), free(arpa), free(want), free(out);
+    free(tool), free(arpa), free(want), free(txt), free(query), free(out);
+}
+
+Test(glm_kenlm, probing_writer_shared, .timeout = 300)
+{
+    char *tool = tu_bin_path("glm");
+    char *out = tu_join(dir, "out.bin");
+    const char *cases[2][2] = {
+        {"../../examples/sample/lm.3.arpa.gz", "reference/kenlm-binaries/sample.lm3.probing.bin"},
+        {NULL, "reference/kenlm-binaries/bible.lm5.probing.bin.xz"}};
+    char *bible = tu_shared_path("models/bible-es-en/lm.5.arpa.gz"); /* NULL: absent */
+    for (int c = 0; c < 2; c++) {
+        char *arpa = c == 0 ? tu_data_path(cases[0][0]) : bible ? strdup(bible) : NULL;
+        char *want = tu_shared_path(cases[c][1]);
+        if (!want || !arpa) {
+            free(arpa), free(want), free(tool), free(out), free(bible);
+            cr_skip_test("../shared (models, reference/kenlm-binaries) is absent");
+        }
+        char *errs = NULL;
+        cr_assert_eq(tu_runf(NULL, &errs, "'%s' build probing '%s' '%s'", tool, arpa, out), 0,
+                     "%s", errs);
+        free(errs);
+        if (c == 1) { /* KenLM's file is xz-compressed in ../shared */
+            if (system("command -v xz > /dev/null 2>&1") != 0) {
+                free(arpa), free(want), free(tool), free(out), free(bible);
+                cr_skip_test("xz (to unpack KenLM's bible lm.5 binary) is not installed");
+            }
+            char *plain = tu_join(dir, "want.bin");
+            cr_assert_eq(tu_runf(NULL, &errs, "xz -dc '%s' > '%s'", want, plain), 0, "%s", errs);
+            free(errs), free(want);
+            want = plain;
+        }
+        expect_same_bytes(out, want);
+        free(arpa), free(want);
+    }
+    free(tool), free(out), free(bible);
 }
 
 /* KenLM's bucket is key % buckets; glm computes it with a multiplication (glm_kenlm_bucket):

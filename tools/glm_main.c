@@ -23,13 +23,16 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage:\n"
-            "  glm build [trie|probing] model.arpa model.glm [-K N] [-q N [-b M]] [-u log10p]\n"
+            "  glm build [trie|probing] model.arpa out [-K N] [-q N [-b M]] [-p MULT] [-u log10p]\n"
             "            [-i] [--progress]\n"
-            "      binarize an ARPA file (B-tree node size K >= 3, default %d); KenLM's\n"
-            "      build_binary words: the type (one layout here), -q/-b (probabilities and\n"
-            "      backoffs quantized to N and M bits, 1..25, M defaults to N, KenLM's binning),\n"
-            "      -u (<unk>'s log10 p when missing, default -100), -i (positive log10 p read as\n"
-            "      0); -a -p -s -v -w -T -S are refused, each saying why\n"
+            "      binarize an ARPA file: glm's B-tree trie (.glm; node size K >= 3, default\n"
+            "      %d), or with 'probing' KenLM's probing binary (the bytes build_binary\n"
+            "      writes: KenLM reads it too; glm's fastest CPU layout, the largest file).\n"
+            "      KenLM's build_binary words: -q/-b (trie: probabilities and backoffs\n"
+            "      quantized to N and M bits, 1..25, M defaults to N, KenLM's binning),\n"
+            "      -p (probing: buckets per entry, default 1.5), -u (<unk>'s log10 p when\n"
+            "      missing, default -100), -i (positive log10 p read as 0); -a -s -v -w -T -S\n"
+            "      are refused, each saying why\n"
             "  glm query [-v summary|sentence|word] [-n] [-b] [-l lazy|populate|read|parallel]\n"
             "            [--threads N] [--gpu | --ref] [--verify] [--mmap] [--no-index]\n"
             "            [-input-file|--input-file FILE] [--resume] [--parts-dir DIR]\n"
@@ -75,7 +78,7 @@ static int cmd_build(int argc, char **argv)
     const char *in = NULL, *out = NULL;
     glm_build_options opt = {.K = GLM_DEFAULT_K, .progress = 0, .warn = stderr};
     /* the words that are not options or their values: three of them make the first a type */
-    int positionals = 0, typed = 0, backoff_set = 0;
+    int positionals = 0, typed = 0, backoff_set = 0, k_set = 0, p_set = 0;
     const char *type = NULL;
     for (int i = 0; i < argc; i++) {
         static const char *const valued[] = {"-K", "-u", "-q", "-b", "-a", "-p", "-w", "-T", "-S"};
@@ -96,6 +99,17 @@ static int cmd_build(int argc, char **argv)
                 return 2;
             }
             opt.K = (uint32_t)K;
+            k_set = 1;
+        } else if (strcmp(argv[i], "-p") == 0) { /* build_binary -p: probing's space multiplier */
+            double p;
+            smt_err e;
+            if (smt_parse_double_arg("-p", flag_value(argc, argv, &i), 1.0000001, 1000.0, &p,
+                                     &e)) {
+                fprintf(stderr, "glm build: %s (the multiplier must be above 1)\n", e.msg);
+                return 2;
+            }
+            opt.probing_multiplier = (float)p;
+            p_set = 1;
         } else if (strcmp(argv[i], "--progress") == 0) {
             opt.progress = 1;
         } else if (strcmp(argv[i], "-u") == 0) { /* build_binary -u: <unk>'s log10 p if missing */
@@ -134,7 +148,6 @@ static int cmd_build(int argc, char **argv)
                 const char *flag, *why;
             } refused[] = {
                 {"-a", "-a compresses a KenLM trie's pointers; glm's B-tree has none to compress"},
-                {"-p", "-p sizes a KenLM probing table; glm has one layout, its B-tree trie"},
                 {"-s", "-s builds a model without <s> and </s>; glm refuses one"},
                 {"-v", "-v leaves the vocabulary out; a glm file always has it"},
                 {"-w", "-w chooses how KenLM writes its file; glm writes one way (temporary, fsync, "
@@ -153,8 +166,11 @@ static int cmd_build(int argc, char **argv)
                    (strcmp(argv[i], "trie") == 0 || strcmp(argv[i], "probing") == 0)) {
             typed = 1;
             type = argv[i];
-            /* build_binary's type word: glm has one layout (a B-tree trie), built either way */
-            fprintf(stderr, "glm build: '%s': glm builds its one layout, a B-tree trie\n", argv[i]);
+            /* build_binary's type word: 'probing' writes KenLM's probing binary, 'trie' glm's own
+             * trie (a B-tree, the .glm; KenLM's bit-packed trie is read, never written) */
+            opt.probing = strcmp(type, "probing") == 0;
+            if (!opt.probing)
+                fprintf(stderr, "glm build: 'trie': glm's own trie, a B-tree (.glm)\n");
         } else if (!in) {
             in = argv[i];
         } else if (!out) {
@@ -173,7 +189,16 @@ static int cmd_build(int argc, char **argv)
                         "quantization (-q)\n");
         return 2;
     }
-    if (opt.prob_bits && type && strcmp(type, "probing") == 0) {
+    if (p_set && !opt.probing) {
+        fprintf(stderr, "glm build: -p: -p sizes a KenLM probing table; give 'probing' (glm "
+                        "build writes its B-tree trie otherwise)\n");
+        return 2;
+    }
+    if (k_set && opt.probing) {
+        fprintf(stderr, "glm build: -K: -K sizes the B-tree's nodes; a probing binary has none\n");
+        return 2;
+    }
+    if (opt.prob_bits && opt.probing) {
         fprintf(stderr, "glm build: -q: quantization is only implemented in the trie data "
                         "structure (KenLM's words): give 'trie' or no type\n");
         return 2;
@@ -186,7 +211,11 @@ static int cmd_build(int argc, char **argv)
         fprintf(stderr, "glm build: %s\n", smt_err_text(&e, rc));
         return rc == SMT_ERR_ARG ? 2 : 1;
     }
-    fprintf(stderr, "glm build: %s: order %u, K %u,", out, st.order, opt.K);
+    if (opt.probing)
+        fprintf(stderr, "glm build: %s: KenLM probing binary, order %u, multiplier %g,", out,
+                st.order, opt.probing_multiplier ? (double)opt.probing_multiplier : 1.5);
+    else
+        fprintf(stderr, "glm build: %s: order %u, K %u,", out, st.order, opt.K);
     if (opt.prob_bits)
         fprintf(stderr, " quantized %u/%u bits,", opt.prob_bits, opt.backoff_bits);
     for (unsigned k = 1; k <= st.order; k++)

@@ -34,6 +34,24 @@ typedef struct glm_kenlm_table {
     uint64_t m;
 } glm_kenlm_table;
 
+/* KenLM's CombineWordHash: an n-gram's key is its predicted word's id, then combined with each
+ * earlier word's id, most recent first. */
+static inline uint64_t glm_kenlm_combine(uint64_t cur, glm_word next)
+{
+    return (cur * 8978948897894561157ull) ^
+           ((uint64_t)(1u + (uint64_t)next) * 17894857484156487943ull);
+}
+
+/* The buckets of a probing table of `entries` entries: max(entries + 1, (uint64)(multiplier *
+ * (float)entries)), KenLM's sizing (in float). */
+uint64_t glm_kenlm_buckets(uint64_t entries, float multiplier);
+
+/* KenLM's Sanity block as build_binary writes it on a little-endian 64-bit machine: the magic
+ * (GLM_KENLM_MAGIC_PREFIX " 5\n", NUL-padded to 56 bytes), then test floats and integers. */
+#define GLM_KENLM_SANITY_BYTES 88u
+#define GLM_KENLM_MAGIC_PREFIX "mmap lm http://kheafield.com/code format version"
+void glm_kenlm_sanity(uint8_t s[GLM_KENLM_SANITY_BYTES]);
+
 /* Sets t's bucket count (>= 1) and its reciprocal. */
 static inline void glm_kenlm_table_size(glm_kenlm_table *t, uint64_t buckets)
 {
