@@ -3,7 +3,7 @@
  * without host<->device copies. One machine-readable line per measurement:
  *   glm_bench <name> key=value ...
  * usage: bench_glm [--arpa big.arpa | --model big.glm] [--text sample.txt] [--karpa small.arpa]
- *                  [--out dir] [--reps N] [--quick] [-q N [-b M]]
+ *                  [--out dir] [--reps N] [--quick] [-q N [-b M] | --probing]
  * The KenLM anchors (same files, same machine kind; ../shared/reference/anchors.md) are printed as
  * ratios: probing 4.4 M tokens/s single thread and 183.5 MB, trie 2.3 M tokens/s and 98.5 MB. A
  * model's size is set beside the anchor of its own layout: a KenLM probing binary against KenLM's
@@ -61,11 +61,16 @@ static glm_model *open_model(const char *path, unsigned flags)
 }
 
 static uint32_t quant_p, quant_b; /* -q/-b: the models built are quantized */
+static int build_probing;          /* --probing: --arpa builds KenLM's probing binary */
 
 static void build(const char *arpa, const char *out, uint32_t K, const char *name, int anchors)
 {
-    glm_build_options opt = {
-        .K = K, .progress = 0, .warn = stderr, .prob_bits = quant_p, .backoff_bits = quant_b};
+    glm_build_options opt = {.K = K,
+                             .progress = 0,
+                             .warn = stderr,
+                             .prob_bits = quant_p,
+                             .backoff_bits = quant_b,
+                             .probing = build_probing};
     glm_build_stats st;
     smt_err e;
     double t0 = smt_now();
@@ -78,9 +83,10 @@ static void build(const char *arpa, const char *out, uint32_t K, const char *nam
     uint64_t n = 0;
     for (unsigned k = 1; k <= st.order; k++)
         n += st.stored[k];
-    printf("glm_bench build model=%s K=%u quant=%u/%u ngrams=%llu seconds=%.3f bytes=%llu "
-           "bytes_per_ngram=%.2f",
-           name, K, quant_p, quant_b, (unsigned long long)n, t, (unsigned long long)st.file_size,
+    printf("glm_bench build model=%s layout=%s K=%u quant=%u/%u ngrams=%llu seconds=%.3f "
+           "bytes=%llu bytes_per_ngram=%.2f",
+           name, build_probing ? "kenlm-probing" : "glm", build_probing ? 0 : K, quant_p, quant_b,
+           (unsigned long long)n, t, (unsigned long long)st.file_size,
            (double)st.file_size / (double)n);
     if (anchors) /* the KenLM anchors are for the mono lm.5; the peak is this process's */
         printf(" size_vs_kenlm_trie=%.3f size_vs_kenlm_probing=%.3f peak_rss_kb=%ld",
@@ -400,9 +406,10 @@ static void gpu_speed(const glm_model *m, const glm_word *rows, size_t n)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: bench_glm [--arpa big.arpa | --model big.glm] [--text sample] "
-               "[--karpa small.arpa] [--out dir] [--reps N] [--quick | --gpu-only | --states] "
+               "[--karpa small.arpa] [--out dir] [--reps N] [--quick | --gpu-only | --states] [--probing] "
                "[-q N [-b M]]\n"
-               "  --arpa: build time and size (then the model measured is the one built)\n"
+               "  --arpa: build time and size (then the model measured is the one built;\n"
+               "    --probing: KenLM's probing binary, glm build probing)\n"
                "  -q/-b: the models built are quantized (glm build -q N -b M; M defaults to N)\n"
                "  --model with --text: the perplexity task, rows/s against batch size, the GPU\n"
                "  --states (with --model, --text): glm_score_states (and the GPU's) against a loop "
@@ -448,6 +455,8 @@ int main(int argc, char **argv)
             gpu_only = 1;
         else if (strcmp(argv[i], "--states") == 0)
             states = 1;
+        else if (strcmp(argv[i], "--probing") == 0)
+            build_probing = 1;
         else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "-b") == 0) {
             const char *flag = argv[i];
             int bits;
@@ -479,6 +488,11 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (build_probing && (quant_p || karpa || !arpa)) {
+        fprintf(stderr, "bench_glm: --probing builds KenLM's probing binary from --arpa (no -q, "
+                        "no --karpa)\n");
+        return 2;
+    }
     if (backoff_set && !quant_p) {
         fprintf(stderr, "bench_glm: -b without -q\n");
         return 2;
@@ -492,7 +506,7 @@ int main(int argc, char **argv)
     }
     char path[4096];
     if (arpa) {
-        snprintf(path, sizeof path, "%s/bench_glm.glm", outdir);
+        snprintf(path, sizeof path, "%s/bench_glm.%s", outdir, build_probing ? "binary" : "glm");
         build(arpa, path, GLM_DEFAULT_K, arpa, 1);
         model = path;
     }
