@@ -158,9 +158,11 @@ static inline uint32_t wc_key(const char *p, size_t len, size_t avail, uint64_t 
         memcpy(t, p, len);
         memcpy(&x, t, 8), memcpy(&y, t + 8, 8);
     }
-    unsigned la = len < 8 ? (unsigned)len : 8, lb = (unsigned)len - la;
-    x &= ~0ull >> (64 - 8 * la);
-    y &= lb ? ~0ull >> (64 - 8 * lb) : 0;
+    static const uint64_t keep[9] = {0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffffull,
+                                     0xffffffffffffull, 0xffffffffffffffull, ~0ull};
+    unsigned la = len < 8 ? (unsigned)len : 8;
+    x &= keep[la];            /* the bytes of the word in x */
+    y &= keep[len - la];      /* and in y */
     *a = x, *b = y;
     return (uint32_t)(((x ^ (y * 0x9E3779B97F4A7C15ull) ^ len) * 0xFF51AFD7ED558CCDull) >>
                       (64 - WC_BITS));
@@ -225,8 +227,9 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
     uint32_t words = 0;
     const smt_vocab *v = &m->vocab;
     enum { BATCH = 32 };
+    /* per token of a batch: st, ln; per miss of the cache (nm of them): its token, hash, key */
     uint64_t hs[BATCH], ka[BATCH], kb[BATCH];
-    uint32_t st[BATCH], ln[BATCH], ix[BATCH];
+    uint32_t st[BATCH], ln[BATCH], ix[BATCH], mt[BATCH];
     if (b->wm != m) { /* the cache, made once (without it, every word goes to the vocabulary) */
         if (!b->wc)
             b->wc = malloc(sizeof *b->wc);
@@ -241,7 +244,7 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
     uint64_t mask = n ? smt_ws_mask64(line, n, SMT_WS_SPACE) : ~0ull;
     int done = n == 0;
     while (!done) {
-        unsigned nb = 0;
+        unsigned nb = 0, nm = 0; /* tokens and misses in the batch */
         while (nb < BATCH) {
             /* next token start: the first clear bit */
             while (mask == ~0ull) {
@@ -280,50 +283,51 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
                     }
                 }
             }
+            size_t len = end - start;
             st[nb] = (uint32_t)start;
-            ln[nb] = (uint32_t)(end - start);
-            ix[nb] = WC_MISS;
-            if (wc && end - start <= 16) {
-                uint32_t i = wc_key(line + start, end - start, n - start, &ka[nb], &kb[nb]);
+            ln[nb] = (uint32_t)len;
+            uint32_t i = WC_MISS;
+            if (wc && len <= 16) { /* a hit is the token's id at once */
+                uint64_t x, y;
+                i = wc_key(line + start, len, n - start, &x, &y);
                 const wc_entry *e = &wc[i];
-                if (e->len == end - start && e->a == ka[nb] && e->b == kb[nb]) {
-                    hs[nb] = e->id;
-                    ix[nb++] = WC_HIT;
+                if (e->len == len && e->a == x && e->b == y) {
+                    b->ids[b->ntok + nb++] = e->id;
                     continue;
                 }
-                ix[nb] = i;
+                ka[nm] = x, kb[nm] = y;
             }
+            /* a miss: hashed now, its vocabulary slot prefetched, looked up below */
+            ix[nm] = i;
+            mt[nm] = nb;
             if (m->ken) { /* a KenLM binary: its own word hash and table (glm_kenlm.c) */
-                hs[nb] = glm_kenlm_word_hash(line + start, end - start);
-                glm_kenlm_prefetch_word(m->ken, hs[nb]);
+                hs[nm] = glm_kenlm_word_hash(line + start, len);
+                glm_kenlm_prefetch_word(m->ken, hs[nm]);
             } else {
-                hs[nb] = smt_hash_bytes(line + start, end - start);
-                __builtin_prefetch(&v->slots[hs[nb] & v->mask]);
+                hs[nm] = smt_hash_bytes(line + start, len);
+                __builtin_prefetch(&v->slots[hs[nm] & v->mask]);
             }
+            nm++;
             nb++;
         }
-        for (unsigned k = 0; k < nb; k++) {
-            const char *w = line + st[k];
-            glm_word id;
-            if (ix[k] == WC_HIT) {
-                id = (glm_word)hs[k];
-            } else {
-                id = m->ken ? glm_kenlm_find_hashed(m->ken, hs[k])
-                     : v->n ? vocab_find_hashed(v, w, ln[k], hs[k])
-                            : GLM_UNK;
-                if (ix[k] != WC_MISS)
-                    wc[ix[k]] = (wc_entry){ka[k], kb[k], ln[k], id};
-            }
-            b->ids[b->ntok] = id;
-            if (keep_text) {
-                b->woff[b->ntok] = (uint32_t)b->ntxt;
-                memcpy(b->txt + b->ntxt, w, ln[k]);
+        for (unsigned k = 0; k < nm; k++) {
+            unsigned t = mt[k];
+            glm_word id = m->ken ? glm_kenlm_find_hashed(m->ken, hs[k])
+                          : v->n ? vocab_find_hashed(v, line + st[t], ln[t], hs[k])
+                                 : GLM_UNK;
+            if (ix[k] != WC_MISS)
+                wc[ix[k]] = (wc_entry){ka[k], kb[k], ln[t], id};
+            b->ids[b->ntok + t] = id;
+        }
+        if (keep_text)
+            for (unsigned k = 0; k < nb; k++) {
+                b->woff[b->ntok + k] = (uint32_t)b->ntxt;
+                memcpy(b->txt + b->ntxt, line + st[k], ln[k]);
                 b->ntxt += ln[k];
                 b->txt[b->ntxt++] = '\0';
             }
-            b->ntok++;
-            words++;
-        }
+        b->ntok += nb;
+        words += nb;
     }
     if (eos) {
         b->ids[b->ntok] = glm_eos(m);
