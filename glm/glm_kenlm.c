@@ -882,10 +882,10 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
     const glm_kenlm *k = m->ken;
     unsigned N = k->order;
     struct { uint64_t key[GLM_MAX_ORDER], bkt[GLM_MAX_ORDER]; } ring[KEN_RING];
-    const glm_kenlm_table *lt[GLM_MAX_ORDER]; /* lt[l]: the table of the (l + 1)-grams */
-    size_t es[GLM_MAX_ORDER];                 /* and its entry bytes */
+    glm_kenlm_table lt[GLM_MAX_ORDER]; /* lt[l]: (a copy of) the table of the (l + 1)-grams */
+    size_t es[GLM_MAX_ORDER];          /* and its entry bytes */
     for (unsigned l = 1; l < N; l++) {
-        lt[l] = l + 1 == N ? &k->longest : &k->mid[l + 1];
+        lt[l] = l + 1 == N ? k->longest : k->mid[l + 1];
         es[l] = l + 1 == N ? 12 : 16;
     }
     size_t ps = s0;
@@ -893,7 +893,8 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
     for (size_t s = s0; s < s1; s++) {
         glm_state st = *begin;
         for (uint64_t t = sstart[s]; t < sstart[s + 1]; t++) {
-            for (; pt < tend && pt < t + KEN_AHEAD; pt++) {
+            uint64_t fill = t + KEN_AHEAD < tend ? t + KEN_AHEAD : tend; /* ring up to here */
+            for (; pt < fill; pt++) {
                 while (pt >= sstart[ps + 1])
                     ps++;
                 /* the history: the nt words before pt in its sentence (most recent first),
@@ -906,10 +907,10 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
                 uint64_t key = w, *rk = ring[pt % KEN_RING].key, *rb = ring[pt % KEN_RING].bkt;
                 for (unsigned l = 1; l <= nh; l++) {
                     key = glm_kenlm_combine(key, l <= nt ? ids[pt - l] : k->bos);
-                    uint64_t bk = glm_kenlm_bucket(lt[l], key);
+                    uint64_t bk = glm_kenlm_bucket(&lt[l], key);
                     rk[l - 1] = key;
                     rb[l - 1] = bk;
-                    __builtin_prefetch(lt[l]->base + bk * es[l]);
+                    __builtin_prefetch(lt[l].base + bk * es[l]);
                 }
             }
             /* the walk from the state follows a prefix of the key chain just computed */
