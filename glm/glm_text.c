@@ -135,6 +135,7 @@ static void block_free(block *b)
  * its bytes (two little-endian words, zero past its end) and its length, so a hit is exact: the
  * id the vocabulary gave for those very bytes. Longer words go to the vocabulary. */
 #define WC_BITS 12
+#define WC_AFTER 8192 /* words a block sees before it makes its cache */
 #define WC_MISS UINT32_MAX /* ix[]: no entry to fill (word too long, or no cache) */
 #define WC_HIT (UINT32_MAX - 1)
 typedef struct wc_entry {
@@ -230,13 +231,14 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
     /* per token of a batch: st, ln; per miss of the cache (nm of them): its token, hash, key */
     uint64_t hs[BATCH], ka[BATCH], kb[BATCH];
     uint32_t st[BATCH], ln[BATCH], ix[BATCH], mt[BATCH];
-    if (b->wm != m) { /* the cache, made once (without it, every word goes to the vocabulary) */
-        if (!b->wc)
-            b->wc = malloc(sizeof *b->wc);
-        if (b->wc)
-            memset(b->wc, 0, sizeof *b->wc);
-        b->wm = m;
-    }
+    /* the cache: made once the block has seen WC_AFTER words (clearing its 96 KB would cost a
+     * one-sentence call, glm_score_lines from Python's score(), more than it saves), emptied for
+     * another model; without it every word goes to the vocabulary */
+    if (b->wc && b->wm != m)
+        memset(b->wc, 0, sizeof *b->wc);
+    if (!b->wc && b->wseen >= WC_AFTER && (b->wc = malloc(sizeof *b->wc)))
+        memset(b->wc, 0, sizeof *b->wc);
+    b->wm = m;
     wc_entry *wc = b->wc ? b->wc->e : NULL;
     /* the scan: base is the window's first byte, mask its separators (consumed bits cleared to
      * separators: a set bit is a separator or an already-passed byte) */
@@ -335,6 +337,7 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
         b->ntok++;
     }
     b->nwords[b->nlines] = words;
+    b->wseen += words;
     b->nlines++;
     b->sstart[b->nlines] = b->ntok;
     return 0;

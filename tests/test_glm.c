@@ -1858,7 +1858,14 @@ Test(glm, word_cache_is_exact)
                          (unsigned)b.ids[t], (unsigned)want);
         }
         cr_assert(r == 1 || known > ntok / 2, "the text is mostly the vocabulary's");
+        cr_assert_not_null(b.wc, "the block made its cache (the text is long enough)");
     }
+    /* a short text (a one-sentence call) makes no cache */
+    glm_block s1;
+    memset(&s1, 0, sizeof s1);
+    cr_assert_eq(glm_block_add_line(&s1, ms[0], lines[0], strlen(lines[0]), 1), 0);
+    cr_assert_null(s1.wc);
+    glm_block_free(&s1);
     glm_block_free(&b);
     for (int l = 0; l < NLINES; l++)
         free(lines[l]);

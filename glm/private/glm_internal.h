@@ -188,8 +188,10 @@ typedef struct glm_block {
     uint8_t *len;
     char *txt;
     size_t ntok, captok, nlines, caplines, ntxt, captxt;
-    struct glm_wcache *wc;      /* word ids by the words' bytes (glm_text.c), made on first use */
+    struct glm_wcache *wc;      /* word ids by the words' bytes (glm_text.c), made once the
+                                 * block has seen a few thousand words (wseen) */
     const struct glm_model *wm; /* the model wc's ids belong to */
+    uint64_t wseen;
 } glm_block;
 
 /* Appends line [line, line + n) (n < 2^32) to the block: its word ids, then </s> when eos.
