@@ -333,8 +333,10 @@ int smt_writer_finish(smt_writer *w, smt_err *err)
         return rc;
     }
     file_header *h = &w->header;
-    h->file_size = w->pos;
-    h->header_checksum = header_checksum(h, w->table);
+    if (!w->foreign) { /* a container's header and table, rewritten at the start below */
+        h->file_size = w->pos;
+        h->header_checksum = header_checksum(h, w->table);
+    }
     if (fflush(w->f) != 0 ||
         (!w->foreign && (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(h, sizeof *h, 1, w->f) != 1 ||
                          fwrite(w->table, sizeof w->table, 1, w->f) != 1 || fflush(w->f) != 0)) ||

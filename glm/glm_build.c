@@ -532,16 +532,6 @@ static int write_model(const char *out_path, const glm_arpa *a, const glm_layout
 
 /* ---------------------------------------------------------------- KenLM probing output */
 
-/* a's probability p with its sign bit clear (negative = 0) or set */
-static float with_sign_bit(float p, int negative)
-{
-    uint32_t u;
-    memcpy(&u, &p, 4);
-    u = negative ? (u | 0x80000000u) : (u & 0x7fffffffu);
-    memcpy(&p, &u, 4);
-    return p;
-}
-
 /* One probing table of entries {uint64 key, payload} (esz bytes), filled by linear probing from
  * bucket key % buckets (glm_kenlm_bucket), written and freed. Refuses a zero or repeated key (a
  * KenLM table cannot hold either; a 64-bit hash collision of two words or n-grams). */
@@ -598,14 +588,12 @@ static int ken_out_write(ken_out *o, smt_writer *w, smt_err *err)
  * in glm_kenlm.c): format 5, model type 0, the tables sized by mult, glm's word ids (ARPA order,
  * <unk> 0: the numbering of KenLM's probing files), each probability below the highest order
  * with its sign bit clear when an n-gram one order up has it as its suffix ("extends left"), the
- * words at the end. The same bytes as KenLM's for the fixtures and the shared models (tests). */
-static int write_probing(const char *out_path, const glm_arpa *a, float mult, smt_err *err)
+ * words at the end; count[n]: the stored n-grams of order n (count[1] the words). The same bytes
+ * as KenLM's for the fixtures and the shared models (tests). */
+static int write_probing(const char *out_path, const glm_arpa *a, const uint64_t *count,
+                         float mult, smt_err *err)
 {
     unsigned N = a->order;
-    uint64_t count[GLM_MAX_ORDER + 1] = {0};
-    count[1] = a->nvocab;
-    for (unsigned n = 2; n <= N; n++)
-        count[n] = a->o[n].count;
     int rc = 0;
     /* "extends left": the n-gram is the suffix (the reversed ids' prefix) of an (n+1)-gram */
     uint8_t *ext[GLM_MAX_ORDER + 1] = {0};
@@ -627,7 +615,7 @@ static int write_probing(const char *out_path, const glm_arpa *a, float mult, sm
     if (!rc)
         rc = smt_writer_open_foreign(&w, out_path, err);
     /* the sanity header and the fixed parameters, the counts, padded to 8 bytes */
-    uint8_t hdr[GLM_KENLM_SANITY_BYTES + 20 + 8 * GLM_MAX_ORDER + 8] = {0};
+    uint8_t hdr[GLM_KENLM_SANITY_BYTES + GLM_KENLM_FIXED_BYTES + 8 * GLM_MAX_ORDER + 8] = {0};
     glm_kenlm_sanity(hdr);
     uint8_t *fx = hdr + GLM_KENLM_SANITY_BYTES;
     fx[0] = (uint8_t)N;
@@ -635,8 +623,8 @@ static int write_probing(const char *out_path, const glm_arpa *a, float mult, sm
     /* model type 0 (probing) at fx + 8, search version 0 at fx + 16: the zeros already there */
     fx[12] = 1; /* has_vocabulary: the words follow the tables */
     for (unsigned n = 1; n <= N; n++)
-        memcpy(fx + 20 + 8 * (n - 1), &count[n], 8);
-    size_t hlen = (GLM_KENLM_SANITY_BYTES + 20 + 8 * (size_t)N + 7) & ~(size_t)7;
+        memcpy(fx + GLM_KENLM_FIXED_BYTES + 8 * (n - 1), &count[n], 8);
+    size_t hlen = (size_t)glm_kenlm_header_bytes(N);
     if (!rc)
         rc = smt_writer_write(w, hdr, hlen, err);
     /* the vocabulary: {uint32 version 0, uint32 bound}, then {hash, id} of every word but <unk> */
@@ -661,7 +649,7 @@ static int write_probing(const char *out_path, const glm_arpa *a, float mult, sm
     for (uint64_t i = 0; i < count[1] && !rc; i++) {
         /* KenLM clears the sign of an extended unigram and leaves the others as read, so the
          * "0" of <s> stays +0.0 (glm's reader gives -0.0); only a walk predicting <s> sees it */
-        uni[2 * i] = ext[1][i] || a->uprob[i] == 0.0f ? with_sign_bit(a->uprob[i], 0) : a->uprob[i];
+        uni[2 * i] = ext[1][i] || a->uprob[i] == 0.0f ? glm_kenlm_set_sign(a->uprob[i], 0) : a->uprob[i];
         uni[2 * i + 1] = a->ubo[i];
     }
     if (!rc)
@@ -678,7 +666,7 @@ static int write_probing(const char *out_path, const glm_arpa *a, float mult, sm
             uint64_t key = ids[0];
             for (unsigned i = 1; i < n; i++)
                 key = glm_kenlm_combine(key, ids[i]);
-            float pay[2] = {n < N ? with_sign_bit(s->prob[r], !ext[n][r]) : s->prob[r],
+            float pay[2] = {n < N ? glm_kenlm_set_sign(s->prob[r], !ext[n][r]) : s->prob[r],
                             n < N ? s->bo[r] : 0.0f};
             rc = ken_put(&o, key, pay, what, r, err);
         }
@@ -699,6 +687,22 @@ static int write_probing(const char *out_path, const glm_arpa *a, float mult, sm
     for (unsigned n = 1; n < N; n++)
         free(ext[n]);
     return rc;
+}
+
+/* What glm_build reports of a model written to out_path (either layout): par's order and counts. */
+static void fill_stats(glm_build_stats *stats, const glm_params *par, int unk_added,
+                       const char *out_path)
+{
+    memset(stats, 0, sizeof *stats);
+    stats->order = par->order;
+    for (unsigned k = 1; k <= par->order; k++) {
+        stats->declared[k] = par->declared[k];
+        stats->stored[k] = par->count[k];
+    }
+    stats->unk_added = unk_added;
+    struct stat so;
+    if (stat(out_path, &so) == 0)
+        stats->file_size = (uint64_t)so.st_size;
 }
 
 int glm_build(const char *arpa_path, const char *out_path, const glm_build_options *opt,
@@ -732,26 +736,7 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
                            opt->unk_given ? opt->unk_log10 : -100.0f, opt->positive_to_zero, err);
     if (rc)
         return rc;
-    if (opt->probing) {
-        rc = write_probing(out_path, &a, mult, err);
-        if (!rc && stats) {
-            memset(stats, 0, sizeof *stats);
-            stats->order = a.order;
-            stats->stored[1] = a.nvocab;
-            for (unsigned k = 1; k <= a.order; k++) {
-                stats->declared[k] = a.declared[k];
-                if (k >= 2)
-                    stats->stored[k] = a.o[k].count;
-            }
-            stats->unk_added = a.unk_added;
-            struct stat so;
-            if (stat(out_path, &so) == 0)
-                stats->file_size = (uint64_t)so.st_size;
-        }
-        glm_arpa_free(&a);
-        return rc;
-    }
-    glm_params par;
+    glm_params par; /* the stored counts, of either layout (the trie's build frees a's n-grams) */
     memset(&par, 0, sizeof par);
     par.order = a.order;
     par.K = K;
@@ -760,6 +745,13 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
         par.declared[k] = a.declared[k];
         if (k >= 2)
             par.count[k] = a.o[k].count;
+    }
+    if (opt->probing) {
+        rc = write_probing(out_path, &a, par.count, mult, err);
+        if (!rc && stats)
+            fill_stats(stats, &par, a.unk_added, out_path);
+        glm_arpa_free(&a);
+        return rc;
     }
     par.bos = a.bos;
     par.eos = a.eos;
@@ -774,18 +766,8 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     }
     if (!rc)
         rc = write_model(out_path, &a, &L, &o, &par, err);
-    if (!rc && stats) {
-        memset(stats, 0, sizeof *stats);
-        stats->order = a.order;
-        for (unsigned k = 1; k <= a.order; k++) {
-            stats->declared[k] = par.declared[k];
-            stats->stored[k] = par.count[k];
-        }
-        stats->unk_added = a.unk_added;
-        struct stat so;
-        if (stat(out_path, &so) == 0)
-            stats->file_size = (uint64_t)so.st_size;
-    }
+    if (!rc && stats)
+        fill_stats(stats, &par, a.unk_added, out_path);
     free(o.keys);
     free(o.mid);
     free(o.top);

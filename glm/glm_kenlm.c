@@ -33,7 +33,6 @@
 #include "glm_internal.h"
 #include "glm_kenlm.h"
 
-#define KEN_FIXED_BYTES 20u
 #define KEN_MAGIC_INCOMPLETE "mmap lm http://kheafield.com/code incomplete\n"
 
 enum { KEN_PROBING = 0, KEN_REST_PROBING, KEN_TRIE, KEN_QUANT_TRIE, KEN_ARRAY_TRIE,
@@ -540,7 +539,7 @@ int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
     int rc = check_header(b, len, path, err);
     if (rc)
         return rc;
-    if (len < GLM_KENLM_SANITY_BYTES + KEN_FIXED_BYTES)
+    if (len < GLM_KENLM_SANITY_BYTES + GLM_KENLM_FIXED_BYTES)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a KenLM binary cut inside its header", path);
     const uint8_t *fx = b + GLM_KENLM_SANITY_BYTES;
     unsigned order = fx[0];
@@ -573,14 +572,13 @@ int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
     if (has_vocab > 1)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a KenLM binary with a bad vocabulary flag %u",
                            path, has_vocab);
-    uint64_t hdr = GLM_KENLM_SANITY_BYTES + KEN_FIXED_BYTES + 8ull * order;
-    hdr = (hdr + 7) & ~7ull;
+    uint64_t hdr = glm_kenlm_header_bytes(order);
     if (len < hdr)
         return smt_err_set(err, SMT_ERR_CORRUPT, "%s: a KenLM binary cut inside its header", path);
     k->order = order;
     k->multiplier = mult;
     for (unsigned n = 1; n <= order; n++) {
-        k->count[n] = ld64(fx + KEN_FIXED_BYTES + 8 * (n - 1));
+        k->count[n] = ld64(fx + GLM_KENLM_FIXED_BYTES + 8 * (n - 1));
         if (k->count[n] == 0 || k->count[n] >= UINT32_MAX - 1)
             return smt_err_set(err, SMT_ERR_CORRUPT,
                                "%s: a KenLM binary declaring %llu %u-grams (1 .. 2^32-3 allowed)",
@@ -643,13 +641,7 @@ void glm_kenlm_close(glm_kenlm *k)
 
 /* ---------------------------------------------------------------- scoring */
 
-static inline float with_sign(float p)
-{
-    union { float f; uint32_t u; } v;
-    v.f = p;
-    v.u |= 0x80000000u;
-    return v.f;
-}
+static inline float with_sign(float p) { return glm_kenlm_set_sign(p, 1); }
 static inline int independent_left(float p)
 {
     union { float f; uint32_t u; } v;

@@ -137,7 +137,6 @@ static void block_free(block *b)
 #define WC_BITS 12
 #define WC_AFTER 8192 /* words a block sees before it makes its cache */
 #define WC_MISS UINT32_MAX /* ix[]: no entry to fill (word too long, or no cache) */
-#define WC_HIT (UINT32_MAX - 1)
 typedef struct wc_entry {
     uint64_t a, b;
     uint32_t len; /* 0: empty (no word is empty) */

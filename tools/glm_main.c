@@ -79,7 +79,6 @@ static int cmd_build(int argc, char **argv)
     glm_build_options opt = {.K = GLM_DEFAULT_K, .progress = 0, .warn = stderr};
     /* the words that are not options or their values: three of them make the first a type */
     int positionals = 0, typed = 0, backoff_set = 0, k_set = 0, p_set = 0;
-    const char *type = NULL;
     for (int i = 0; i < argc; i++) {
         static const char *const valued[] = {"-K", "-u", "-q", "-b", "-a", "-p", "-w", "-T", "-S"};
         int takes = 0;
@@ -165,10 +164,9 @@ static int cmd_build(int argc, char **argv)
         } else if (!in && !typed && positionals == 3 &&
                    (strcmp(argv[i], "trie") == 0 || strcmp(argv[i], "probing") == 0)) {
             typed = 1;
-            type = argv[i];
             /* build_binary's type word: 'probing' writes KenLM's probing binary, 'trie' glm's own
              * trie (a B-tree, the .glm; KenLM's bit-packed trie is read, never written) */
-            opt.probing = strcmp(type, "probing") == 0;
+            opt.probing = strcmp(argv[i], "probing") == 0;
             if (!opt.probing)
                 fprintf(stderr, "glm build: 'trie': glm's own trie, a B-tree (.glm)\n");
         } else if (!in) {
@@ -196,11 +194,6 @@ static int cmd_build(int argc, char **argv)
     }
     if (k_set && opt.probing) {
         fprintf(stderr, "glm build: -K: -K sizes the B-tree's nodes; a probing binary has none\n");
-        return 2;
-    }
-    if (opt.prob_bits && opt.probing) {
-        fprintf(stderr, "glm build: -q: quantization is only implemented in the trie data "
-                        "structure (KenLM's words): give 'trie' or no type\n");
         return 2;
     }
     smt_err e;

@@ -51,6 +51,25 @@ uint64_t glm_kenlm_buckets(uint64_t entries, float multiplier);
 #define GLM_KENLM_SANITY_BYTES 88u
 #define GLM_KENLM_MAGIC_PREFIX "mmap lm http://kheafield.com/code format version"
 void glm_kenlm_sanity(uint8_t s[GLM_KENLM_SANITY_BYTES]);
+/* FixedWidthParameters: uint8 order, float multiplier, int32 model type, bool has_vocabulary,
+ * uint32 search version (offsets 0, 4, 8, 12, 16); the order's counts (uint64) follow. */
+#define GLM_KENLM_FIXED_BYTES 20u
+
+/* The bytes before the vocabulary: sanity, parameters and counts, padded to 8. */
+static inline uint64_t glm_kenlm_header_bytes(unsigned order)
+{
+    return (GLM_KENLM_SANITY_BYTES + GLM_KENLM_FIXED_BYTES + 8ull * order + 7) & ~7ull;
+}
+
+/* A stored probability with its sign bit set (negative) or clear: KenLM keeps "extends left" in
+ * it (clear: some n-gram one order up has this one as its suffix). */
+static inline float glm_kenlm_set_sign(float p, int negative)
+{
+    union { float f; uint32_t u; } v;
+    v.f = p;
+    v.u = negative ? (v.u | 0x80000000u) : (v.u & 0x7fffffffu);
+    return v.f;
+}
 
 /* Sets t's bucket count (>= 1) and its reciprocal. */
 static inline void glm_kenlm_table_size(glm_kenlm_table *t, uint64_t buckets)

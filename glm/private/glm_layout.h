@@ -372,27 +372,39 @@ static inline GLM_HD void glm_state_start(const glm_layout *L, glm_word bos, int
     s->backoff[0] = L->mid[L->mid_off[1] + bos].backoff;
 }
 
-/* KenLM's FullScore from a completed walk: the match's probability plus the in-state backoffs of
- * every context at least as long as the match, shortest first (float, in KenLM's order). The new
- * state keeps the words up to the deepest n-gram that can be extended. */
-static inline GLM_HD float glm_finish(const glm_layout *L, const glm_state *in, glm_word w,
-                                      unsigned len, float prob, const float *bo, glm_state *out)
+/* The two halves of KenLM's FullScore after a walk of length len from state in, shared by
+ * glm_finish and glm_finish_backoffs: the match's probability plus the in-state backoffs of every
+ * context at least as long as the match, shortest first (float, in KenLM's order); and the new
+ * state's length, the deepest context (of the walk's backoffs bo, at most order - 1) that can be
+ * extended. */
+static inline GLM_HD float glm_add_backoffs(const glm_state *in, unsigned len, float prob)
 {
     for (unsigned j = len - 1; j < in->length; j++)
         prob += in->backoff[j];
+    return prob;
+}
+static inline GLM_HD unsigned glm_extending_length(unsigned order, unsigned len, const float *bo)
+{
+    unsigned nl = len < order ? len : order - 1;
+    while (nl > 0 && !glm_has_extension(bo[nl - 1]))
+        nl--;
+    return nl;
+}
+
+/* KenLM's FullScore from a completed walk (above). The new state keeps the words up to the
+ * deepest n-gram that can be extended; its unused entries are zero (bytewise-comparable). */
+static inline GLM_HD float glm_finish(const glm_layout *L, const glm_state *in, glm_word w,
+                                      unsigned len, float prob, const float *bo, glm_state *out)
+{
+    prob = glm_add_backoffs(in, len, prob);
     glm_state o;
     memset(&o, 0, sizeof o);
     o.words[0] = w;
-    unsigned top = len < L->order ? len : L->order - 1;
-    for (unsigned i = 0; i < top; i++) {
+    o.length = (uint8_t)glm_extending_length(L->order, len, bo);
+    for (unsigned i = 0; i < o.length; i++)
         o.backoff[i] = bo[i];
-        if (glm_has_extension(bo[i]))
-            o.length = (uint8_t)(i + 1);
-    }
     for (unsigned i = 1; i < o.length; i++)
         o.words[i] = in->words[i - 1];
-    for (unsigned i = o.length; i < top; i++)
-        o.backoff[i] = 0.0f; /* keep unused entries zero (bytewise-comparable states) */
     *out = o;
     return prob;
 }
@@ -406,13 +418,9 @@ static inline GLM_HD float glm_finish(const glm_layout *L, const glm_state *in, 
 static inline float glm_finish_backoffs(unsigned order, glm_state *st, unsigned len, float prob,
                                         const float *bo)
 {
-    for (unsigned j = len - 1; j < st->length; j++)
-        prob += st->backoff[j];
-    unsigned nl = len < order ? len : order - 1; /* the deepest context that extends */
-    while (nl > 0 && !glm_has_extension(bo[nl - 1]))
-        nl--;
+    prob = glm_add_backoffs(st, len, prob);
+    st->length = (uint8_t)glm_extending_length(order, len, bo);
     memcpy(st->backoff, bo, sizeof st->backoff);
-    st->length = (uint8_t)nl;
     return prob;
 }
 
