@@ -78,15 +78,35 @@ static uint64_t probe(const glm_ostore *s, const uint32_t *ids, uint64_t h, int 
     }
 }
 
-int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids)
+/* glm_ostore_find with the hash of ids given (seq_hash(ids, s->n)). */
+static int64_t find_hashed(const glm_ostore *s, const uint32_t *ids, uint64_t h)
 {
     if (!s->slots)
         return -1;
     int found;
-    uint64_t i = probe(s, ids, seq_hash(ids, s->n), &found);
+    uint64_t i = probe(s, ids, h, &found);
     if (!found)
         return -1;
     return s->rbits >= 32 ? s->slots[i] : s->slots[i] & (((uint32_t)1 << s->rbits) - 1);
+}
+
+int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids)
+{
+    return find_hashed(s, ids, seq_hash(ids, s->n));
+}
+
+/* The hash of ids in s, its first slot prefetched (a middle order's table). */
+static inline uint64_t hash_ahead(const glm_ostore *s, const uint32_t *ids)
+{
+    uint64_t h = seq_hash(ids, s->n);
+    __builtin_prefetch(s->slots + slot_of(s, h));
+    return h;
+}
+
+void glm_ostore_prefetch(const glm_ostore *s, const uint32_t *ids)
+{
+    if (s->slots)
+        (void)hash_ahead(s, ids);
 }
 
 static void place(glm_ostore *s, uint32_t r)
@@ -197,13 +217,14 @@ static int ostore_add(glm_ostore *s, const uint32_t *ids, float prob, float bo)
     return 0;
 }
 
-/* ostore_add for an n-gram read from the file: -3 when it is already stored. One probe both
- * checks and finds the slot (middle orders; the highest order has no table). */
-static int ostore_add_unique(glm_ostore *s, const uint32_t *ids, float prob, float bo)
+/* ostore_add for an n-gram read from the file (h: its seq_hash when s has a table): -3 when it is
+ * already stored. One probe both checks and finds the slot (middle orders; the highest order has
+ * no table). */
+static int ostore_add_unique(glm_ostore *s, const uint32_t *ids, uint64_t h, float prob,
+                             float bo)
 {
     if (!s->slots)
         return ostore_add(s, ids, prob, bo);
-    uint64_t h = seq_hash(ids, s->n);
     int found;
     uint64_t i = probe(s, ids, h, &found);
     if (found)
@@ -633,7 +654,13 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
                                    (unsigned long long)lineno(r), f[1 + k], n);
             ids[n - 1 - k] = id;
         }
-        if ((rc = ostore_add_unique(s, ids, prob, bo)) == -3)
+        /* the three lookups of this n-gram (itself, its suffix, its context) start together */
+        uint64_t hs = s->slots ? hash_ahead(s, ids) : 0, hsuf = 0, hctx = 0;
+        if (n > 2) {
+            hsuf = hash_ahead(&a->o[n - 1], ids);
+            hctx = hash_ahead(&a->o[n - 1], ids + 1);
+        }
+        if ((rc = ostore_add_unique(s, ids, hs, prob, bo)) == -3)
             return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate %u-gram", r->path,
                                (unsigned long long)lineno(r), n);
         if (rc)
@@ -642,8 +669,9 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
                                (unsigned long long)lineno(r), n);
         /* the longest stored suffix (w, h1, .., h_{lower+1}) */
         int lower = (int)n - 3;
-        while (lower >= 0 && glm_ostore_find(&a->o[lower + 2], ids) < 0)
-            lower--;
+        if (lower >= 0 && find_hashed(&a->o[n - 1], ids, hsuf) < 0)
+            for (lower--; lower >= 0 && glm_ostore_find(&a->o[lower + 2], ids) < 0;)
+                lower--;
         if (lower != (int)n - 3) {
             float lp = lower < 0 ? a->uprob[ids[0]] : a->o[lower + 2].prob[glm_ostore_find(&a->o[lower + 2], ids)];
             if ((rc = insert_suffixes(r, a, n, ids, lower, fabsf(lp))))
@@ -653,7 +681,7 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
         if (n == 2) {
             set_extension(&a->ubo[ids[1]]);
         } else {
-            int64_t c = glm_ostore_find(&a->o[n - 1], ids + 1);
+            int64_t c = find_hashed(&a->o[n - 1], ids + 1, hctx);
             if (c < 0) {
                 char buf[256] = "";
                 for (unsigned k = 0; k + 1 < n && strlen(buf) < 200; k++) {

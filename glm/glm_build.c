@@ -150,6 +150,9 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The records a pass over records looks ahead (a suffix lookup, a table fill): its random reads start this many records early. */
+#define BUILD_AHEAD 16
+
 /* Sorts the records of level k by (parent final position, key): order[i] = record index;
  * ppos[rec] = the final position of the record's parent. A counting sort by parent (no copy of
  * the records: the build's peak memory is the parsed n-grams plus the output), then each group by
@@ -165,6 +168,8 @@ static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *parent_pos,
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory sorting %u-grams", k);
     for (uint64_t i = 0; i < n; i++) {
         const uint32_t *ids = s->ids + i * k;
+        if (k > 2 && i + BUILD_AHEAD < n)
+            glm_ostore_prefetch(ps, ids + BUILD_AHEAD * k);
         int64_t p = k > 2 ? glm_ostore_find(ps, ids) : (int64_t)ids[0];
         if (p < 0) { /* cannot happen: every suffix was stored (insert_suffixes) */
             free(cnt);
@@ -576,6 +581,21 @@ static int ken_put(ken_out *o, uint64_t key, const void *payload, const char *wh
     }
 }
 
+/* The bucket a later ken_put of key starts at, prefetched for writing. */
+static inline void ken_put_ahead(const ken_out *o, uint64_t key)
+{
+    __builtin_prefetch(o->tab + glm_kenlm_bucket(&o->t, key) * o->esz, 1);
+}
+
+/* KenLM's probing key of an n-gram (ids most recent first: the predicted word, then its history). */
+static inline uint64_t ngram_key(const uint32_t *ids, unsigned n)
+{
+    uint64_t key = ids[0];
+    for (unsigned i = 1; i < n; i++)
+        key = glm_kenlm_combine(key, ids[i]);
+    return key;
+}
+
 static int ken_out_write(ken_out *o, smt_writer *w, smt_err *err)
 {
     int rc = smt_writer_write(w, o->tab, o->t.buckets * o->esz, err);
@@ -604,6 +624,8 @@ static int write_probing(const char *out_path, const glm_arpa *a, const uint64_t
         const glm_ostore *s = &a->o[n];
         for (uint64_t r = 0; r < s->count && !rc; r++) {
             const uint32_t *ids = s->ids + r * n;
+            if (n > 2 && r + BUILD_AHEAD < s->count)
+                glm_ostore_prefetch(&a->o[n - 1], ids + BUILD_AHEAD * n);
             int64_t j = n == 2 ? (int64_t)ids[0] : glm_ostore_find(&a->o[n - 1], ids);
             if (j < 0) /* the reader inserts every missing suffix */
                 rc = smt_err_set(err, SMT_ERR_CORRUPT, "a %u-gram without its suffix", n);
@@ -663,9 +685,9 @@ static int write_probing(const char *out_path, const glm_arpa *a, const uint64_t
         rc = ken_out_init(&o, count[n], mult, n < N ? 16 : 12, err);
         for (uint64_t r = 0; r < s->count && !rc; r++) {
             const uint32_t *ids = s->ids + r * n;
-            uint64_t key = ids[0];
-            for (unsigned i = 1; i < n; i++)
-                key = glm_kenlm_combine(key, ids[i]);
+            if (r + BUILD_AHEAD < s->count)
+                ken_put_ahead(&o, ngram_key(ids + BUILD_AHEAD * n, n));
+            uint64_t key = ngram_key(ids, n);
             float pay[2] = {n < N ? glm_kenlm_set_sign(s->prob[r], !ext[n][r]) : s->prob[r],
                             n < N ? s->bo[r] : 0.0f};
             rc = ken_put(&o, key, pay, what, r, err);

@@ -137,6 +137,8 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float
 void glm_arpa_free(glm_arpa *a);
 /* The record index of the n-gram ids[0..n) (reversed) in order n (a middle order), or -1. */
 int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids);
+/* Starts the memory reads of a glm_ostore_find of ids (a lookup some steps ahead). */
+void glm_ostore_prefetch(const glm_ostore *s, const uint32_t *ids);
 void glm_ostore_free(glm_ostore *s);
 
 /* ---- B-tree construction (glm_build.c) */
