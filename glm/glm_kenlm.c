@@ -655,6 +655,29 @@ static inline int independent_left(float p)
 static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
                                  unsigned nh, float *prob, float *bo);
 
+/* One level of a probing walk: the n-gram of key (its bucket bkt) in table t, the highest order's
+ * when top. Returns -1 when it is missing; else sets *prob (signed as glm_walk's) and, below the
+ * highest order, *bo, and returns 1 when a longer n-gram may extend it left, 0 when the walk ends
+ * here. */
+static inline int ken_level(const glm_kenlm_table *t, int top, uint64_t key, uint64_t bkt,
+                            float *prob, float *bo)
+{
+    if (top) { /* {key, prob} entries */
+        const uint8_t *e = probe_at(t, 12, key, bkt);
+        if (!e)
+            return -1;
+        *prob = ldf(e + 8);
+        return 0;
+    }
+    const uint8_t *e = probe_at(t, 16, key, bkt); /* {key, prob, backoff} */
+    if (!e)
+        return -1;
+    float p = ldf(e + 8);
+    *prob = with_sign(p);
+    *bo = ldf(e + 12);
+    return !independent_left(p);
+}
+
 static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh,
                                 float *prob, float *bo)
 {
@@ -664,26 +687,17 @@ static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *
     float p = ldf(u);
     *prob = with_sign(p);
     bo[0] = ldf(u + 4);
-    int indep = independent_left(p);
+    int more = !independent_left(p);
     unsigned len = 1;
     uint64_t key = w;
-    while (len <= nh && !indep) {
+    while (len <= nh && more) {
         key = glm_kenlm_combine(key, hist[len - 1]);
-        if (len + 1 == k->order) {
-            const uint8_t *e = probe(&k->longest, 12, key);
-            if (e) {
-                *prob = ldf(e + 8);
-                len++;
-            }
+        int top = len + 1 == k->order;
+        const glm_kenlm_table *t = top ? &k->longest : &k->mid[len + 1];
+        float lp;
+        if ((more = ken_level(t, top, key, glm_kenlm_bucket(t, key), &lp, &bo[len])) < 0)
             break;
-        }
-        const uint8_t *e = probe(&k->mid[len + 1], 16, key);
-        if (!e)
-            break;
-        p = ldf(e + 8);
-        *prob = with_sign(p);
-        bo[len] = ldf(e + 12);
-        indep = independent_left(p);
+        *prob = lp;
         len++;
     }
     return len;
@@ -921,24 +935,13 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
             const uint8_t *u = k->uni + (uint64_t)w * 8;
             float p = ldf(u), pr = with_sign(p), bo[GLM_MAX_ORDER];
             bo[0] = ldf(u + 4);
-            int indep = independent_left(p);
+            int more = !independent_left(p);
             unsigned l = 1;
-            while (l <= st.length && !indep) {
-                if (l + 1 == N) {
-                    const uint8_t *e = probe_at(&k->longest, 12, rk[l - 1], rb[l - 1]);
-                    if (e) {
-                        pr = ldf(e + 8);
-                        l++;
-                    }
+            while (l <= st.length && more) { /* ken_walk's loop on the keys of the ring */
+                float lp;
+                if ((more = ken_level(&lt[l], l + 1 == N, rk[l - 1], rb[l - 1], &lp, &bo[l])) < 0)
                     break;
-                }
-                const uint8_t *e = probe_at(&k->mid[l + 1], 16, rk[l - 1], rb[l - 1]);
-                if (!e)
-                    break;
-                p = ldf(e + 8);
-                pr = with_sign(p);
-                bo[l] = ldf(e + 12);
-                indep = independent_left(p);
+                pr = lp;
                 l++;
             }
             prob[t] = glm_finish_backoffs(N, &st, l, pr, bo); /* the keys hold the words */
