@@ -5,11 +5,13 @@
  * usage: bench_glm [--arpa big.arpa | --model big.glm] [--text sample.txt] [--karpa small.arpa]
  *                  [--out dir] [--reps N] [--quick] [-q N [-b M] | --probing]
  * The KenLM anchors (same files, same machine kind; ../shared/reference/anchors.md) are printed as
- * ratios: probing 4.4 M tokens/s single thread and 183.5 MB, trie 2.3 M tokens/s and 98.5 MB. A
- * model's size is set beside the anchor of its own layout: a KenLM probing binary against KenLM's
- * probing size, a KenLM trie against the trie's, a .glm (floats or quantized) against both; the
- * anchors have no size for KenLM's -q/-a tries (size_vs_kenlm=none). Peak RSS is the process's:
- * run one --quick per model to compare models. */
+ * ratios for the model they were measured on, recognized by its n-gram count: the mono lm.5
+ * (probing 4.4 M tokens/s single thread and 183.5 MB, trie 2.3 M tokens/s and 98.5 MB) and the
+ * bible lm.5 (sizes only: probing 60.0 MB, trie 26.9 MB); any other model gets vs_kenlm=none or
+ * size_vs_kenlm=none. A model's size is set beside the anchor of its own layout: a KenLM probing
+ * binary against KenLM's probing size, a KenLM trie against the trie's, a .glm (floats or
+ * quantized) against both; the anchors have no size for KenLM's -q/-a tries. Peak RSS is the
+ * process's: run one --quick per model to compare models. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -28,10 +30,32 @@
 #include "smt_progress.h"
 #include "smt_words.h"
 
-#define KENLM_PROBING_TPS 4.4e6
-#define KENLM_TRIE_TPS 2.3e6
-#define KENLM_TRIE_BYTES 98.5e6
-#define KENLM_PROBING_BYTES 183.5e6
+/* KenLM's figures for the models of anchors.md, found by the model's total n-gram count (stored,
+ * with the suffixes KenLM adds); 0: not measured. */
+typedef struct kenlm_anchor {
+    uint64_t ngrams;
+    double probing_tps, trie_tps, probing_bytes, trie_bytes;
+} kenlm_anchor;
+static const kenlm_anchor known_anchors[] = {
+    {7796802, 4.4e6, 2.3e6, 183.5e6, 98.5e6}, /* mono lm.5, on the mono sample */
+    {2764727, 0, 0, 60.0e6, 26.9e6},          /* bible lm.5 */
+};
+
+static const kenlm_anchor *anchor_for(uint64_t ngrams)
+{
+    for (size_t i = 0; i < sizeof known_anchors / sizeof known_anchors[0]; i++)
+        if (known_anchors[i].ngrams == ngrams)
+            return &known_anchors[i];
+    return NULL;
+}
+
+static uint64_t model_ngrams(const glm_model *m)
+{
+    uint64_t n = 0;
+    for (unsigned k = 1; k <= glm_order(m); k++)
+        n += glm_count(m, k);
+    return n;
+}
 
 static long peak_rss_kb(void)
 {
@@ -88,10 +112,13 @@ static void build(const char *arpa, const char *out, uint32_t K, const char *nam
            name, build_probing ? "kenlm-probing" : "glm", build_probing ? 0 : K, quant_p, quant_b,
            (unsigned long long)n, t, (unsigned long long)st.file_size,
            (double)st.file_size / (double)n);
-    if (anchors) /* the KenLM anchors are for the mono lm.5; the peak is this process's */
+    const kenlm_anchor *A = anchor_for(n);
+    if (anchors && A) /* the peak is this process's */
         printf(" size_vs_kenlm_trie=%.3f size_vs_kenlm_probing=%.3f peak_rss_kb=%ld",
-               (double)st.file_size / KENLM_TRIE_BYTES, (double)st.file_size / KENLM_PROBING_BYTES,
+               (double)st.file_size / A->trie_bytes, (double)st.file_size / A->probing_bytes,
                peak_rss_kb());
+    else if (anchors)
+        printf(" size_vs_kenlm=none peak_rss_kb=%ld", peak_rss_kb());
     printf("\n");
     fflush(stdout);
 }
@@ -122,13 +149,16 @@ static void perplexity(const glm_model *m, const char *text, int path, unsigned 
     const char *pn = path == GLM_PATH_REF ? "reference" : path == GLM_PATH_GPU ? "gpu" : "fast";
     /* the run with the best wall time; the CPU-time rate is the fair one on a loaded machine
      * (single thread: wall minus time spent waiting for a core) */
+    const kenlm_anchor *A = anchor_for(model_ngrams(m));
+    char vs[128] = " vs_kenlm=none";
+    if (A && A->probing_tps > 0)
+        snprintf(vs, sizeof vs, " vs_kenlm_probing=%.2f vs_kenlm_probing_cpu=%.2f vs_kenlm_trie=%.2f",
+                 tps / A->probing_tps, tpc / A->probing_tps, tps / A->trie_tps);
     printf("glm_bench perplexity path=%s threads=%u%s tokens=%llu oovs=%llu ppl_incl=%.16g "
            "ppl_excl=%.16g seconds=%.3f cpu_seconds=%.3f tokens_per_s=%.0f "
-           "tokens_per_cpu_s=%.0f vs_kenlm_probing=%.2f vs_kenlm_probing_cpu=%.2f "
-           "vs_kenlm_trie=%.2f peak_rss_kb=%ld\n",
+           "tokens_per_cpu_s=%.0f%s peak_rss_kb=%ld\n",
            pn, threads, extra, (unsigned long long)st.tokens, (unsigned long long)st.oovs,
-           st.ppl_incl, st.ppl_excl, best, best_cpu, tps, tpc, tps / KENLM_PROBING_TPS,
-           tpc / KENLM_PROBING_TPS, tps / KENLM_TRIE_TPS, peak_rss_kb());
+           st.ppl_incl, st.ppl_excl, best, best_cpu, tps, tpc, vs, peak_rss_kb());
     fflush(stdout);
 }
 
@@ -518,13 +548,16 @@ int main(int argc, char **argv)
         unsigned qp, qb;
         glm_quantization(m, &qp, &qb);
         char vs[128]; /* the anchor of the model's own layout */
-        if (strcmp(lay, "glm") == 0)
+        const kenlm_anchor *A = anchor_for(model_ngrams(m));
+        if (!A)
+            snprintf(vs, sizeof vs, "size_vs_kenlm=none");
+        else if (strcmp(lay, "glm") == 0)
             snprintf(vs, sizeof vs, "size_vs_kenlm_trie=%.3f size_vs_kenlm_probing=%.3f",
-                     bytes / KENLM_TRIE_BYTES, bytes / KENLM_PROBING_BYTES);
+                     bytes / A->trie_bytes, bytes / A->probing_bytes);
         else if (strcmp(lay, "kenlm probing") == 0)
-            snprintf(vs, sizeof vs, "size_vs_kenlm_probing=%.3f", bytes / KENLM_PROBING_BYTES);
+            snprintf(vs, sizeof vs, "size_vs_kenlm_probing=%.3f", bytes / A->probing_bytes);
         else if (strcmp(lay, "kenlm trie") == 0)
-            snprintf(vs, sizeof vs, "size_vs_kenlm_trie=%.3f", bytes / KENLM_TRIE_BYTES);
+            snprintf(vs, sizeof vs, "size_vs_kenlm_trie=%.3f", bytes / A->trie_bytes);
         else
             snprintf(vs, sizeof vs, "size_vs_kenlm=none");
         printf("glm_bench open model=%s layout=\"%s\" quant=%u/%u flags=huge,index seconds=%.3f "
