@@ -152,7 +152,8 @@ static void perplexity(const glm_model *m, const char *text, int path, unsigned 
     const kenlm_anchor *A = anchor_for(model_ngrams(m));
     char vs[128] = " vs_kenlm=none";
     if (A && A->probing_tps > 0)
-        snprintf(vs, sizeof vs, " vs_kenlm_probing=%.2f vs_kenlm_probing_cpu=%.2f vs_kenlm_trie=%.2f",
+        snprintf(vs, sizeof vs,
+                 " vs_kenlm_probing=%.2f vs_kenlm_probing_cpu=%.2f vs_kenlm_trie=%.2f",
                  tps / A->probing_tps, tpc / A->probing_tps, tps / A->trie_tps);
     printf("glm_bench perplexity path=%s threads=%u%s tokens=%llu oovs=%llu ppl_incl=%.16g "
            "ppl_excl=%.16g seconds=%.3f cpu_seconds=%.3f tokens_per_s=%.0f "

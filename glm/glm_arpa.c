@@ -667,13 +667,14 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
             return smt_err_set(r->err, rc == -2 ? SMT_ERR_LIMIT : SMT_ERR_NOMEM,
                                "%s:%llu: cannot store the %u-gram", r->path,
                                (unsigned long long)lineno(r), n);
-        /* the longest stored suffix (w, h1, .., h_{lower+1}) */
+        /* the longest stored suffix (w, h1, .., h_{lower+1}) and its record at */
         int lower = (int)n - 3;
-        if (lower >= 0 && find_hashed(&a->o[n - 1], ids, hsuf) < 0)
-            for (lower--; lower >= 0 && glm_ostore_find(&a->o[lower + 2], ids) < 0;)
-                lower--;
+        int64_t at = lower >= 0 ? find_hashed(&a->o[n - 1], ids, hsuf) : -1;
+        while (lower >= 0 && at < 0)
+            if (--lower >= 0)
+                at = glm_ostore_find(&a->o[lower + 2], ids);
         if (lower != (int)n - 3) {
-            float lp = lower < 0 ? a->uprob[ids[0]] : a->o[lower + 2].prob[glm_ostore_find(&a->o[lower + 2], ids)];
+            float lp = lower < 0 ? a->uprob[ids[0]] : a->o[lower + 2].prob[at];
             if ((rc = insert_suffixes(r, a, n, ids, lower, fabsf(lp))))
                 return rc;
         }

@@ -150,7 +150,8 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The records a pass over records looks ahead (a suffix lookup, a table fill): its random reads start this many records early. */
+/* How far a pass over records looks ahead (a suffix lookup, a table fill): its random reads
+ * start this many records early. */
 #define BUILD_AHEAD 16
 
 /* Sorts the records of level k by (parent final position, key): order[i] = record index;
@@ -587,7 +588,8 @@ static inline void ken_put_ahead(const ken_out *o, uint64_t key)
     __builtin_prefetch(o->tab + glm_kenlm_bucket(&o->t, key) * o->esz, 1);
 }
 
-/* KenLM's probing key of an n-gram (ids most recent first: the predicted word, then its history). */
+/* KenLM's probing key of an n-gram (ids most recent first: the predicted word, then its
+ * history). */
 static inline uint64_t ngram_key(const uint32_t *ids, unsigned n)
 {
     uint64_t key = ids[0];
@@ -671,7 +673,8 @@ static int write_probing(const char *out_path, const glm_arpa *a, const uint64_t
     for (uint64_t i = 0; i < count[1] && !rc; i++) {
         /* KenLM clears the sign of an extended unigram and leaves the others as read, so the
          * "0" of <s> stays +0.0 (glm's reader gives -0.0); only a walk predicting <s> sees it */
-        uni[2 * i] = ext[1][i] || a->uprob[i] == 0.0f ? glm_kenlm_set_sign(a->uprob[i], 0) : a->uprob[i];
+        uni[2 * i] = ext[1][i] || a->uprob[i] == 0.0f ? glm_kenlm_set_sign(a->uprob[i], 0)
+                                                       : a->uprob[i];
         uni[2 * i + 1] = a->ubo[i];
     }
     if (!rc)
