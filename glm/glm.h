@@ -92,8 +92,8 @@ enum {
  * verified model can never be read out of bounds. Returns 0, SMT_ERR_IO, SMT_ERR_FORMAT,
  * SMT_ERR_VERSION, SMT_ERR_INCOMPLETE, SMT_ERR_CORRUPT or SMT_ERR_NOMEM.
  * A KenLM binary (build_binary's probing, trie, -q/-b quantized and -a array-compressed layouts)
- * opens too and is queried in place with KenLM's own word ids (docs/glm.md); rest probing is
- * SMT_ERR_UNSUPPORTED, naming it.
+ * opens too and is queried in place with KenLM's own word ids (docs/glm.md), and so does rest
+ * probing (build_binary -r: the probing layout with rest costs, see glm_phrase_estimate).
  * Such a model has no GPU path and glm_node_size 0. */
 int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err);
 
@@ -160,6 +160,14 @@ float glm_score(const glm_model *m, const glm_state *in, glm_word w, glm_state *
 /* The readable reference of glm_score (a plain walk, no tricks); identical results. */
 float glm_score_ref(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
                     unsigned *ngram_length);
+
+/* The estimate of phrase w[0..n) scored from the empty context, as Moses's KENLM feature makes it
+ * (KenLM's lm::ngram::RuleScore): the words' scores in order (float sums), where the words at the
+ * phrase's open left edge (their longest match may still extend left, and each one lengthened the
+ * state) count their match's rest cost instead. Only a KenLM rest probing binary (build_binary
+ * -r) stores rest costs; for every other model the rest cost is the probability and this is the
+ * sum of glm_score's values from glm_state_null, the same float. Ids must be < vocab size. */
+float glm_phrase_estimate(const glm_model *m, const glm_word *w, size_t n);
 
 /* ---------------------------------------------------------------- batch scoring of states */
 

@@ -13,7 +13,10 @@
  *     id} (12 bytes) with buckets(count[1]).
  *   Search (probing): unigrams {float prob, float backoff} x (count[1] + 1); for each middle order
  *     n a table of {uint64 key, float prob, float backoff} with buckets(count[n]); the highest
- *     order a table of {uint64 key, float prob} (12 bytes).
+ *     order a table of {uint64 key, float prob} (12 bytes). Rest probing (model type 1, made by
+ *     build_binary -r) is the same with a third float, the rest cost, after each unigram's and
+ *     middle entry's backoff: 12-byte unigrams and 20-byte middle entries ("pack 4", lm/value.hh
+ *     RestValue); query's scores never read it, Moses's phrase estimates do (glm_phrase_estimate).
  *   Then, when has_vocabulary, the words in id order, each NUL-terminated, <unk> first.
  * A probing table of e entries has buckets = max(e + 1, (uint64)(multiplier * (float)e)); a key
  * sits at or after bucket key % buckets (linear probing, wrapping); key 0 marks an empty bucket.
@@ -266,14 +269,17 @@ static int open_probing(glm_kenlm *k, const char *path, const uint8_t *b, size_t
                            path, k->bound, (unsigned long long)k->count[1]);
     if ((rc = table(path, len, at, k->count[1], k->multiplier, 12, b, &k->vocab, "vocabulary", err)))
         return rc;
-    /* the search */
-    k->uni_size = 8;
-    if ((rc = claim(path, len, at, (k->count[1] + 1) * 8, b, &k->uni, "unigrams", err)))
+    /* the search: rest probing adds a float (the rest cost) to each unigram and middle entry */
+    int rest = k->type == KEN_REST_PROBING;
+    k->uni_size = rest ? 12 : 8;
+    k->mid_size = rest ? 20 : 16;
+    if ((rc = claim(path, len, at, (k->count[1] + 1) * k->uni_size, b, &k->uni, "unigrams", err)))
         return rc;
     for (unsigned n = 2; n < order; n++) {
         char what[32];
         snprintf(what, sizeof what, "%u-grams", n);
-        if ((rc = table(path, len, at, k->count[n], k->multiplier, 16, b, &k->mid[n], what, err)))
+        if ((rc = table(path, len, at, k->count[n], k->multiplier, k->mid_size, b, &k->mid[n],
+                        what, err)))
             return rc;
     }
     {
@@ -550,12 +556,8 @@ int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
         return smt_err_set(err, SMT_ERR_CORRUPT,
                            "%s: a KenLM binary of unknown model type %u (KenLM knows 0..5)", path,
                            type);
-    if (type == KEN_REST_PROBING)
-        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                           "%s: a KenLM binary of the %s layout: not supported yet (probing and "
-                           "every trie layout are; give the ARPA file, or build_binary it again)",
-                           path, ken_layout[type]);
-    unsigned want_version = type == KEN_PROBING ? 0 : 1;
+    int hashed = type == KEN_PROBING || type == KEN_REST_PROBING;
+    unsigned want_version = hashed ? 0 : 1;
     if (search_version != want_version)
         return smt_err_set(err, SMT_ERR_VERSION,
                            "%s: a KenLM binary of the %s layout, search version %u (%u expected)",
@@ -585,8 +587,7 @@ int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
                                path, (unsigned long long)k->count[n], n);
     }
     uint64_t at = hdr;
-    rc = type == KEN_PROBING ? open_probing(k, path, b, len, &at, err)
-                             : open_trie(k, path, b, len, &at, err);
+    rc = hashed ? open_probing(k, path, b, len, &at, err) : open_trie(k, path, b, len, &at, err);
     if (rc)
         return rc;
     /* the words, when stored: exactly bound NUL-terminated strings, <unk> first */
@@ -656,37 +657,56 @@ static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word 
                                  unsigned nh, float *prob, float *bo);
 
 /* One level of a probing walk: the n-gram of key (its bucket bkt) in table t, the highest order's
- * when top. Returns -1 when it is missing; else sets *prob (signed as glm_walk's) and, below the
- * highest order, *bo, and returns 1 when a longer n-gram may extend it left, 0 when the walk ends
- * here. */
-static inline int ken_level(const glm_kenlm_table *t, int top, uint64_t key, uint64_t bkt,
-                            float *prob, float *bo)
+ * when top, below it of msz-byte entries (16, or 20 with a rest cost). Returns -1 when it is
+ * missing; else sets *prob (signed as glm_walk's) and, below the highest order, *bo, and returns
+ * 1 when a longer n-gram may extend it left, 0 when the walk ends here. When e is not NULL, *e
+ * gets the entry found. */
+static inline int ken_level(const glm_kenlm_table *t, int top, size_t msz, uint64_t key,
+                            uint64_t bkt, float *prob, float *bo, const uint8_t **e)
 {
     if (top) { /* {key, prob} entries */
-        const uint8_t *e = probe_at(t, 12, key, bkt);
-        if (!e)
+        const uint8_t *x = probe_at(t, 12, key, bkt);
+        if (!x)
             return -1;
-        *prob = ldf(e + 8);
+        *prob = ldf(x + 8);
+        if (e)
+            *e = x;
         return 0;
     }
-    const uint8_t *e = probe_at(t, 16, key, bkt); /* {key, prob, backoff} */
-    if (!e)
+    const uint8_t *x = probe_at(t, msz, key, bkt); /* {key, prob, backoff[, rest]} */
+    if (!x)
         return -1;
-    float p = ldf(e + 8);
+    float p = ldf(x + 8);
     *prob = with_sign(p);
-    *bo = ldf(e + 12);
+    *bo = ldf(x + 12);
+    if (e)
+        *e = x;
     return !independent_left(p);
 }
 
-static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh,
-                                float *prob, float *bo)
+/* The walk (as trie_walk's) on the hash tables. For the phrase estimate (rest and indep may be
+ * NULL): *rest gets the longest match's rest cost (its probability where the file stores none,
+ * and at the highest order), *indep KenLM's FullScoreReturn::independent_left: 0 only when the
+ * history ran out while the match could still extend left (before a miss, an n-gram marked as
+ * not extended, or the highest order). */
+static inline unsigned ken_walk_rest(const glm_kenlm *k, glm_word w, const glm_word *hist,
+                                     unsigned nh, float *prob, float *bo, float *rest, int *indep)
 {
-    if (k->sorted)
-        return trie_walk(k, w, hist, nh, prob, bo);
-    const uint8_t *u = k->uni + (uint64_t)w * 8;
+    if (k->sorted) { /* a trie stores no rest costs: the estimate is the plain sum */
+        unsigned len = trie_walk(k, w, hist, nh, prob, bo);
+        if (rest)
+            *rest = *prob;
+        if (indep)
+            *indep = 1;
+        return len;
+    }
+    int has_rest = k->type == KEN_REST_PROBING;
+    const uint8_t *u = k->uni + (uint64_t)w * k->uni_size;
     float p = ldf(u);
     *prob = with_sign(p);
     bo[0] = ldf(u + 4);
+    if (rest)
+        *rest = has_rest ? ldf(u + 8) : *prob;
     int more = !independent_left(p);
     unsigned len = 1;
     uint64_t key = w;
@@ -695,12 +715,24 @@ static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *
         int top = len + 1 == k->order;
         const glm_kenlm_table *t = top ? &k->longest : &k->mid[len + 1];
         float lp;
-        if ((more = ken_level(t, top, key, glm_kenlm_bucket(t, key), &lp, &bo[len])) < 0)
+        const uint8_t *e = NULL;
+        if ((more = ken_level(t, top, k->mid_size, key, glm_kenlm_bucket(t, key), &lp, &bo[len],
+                              rest ? &e : NULL)) < 0)
             break;
         *prob = lp;
+        if (rest)
+            *rest = has_rest && !top ? ldf(e + 16) : lp;
         len++;
     }
+    if (indep) /* still extendable only where the history ran out first (more stayed 1) */
+        *indep = more <= 0;
     return len;
+}
+
+static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh,
+                                float *prob, float *bo)
+{
+    return ken_walk_rest(k, w, hist, nh, prob, bo, NULL, NULL);
 }
 
 /* A bit-packed level's fields are read as util/bit_packing.hh reads them, by glm_rd_bits
@@ -802,7 +834,7 @@ static inline void ken_prefetch(const glm_kenlm *k, glm_word w, const glm_word *
         __builtin_prefetch(k->uni + (uint64_t)w * 16);
         return;
     }
-    __builtin_prefetch(k->uni + (uint64_t)w * 8);
+    __builtin_prefetch(k->uni + (uint64_t)w * k->uni_size);
     uint64_t key = w;
     unsigned top = nh < k->order - 1 ? nh : k->order - 1;
     for (unsigned len = 1; len <= top; len++) {
@@ -810,7 +842,7 @@ static inline void ken_prefetch(const glm_kenlm *k, glm_word w, const glm_word *
         if (len + 1 == k->order)
             prefetch_key(&k->longest, 12, key);
         else
-            prefetch_key(&k->mid[len + 1], 16, key);
+            prefetch_key(&k->mid[len + 1], k->mid_size, key);
     }
 }
 
@@ -832,6 +864,37 @@ float glm_kenlm_score(const glm_model *m, const glm_state *in, glm_word w, glm_s
     if (ngram_length)
         *ngram_length = len;
     return glm_finish(&m->lay, in, w, len, prob, bo, out);
+}
+
+/* KenLM's lm::ngram::RuleScore from the empty context, Moses's phrase estimate: each word's
+ * FullScore from the state of the words before it, where a word whose match may still extend
+ * left (not independent_left) and whose state grew by one word counts its match's rest cost
+ * instead; the first word that does not closes the left edge, and every later word counts its
+ * probability (the backoffs included). */
+float glm_kenlm_phrase_estimate(const glm_model *m, const glm_word *w, size_t n)
+{
+    const glm_kenlm *k = m->ken;
+    glm_state st;
+    glm_kenlm_state_start(k, 1, &st);
+    float total = 0;
+    int left_done = 0;
+    for (size_t i = 0; i < n; i++) {
+        float prob, rest, bo[GLM_MAX_ORDER];
+        int indep;
+        unsigned before = st.length;
+        unsigned len = ken_walk_rest(k, w[i], st.words, st.length, &prob, bo, &rest, &indep);
+        prob = glm_finish(&m->lay, &st, w[i], len, prob, bo, &st);
+        if (left_done) {
+            total += prob;
+        } else if (indep) {
+            total += prob;
+            left_done = 1;
+        } else {
+            total += rest;
+            left_done = st.length != before + 1;
+        }
+    }
+    return total;
 }
 
 void glm_kenlm_score_states(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
@@ -890,10 +953,12 @@ _Static_assert(KEN_AHEAD < KEN_RING && (KEN_RING & (KEN_RING - 1)) == 0, "the ri
  * of token t + KEN_AHEAD (from its full history in its sentence) are computed, kept in a ring and
  * prefetched. The walk from t's state then probes a prefix of that key chain (the state's words
  * are the first words of the same history) without hashing again. Measured on the mono lm.5
- * against the chunks of KEN_CHUNK tokens per sentence (issue 12, docs/glm.md). */
-static void probing_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
-                              size_t s0, size_t s1, int null_context, const glm_state *begin,
-                              float *prob, uint8_t *len)
+ * against the chunks of KEN_CHUNK tokens per sentence (issue 12, docs/glm.md). usz and msz: the
+ * unigram and middle entry bytes, constants in each caller below. */
+static inline __attribute__((always_inline)) void
+probing_walk(const glm_model *m, const glm_word *ids, const uint64_t *sstart, size_t s0, size_t s1,
+             int null_context, const glm_state *begin, float *prob, uint8_t *len, const size_t usz,
+             const size_t msz)
 {
     const glm_kenlm *k = m->ken;
     unsigned N = k->order;
@@ -902,7 +967,7 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
     size_t es[GLM_MAX_ORDER];          /* and its entry bytes */
     for (unsigned l = 1; l < N; l++) {
         lt[l] = l + 1 == N ? k->longest : k->mid[l + 1];
-        es[l] = l + 1 == N ? 12 : 16;
+        es[l] = l + 1 == N ? 12 : msz;
     }
     size_t ps = s0;
     uint64_t pt = sstart[s0], tend = sstart[s1];
@@ -919,7 +984,7 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
                 unsigned nt = before < N - 1 ? (unsigned)before : N - 1;
                 unsigned nh = nt < N - 1 && !null_context ? nt + 1 : nt;
                 glm_word w = ids[pt];
-                __builtin_prefetch(k->uni + (uint64_t)w * 8);
+                __builtin_prefetch(k->uni + (uint64_t)w * usz);
                 uint64_t key = w, *rk = ring[pt % KEN_RING].key, *rb = ring[pt % KEN_RING].bkt;
                 for (unsigned l = 1; l <= nh; l++) {
                     key = glm_kenlm_combine(key, l <= nt ? ids[pt - l] : k->bos);
@@ -932,14 +997,15 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
             /* the walk from the state follows a prefix of the key chain just computed */
             const uint64_t *rk = ring[t % KEN_RING].key, *rb = ring[t % KEN_RING].bkt;
             glm_word w = ids[t];
-            const uint8_t *u = k->uni + (uint64_t)w * 8;
+            const uint8_t *u = k->uni + (uint64_t)w * usz;
             float p = ldf(u), pr = with_sign(p), bo[GLM_MAX_ORDER];
             bo[0] = ldf(u + 4);
             int more = !independent_left(p);
             unsigned l = 1;
             while (l <= st.length && more) { /* ken_walk's loop on the keys of the ring */
                 float lp;
-                if ((more = ken_level(&lt[l], l + 1 == N, rk[l - 1], rb[l - 1], &lp, &bo[l])) < 0)
+                if ((more = ken_level(&lt[l], l + 1 == N, msz, rk[l - 1], rb[l - 1], &lp, &bo[l],
+                                      NULL)) < 0)
                     break;
                 pr = lp;
                 l++;
@@ -950,6 +1016,20 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
     }
 }
 
+
+/* The sentence path for each entry size, as constants: probing, and rest probing. */
+static void probing_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
+                              size_t s0, size_t s1, int null_context, const glm_state *begin,
+                              float *prob, uint8_t *len)
+{
+    probing_walk(m, ids, sstart, s0, s1, null_context, begin, prob, len, 8, 16);
+}
+static void rest_probing_sentences(const glm_model *m, const glm_word *ids,
+                                   const uint64_t *sstart, size_t s0, size_t s1, int null_context,
+                                   const glm_state *begin, float *prob, uint8_t *len)
+{
+    probing_walk(m, ids, sstart, s0, s1, null_context, begin, prob, len, 12, 20);
+}
 void glm_kenlm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
                                size_t s0, size_t s1, int null_context, int fast, float *prob,
                                uint8_t *len)
@@ -958,7 +1038,8 @@ void glm_kenlm_score_sentences(const glm_model *m, const glm_word *ids, const ui
     glm_state begin;
     glm_kenlm_state_start(k, null_context, &begin);
     if (fast && !k->sorted) {
-        probing_sentences(m, ids, sstart, s0, s1, null_context, &begin, prob, len);
+        (k->type == KEN_REST_PROBING ? rest_probing_sentences : probing_sentences)(
+            m, ids, sstart, s0, s1, null_context, &begin, prob, len);
         return;
     }
     for (size_t s = s0; s < s1; s++) {

@@ -429,6 +429,18 @@ float glm_score_ref(const glm_model *m, const glm_state *in, glm_word w, glm_sta
     return glm_score_walk(&m->lay, in, w, out, ngram_length);
 }
 
+float glm_phrase_estimate(const glm_model *m, const glm_word *w, size_t n)
+{
+    if (m->ken && glm_kenlm_has_rest(m->ken)) /* the rest costs at the phrase's left edge */
+        return glm_kenlm_phrase_estimate(m, w, n);
+    glm_state st;
+    glm_state_null(&st);
+    float total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += glm_score(m, &st, w[i], &st, NULL);
+    return total;
+}
+
 float glm_score(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
                 unsigned *ngram_length)
 {

@@ -1,12 +1,14 @@
 /* Tests of glm on KenLM binaries (glm/glm_kenlm.c): every output must be exactly what KenLM's
  * query printed for the same binary (tests/data/glm/kenlm: the tiny fixtures' binaries and KenLM's
  * output, copied from ../shared/reference/kenlm-binaries; the sample and bible binaries are read
- * from ../shared and skipped without it) in every layout build_binary writes but rest probing,
- * the state API and rows against the query, header errors named (rest probing among them), and
+ * from ../shared and skipped without it) in every layout build_binary writes (rest probing: made
+ * here from KenLM's probing files, see make_rest), the state API and rows against the query,
+ * Moses's phrase estimates with rest costs, header errors named, and
  * damaged binaries (every truncation, every flipped byte of a small one) refused or scored
  * without a crash. */
 #define _GNU_SOURCE /* open_memstream */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +133,139 @@ Test(glm_kenlm, tiny_array_compressed_trie_query_is_kenlms)
 {
     tiny_case("chain.trie-a22");
     tiny_case("suffix.trie-a22");
+}
+
+/* ---------------------------------------------------------------- rest probing */
+
+/* KenLM's rest probing (build_binary -r "lower.arpa ...": model type 1) is its probing layout
+ * with a third float after each unigram's and middle entry's backoff, the n-gram's rest cost
+ * (lm/value.hh: RestWeights, entries packed to 4 bytes: 12-byte unigrams, 20-byte middle
+ * entries), the tables the same size. No KenLM-made rest file is at hand (its rest costs come
+ * from lower-order models), so this widens a KenLM-made probing file into one, each rest cost the
+ * n-gram's probability (its sign set, as KenLM reads it) plus delta, and the highest order (which
+ * stores no rest) as it is. KenLM's query prints probabilities only, so the widened file must
+ * print what KenLM printed for the probing file. */
+static void make_rest(const char *probing, const char *out, float delta)
+{
+    size_t n;
+    uint8_t *b = (uint8_t *)tu_read_file(probing, &n);
+    cr_assert_not_null(b, "%s", probing);
+    const uint8_t *fx = b + GLM_KENLM_SANITY_BYTES;
+    unsigned order = fx[0];
+    float mult;
+    memcpy(&mult, fx + 4, 4);
+    uint64_t count[GLM_MAX_ORDER + 1];
+    for (unsigned k = 1; k <= order; k++)
+        memcpy(&count[k], fx + GLM_KENLM_FIXED_BYTES + 8 * (k - 1), 8);
+    uint8_t *o = malloc(2 * n), *q = o;
+    size_t at = (size_t)glm_kenlm_header_bytes(order);
+    memcpy(q, b, at);
+    q[GLM_KENLM_SANITY_BYTES + 8] = 1; /* model type: rest probing */
+    q += at;
+    size_t vocab = 8 + 12 * (size_t)glm_kenlm_buckets(count[1], mult); /* unchanged */
+    memcpy(q, b + at, vocab), q += vocab, at += vocab;
+    for (uint64_t i = 0; i <= count[1]; i++, at += 8, q += 12) { /* {prob, backoff, rest} */
+        float p;
+        memcpy(&p, b + at, 4);
+        float rest = -fabsf(p) + delta;
+        memcpy(q, b + at, 8);
+        memcpy(q + 8, &rest, 4);
+    }
+    for (unsigned k = 2; k < order; k++) /* {key, prob, backoff, rest}; empty buckets all zero */
+        for (uint64_t i = 0; i < glm_kenlm_buckets(count[k], mult); i++, at += 16, q += 20) {
+            float p;
+            memcpy(&p, b + at + 8, 4);
+            uint64_t key;
+            memcpy(&key, b + at, 8);
+            float rest = key ? -fabsf(p) + delta : 0.0f;
+            memcpy(q, b + at, 16);
+            memcpy(q + 16, &rest, 4);
+        }
+    memcpy(q, b + at, n - at); /* the highest order and the words */
+    q += n - at;
+    cr_assert_eq(tu_write_file(out, (const char *)o, (size_t)(q - o)), 0);
+    free(o), free(b);
+}
+
+Test(glm_kenlm, rest_probing_query_is_kenlms)
+{
+    char *bin = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
+    char *txt = tu_data_path("glm/kenlm/tiny.chain.probing.txt");
+    char *want = tu_data_path("glm/kenlm/tiny.chain.probing.query");
+    char *rest = tu_join(dir, "chain.rest.bin");
+    make_rest(bin, rest, -0.25f);
+    expect_query(rest, txt, want, 0);
+    glm_model *m;
+    smt_err e;
+    cr_assert_eq(glm_open(&m, rest, 0, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(glm_layout_name(m), "kenlm rest probing");
+    glm_close(m);
+    /* the probing sentence path against the reference one, across sentences, with -n too */
+    char *many = tu_join(dir, "many.txt");
+    char text[2048] = "";
+    for (int i = 0; i < 40; i++)
+        strcat(text, i % 5 == 4 ? "zzz b c </s>\n" : "a b c a a b\n");
+    cr_assert_eq(tu_write_file(many, text, strlen(text)), 0);
+    glm_model *p;
+    cr_assert_eq(glm_open(&p, bin, 0, &e), 0, "%s", e.msg);
+    cr_assert_eq(glm_open(&m, rest, GLM_OPEN_HUGE, &e), 0, "%s", e.msg);
+    for (int nc = 0; nc < 2; nc++) {
+        char *a = query(p, many, nc, GLM_PATH_FAST, 1), *b = query(m, many, nc, GLM_PATH_FAST, 1),
+             *c = query(m, many, nc, GLM_PATH_REF, 1);
+        cr_assert_str_eq(b, a, "-n %d", nc);
+        cr_assert_str_eq(c, a, "-n %d", nc);
+        free(a), free(b), free(c);
+    }
+    glm_close(m), glm_close(p);
+    free(bin), free(txt), free(want), free(rest), free(many);
+}
+
+/* Moses's phrase estimate (glm_phrase_estimate, KenLM's RuleScore from the empty context): on the
+ * probing file the plain sum of glm_score from the null state, the same float; on the rest file
+ * the words at the open left edge count their match's rest cost (the probability - 0.25 here).
+ * chain.arpa: a, b, c and </s> are suffixes of bigrams (they extend left), <s> and <unk> are not;
+ * "a b" and "b c" are suffixes of trigrams; "a" and "b" (and "a b") have backoffs, "c" and "b c"
+ * have none, so after "b c" the state is empty. */
+Test(glm_kenlm, rest_probing_phrase_estimates)
+{
+    char *bin = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
+    char *rest = tu_join(dir, "chain.rest.bin");
+    make_rest(bin, rest, -0.25f);
+    glm_model *p, *r;
+    smt_err e;
+    cr_assert_eq(glm_open(&p, bin, 0, &e), 0, "%s", e.msg);
+    cr_assert_eq(glm_open(&r, rest, 0, &e), 0, "%s", e.msg);
+    glm_word a = glm_index(p, "a", 1), b = glm_index(p, "b", 1), c = glm_index(p, "c", 1),
+             eos = glm_index(p, "</s>", 4), bos = glm_index(p, "<s>", 3);
+    cr_assert(a && b && c && eos && bos);
+    const glm_word phrases[][4] = {{c}, {bos}, {a, b}, {b, c, eos}, {a, a, b, c}, {GLM_UNK, a}};
+    const size_t lens[] = {1, 1, 2, 3, 4, 2};
+    /* the rest file's estimates, as RuleScore adds them (each word's float, in order) */
+    const float want[] = {
+        0.0f + (-1.2f - 0.25f),                        /* c: extends left, rest */
+        0.0f + -99.0f,                                 /* <s>: independent, probability */
+        (0.0f + (-0.6f - 0.25f)) + (-0.4f - 0.25f),    /* a, then "a b": both open */
+        ((0.0f + (-0.9f - 0.25f)) + (-0.5f - 0.25f)) + -0.7f, /* "b c" empties the state */
+        /* a (rest), "a a" (a bigram nothing extends: independent, its probability; the state
+         * keeps only "a", as "a a" has no extension), then b ("a b") and c (the trigram "a b c")
+         * at their probabilities */
+        (((0.0f + (-0.6f - 0.25f)) + -0.45f) + -0.4f) + -0.15f,
+        (0.0f + -1.0f) + -0.6f,                        /* <unk> independent: the edge closed */
+    };
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        glm_state st;
+        glm_state_null(&st);
+        float sum = 0;
+        for (size_t j = 0; j < lens[i]; j++)
+            sum += glm_score(p, &st, phrases[i][j], &st, NULL);
+        float plain = glm_phrase_estimate(p, phrases[i], lens[i]);
+        cr_assert(memcmp(&plain, &sum, 4) == 0, "phrase %zu: %.9g, the sum %.9g", i, plain, sum);
+        float got = glm_phrase_estimate(r, phrases[i], lens[i]);
+        cr_assert(memcmp(&got, &want[i], 4) == 0, "phrase %zu: %.9g, want %.9g", i, got,
+                  want[i]);
+    }
+    glm_close(p), glm_close(r);
+    free(bin), free(rest);
 }
 
 /* The tool: `glm query` on the binary prints the same bytes (glm_load's path). */
@@ -482,7 +617,7 @@ Test(glm_kenlm, header_errors_named)
         {0x6c, "\x07", 1, SMT_ERR_CORRUPT, "vocabulary holds"},      /* 7 unigrams */
         {0x31, "4", 1, SMT_ERR_VERSION, "version \"4"},              /* format version 4 */
         {0x58, "\x07", 1, SMT_ERR_UNSUPPORTED, "order 7"},           /* order 7 */
-        {0x60, "\x01", 1, SMT_ERR_UNSUPPORTED, "rest probing"},      /* rest costs */
+        {0x60, "\x01", 1, SMT_ERR_CORRUPT, "too short"},            /* sized as rest probing */
         {0x60, "\x09", 1, SMT_ERR_CORRUPT, "unknown model type 9"},  /* no such layout */
         {0x3f, "\x00", 1, SMT_ERR_FORMAT, "test values"},            /* 1.0f damaged */
         {0x35, "\x01", 1, SMT_ERR_FORMAT, "test values"},            /* magic's padding */
@@ -543,6 +678,28 @@ Test(glm_kenlm, shared_sample_lm3_probing)
 Test(glm_kenlm, shared_bible_lm5_probing)
 {
     shared_case("reference/kenlm-binaries/bible.lm5.probing.bin.xz", "bible.lm5.probing");
+}
+
+/* The sample lm.3 widened into rest probing (make_rest) prints what KenLM printed for its probing
+ * file, with and without -n. */
+Test(glm_kenlm, shared_sample_lm3_rest_probing)
+{
+    char *bin = tu_shared_path("reference/kenlm-binaries/sample.lm3.probing.bin");
+    char *txt = tu_shared_path("reference/kenlm-binaries/query/test-a.200.en");
+    if (!bin || !txt) {
+        free(bin), free(txt);
+        cr_skip_test("../shared/reference/kenlm-binaries is absent");
+    }
+    char *want =
+        tu_shared_path("reference/kenlm-binaries/query/sample.lm3.probing.test-a.200.query");
+    char *want_n =
+        tu_shared_path("reference/kenlm-binaries/query/sample.lm3.probing.test-a.200.n.query");
+    cr_assert(want && want_n);
+    char *rest = tu_join(dir, "lm3.rest.bin");
+    make_rest(bin, rest, -0.5f);
+    expect_query(rest, txt, want, 0);
+    expect_query(rest, txt, want_n, 1);
+    free(bin), free(txt), free(want), free(want_n), free(rest);
 }
 
 Test(glm_kenlm, shared_sample_lm3_trie)

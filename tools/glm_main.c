@@ -31,8 +31,8 @@ static void usage(FILE *f)
             "      KenLM's build_binary words: -q/-b (trie: probabilities and backoffs\n"
             "      quantized to N and M bits, 1..25, M defaults to N, KenLM's binning),\n"
             "      -p (probing: buckets per entry, default 1.5), -u (<unk>'s log10 p when\n"
-            "      missing, default -100), -i (positive log10 p read as 0); -a -s -v -w -T -S\n"
-            "      are refused, each saying why\n"
+            "      missing, default -100), -i (positive log10 p read as 0); -a -s -v -w -r -T\n"
+            "      -S are refused, each saying why\n"
             "  glm query [-v summary|sentence|word] [-n] [-b] [-l lazy|populate|read|parallel]\n"
             "            [--threads N] [--gpu | --ref] [--verify] [--mmap] [--no-index]\n"
             "            [-input-file|--input-file FILE] [--resume] [--parts-dir DIR]\n"
@@ -80,7 +80,8 @@ static int cmd_build(int argc, char **argv)
     /* the words that are not options or their values: three of them make the first a type */
     int positionals = 0, typed = 0, backoff_set = 0, k_set = 0, p_set = 0;
     for (int i = 0; i < argc; i++) {
-        static const char *const valued[] = {"-K", "-u", "-q", "-b", "-a", "-p", "-w", "-T", "-S"};
+        static const char *const valued[] = {"-K", "-u", "-q", "-b", "-a", "-p", "-w", "-T", "-S",
+                                             "-r"};
         int takes = 0;
         for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
             takes |= strcmp(argv[i], valued[k]) == 0;
@@ -151,6 +152,8 @@ static int cmd_build(int argc, char **argv)
                 {"-v", "-v leaves the vocabulary out; a glm file always has it"},
                 {"-w", "-w chooses how KenLM writes its file; glm writes one way (temporary, fsync, "
                        "rename)"},
+                {"-r", "-r adds rest costs from lower-order models (KenLM's rest probing); glm "
+                       "reads such files but does not write them"},
                 {"-T", "-T and -S size KenLM's on-disk trie sort; glm builds in memory"},
                 {"-S", "-T and -S size KenLM's on-disk trie sort; glm builds in memory"},
             };

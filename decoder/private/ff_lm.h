@@ -1,6 +1,7 @@
 /* ff_lm.h — the n-gram LMs (Moses's KENLM; SRILM and IRSTLM features naming ARPA files): log10
  * probabilities times ln 10, and with oov-feature=1 a second score, the OOV count. An option's estimate
- * is the phrase scored from an empty context (Moses's fullScore); an expansion scores the phrase's
+ * is the phrase scored from an empty context (Moses's fullScore: glm_phrase_estimate, with a KenLM
+ * rest probing file's rest costs at the phrase's left edge); an expansion scores the phrase's
  * words after the previous hypothesis's state, and </s> when the sentence is complete; it keeps
  * the new state and the score (dec_hyp_lm_prob), which the n-best paths reuse. */
 #ifndef DEC_FF_LM_H
@@ -38,12 +39,7 @@ static inline void ff_lm_estimate(const dec_model *m, const dec_option *o, float
         return;
     for (unsigned l = 0; l < m->n_lms; l++) {
         const uint32_t *w = o->lm_words + (size_t)l * o->n_words;
-        glm_state st;
-        glm_state_null(&st);
-        float total = 0;
-        for (uint32_t i = 0; i < o->n_words; i++)
-            total += glm_score(m->lms[l], &st, w[i], &st, NULL);
-        *future += m->w_lm[l] * DEC_LN10 * total;
+        *future += m->w_lm[l] * DEC_LN10 * glm_phrase_estimate(m->lms[l], w, o->n_words);
     }
 }
 

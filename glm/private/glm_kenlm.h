@@ -1,13 +1,15 @@
 /* glm_kenlm.h — glm's second backend: a KenLM binary (build_binary's output) queried in place.
  *
- * Supported: the `probing` layout (KenLM's default), `trie`, `trie -q N -b M` (quantized) and
- * `trie -a N` (array-compressed pointers, with or without quantization),
+ * Supported: the `probing` layout (KenLM's default), `rest probing` (probing with rest costs,
+ * build_binary -r), `trie`, `trie -q N -b M` (quantized) and `trie -a N` (array-compressed
+ * pointers, with or without quantization),
  * queried in place too (the trie's bit-packed levels are searched as KenLM searches them: the
  * same entries, hence the same floats; quantized values are read from the file's own bins). Its vocabulary is a linear-probing hash table
  * of MurmurHash64A word hashes (ids in ARPA order, <unk> 0); its n-grams are linear-probing hash
  * tables of n-gram hashes (the word ids chained by KenLM's CombineWordHash, predicted word first),
  * so the words of an n-gram are not stored and the file cannot be converted: it is mapped and
- * probed as KenLM probes it. Rest probing (`build_binary rest`) is recognized and refused by name.
+ * probed as KenLM probes it. A rest probing file's rest costs serve only glm_kenlm_phrase_estimate
+ * (Moses's phrase estimates); the scores are the probing layout's.
  *
  * A model opened from a KenLM binary is a glm_model with `ken` set: glm_model.c, glm_batch.c and
  * glm_text.c dispatch to the functions below; the state logic (glm_finish, glm_row_combine) is
@@ -99,7 +101,8 @@ typedef struct glm_kenlm_bits {
 } glm_kenlm_bits;
 
 typedef struct glm_kenlm {
-    int type; /* KenLM's model type: 0 probing, 2 trie, 3 quantized, 4 array-compressed, 5 both */
+    int type; /* KenLM's model type: 0 probing, 1 rest probing, 2 trie, 3 quantized, 4
+               * array-compressed, 5 both */
     void *map;          /* the whole file, mapped read-only (NULL when copied: huge_raw) */
     size_t map_len;
     void *huge_raw;     /* GLM_OPEN_HUGE: the file read into 2 MB pages (huge_len bytes) */
@@ -109,14 +112,15 @@ typedef struct glm_kenlm {
     float multiplier;                  /* probing_multiplier */
     glm_kenlm_table vocab;             /* entries {uint64 hash; uint32 id}: 12 bytes */
     uint32_t bound;                    /* words including <unk> */
-    const uint8_t *uni;                /* (count[1] + 1) x {float prob, float backoff} */
-    glm_kenlm_table mid[GLM_MAX_ORDER + 1]; /* [k], k = 2..order-1: {key, prob, backoff}: 16 B */
+    const uint8_t *uni;                /* (count[1] + 1) x {float prob, float backoff[, rest]} */
+    glm_kenlm_table mid[GLM_MAX_ORDER + 1]; /* [k], k = 2..order-1: {key, prob, backoff[, rest]} */
     glm_kenlm_table longest;                /* {key, prob}: 12 bytes */
     /* trie layouts: the sorted vocabulary (word id = 1 + position of the word's hash), unigrams
      * {float prob, float backoff, uint64 first child} x (count[1] + 2), levels 2..order */
     const uint8_t *sorted;
     uint64_t nsorted;
-    size_t uni_size; /* bytes per unigram: 8 (probing) or 16 (trie) */
+    size_t uni_size; /* bytes per unigram: 8 (probing), 12 (rest probing) or 16 (trie) */
+    size_t mid_size; /* bytes per middle entry (probing layouts): 16, or 20 with the rest cost */
     glm_kenlm_bits lev[GLM_MAX_ORDER + 1];
     int quant;                                   /* trie with quantization */
     uint8_t prob_bits, backoff_bits;
@@ -154,6 +158,10 @@ void glm_kenlm_state_start(const glm_kenlm *k, int null_context, glm_state *s);
 /* glm_score for a KenLM model: KenLM's FullScore. */
 float glm_kenlm_score(const struct glm_model *m, const glm_state *in, glm_word w, glm_state *out,
                       unsigned *ngram_length);
+/* Whether the file stores rest costs (KenLM's rest probing, model type 1). */
+static inline int glm_kenlm_has_rest(const glm_kenlm *k) { return k->type == 1; }
+/* glm_phrase_estimate for a KenLM rest probing model (KenLM's RuleScore over the phrase). */
+float glm_kenlm_phrase_estimate(const struct glm_model *m, const glm_word *w, size_t n);
 /* glm_score_rows for a KenLM model (ids already checked). */
 void glm_kenlm_score_rows(const struct glm_model *m, const glm_word *rows, size_t n_rows,
                           float *prob, uint8_t *len);
