@@ -684,22 +684,14 @@ static inline int ken_level(const glm_kenlm_table *t, int top, size_t msz, uint6
     return !independent_left(p);
 }
 
-/* The walk (as trie_walk's) on the hash tables. For the phrase estimate (rest and indep may be
- * NULL): *rest gets the longest match's rest cost (its probability where the file stores none,
- * and at the highest order), *indep KenLM's FullScoreReturn::independent_left: 0 only when the
- * history ran out while the match could still extend left (before a miss, an n-gram marked as
- * not extended, or the highest order). */
-static inline unsigned ken_walk_rest(const glm_kenlm *k, glm_word w, const glm_word *hist,
-                                     unsigned nh, float *prob, float *bo, float *rest, int *indep)
+/* The walk (as trie_walk's) on the hash tables of the probing layouts. For the phrase estimate
+ * (rest and indep may be NULL): *rest gets the longest match's rest cost (its probability where
+ * the file stores none, and at the highest order), *indep KenLM's
+ * FullScoreReturn::independent_left: 0 only when the history ran out while the match could still
+ * extend left (before a miss, an n-gram marked as not extended, or the highest order). */
+static inline unsigned hash_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
+                                 unsigned nh, float *prob, float *bo, float *rest, int *indep)
 {
-    if (k->sorted) { /* a trie stores no rest costs: the estimate is the plain sum */
-        unsigned len = trie_walk(k, w, hist, nh, prob, bo);
-        if (rest)
-            *rest = *prob;
-        if (indep)
-            *indep = 1;
-        return len;
-    }
     int has_rest = k->type == KEN_REST_PROBING;
     const uint8_t *u = k->uni + (uint64_t)w * k->uni_size;
     float p = ldf(u);
@@ -732,7 +724,9 @@ static inline unsigned ken_walk_rest(const glm_kenlm *k, glm_word w, const glm_w
 static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh,
                                 float *prob, float *bo)
 {
-    return ken_walk_rest(k, w, hist, nh, prob, bo, NULL, NULL);
+    if (k->sorted)
+        return trie_walk(k, w, hist, nh, prob, bo);
+    return hash_walk(k, w, hist, nh, prob, bo, NULL, NULL);
 }
 
 /* A bit-packed level's fields are read as util/bit_packing.hh reads them, by glm_rd_bits
@@ -882,7 +876,7 @@ float glm_kenlm_phrase_estimate(const glm_model *m, const glm_word *w, size_t n)
         float prob, rest, bo[GLM_MAX_ORDER];
         int indep;
         unsigned before = st.length;
-        unsigned len = ken_walk_rest(k, w[i], st.words, st.length, &prob, bo, &rest, &indep);
+        unsigned len = hash_walk(k, w[i], st.words, st.length, &prob, bo, &rest, &indep);
         prob = glm_finish(&m->lay, &st, w[i], len, prob, bo, &st);
         if (left_done) {
             total += prob;
