@@ -4,7 +4,7 @@
 #   carry/sysroot                      tools/device/make-sysroot.sh (headers + libs missing there)
 #   carry/shared/...                   bible lm.5, dev/test-a English, the mono sample (xz)
 #   carry/nmt/                         optional: an NMT model dir, src/tgt samples, an n-best list
-# Phases (each fits one 10-minute call; build outputs stay while the machine is warm):
+# Phases (a session's one 8-minute call runs `build test decoder glm`; see docs/device.md):
 #   build   configure and build glm + nmt + the decoder for sm_90 (Release)
 #   test    the GPU tests, and GPU == CPU through the tools (glm query, nmt translate, nmt score)
 #   glm     bench_glm --gpu-only on the bible lm.5 (every lanes setting)
@@ -37,7 +37,7 @@ for phase in "$@"; do
         ;;
     test)
         for t in test_glm_gpu test_nmt_out test_nmt; do
-            FASTSMT_REQUIRE_GPU=1 timeout 300 "$T/$t" --verbose > "$OUT/$t.txt" 2>&1
+            FASTSMT_REQUIRE_GPU=1 timeout 120 "$T/$t" --verbose > "$OUT/$t.txt" 2>&1
             echo "$t: $(grep -E 'Synthesis' "$OUT/$t.txt")"
             grep -E "FAIL|Assert|lanes [0-9]|mode [0-9]" "$OUT/$t.txt" | head -8
         done
@@ -55,7 +55,7 @@ for phase in "$@"; do
         [ -f /tmp/lm5.glm ] || { zcat "$SH/models/bible-es-en/lm.5.arpa.gz" > /tmp/lm5.arpa &&
             "$B/glm" build /tmp/lm5.arpa /tmp/lm5.glm > /dev/null; }
         xz -dc "$SH/data/mono/sample.en.xz" | head -60000 > /tmp/s.en
-        timeout 300 "$B/bench_glm" --model /tmp/lm5.glm --text /tmp/s.en --gpu-only | tee "$OUT/bench_glm_lm5.txt"
+        timeout 120 "$B/bench_glm" --model /tmp/lm5.glm --text /tmp/s.en --gpu-only | tee "$OUT/bench_glm_lm5.txt"
         ;;
     big)
         xz -dc "$SH/data/mono/sample.en.xz" | python3 tools/make-synthetic-arpa.py --lines 200000 > /tmp/syn.arpa
@@ -74,11 +74,11 @@ for phase in "$@"; do
         fi
         ;;
     decoder)
-        FASTSMT_REQUIRE_GPU=1 timeout 300 "$T/test_decoder_lm_batch" --verbose > "$OUT/test_decoder_lm_batch.txt" 2>&1
+        FASTSMT_REQUIRE_GPU=1 timeout 120 "$T/test_decoder_lm_batch" --verbose > "$OUT/test_decoder_lm_batch.txt" 2>&1
         echo "test_decoder_lm_batch: $(grep -E 'Synthesis' "$OUT/test_decoder_lm_batch.txt")"
         grep -E "FAIL|SKIP|Assert" "$OUT/test_decoder_lm_batch.txt" | head -8
         for w in 16 256; do
-            timeout 200 "$B/bench_decoder" -f examples/sample/moses.ini -i examples/sample/sample.es \
+            timeout 60 "$B/bench_decoder" -f examples/sample/moses.ini -i examples/sample/sample.es \
                 -t 1,16 -lm-batch off,cpu,gpu -lm-batch-width $w | tee -a "$OUT/bench_decoder.txt"
         done
         ;;
