@@ -40,6 +40,9 @@ int dist_start(int *argc, char ***argv, int *rank, int *size, smt_err *err)
         launched |= getenv(vars[i]) != NULL;
     if (!launched)
         return 0; /* not started by a launcher: one process, MPI never started */
+    /* Open MPI's waiting calls poll: a waiting rank yields its core to the working threads
+     * (unless the user chose otherwise) */
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
     int provided;
     MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
     g_multiple = provided >= MPI_THREAD_MULTIPLE;
