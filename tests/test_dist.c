@@ -44,6 +44,15 @@ static void make_job(dist_job *job, dist *d, const char *input, int n_out)
     cr_assert_eq(mkdir(d->dir, 0777), 0);
 }
 
+/* A job with two outputs over an input of 100 bytes, time 5 ns, and its manifest's head. */
+#define HEAD_100 "fastsmt-dist-manifest 1\njob 00000000000000aa 100 5 30 2\n"
+static void job_of_100_bytes(dist_job *job, dist *d)
+{
+    make_job(job, d, "in.txt", 2);
+    d->in_size = 100;
+    d->in_mtime = 5;
+}
+
 /* The whole plan of path cut every C bytes, as the ranks make it together. */
 static dist_chunk *plan_of(const char *path, uint64_t C, size_t *n)
 {
@@ -270,10 +279,8 @@ Test(dist, manifest_of_another_job_is_refused)
 {
     dist_job job;
     dist d;
-    make_job(&job, &d, "in.txt", 2);
-    d.in_size = 100;
-    d.in_mtime = 5;
-    const char *ok = "fastsmt-dist-manifest 1\njob 00000000000000aa 100 5 30 2\n";
+    job_of_100_bytes(&job, &d);
+    const char *ok = HEAD_100;
     smt_err e;
     int stage;
     cr_assert_eq(read_text(&d, ok, 0xaa, &stage, &e), 0, "%s", e.msg);
@@ -291,8 +298,7 @@ Test(dist, manifest_of_another_job_is_refused)
     cr_assert(strstr(e.msg, "other outputs"), "%s", e.msg);
     job.n_out = 2;
     /* a chunk line of another plan (another chunk size, another input) */
-    const char *other = "fastsmt-dist-manifest 1\njob 00000000000000aa 100 5 30 2\n"
-                        "done 1 31 60 1 1 0 1 4:0000000000000001 0:0000000000000002\n";
+    const char *other = HEAD_100 "done 1 31 60 1 1 0 1 4:0000000000000001 0:0000000000000002\n";
     cr_assert_eq(read_text(&d, other, 0xaa, &stage, &e), SMT_ERR_CORRUPT);
     cr_assert(strstr(e.msg, "man:3: chunk 1 is not the input's chunk"), "%s", e.msg);
     free(d.chunks);
@@ -301,12 +307,6 @@ Test(dist, manifest_of_another_job_is_refused)
 /* Every value of a manifest has its range; a damaged line names file:line. */
 Test(dist, manifest_values_are_range_checked)
 {
-    dist_job job;
-    dist d;
-    make_job(&job, &d, "in.txt", 2);
-    d.in_size = 100;
-    d.in_mtime = 5;
-    const char *head = "fastsmt-dist-manifest 1\njob 00000000000000aa 100 5 30 2\n";
     struct {
         const char *text; /* after head when it starts with "done" */
         int rc, stage;
@@ -353,12 +353,15 @@ Test(dist, manifest_values_are_range_checked)
         {"done 0 0 30 0 1 0 1 5 1:0000000000000000\n", SMT_ERR_PARSE, 2, "SIZE:CHECKSUM"},
         {"gone 0\n", SMT_ERR_PARSE, 2, "man:3: not a chunk line"},
     };
+    dist_job job;
+    dist d;
+    job_of_100_bytes(&job, &d);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char text[512];
         snprintf(text, sizeof text, "%s%s", strncmp(cases[i].text, "done", 4) &&
                                                     strncmp(cases[i].text, "gone", 4)
                                                 ? ""
-                                                : head,
+                                                : HEAD_100,
                  cases[i].text);
         smt_err e;
         int stage;
