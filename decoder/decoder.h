@@ -123,6 +123,12 @@ int dec_model_show_weights(const dec_model *m, FILE *out);
  * SMT_ERR_FORMAT, SMT_ERR_ARG, SMT_ERR_NOMEM or what the load of a table returns. */
 int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_err *err);
 
+/* The files the model was loaded from: the moses.ini, each file its features name (tables, LMs,
+ * found as the load found them) and its [weight-file]. *files is one malloc'ed block holding the
+ * *n paths (free(*files) frees all). Returns 0, SMT_ERR_IO (a file no longer found) or
+ * SMT_ERR_NOMEM. */
+int dec_model_files(const dec_model *m, char ***files, size_t *n, smt_err *err);
+
 /* Seconds dec_model_load took. */
 double dec_model_load_seconds(const dec_model *m);
 

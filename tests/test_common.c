@@ -837,6 +837,46 @@ Test(lines, read_error_mid_file_is_an_error)
     close(fd);
 }
 
+/* The same in the compressed path: a gzip member that ends at a page edge, then EIO where another
+ * member (or the end) would be told, is an error after the member's lines; so is EIO at the very
+ * first read, where the format is told. */
+Test(lines, read_error_in_compressed_input_is_an_error)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    char text[1000];
+    size_t len = 0;
+    for (int i = 0; i < 50; i++)
+        len += (size_t)sprintf(text + len, "linea %d\n", i);
+    size_t n;
+    char *gz = compress_text(Z_GZ, text, len, &n);
+    cr_assert_lt(n, (size_t)pg);
+    char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_neq(m, MAP_FAILED);
+    memcpy(m + pg - n, gz, n); /* the member's last byte is the page's */
+    cr_assert_eq(munmap(m + pg, (size_t)pg), 0);
+    int fd = open("/proc/self/mem", O_RDONLY);
+    if (fd < 0)
+        cr_skip_test("no /proc/self/mem to make an I/O error with");
+    cr_assert_eq(dup2(fd, 0), 0);
+    for (int at_start = 0; at_start <= 1; at_start++)
+        for (unsigned flags = 0; flags <= SMT_LINES_THREADED; flags++) {
+            off_t from = (off_t)(uintptr_t)(at_start ? m + pg : m + pg - n);
+            cr_assert_eq(lseek(0, from, SEEK_SET), from);
+            uint64_t lines;
+            smt_err e;
+            int rc = read_all("-", flags, &lines, &e);
+            cr_assert_eq(rc, SMT_ERR_IO, "start %d flags %u: rc %d after %llu lines", at_start,
+                         flags, rc, (unsigned long long)lines);
+            cr_assert_eq(lines, at_start ? 0 : 50);
+            char where[64];
+            snprintf(where, sizeof where, "<stdin>:%d: ", at_start ? 1 : 51);
+            cr_assert(strstr(e.msg, where) && strstr(e.msg, "rror"), "%s", e.msg);
+        }
+    close(fd);
+    munmap(m, (size_t)pg);
+    free(gz);
+}
+
 Test(lines, byte_order_mark_is_dropped)
 {
     /* two marks in a row (concatenated files) are dropped too: found by fuzz_ppt_text, whose

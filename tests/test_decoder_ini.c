@@ -701,3 +701,44 @@ Test(ini, lm_oov_global_section)
     free(ta), free(tb), free(na), free(nb), free(t), free(sec), free(base), free(key);
     free(pt), free(lm), free(in);
 }
+
+/* dec_model_files: what -resume fingerprints. The ini, each table and LM it names (found as the load
+ * found them, beside the ini), and its [weight-file]; in the old format too. */
+Test(ini, model_files_list_every_file_the_ini_names)
+{
+    char *dir = tu_join(tmp, "m");
+    copy_tiny(dir);
+    write_in(dir, "weights.txt", "# no sparse weights\n");
+    char *ini = tu_join(dir, "moses.ini"), *text = tu_read_file(ini, NULL);
+    cr_assert_not_null(text);
+    char *with = NULL;
+    cr_assert(asprintf(&with, "%s\n[weight-file]\nweights.txt\n", text) > 0);
+    cr_assert_eq(tu_write_file(ini, with, strlen(with)), 0);
+    const char *expect[] = {"moses.ini", "phrase-table", "reordering-table", "lm.arpa",
+                            "weights.txt"};
+    for (int old = 0; old <= 1; old++) {
+        char *path = old ? tu_join(dir, "moses-old.ini") : tu_join(dir, "moses.ini");
+        dec_options opt;
+        dec_options_default(&opt);
+        dec_model *m;
+        smt_err e;
+        cr_assert_eq(dec_model_load(&m, path, &opt, &e), 0, "%s", e.msg);
+        char **files;
+        size_t n;
+        cr_assert_eq(dec_model_files(m, &files, &n, &e), 0, "%s", e.msg);
+        cr_assert_eq(n, old ? 4 : 5, "old %d", old);
+        for (size_t i = 0; i < n; i++) {
+            const char *want = i == 0 && old ? "moses-old.ini" : expect[i];
+            char *full = tu_join(dir, want);
+            int found = 0;
+            for (size_t j = 0; j < n; j++)
+                found |= !strcmp(files[j], full);
+            cr_assert(found, "old %d: %s not listed (first %s)", old, full, files[0]);
+            free(full);
+        }
+        free(files);
+        dec_model_free(m);
+        free(path);
+    }
+    free(with), free(text), free(ini), free(dir);
+}

@@ -108,7 +108,7 @@ static int fs_process(void *ctx, smt_lines *in, FILE **outs, uint64_t *words, in
 
 /* The outputs of a run over ranks: standard output, then the named files. */
 static int fs_dist_run(dec_model *m, const dec_run_options *run, int argc, char **argv,
-                       const char *ini, const char *parts, long long chunk, int resume,
+                       const char *weight_file, const char *parts, long long chunk, int resume,
                        smt_err *err)
 {
     fs_dist d = {m, run, -1, -1, -1};
@@ -144,7 +144,23 @@ static int fs_dist_run(dec_model *m, const dec_run_options *run, int argc, char 
         }
     }
     job.fingerprint = fp.data ? fp.data : "";
-    job.model_path = ini;
+    /* the files the model was read from, and -weight-file's */
+    char **files = NULL;
+    size_t n_files = 0;
+    int rc = dec_model_files(m, &files, &n_files, err);
+    const char **all = rc ? NULL : malloc((n_files + 1) * sizeof *all);
+    if (!rc && !all)
+        rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    if (rc) {
+        free(files);
+        smt_buf_free(&fp);
+        return rc;
+    }
+    memcpy(all, files, n_files * sizeof *all);
+    if (weight_file)
+        all[n_files++] = weight_file;
+    job.files = all;
+    job.n_files = n_files;
     job.parts_dir = parts;
     job.resume = resume;
     job.chunk_bytes = (uint64_t)chunk;
@@ -152,7 +168,9 @@ static int fs_dist_run(dec_model *m, const dec_run_options *run, int argc, char 
     job.report = run->verbose > 0;
     job.process = fs_process;
     job.ctx = &d;
-    int rc = dist_run(&job, err);
+    rc = dist_run(&job, err);
+    free(all);
+    free(files);
     smt_buf_free(&fp);
     return rc;
 }
@@ -406,7 +424,7 @@ static int tool_main(int argc, char **argv, int rank, int size, int *collective)
             rc = 2;
         } else {
             *collective = 1;
-            rc = fs_dist_run(m, &run, argc, argv, ini, parts, chunk, resume, &err);
+            rc = fs_dist_run(m, &run, argc, argv, opt.weight_file, parts, chunk, resume, &err);
             if (rc && rank == 0) /* rank 0 says what failed, once */
                 fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
             if (close_output(stdout, "<stdout>"))

@@ -419,7 +419,8 @@ static int cmd_query(int argc, char **argv)
         job.out_kind[1] = DIST_OUT_PRIVATE;
         smt_buf_printf(&fp, "v%d n%d\n", opt.verbosity, opt.null_context);
         job.fingerprint = fp.data;
-        job.model_path = model;
+        job.files = &model;
+        job.n_files = 1;
         job.parts_dir = parts;
         job.resume = resume;
         job.chunk_bytes = (uint64_t)chunk;

@@ -40,7 +40,8 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 cmake --build "$build" --target fuzz glm probingpt -j "$jobs" >/dev/null
 
-all="arpa glm glm_query kenlm ppt_text ppt moses_ini dec_tables dec_input nmt_config safetensors nbest"
+all="arpa glm glm_query kenlm ppt_text ppt moses_ini dec_tables dec_input nmt_config safetensors nbest
+     dist_manifest"
 harnesses=${*:-$all}
 work=$build/fuzz-work
 data=$root/tests/data

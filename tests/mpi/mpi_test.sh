@@ -1,14 +1,17 @@
 #!/bin/sh
-# mpi_test.sh — fastsmt and glm query over MPI ranks (tools/dist.c, docs/scale.md) give one process's
+# mpi_test.sh — fastsmt and glm query over MPI ranks (dist/, docs/scale.md) give one process's
 # output byte for byte: file and standard input, n-best lists and alignments, every -v of glm query;
 # a killed rank fails the job, keeps the finished chunks, and -resume completes it identically; a
-# manifest that does not fit the command is refused.
-#   mpi_test.sh FASTSMT GLM SOURCE_DIR HAVE_MPI
+# manifest that does not fit the command (other flags, a changed input or model file, a damaged or
+# out-of-range manifest) is refused.
+#   mpi_test.sh FASTSMT GLM SOURCE_DIR HAVE_MPI [KILL_RANK_LIB]
+# KILL_RANK_LIB (tests/mpi/kill_rank.c) is preloaded into the ranks to kill one as a failing machine
+# would.
 # Exits 77 (ctest: Skipped) when the build has no MPI or mpirun is missing. Everything runs on the
 # tiny model (tests/data/decoder/tiny) and the sample (examples/sample), with --oversubscribe, so
 # that three ranks run on any machine.
 set -u
-FASTSMT=$1 GLM=$2 SRC=$3 HAVE_MPI=$4
+FASTSMT=$1 GLM=$2 SRC=$3 HAVE_MPI=$4 KILL_LIB=${5:-}
 abs() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 FASTSMT=$(abs "$FASTSMT") GLM=$(abs "$GLM") SRC=$(abs "$SRC")
 if [ "$HAVE_MPI" != ON ]; then
@@ -29,8 +32,12 @@ if ! command -v mpirun >/dev/null 2>&1; then
   echo "SKIP: no mpirun (apt-get install openmpi-bin)"
   exit 77
 fi
-# ASan's leak checker reports Open MPI's own allocations: off in the ranks
-ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+if [ ! -f "$KILL_LIB" ]; then
+  echo "FAIL: no kill_rank library ($KILL_LIB)"; exit 1
+fi
+# ASan's leak checker reports Open MPI's own allocations: off in the ranks; the kill_rank library is
+# preloaded before the sanitizer's runtime
+ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0:verify_asan_link_order=0"
 export ASAN_OPTIONS
 root=""
 [ "$(id -u)" -eq 0 ] && root="--allow-run-as-root"
@@ -45,6 +52,15 @@ cd "$T" || exit 1
 fails=0
 ok() { echo "ok: $1"; }
 bad() { echo "FAIL: $1"; fails=$((fails + 1)); }
+# mpi_kill RANK K NP cmd...: NP ranks, RANK killed as it finishes its K-th chunk
+mpi_kill() {
+  kr=$1 kk=$2
+  shift 2
+  np=$1
+  shift
+  mpirun $root --oversubscribe -x LD_PRELOAD="$KILL_LIB" -x DIST_TEST_KILL_RANK="$kr" \
+    -x DIST_TEST_KILL_AFTER="$kk" -np "$np" "$@"
+}
 same() { # same NAME FILE1 FILE2
   if cmp -s "$2" "$3"; then ok "$1"; else bad "$1 ($2 and $3 differ)"; diff "$2" "$3" | head -5; fi
 }
@@ -98,12 +114,16 @@ same "fastsmt sample stdin 1-best" ref3.out m4.out
 same "fastsmt sample stdin 100-best distinct" ref3.nbest m4.nbest
 
 # ---- a killed rank: the job fails, nothing is presented as complete, -resume finishes it
-"$FASTSMT" -f "$TINY" -n-best-list refk.nbest 5 -input-file tiny.txt > refk.out 2> /dev/null
+# (on a copy of the tiny model, whose files are then changed)
+cp -rp "$SRC/tests/data/decoder/tiny" tinym
+TINYC="$T/tinym/moses.ini"
+"$FASTSMT" -f "$TINYC" -n-best-list refk.nbest 5 -input-file tiny.txt > refk.out 2> /dev/null
 rm -f k.nbest
-FASTSMT_DIST_TEST_KILL=1:1 mpi 3 "$FASTSMT" -f "$TINY" -n-best-list k.nbest 5 \
+mpi_kill 1 1 3 "$FASTSMT" -f "$TINYC" -n-best-list k.nbest 5 \
   -input-file tiny.txt -chunk-bytes 40 > k.out 2> k.err
 rc=$?
 [ $rc -ne 0 ] && ok "a killed rank fails the job (exit $rc)" || bad "a killed rank: exit 0"
+grep -q "kill_rank: killed" k.err && ok "rank 1 was killed" || bad "rank 1 not killed: $(cat k.err)"
 grep -q "rank 1" k.err && ok "the failure names the rank" || bad "no rank named: $(cat k.err)"
 [ ! -e k.nbest ] && [ ! -s k.out ] && ok "no output presented after the failure" \
   || bad "output left after the failure"
@@ -112,25 +132,49 @@ grep -q "rank 1" k.err && ok "the failure names the rank" || bad "no rank named:
 n_done=$(grep -c '^done ' tiny.txt.fastsmt-parts/manifest)
 [ "$n_done" -ge 1 ] && ok "manifest lists $n_done finished chunks" || bad "no finished chunk"
 # a run that is not -resume must not start over the unfinished job
-mpi 2 "$FASTSMT" -f "$TINY" -n-best-list k.nbest 5 -input-file tiny.txt > /dev/null 2> k2.err \
+mpi 2 "$FASTSMT" -f "$TINYC" -n-best-list k.nbest 5 -input-file tiny.txt > /dev/null 2> k2.err \
   && bad "an unfinished job was started over" || true
 grep -q "resume" k2.err && ok "an unfinished job's folder is refused without -resume" \
   || bad "no -resume advice: $(cat k2.err)"
 # other flags: refused
-mpi 2 "$FASTSMT" -f "$TINY" -n-best-list k.nbest 7 -input-file tiny.txt -resume > /dev/null \
+mpi 2 "$FASTSMT" -f "$TINYC" -n-best-list k.nbest 7 -input-file tiny.txt -resume > /dev/null \
   2> k3.err && bad "a resume with other flags ran" || true
 grep -q "other flags" k3.err && ok "a resume with other flags is refused" \
   || bad "no refusal: $(cat k3.err)"
 # an input changed since (its time): refused
 cp -p tiny.txt tiny.saved
 touch tiny.txt
-mpi 2 "$FASTSMT" -f "$TINY" -n-best-list k.nbest 5 -input-file tiny.txt -resume > /dev/null \
+mpi 2 "$FASTSMT" -f "$TINYC" -n-best-list k.nbest 5 -input-file tiny.txt -resume > /dev/null \
   2> k6.err && bad "a resume over a changed input ran" || true
 grep -q "changed" k6.err && ok "a resume over a changed input is refused" \
   || bad "no refusal: $(cat k6.err)"
 touch -r tiny.saved tiny.txt
+# a file of the model changed since (the ini, a table, the LM: their time): refused
+for f in moses.ini phrase-table reordering-table lm.arpa; do
+  cp -p "tinym/$f" model.saved
+  touch "tinym/$f"
+  mpi 2 "$FASTSMT" -f "$TINYC" -n-best-list k.nbest 5 -input-file tiny.txt -resume > /dev/null \
+    2> k7.err && bad "a resume over a changed $f ran"
+  grep -q "changed since" k7.err && ok "a resume over a changed $f is refused" \
+    || bad "no refusal for $f: $(cat k7.err)"
+  touch -r model.saved "tinym/$f"
+done
+# a manifest whose chunk size is out of range (found by fuzzing: 0 divided by zero, 2^64-1 wrapped
+# into a plan of no chunks and a job "done" having translated nothing): refused, the job failed
+cp tiny.txt.fastsmt-parts/manifest manifest.saved
+for C in 0 18446744073709551615 1099511627777; do
+  awk -v C="$C" 'NR == 2 { $5 = C } { print }' manifest.saved > tiny.txt.fastsmt-parts/manifest
+  mpi 2 "$FASTSMT" -f "$TINYC" -n-best-list k.nbest 5 -input-file tiny.txt -resume > k8.out \
+    2> k8.err
+  rc=$?
+  [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q "manifest:2: the chunk size .* out of range" k8.err \
+    && ok "a manifest with chunk size $C is refused (exit $rc)" \
+    || bad "a manifest with chunk size $C: exit $rc, $(cat k8.err)"
+  [ ! -e k.nbest ] || bad "chunk size $C: an n-best list was presented"
+done
+cp manifest.saved tiny.txt.fastsmt-parts/manifest
 # the same command, fewer ranks, other threads: completes identically
-mpi 2 "$FASTSMT" -f "$TINY" -threads 2 -n-best-list k.nbest 5 -input-file tiny.txt -resume \
+mpi 2 "$FASTSMT" -f "$TINYC" -threads 2 -n-best-list k.nbest 5 -input-file tiny.txt -resume \
   > k.out 2> k4.err || bad "-resume failed: $(tail -3 k4.err)"
 same "-resume 1-best" refk.out k.out
 cmp -s refk.nbest k.nbest && ok "-resume n-best" || bad "-resume n-best differs"
@@ -167,9 +211,18 @@ mpi 2 "$GLM" query -b lm.glm < en3.txt > /dev/null 2> g.err && bad "glm query -b
 grep -q -- "-b over MPI ranks" g.err && ok "glm query -b refused over ranks" || bad "$(cat g.err)"
 # killed and resumed
 "$GLM" query -v summary lm.glm < en3.txt > g.ref 2> /dev/null
-FASTSMT_DIST_TEST_KILL=2:1 mpi 3 "$GLM" query -v summary -input-file en3.txt --chunk-bytes 700 \
-  lm.glm > g.k 2> /dev/null && bad "glm query: a killed rank: exit 0"
+mpi_kill 2 1 3 "$GLM" query -v summary -input-file en3.txt --chunk-bytes 700 \
+  lm.glm > g.k 2> g.err && bad "glm query: a killed rank: exit 0"
+grep -q "kill_rank: killed" g.err && ok "glm query: rank 2 was killed" || bad "glm: $(cat g.err)"
 [ -f en3.txt.glm-parts/manifest ] && ok "glm query: chunks kept" || bad "glm query: no manifest"
+# the model changed since (its time): refused, naming the cause; back as it was: resumed
+cp -p lm.glm lm.saved
+touch lm.glm
+mpi 2 "$GLM" query -v summary -input-file en3.txt --resume lm.glm > /dev/null 2> g.err \
+  && bad "glm query: a resume over a changed model ran"
+grep -q "changed since" g.err && ok "glm query: a resume over a changed model is refused" \
+  || bad "glm query: no refusal: $(cat g.err)"
+touch -r lm.saved lm.glm
 mpi 3 "$GLM" query -v summary -input-file en3.txt --resume lm.glm > g.k 2> g.err \
   || bad "glm query --resume ($(tail -3 g.err))"
 same "glm query --resume summary" g.ref g.k

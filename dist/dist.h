@@ -14,8 +14,8 @@
  *   the same command with resume redoes only the missing ones.
  * - Standard input or a compressed file: rank 0 reads it, hands chunks out in messages and writes
  *   the answers in order as they come back.
- * Built without MPI (FASTSMT_MPI OFF or Open MPI absent) only dist_start is here, which refuses a
- * start by mpirun/srun with several ranks. Thread-safety: one job per process. */
+ * Built without MPI (FASTSMT_MPI OFF or Open MPI absent) dist_start refuses a start by mpirun/srun
+ * with several ranks and dist_run refuses to run. Thread-safety: one job per process. */
 #ifndef FASTSMT_DIST_H
 #define FASTSMT_DIST_H
 
@@ -40,7 +40,11 @@ typedef struct dist_job {
     const char *out_path[DIST_MAX_OUT]; /* DIST_OUT_FILE: the file */
     const char *parts_dir;  /* NULL: ./<input's name>.<tool>-parts */
     const char *fingerprint; /* what makes the output what it is (the flags): -resume checks it */
-    const char *model_path;  /* its size and time are part of the fingerprint (may be NULL) */
+    /* every file the job reads besides the input (the models): their paths, sizes and times are
+     * part of the fingerprint, so that -resume refuses a job whose models changed; one that
+     * cannot be seen fails the job */
+    const char *const *files;
+    size_t n_files;
     int resume;              /* finish the job the parts folder's manifest describes */
     uint64_t chunk_bytes;    /* 0: a file in ~16 chunks per rank (4 KiB .. 64 MiB each) */
     uint64_t stream_chunk_bytes; /* chunks read from standard input (0: 64 KiB) */

@@ -1,6 +1,8 @@
-/* dist.c — one job over many MPI ranks (dist.h). Rank 0's main thread is the only one that calls MPI
- * (MPI_THREAD_FUNNELED): it hands chunks out, collects what the ranks report, keeps the manifest and
- * the order, while a second thread of rank 0 processes chunks as every other rank does. */
+/* dist_mpi.c — one job over many MPI ranks (dist.h), built with MPI. Rank 0's main thread
+ * coordinates: it hands chunks out, collects what the ranks report, keeps the manifest and the
+ * order, while a second thread of rank 0 processes chunks as every other rank does, talking to the
+ * main thread through MPI as they do (MPI_THREAD_MULTIPLE). The plan, the manifest and the parts
+ * are dist_plan.c, dist_manifest.c and dist_parts.c. */
 #define _GNU_SOURCE
 #include "dist.h"
 
@@ -8,62 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef FASTSMT_HAVE_MPI
-
-/* the launchers' environment: Open MPI's mpirun, PMIx (srun --mpi=pmix), PMI-2 (srun --mpi=pmi2) */
-static int launched_size(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && atoi(v) > 1)
-            return atoi(v);
-    }
-    return 1;
-}
-
-int dist_start(int *argc, char ***argv, int *rank, int *size, smt_err *err)
-{
-    (void)argc, (void)argv;
-    *rank = 0;
-    *size = 1;
-    int n = launched_size();
-    if (n > 1)
-        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                           "started as %d processes (mpirun or srun), but this build has no MPI: "
-                           "install libopenmpi-dev and openmpi-bin and build again (docs/scale.md)",
-                           n);
-    return 0;
-}
-
-int dist_available(void) { return 0; }
-
-int dist_run(const dist_job *job, smt_err *err)
-{
-    (void)job;
-    return smt_err_set(err, SMT_ERR_UNSUPPORTED, "this build has no MPI (docs/scale.md)");
-}
-
-void dist_end(int exit_code) { (void)exit_code; }
-
-#else /* FASTSMT_HAVE_MPI */
-
 #include <fcntl.h>
 #include <mpi.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "dist_core.h"
 #include "smt_buf.h"
 #include "smt_hash.h"
 #include "smt_io.h"
 #include "smt_progress.h"
 #include "smt_sniff.h"
 
-static int g_mpi, g_rank, g_size;
+static int g_mpi, g_rank, g_size, g_multiple; /* g_multiple: MPI_THREAD_MULTIPLE provided */
 
 int dist_available(void) { return 1; }
 
@@ -79,8 +40,12 @@ int dist_start(int *argc, char ***argv, int *rank, int *size, smt_err *err)
         launched |= getenv(vars[i]) != NULL;
     if (!launched)
         return 0; /* not started by a launcher: one process, MPI never started */
+    /* Open MPI's waiting calls poll: a waiting rank yields its core to the working threads
+     * (unless the user chose otherwise) */
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
     int provided;
-    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    g_multiple = provided >= MPI_THREAD_MULTIPLE;
     g_mpi = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
@@ -105,8 +70,6 @@ void dist_end(int exit_code)
 /* ---------------------------------------------------------------- chunks and their results */
 
 enum { TAG_RESULT = 1, TAG_RESULT_DATA, TAG_WORK, TAG_WORK_DATA };
-enum { MODE_FILE = 1, MODE_STREAM = 2 };
-#define MSG_MAX 512
 
 typedef struct work {
     int64_t id; /* -1: stop */
@@ -120,63 +83,9 @@ typedef struct result {
     uint64_t lines, words;
     double seconds;
     uint64_t size[DIST_MAX_OUT], hash[DIST_MAX_OUT];
-    char msg[MSG_MAX];
+    char msg[DIST_MSG_MAX];
     char *data[DIST_MAX_OUT]; /* stream mode */
 } result;
-
-typedef struct chunk {
-    uint64_t start, end, first_line, nlines;
-    int done;
-    int32_t rc, complete;
-    uint64_t size[DIST_MAX_OUT], hash[DIST_MAX_OUT];
-    char msg[MSG_MAX];
-} chunk;
-
-typedef struct dist {
-    const dist_job *job;
-    int mode;
-    char dir[4096], manifest[4200];
-    uint64_t in_size, in_mtime, C;
-    size_t n_chunks;
-    chunk *chunks;
-    FILE *man; /* rank 0: the manifest, appended to */
-    /* this rank's work */
-    uint64_t lines, words, done;
-    double busy;
-    int kill_after; /* tests: FASTSMT_DIST_TEST_KILL="rank:chunks" */
-} dist;
-
-static void part_name(const dist *d, char *buf, size_t size, size_t chunk, int out, int tmp)
-{
-    if (tmp)
-        snprintf(buf, size, "%s/.c%06zu.o%d.tmp%d", d->dir, chunk, out, g_rank);
-    else
-        snprintf(buf, size, "%s/c%06zu.o%d", d->dir, chunk, out);
-}
-
-/* A file's xxh3-64 and size, read back; 0 or SMT_ERR_IO. */
-static int hash_file(const char *path, uint64_t *size, uint64_t *hash, smt_err *err)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot open", path);
-    XXH3_state_t st;
-    XXH3_64bits_reset(&st);
-    static __thread char buf[1 << 16];
-    uint64_t n = 0;
-    ssize_t k;
-    while ((k = read(fd, buf, sizeof buf)) > 0) {
-        XXH3_64bits_update(&st, buf, (size_t)k);
-        n += (uint64_t)k;
-    }
-    int e = errno;
-    close(fd);
-    if (k < 0)
-        return smt_err_errno(err, SMT_ERR_IO, e, "%s: read error", path);
-    *size = n;
-    *hash = XXH3_64bits_digest(&st);
-    return 0;
-}
 
 /* Processes one chunk into r (this rank's share of the job). */
 static void do_chunk(dist *d, work *w, result *r)
@@ -191,14 +100,14 @@ static void do_chunk(dist *d, work *w, result *r)
     FILE *outs[DIST_MAX_OUT] = {0};
     char *mem[DIST_MAX_OUT] = {0};
     size_t memlen[DIST_MAX_OUT] = {0};
-    char tmp[DIST_MAX_OUT][4300];
-    int rc = d->mode == MODE_FILE
+    char tmp[DIST_MAX_OUT][DIST_PATH_MAX + 64];
+    int rc = d->mode == DIST_MODE_FILE
                  ? smt_lines_open_range(&in, job->input, w->start, w->end, w->first_line, &e)
                  : smt_lines_open_mem(&in, job->input ? job->input : "<stdin>", w->data, w->len,
                                       w->first_line, &e);
     for (int k = 0; k < job->n_out && !rc; k++) {
-        if (d->mode == MODE_FILE) {
-            part_name(d, tmp[k], sizeof tmp[k], (size_t)w->id, k, 1);
+        if (d->mode == DIST_MODE_FILE) {
+            dist_part_name(d, tmp[k], sizeof tmp[k], (size_t)w->id, k, 1);
             if (!(outs[k] = fopen(tmp[k], "w")))
                 rc = smt_err_errno(&e, SMT_ERR_IO, errno, "%s: cannot open for writing", tmp[k]);
         } else if (!(outs[k] = open_memstream(&mem[k], &memlen[k]))) {
@@ -219,25 +128,25 @@ static void do_chunk(dist *d, work *w, result *r)
         if (!outs[k])
             continue;
         smt_err ce;
-        int c = d->mode == MODE_FILE ? smt_close_output(outs[k], tmp[k], &ce)
+        int c = d->mode == DIST_MODE_FILE ? smt_close_output(outs[k], tmp[k], &ce)
                                      : (fclose(outs[k]) ? SMT_ERR_NOMEM : 0);
         if (c && complete) {
             complete = 0;
             rc = c;
-            snprintf(r->msg, sizeof r->msg, "%s", d->mode == MODE_FILE ? ce.msg : "out of memory");
+            snprintf(r->msg, sizeof r->msg, "%s", d->mode == DIST_MODE_FILE ? ce.msg : "out of memory");
         }
     }
     for (int k = 0; k < job->n_out && complete; k++) {
-        if (d->mode == MODE_STREAM) {
+        if (d->mode == DIST_MODE_STREAM) {
             r->data[k] = mem[k];
             mem[k] = NULL;
             r->size[k] = memlen[k];
             r->hash[k] = smt_hash_bytes(r->data[k], memlen[k]);
             continue;
         }
-        char final[4300];
-        part_name(d, final, sizeof final, (size_t)w->id, k, 0);
-        int c = hash_file(tmp[k], &r->size[k], &r->hash[k], &e);
+        char final[DIST_PATH_MAX + 64];
+        dist_part_name(d, final, sizeof final, (size_t)w->id, k, 0);
+        int c = dist_hash_file(tmp[k], &r->size[k], &r->hash[k], &e);
         if (!c && rename(tmp[k], final))
             c = smt_err_errno(&e, SMT_ERR_IO, errno, "%s: cannot rename to %s", tmp[k], final);
         if (c) {
@@ -248,7 +157,7 @@ static void do_chunk(dist *d, work *w, result *r)
     }
     for (int k = 0; k < job->n_out; k++) {
         free(mem[k]);
-        if (!complete && d->mode == MODE_FILE && outs[k])
+        if (!complete && d->mode == DIST_MODE_FILE && outs[k])
             unlink(tmp[k]);
     }
     smt_lines_close(in);
@@ -264,44 +173,22 @@ static void do_chunk(dist *d, work *w, result *r)
 
 /* ---------------------------------------------------------------- messages */
 
-/* Waits for a request without spinning: Open MPI's blocking calls poll a core at 100% while they
- * wait, which on a node with as many ranks and threads as cores takes a working thread's core. */
-static void sleepy_wait(MPI_Request *req)
-{
-    int done = 0;
-    for (;;) {
-        MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (done)
-            return;
-        struct timespec ts = {0, 500000}; /* 0.5 ms */
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* MPI_Barrier without spinning: before a collective that some ranks reach long before others. */
-static void sleepy_barrier(void)
-{
-    MPI_Request req;
-    MPI_Ibarrier(MPI_COMM_WORLD, &req);
-    sleepy_wait(&req);
-}
-
 static void send_result(const dist *d, const result *r)
 {
     MPI_Send(r, (int)offsetof(result, data), MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
-    if (d->mode == MODE_STREAM && r->id >= 0 && r->complete)
+    if (d->mode == DIST_MODE_STREAM && r->id >= 0 && r->complete)
         for (int k = 0; k < d->job->n_out; k++)
             MPI_Send(r->data[k] ? r->data[k] : "", (int)r->size[k], MPI_BYTE, 0, TAG_RESULT_DATA,
                      MPI_COMM_WORLD);
 }
 
-/* Receives a result whose header MPI_Iprobe saw from src. */
+/* Receives a result whose header MPI_Probe saw from src. */
 static void recv_result(const dist *d, int src, result *r)
 {
     memset(r, 0, sizeof *r);
     MPI_Recv(r, (int)offsetof(result, data), MPI_BYTE, src, TAG_RESULT, MPI_COMM_WORLD,
              MPI_STATUS_IGNORE);
-    if (d->mode == MODE_STREAM && r->id >= 0 && r->complete)
+    if (d->mode == DIST_MODE_STREAM && r->id >= 0 && r->complete)
         for (int k = 0; k < d->job->n_out; k++) {
             r->data[k] = malloc(r->size[k] ? r->size[k] : 1);
             if (!r->data[k]) {
@@ -316,17 +203,16 @@ static void recv_result(const dist *d, int src, result *r)
 static void send_work(const dist *d, int dst, const work *w)
 {
     MPI_Send(w, (int)offsetof(work, data), MPI_BYTE, dst, TAG_WORK, MPI_COMM_WORLD);
-    if (d->mode == MODE_STREAM && w->id >= 0)
+    if (d->mode == DIST_MODE_STREAM && w->id >= 0)
         MPI_Send(w->data, (int)w->len, MPI_BYTE, dst, TAG_WORK_DATA, MPI_COMM_WORLD);
 }
 
 static void recv_work(const dist *d, work *w)
 {
-    MPI_Request req;
-    MPI_Irecv(w, (int)offsetof(work, data), MPI_BYTE, 0, TAG_WORK, MPI_COMM_WORLD, &req);
-    sleepy_wait(&req);
+    MPI_Recv(w, (int)offsetof(work, data), MPI_BYTE, 0, TAG_WORK, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
     w->data = NULL;
-    if (d->mode == MODE_STREAM && w->id >= 0) {
+    if (d->mode == DIST_MODE_STREAM && w->id >= 0) {
         if (!(w->data = malloc(w->len ? w->len : 1))) {
             fprintf(stderr, "%s: rank %d: out of memory\n", d->job->tool, g_rank);
             MPI_Abort(MPI_COMM_WORLD, 1);
@@ -336,19 +222,8 @@ static void recv_work(const dist *d, work *w)
     }
 }
 
-/* tests only: FASTSMT_DIST_TEST_KILL=R:K kills rank R (not 0) with SIGKILL after its K-th chunk (or
- * when it is told to stop), as a machine that dies would */
-static void maybe_die(const dist *d, int stopping)
-{
-    if (d->kill_after > 0 && ((int)d->done >= d->kill_after || stopping)) {
-        fprintf(stderr, "%s: rank %d: FASTSMT_DIST_TEST_KILL: killed after %llu chunk(s)\n",
-                d->job->tool, g_rank, (unsigned long long)d->done);
-        fflush(stderr);
-        raise(SIGKILL);
-    }
-}
-
-/* A rank other than 0: ask, process, report, until told to stop. */
+/* A worker (every rank but 0, and a thread of rank 0): ask, process, report, until told to
+ * stop. */
 static void worker_loop(dist *d)
 {
     result r;
@@ -358,48 +233,11 @@ static void worker_loop(dist *d)
         send_result(d, &r);
         for (int k = 0; k < DIST_MAX_OUT; k++)
             free(r.data[k]), r.data[k] = NULL;
-        maybe_die(d, 0);
         work w;
         recv_work(d, &w);
-        if (w.id < 0) {
-            maybe_die(d, 1);
-            return;
-        }
-        do_chunk(d, &w, &r);
-        free(w.data);
-    }
-}
-
-/* ---------------------------------------------------------------- rank 0's own worker thread */
-
-typedef struct local {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    dist *d;
-    int has_result; /* the thread waits for work, with res holding its last result */
-    result res;
-    int has_work;
-    work w;
-} local;
-
-static void *local_main(void *arg)
-{
-    local *l = arg;
-    result r;
-    memset(&r, 0, sizeof r);
-    r.id = -1;
-    for (;;) {
-        pthread_mutex_lock(&l->mu);
-        l->res = r;
-        l->has_result = 1;
-        while (!l->has_work)
-            pthread_cond_wait(&l->cv, &l->mu);
-        work w = l->w;
-        l->has_work = 0;
-        pthread_mutex_unlock(&l->mu);
         if (w.id < 0)
-            return NULL;
-        do_chunk(l->d, &w, &r);
+            return;
+        do_chunk(d, &w, &r);
         free(w.data);
     }
 }
@@ -418,7 +256,7 @@ typedef struct coord {
     result *held;               /* results waiting for an earlier chunk, by id - n_written */
     size_t held_cap;
     FILE *files[DIST_MAX_OUT];  /* stream mode: the named outputs' temporary files */
-    char tmpname[DIST_MAX_OUT][4200];
+    char tmpname[DIST_MAX_OUT][DIST_PATH_MAX + 16];
     /* the first non-fatal failure in input order, and the count */
     int64_t failed_chunk;
     uint64_t n_failed;
@@ -431,7 +269,7 @@ static void fatal(dist *d, const char *fmt, ...)
     fprintf(stderr, "%s: ", d->job->tool);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    if (d->mode == MODE_FILE)
+    if (d->mode == DIST_MODE_FILE)
         fprintf(stderr, "%s: the finished chunks are kept in %s (manifest %s): the same command "
                         "with %s finishes the job\n",
                 d->job->tool, d->dir, d->manifest,
@@ -445,15 +283,7 @@ static void fatal(dist *d, const char *fmt, ...)
 
 static void write_manifest_line(dist *d, size_t i)
 {
-    chunk *c = &d->chunks[i];
-    fprintf(d->man, "done %zu %llu %llu %llu %llu %d %d", i, (unsigned long long)c->start,
-            (unsigned long long)c->end, (unsigned long long)c->first_line,
-            (unsigned long long)c->nlines, (int)c->rc, (int)c->complete);
-    for (int k = 0; k < d->job->n_out; k++)
-        fprintf(d->man, " %llu:%016llx", (unsigned long long)c->size[k],
-                (unsigned long long)c->hash[k]);
-    fputc('\n', d->man);
-    if (fflush(d->man) || ferror(d->man) || fdatasync(fileno(d->man)))
+    if (dist_manifest_put_done(d->man, d, i) || fdatasync(fileno(d->man)))
         fatal(d, "%s: write error: %s\n", d->manifest, strerror(errno));
 }
 
@@ -537,8 +367,8 @@ static void take_result(coord *c, result *r, int src)
             c->failed_chunk = r->id;
         c->n_failed++;
     }
-    if (d->mode == MODE_FILE) {
-        chunk *ch = &d->chunks[r->id];
+    if (d->mode == DIST_MODE_FILE) {
+        dist_chunk *ch = &d->chunks[r->id];
         ch->done = 1;
         ch->rc = r->rc;
         ch->complete = r->complete;
@@ -582,12 +412,12 @@ static int next_work(coord *c, work *w, int n_ranks)
 {
     dist *d = c->d;
     memset(w, 0, sizeof *w);
-    if (d->mode == MODE_FILE) {
+    if (d->mode == DIST_MODE_FILE) {
         while (c->next < d->n_chunks && (d->chunks[c->next].done || !d->chunks[c->next].nlines))
             c->next++;
         if (c->next == d->n_chunks)
             return 0;
-        chunk *ch = &d->chunks[c->next];
+        dist_chunk *ch = &d->chunks[c->next];
         w->id = (int64_t)c->next++;
         w->start = ch->start;
         w->end = ch->end;
@@ -600,277 +430,51 @@ static int next_work(coord *c, work *w, int n_ranks)
     return stream_next(c, w);
 }
 
+static void *local_main(void *arg)
+{
+    worker_loop(arg);
+    return NULL;
+}
+
 static void coordinate(dist *d, coord *c)
 {
-    local l;
-    memset(&l, 0, sizeof l);
-    l.d = d;
-    pthread_mutex_init(&l.mu, NULL);
-    pthread_cond_init(&l.cv, NULL);
     pthread_t th;
-    if (pthread_create(&th, NULL, local_main, &l))
+    if (pthread_create(&th, NULL, local_main, d))
         fatal(d, "cannot start a thread\n");
-    int remote = g_size - 1, local_on = 1;
-    /* ranks waiting for work while stream mode is too far ahead; rank 0's thread is 0 */
+    int active = g_size; /* workers not yet told to stop (rank 0's thread is rank 0) */
+    /* workers waiting for work while stream mode is too far ahead */
     int *waiting = calloc((size_t)g_size, sizeof *waiting), n_waiting = 0;
     if (!waiting)
         fatal(d, "out of memory\n");
-    while (remote > 0 || local_on) {
-        int progressed = 0, who = -1;
-        result r;
-        int flag = 0;
+    while (active > 0) {
         MPI_Status st;
-        if (remote > 0)
-            MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &st);
-        if (flag) {
-            recv_result(d, st.MPI_SOURCE, &r);
-            take_result(c, &r, st.MPI_SOURCE);
-            who = st.MPI_SOURCE;
-        } else if (local_on) {
-            pthread_mutex_lock(&l.mu);
-            if (l.has_result) {
-                r = l.res;
-                l.has_result = 0;
-                who = 0;
-            }
-            pthread_mutex_unlock(&l.mu);
-            if (who == 0)
-                take_result(c, &r, 0);
-        }
-        if (who >= 0) {
-            waiting[n_waiting++] = who;
-            progressed = 1;
-        }
-        /* hand out work to every rank that waits, while there is some */
+        result r;
+        MPI_Probe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st);
+        recv_result(d, st.MPI_SOURCE, &r);
+        take_result(c, &r, st.MPI_SOURCE);
+        waiting[n_waiting++] = st.MPI_SOURCE;
+        /* hand out work to every worker that waits, while there is some */
         while (n_waiting > 0) {
             work w;
             int got = next_work(c, &w, g_size);
             if (got < 0)
-                break;
+                break; /* the earliest unwritten chunk is being processed: its result comes */
             int dst = waiting[0];
             memmove(waiting, waiting + 1, (size_t)(n_waiting - 1) * sizeof *waiting);
             n_waiting--;
-            if (got == 0)
+            if (got == 0) {
                 w.id = -1;
-            if (dst == 0) {
-                pthread_mutex_lock(&l.mu);
-                l.w = w;
-                l.has_work = 1;
-                pthread_cond_signal(&l.cv);
-                pthread_mutex_unlock(&l.mu);
-                if (got == 0)
-                    local_on = 0;
-            } else {
-                send_work(d, dst, &w);
-                free(w.data);
-                if (got == 0)
-                    remote--;
+                active--;
             }
-        }
-        if (!progressed) {
-            struct timespec ts = {0, 500000}; /* 0.5 ms */
-            nanosleep(&ts, NULL);
+            send_work(d, dst, &w);
+            free(w.data);
         }
     }
     pthread_join(th, NULL);
-    pthread_mutex_destroy(&l.mu);
-    pthread_cond_destroy(&l.cv);
     free(waiting);
 }
 
 /* ---------------------------------------------------------------- file mode: chunks and merge */
-
-/* The first line start at or after byte s (s > 0): after the first "\n" at s - 1 or later. */
-static uint64_t line_start_at(int fd, uint64_t s, uint64_t size, smt_err *err, int *rc)
-{
-    char buf[1 << 16];
-    uint64_t pos = s - 1;
-    while (pos < size) {
-        ssize_t k = pread(fd, buf, sizeof buf, (off_t)pos);
-        if (k <= 0) {
-            *rc = smt_err_errno(err, SMT_ERR_IO, k < 0 ? errno : EIO, "read error");
-            return size;
-        }
-        char *nl = memchr(buf, '\n', (size_t)k);
-        if (nl)
-            return pos + (uint64_t)(nl - buf) + 1;
-        pos += (uint64_t)k;
-    }
-    return size;
-}
-
-/* Lines in [a, b): its "\n"s, and an unterminated last line. */
-static uint64_t count_lines(int fd, uint64_t a, uint64_t b, smt_err *err, int *rc)
-{
-    static char buf[1 << 20];
-    uint64_t n = 0, pos = a;
-    char last = '\n';
-    while (pos < b) {
-        size_t want = b - pos < sizeof buf ? (size_t)(b - pos) : sizeof buf;
-        ssize_t k = pread(fd, buf, want, (off_t)pos);
-        if (k <= 0) {
-            *rc = smt_err_errno(err, SMT_ERR_IO, k < 0 ? errno : EIO, "read error");
-            return 0;
-        }
-        for (const char *p = buf, *e = buf + k; (p = memchr(p, '\n', (size_t)(e - p))); p++)
-            n++;
-        last = buf[k - 1];
-        pos += (uint64_t)k;
-    }
-    return n + (b > a && last != '\n');
-}
-
-/* The fingerprint line of the manifest. */
-static uint64_t fingerprint(const dist *d)
-{
-    const dist_job *job = d->job;
-    smt_buf b = {0};
-    smt_buf_printf(&b, "%s\n%s\n%d\n", job->tool, job->fingerprint ? job->fingerprint : "",
-                   job->n_out);
-    struct stat st;
-    if (job->model_path && stat(job->model_path, &st) == 0)
-        smt_buf_printf(&b, "%s %lld %lld.%09ld\n", job->model_path, (long long)st.st_size,
-                       (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-    uint64_t h = smt_hash_bytes(b.data, b.len);
-    smt_buf_free(&b);
-    return h;
-}
-
-/* Rank 0: reads the manifest of a job to resume; 0, or an error saying why it does not fit. */
-static int read_manifest(dist *d, uint64_t fp, smt_err *err)
-{
-    FILE *f = fopen(d->manifest, "r");
-    if (!f)
-        return smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot open (nothing to resume)",
-                             d->manifest);
-    char line[1024];
-    unsigned long long v[4];
-    int rc = 0, n_out;
-    if (!fgets(line, sizeof line, f) || strcmp(line, "fastsmt-dist-manifest 1\n"))
-        rc = smt_err_set(err, SMT_ERR_FORMAT, "%s:1: not a fastsmt job manifest (version 1)",
-                         d->manifest);
-    if (!rc && (!fgets(line, sizeof line, f) || sscanf(line, "job %llx %llu %llu %llu %d", &v[0],
-                                                       &v[1], &v[2], &v[3], &n_out) != 5))
-        rc = smt_err_set(err, SMT_ERR_FORMAT, "%s:2: damaged job line", d->manifest);
-    if (!rc && v[0] != fp)
-        rc = smt_err_set(err, SMT_ERR_ARG, "%s: the job it describes had other flags or another "
-                                           "model: resume with the same command, or remove %s",
-                         d->manifest, d->dir);
-    if (!rc && (v[1] != d->in_size || v[2] != d->in_mtime))
-        rc = smt_err_set(err, SMT_ERR_ARG, "%s: the input %s changed since (size or time): "
-                                           "remove %s and start again",
-                         d->manifest, d->job->input, d->dir);
-    if (!rc && n_out != d->job->n_out)
-        rc = smt_err_set(err, SMT_ERR_ARG, "%s: the job had other outputs", d->manifest);
-    if (!rc)
-        d->C = v[3];
-    /* the chunk lines come after the chunk table is known: kept for later */
-    fclose(f);
-    return rc;
-}
-
-/* Rank 0: the finished chunks the manifest lists (the table is known); a torn last line (no "\n")
- * is not a finished chunk. */
-static int read_done(dist *d, smt_err *err)
-{
-    FILE *f = fopen(d->manifest, "r");
-    if (!f)
-        return smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot open", d->manifest);
-    char line[1024];
-    unsigned ln = 0;
-    int rc = 0;
-    while (!rc && fgets(line, sizeof line, f)) {
-        ln++;
-        if (ln <= 2 || strncmp(line, "done ", 5))
-            continue;
-        if (!strchr(line, '\n'))
-            break;
-        size_t i;
-        unsigned long long s, e, fl, nl;
-        int crc, comp, pos;
-        if (sscanf(line, "done %zu %llu %llu %llu %llu %d %d%n", &i, &s, &e, &fl, &nl, &crc, &comp,
-                   &pos) != 7 ||
-            i >= d->n_chunks) {
-            rc = smt_err_set(err, SMT_ERR_FORMAT, "%s:%u: damaged chunk line", d->manifest, ln);
-            break;
-        }
-        chunk *c = &d->chunks[i];
-        if (s != c->start || e != c->end || fl != c->first_line || nl != c->nlines) {
-            rc = smt_err_set(err, SMT_ERR_FORMAT, "%s:%u: chunk %zu is not the input's chunk",
-                             d->manifest, ln, i);
-            break;
-        }
-        const char *p = line + pos;
-        for (int k = 0; k < d->job->n_out && !rc; k++) {
-            unsigned long long sz, h;
-            int used;
-            if (sscanf(p, " %llu:%llx%n", &sz, &h, &used) != 2)
-                rc = smt_err_set(err, SMT_ERR_FORMAT, "%s:%u: damaged chunk line", d->manifest,
-                                 ln);
-            c->size[k] = sz;
-            c->hash[k] = h;
-            p += used;
-            char part[4300];
-            struct stat st;
-            part_name(d, part, sizeof part, i, k, 0);
-            if (!rc && (stat(part, &st) || (uint64_t)st.st_size != sz))
-                c->done = -1; /* gone or another size: done again */
-        }
-        if (!rc && c->done != -1) {
-            c->done = 1;
-            c->rc = crc;
-            c->complete = comp;
-        } else if (!rc) {
-            c->done = 0;
-        }
-        if (!rc && crc)
-            snprintf(c->msg, sizeof c->msg, "a line was refused (its warning was printed by the "
-                                            "earlier run)");
-    }
-    fclose(f);
-    return rc;
-}
-
-/* Copies part `part` (size bytes, xxh3 hash) to fd at off (or to f when f); 0 or an error. */
-static int copy_part(const char *part, uint64_t size, uint64_t hash, int fd, uint64_t off,
-                     FILE *f, char **keep, smt_err *err)
-{
-    int in = open(part, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot open", part);
-    char *buf = malloc(size ? size : 1);
-    int rc = buf ? 0 : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-    uint64_t got = 0;
-    while (!rc && got < size) {
-        ssize_t k = pread(in, buf + got, size - got, (off_t)got);
-        if (k <= 0)
-            rc = smt_err_errno(err, SMT_ERR_IO, k < 0 ? errno : EIO, "%s: read error (or shorter "
-                                                                     "than the manifest says)",
-                               part);
-        else
-            got += (uint64_t)k;
-    }
-    close(in);
-    if (!rc && smt_hash_bytes(buf, size) != hash)
-        rc = smt_err_set(err, SMT_ERR_CORRUPT,
-                         "%s: checksum differs from the manifest's: the part is damaged; remove "
-                         "its line from the manifest and resume to redo it",
-                         part);
-    for (uint64_t w = 0; !rc && fd >= 0 && w < size;) {
-        ssize_t k = pwrite(fd, buf + w, size - w, (off_t)(off + w));
-        if (k <= 0)
-            rc = smt_err_errno(err, SMT_ERR_IO, k < 0 ? errno : EIO, "write error");
-        else
-            w += (uint64_t)k;
-    }
-    if (!rc && f && size && fwrite(buf, 1, size, f) != size)
-        rc = smt_err_errno(err, SMT_ERR_IO, errno, "<stdout>: write error");
-    if (keep && !rc)
-        *keep = buf;
-    else
-        free(buf);
-    return rc;
-}
 
 /* Every rank: the named output files put together from the parts. 0, or an error (rank 0 reports
  * it; every rank gets the same answer). */
@@ -881,7 +485,7 @@ static int merge_files(dist *d, smt_err *err)
     for (int k = 0; k < job->n_out; k++) {
         if (job->out_kind[k] != DIST_OUT_FILE)
             continue;
-        char tmp[4300];
+        char tmp[DIST_PATH_MAX + 16];
         snprintf(tmp, sizeof tmp, "%s.incomplete", job->out_path[k]);
         uint64_t total = 0;
         for (size_t i = 0; i < d->n_chunks; i++)
@@ -903,11 +507,11 @@ static int merge_files(dist *d, smt_err *err)
         int mine = fd >= 0 ? 0 : smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot open", tmp);
         uint64_t off = 0;
         for (size_t i = 0; i < d->n_chunks; i++) {
-            chunk *c = &d->chunks[i];
+            dist_chunk *c = &d->chunks[i];
             if (!mine && c->nlines && i % (size_t)g_size == (size_t)g_rank) {
-                char part[4300];
-                part_name(d, part, sizeof part, i, k, 0);
-                mine = copy_part(part, c->size[k], c->hash[k], fd, off, NULL, NULL, err);
+                char part[DIST_PATH_MAX + 64];
+                dist_part_name(d, part, sizeof part, i, k, 0);
+                mine = dist_copy_part(part, c->size[k], c->hash[k], fd, off, NULL, NULL, err);
             }
             off += c->size[k];
         }
@@ -920,7 +524,7 @@ static int merge_files(dist *d, smt_err *err)
         int any = bad ? bad : g_size + 1;
         MPI_Allreduce(&any, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         if (first <= g_size) {
-            char msg[MSG_MAX] = "";
+            char msg[DIST_MSG_MAX] = "";
             if (first - 1 == g_rank)
                 snprintf(msg, sizeof msg, "%s", err->msg);
             MPI_Bcast(msg, sizeof msg, MPI_CHAR, first - 1, MPI_COMM_WORLD);
@@ -948,17 +552,17 @@ static int merge_stream(dist *d, smt_err *err)
     const dist_job *job = d->job;
     int rc = 0;
     for (size_t i = 0; i < d->n_chunks && !rc; i++) {
-        chunk *c = &d->chunks[i];
+        dist_chunk *c = &d->chunks[i];
         if (!c->nlines)
             continue;
         for (int k = 0; k < job->n_out && !rc; k++) {
-            char part[4300];
-            part_name(d, part, sizeof part, i, k, 0);
+            char part[DIST_PATH_MAX + 64];
+            dist_part_name(d, part, sizeof part, i, k, 0);
             if (job->out_kind[k] == DIST_OUT_STDOUT) {
-                rc = copy_part(part, c->size[k], c->hash[k], -1, 0, stdout, NULL, err);
+                rc = dist_copy_part(part, c->size[k], c->hash[k], -1, 0, stdout, NULL, err);
             } else if (job->out_kind[k] == DIST_OUT_PRIVATE) {
                 char *buf = NULL;
-                rc = copy_part(part, c->size[k], c->hash[k], -1, 0, NULL, &buf, err);
+                rc = dist_copy_part(part, c->size[k], c->hash[k], -1, 0, NULL, &buf, err);
                 if (!rc)
                     rc = job->absorb(job->ctx, k, buf, c->size[k], err);
                 free(buf);
@@ -982,11 +586,12 @@ static void report(dist *d)
     free(all);
 }
 
-/* Every rank: the chunk table of a plain file (boundaries and line counts, each rank its share). */
+/* Every rank: the chunk table of a plain file (boundaries and line counts, each rank its share),
+ * checked to cover the input exactly. */
 static int chunk_table(dist *d, smt_err *err)
 {
     size_t n = d->n_chunks;
-    uint64_t *v = calloc(2 * n + 1, sizeof *v), *all = calloc(2 * n + 1, sizeof *all);
+    uint64_t *v = calloc(n + 1, sizeof *v), *all = calloc(n + 1, sizeof *all);
     int fd = open(d->job->input, O_RDONLY | O_CLOEXEC);
     int rc = v && all ? 0 : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     if (!rc && fd < 0)
@@ -994,40 +599,25 @@ static int chunk_table(dist *d, smt_err *err)
     /* starts: chunk i >= 1 begins at the first line start at or after i * C */
     for (size_t i = 1; i < n && !rc; i++)
         if (i % (size_t)g_size == (size_t)g_rank)
-            v[i] = line_start_at(fd, i * d->C, d->in_size, err, &rc);
+            rc = dist_line_start_at(fd, d->job->input, i * d->C, d->in_size, &v[i], err);
     int bad = rc != 0, anybad;
     MPI_Allreduce(v, all, (int)n, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (anybad) {
-        if (!rc)
-            rc = smt_err_set(err, SMT_ERR_IO, "%s: another rank could not read it", d->job->input);
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            d->chunks[i].start = all[i];
-            d->chunks[i].end = i + 1 < n ? all[i + 1] : d->in_size;
-            if (d->chunks[i].end < d->chunks[i].start) /* a line longer than chunks */
-                d->chunks[i].end = d->chunks[i].start;
-        }
-        for (size_t i = 0; i + 1 < n; i++) /* starts never go back */
-            if (d->chunks[i + 1].start < d->chunks[i].start)
-                d->chunks[i + 1].start = d->chunks[i].start;
-        for (size_t i = 0; i < n; i++)
-            d->chunks[i].end = i + 1 < n ? d->chunks[i + 1].start : d->in_size;
+    if (!anybad) {
+        dist_chunk_bounds(d->chunks, n, all, d->in_size);
         memset(v, 0, n * sizeof *v);
         for (size_t i = 0; i < n && !rc; i++)
             if (i % (size_t)g_size == (size_t)g_rank)
-                v[i] = count_lines(fd, d->chunks[i].start, d->chunks[i].end, err, &rc);
+                rc = dist_count_lines(fd, d->job->input, d->chunks[i].start, d->chunks[i].end, &v[i], err);
         bad = rc != 0;
         MPI_Allreduce(v, all, (int)n, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
         MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        if (anybad && !rc)
-            rc = smt_err_set(err, SMT_ERR_IO, "%s: another rank could not read it", d->job->input);
-        uint64_t line = 0;
-        for (size_t i = 0; i < n && !rc; i++) {
-            d->chunks[i].first_line = line;
-            d->chunks[i].nlines = all[i];
-            line += all[i];
-        }
+    }
+    if (anybad && !rc)
+        rc = smt_err_set(err, SMT_ERR_IO, "%s: another rank could not read it", d->job->input);
+    if (!rc) {
+        dist_chunk_lines(d->chunks, n, all);
+        rc = dist_plan_check(d->chunks, n, d->in_size, d->job->input, err);
     }
     if (fd >= 0)
         close(fd);
@@ -1036,12 +626,34 @@ static int chunk_table(dist *d, smt_err *err)
     return rc;
 }
 
+/* Rank 0, resuming: the manifest's job line (read) or its finished chunks (done). */
+static int read_manifest(dist *d, int done, uint64_t fp, smt_err *err)
+{
+    smt_lines *in;
+    int rc = smt_lines_open(&in, d->manifest, 0, err);
+    if (rc) {
+        smt_err e = *err;
+        return smt_err_set(err, rc, "%s (nothing to resume)", e.msg);
+    }
+    dist_head h;
+    rc = dist_manifest_read_head(in, &h, err);
+    if (!rc && !done)
+        rc = dist_manifest_check(d, &h, fp, err);
+    if (!rc && done) {
+        rc = dist_manifest_read_done(in, d, err);
+        if (!rc)
+            dist_parts_present(d);
+    }
+    smt_lines_close(in);
+    return rc;
+}
+
 /* Rank 0's decisions, sent to every rank. */
 typedef struct plan {
     int32_t mode, rc;
     uint64_t in_size, in_mtime, C, n_chunks;
-    char dir[4096];
-    char msg[MSG_MAX];
+    char dir[DIST_PATH_MAX];
+    char msg[DIST_MSG_MAX];
 } plan;
 
 static void plan_job(dist *d, plan *p)
@@ -1051,7 +663,7 @@ static void plan_job(dist *d, plan *p)
     smt_err e;
     smt_err_clear(&e);
     int rc = 0;
-    p->mode = MODE_STREAM;
+    p->mode = DIST_MODE_STREAM;
     if (job->input && strcmp(job->input, "-")) {
         struct stat st;
         unsigned char head[64];
@@ -1067,16 +679,16 @@ static void plan_job(dist *d, plan *p)
             smt_sniff(head, (size_t)k, 1, NULL) != SMT_KIND_XZ &&
             smt_sniff(head, (size_t)k, 1, NULL) != SMT_KIND_BZIP2 &&
             smt_sniff(head, (size_t)k, 1, NULL) != SMT_KIND_ZSTD) {
-            p->mode = MODE_FILE; /* a plain file: each rank reads its own chunks */
+            p->mode = DIST_MODE_FILE; /* a plain file: each rank reads its own chunks */
             p->in_size = (uint64_t)st.st_size;
             p->in_mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
         }
     }
-    if (!rc && job->resume && p->mode != MODE_FILE)
+    if (!rc && job->resume && p->mode != DIST_MODE_FILE)
         rc = smt_err_set(&e, SMT_ERR_ARG, "resume needs the input as a plain file (-input-file): "
                                           "standard input and compressed files are read once, "
                                           "by rank 0, and cannot be resumed");
-    if (!rc && p->mode == MODE_FILE) {
+    if (!rc && p->mode == DIST_MODE_FILE) {
         const char *slash = strrchr(job->input, '/');
         if (job->parts_dir)
             snprintf(p->dir, sizeof p->dir, "%s", job->parts_dir);
@@ -1087,60 +699,35 @@ static void plan_job(dist *d, plan *p)
         snprintf(d->manifest, sizeof d->manifest, "%s/manifest", d->dir);
         d->in_size = p->in_size;
         d->in_mtime = p->in_mtime;
-        uint64_t fp = fingerprint(d);
+        uint64_t fp = 0;
         struct stat st;
-        if (job->resume) {
-            rc = read_manifest(d, fp, &e);
+        rc = dist_fingerprint(job, &fp, &e);
+        if (!rc && job->resume) {
+            rc = read_manifest(d, 0, fp, &e);
             if (!rc && job->chunk_bytes && job->chunk_bytes != d->C)
                 rc = smt_err_set(&e, SMT_ERR_ARG, "%s: the job's chunks are %llu bytes, not %llu",
                                  d->manifest, (unsigned long long)d->C,
                                  (unsigned long long)job->chunk_bytes);
-        } else if (stat(d->manifest, &st) == 0) {
+        } else if (!rc && stat(d->manifest, &st) == 0) {
             rc = smt_err_set(&e, SMT_ERR_ARG, "%s holds the manifest of an unfinished job: add "
                                               "%s to finish it, or remove %s",
                              d->dir, strcmp(job->tool, "fastsmt") ? "--resume" : "-resume",
                              d->dir);
-        } else {
-            uint64_t C = job->chunk_bytes;
-            if (!C) {
-                C = p->in_size / (16 * (uint64_t)g_size);
-                C = C < 4096 ? 4096 : C > (64u << 20) ? (64u << 20) : C;
-            }
-            d->C = C;
-            if (mkdir(d->dir, 0777) && errno != EEXIST)
+        } else if (!rc) {
+            d->C = job->chunk_bytes ? job->chunk_bytes : dist_auto_chunk(p->in_size, g_size);
+            rc = dist_plan_size(d->in_size, d->C, "-chunk-bytes", &d->n_chunks, &e);
+            if (!rc && mkdir(d->dir, 0777) && errno != EEXIST)
                 rc = smt_err_errno(&e, SMT_ERR_IO, errno, "%s: cannot create the parts folder",
                                    d->dir);
-            FILE *f = rc ? NULL : fopen(d->manifest, "w");
-            if (!rc && !f)
-                rc = smt_err_errno(&e, SMT_ERR_IO, errno, "%s: cannot create", d->manifest);
-            if (f) {
-                fprintf(f, "fastsmt-dist-manifest 1\njob %016llx %llu %llu %llu %d\n",
-                        (unsigned long long)fp, (unsigned long long)d->in_size,
-                        (unsigned long long)d->in_mtime, (unsigned long long)d->C, job->n_out);
-                smt_err ce;
-                if (smt_close_output(f, d->manifest, &ce) && !rc)
-                    rc = smt_err_set(&e, SMT_ERR_IO, "%s", ce.msg);
-            }
+            if (!rc)
+                rc = dist_manifest_create(d, fp, &e);
         }
         p->C = d->C;
-        p->n_chunks = !rc && p->in_size ? (p->in_size + d->C - 1) / d->C : 0;
+        p->n_chunks = rc ? 0 : d->n_chunks;
     }
     p->rc = rc;
     if (rc)
         snprintf(p->msg, sizeof p->msg, "%s", smt_err_text(&e, rc));
-}
-
-static int cleanup(dist *d)
-{
-    for (size_t i = 0; i < d->n_chunks; i++)
-        for (int k = 0; k < d->job->n_out; k++) {
-            char part[4300];
-            part_name(d, part, sizeof part, i, k, 0);
-            unlink(part);
-        }
-    unlink(d->manifest);
-    rmdir(d->dir); /* kept when something else is in it */
-    return 0;
 }
 
 int dist_run(const dist_job *job, smt_err *err)
@@ -1151,10 +738,10 @@ int dist_run(const dist_job *job, smt_err *err)
     dist d;
     memset(&d, 0, sizeof d);
     d.job = job;
-    const char *kill = getenv("FASTSMT_DIST_TEST_KILL");
-    int kr, kc;
-    if (kill && sscanf(kill, "%d:%d", &kr, &kc) == 2 && kr == g_rank && kr != 0)
-        d.kill_after = kc;
+    d.rank = g_rank;
+    if (!g_multiple)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED, "this MPI library does not provide "
+                                                     "MPI_THREAD_MULTIPLE (docs/scale.md)");
     plan p;
     if (g_rank == 0)
         plan_job(&d, &p);
@@ -1167,7 +754,7 @@ int dist_run(const dist_job *job, smt_err *err)
     memset(&c, 0, sizeof c);
     c.d = &d;
     c.failed_chunk = -1;
-    if (d.mode == MODE_FILE) {
+    if (d.mode == DIST_MODE_FILE) {
         snprintf(d.dir, sizeof d.dir, "%s", p.dir);
         snprintf(d.manifest, sizeof d.manifest, "%s/manifest", d.dir);
         d.in_size = p.in_size;
@@ -1189,7 +776,7 @@ int dist_run(const dist_job *job, smt_err *err)
             return g_rank == 0 ? rc : SMT_ERR_IO;
         }
         if (g_rank == 0 && job->resume)
-            rc = read_done(&d, err);
+            rc = read_manifest(&d, 1, 0, err);
         if (g_rank == 0 && !rc && !(d.man = fopen(d.manifest, "a")))
             rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot open for appending",
                                d.manifest);
@@ -1216,9 +803,9 @@ int dist_run(const dist_job *job, smt_err *err)
         coordinate(&d, &c);
     else
         worker_loop(&d);
-    sleepy_barrier(); /* rank 0 may still be translating its last chunk */
+    MPI_Barrier(MPI_COMM_WORLD); /* rank 0 may still be translating its last chunk */
 
-    if (d.mode == MODE_FILE) {
+    if (d.mode == DIST_MODE_FILE) {
         if (g_rank == 0 && d.man) {
             smt_err ce;
             if (smt_close_output(d.man, d.manifest, &ce))
@@ -1240,7 +827,7 @@ int dist_run(const dist_job *job, smt_err *err)
             if (!rc && fflush(stdout))
                 rc = smt_err_errno(err, SMT_ERR_IO, errno, "<stdout>: write error");
         }
-        sleepy_barrier(); /* while rank 0 writes standard output */
+        MPI_Barrier(MPI_COMM_WORLD); /* while rank 0 writes standard output */
         MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (!rc && g_rank == 0)
             for (size_t i = 0; i < d.n_chunks; i++)
@@ -1251,13 +838,13 @@ int dist_run(const dist_job *job, smt_err *err)
                         c.n_failed = 1;
                 }
         if (!rc && g_rank == 0 && c.failed_chunk >= 0) {
-            chunk *fc = &d.chunks[c.failed_chunk];
+            dist_chunk *fc = &d.chunks[c.failed_chunk];
             rc = smt_err_set(err, fc->rc, "%s (lines %llu-%llu)", fc->msg,
                              (unsigned long long)fc->first_line + 1,
                              (unsigned long long)(fc->first_line + fc->nlines));
-            cleanup(&d);
+            dist_parts_remove(&d);
         } else if (!rc && g_rank == 0) {
-            cleanup(&d);
+            dist_parts_remove(&d);
         } else if (rc && g_rank == 0) {
             fprintf(stderr, "%s: the finished chunks are kept in %s: the same command with %s "
                             "finishes the job\n",
@@ -1283,10 +870,9 @@ int dist_run(const dist_job *job, smt_err *err)
             rc = smt_err_set(err, d.chunks[0].rc, "%s", d.chunks[0].msg);
     }
     free(c.held);
-    sleepy_barrier();
+    MPI_Barrier(MPI_COMM_WORLD);
     report(&d);
     free(d.chunks);
     return g_rank == 0 ? rc : 0;
 }
 
-#endif /* FASTSMT_HAVE_MPI */
