@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "nmt_internal.h"
+#include "smt_buf.h"
 #include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_num.h"
@@ -92,23 +93,14 @@ int nmt_nbest_feature_name_check(const char *name, smt_err *err)
 typedef struct group {
     char **lines;        /* copies of the raw lines, parsed in place */
     nmt_nbest_line *nb;  /* parsed */
-    size_t n, cap;
+    size_t n, cap_lines, cap_nb;
 } group;
 
 static int group_push(group *g, const char *line, size_t len)
 {
-    if (g->n == g->cap) {
-        size_t nc = g->cap ? 2 * g->cap : 1024;
-        char **l = realloc(g->lines, nc * sizeof *l);
-        if (!l)
-            return -1;
-        g->lines = l;
-        nmt_nbest_line *nb = realloc(g->nb, nc * sizeof *nb);
-        if (!nb)
-            return -1;
-        g->nb = nb;
-        g->cap = nc;
-    }
+    if (smt_grow(&g->lines, &g->cap_lines, g->n + 1, sizeof *g->lines, 1024) ||
+        smt_grow(&g->nb, &g->cap_nb, g->n + 1, sizeof *g->nb, 1024))
+        return -1;
     g->lines[g->n] = malloc(len + 1);
     if (!g->lines[g->n])
         return -1;
@@ -265,14 +257,9 @@ static int read_source(rescorer *R, const char *path)
     size_t len;
     while (!rc && (rc = smt_lines_next(r, &line, &len, R->err)) == 1) {
         rc = 0;
-        if (R->n_src == cap) {
-            cap = cap ? 2 * cap : 1024;
-            nmt_sentence *s = realloc(R->src, cap * sizeof *s);
-            if (!s) {
-                rc = smt_err_set(R->err, SMT_ERR_NOMEM, "out of memory");
-                break;
-            }
-            R->src = s;
+        if (smt_grow(&R->src, &cap, R->n_src + 1, sizeof *R->src, 1024)) {
+            rc = smt_err_set(R->err, SMT_ERR_NOMEM, "out of memory");
+            break;
         }
         size_t n = nmt_model_tokenize(R->c->m, 0, line, NULL, 0);
         int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
