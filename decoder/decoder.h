@@ -176,6 +176,7 @@ typedef struct dec_translation {
 int dec_translate_data(dec_worker *w, const char *line, size_t len, dec_translation *out,
                        smt_err *err);
 void dec_translation_free(dec_translation *t);
+
 /* Moses's words of t, appended to out: every word followed by a space, and with segmentation
  * (-t) "|src_start-src_end| " after each phrase that has words. The 1-best line's and each n-best
  * line's words field are this. Returns 0 or SMT_ERR_NOMEM. */
