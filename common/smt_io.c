@@ -1,9 +1,12 @@
-/* smt_io.c — output stream checks; see smt_io.h. */
+/* smt_io.c — output stream checks and whole-file reads; see smt_io.h. */
 #include "smt_io.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "smt_buf.h"
 
 static int write_error(const char *name, int e, smt_err *err)
 {
@@ -33,4 +36,33 @@ int smt_same_file(const char *a, const char *b)
     if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-") || stat(a, &sa) != 0 || stat(b, &sb) != 0)
         return 0;
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int smt_read_file(const char *path, char **data, size_t *len, smt_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return smt_err_errno(err, SMT_ERR_IO, errno, "%s", path);
+    smt_buf buf = {0};
+    size_t r;
+    do {
+        if (smt_buf_reserve(&buf, 65536)) {
+            smt_buf_free(&buf);
+            fclose(f);
+            return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+        }
+        errno = 0;
+        r = fread(buf.data + buf.len, 1, buf.cap - 1 - buf.len, f);
+        buf.len += r;
+        buf.data[buf.len] = '\0';
+    } while (r > 0);
+    int e = errno, bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        smt_buf_free(&buf);
+        return smt_err_errno(err, SMT_ERR_IO, e ? e : EIO, "%s: read error", path);
+    }
+    *data = buf.data;
+    *len = buf.len;
+    return 0;
 }

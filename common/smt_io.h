@@ -1,4 +1,6 @@
-/* smt_io.h — the checks every tool makes on its output streams and paths.
+/* smt_io.h — the checks every tool makes on its output streams and paths, and reading a whole
+ * file (a document such as a JSON config or a binary header; text read line by line goes through
+ * smt_lines.h).
  *
  * A write that failed (a full disk, a closed pipe) must never read as success: an output stream is
  * finished with smt_flush_output (a stream that stays open, such as standard output inside a
@@ -27,6 +29,11 @@ int smt_close_output(FILE *f, const char *name, smt_err *err);
 /* 1 when paths a and b name the same existing file (same device and inode, after symbolic links),
  * else 0. NULL and "-" (standard input or output) are never a file. */
 int smt_same_file(const char *a, const char *b);
+
+/* Reads the whole file at path, byte for byte, into *data (malloc'ed, NUL-terminated after its
+ * *len bytes; the caller frees it). Returns 0, SMT_ERR_IO ("PATH: <reason>" when it cannot be
+ * opened, "PATH: read error: <reason>", also for a directory) or SMT_ERR_NOMEM. */
+int smt_read_file(const char *path, char **data, size_t *len, smt_err *err);
 
 #ifdef __cplusplus
 }

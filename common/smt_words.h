@@ -10,6 +10,8 @@
  *                 text): a stray carriage return or NUL separates words instead of sticking to one.
  *   SMT_WS_SPACE  every ASCII white space (C's isspace, KenLM's util::kSpaces: space, tab, LF, VT,
  *                 FF, CR) and NUL: text KenLM scores (glm query), moses.ini lines.
+ *   SMT_WS_COMMA  the comma only: a comma-separated list of a tool's flag (file names, which may
+ *                 hold blanks); empty items are skipped.
  * Every function takes explicit bounds: NUL is a byte like any other, a separator only where the
  * set says so. */
 #ifndef SMT_WORDS_H
@@ -22,7 +24,7 @@
 #include <emmintrin.h>
 #endif
 
-typedef enum smt_ws { SMT_WS_BLANK, SMT_WS_LINE, SMT_WS_SPACE } smt_ws;
+typedef enum smt_ws { SMT_WS_BLANK, SMT_WS_LINE, SMT_WS_SPACE, SMT_WS_COMMA } smt_ws;
 
 /* 1 when c separates words in set (set is a constant at every call: the test folds to a few
  * compares, faster than a table in the parsers' inner loops). */
@@ -33,6 +35,8 @@ static inline int smt_is_sep(unsigned char c, smt_ws set)
         return c == ' ' || c == '\t';
     case SMT_WS_LINE:
         return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0';
+    case SMT_WS_COMMA:
+        return c == ',';
     default: /* SMT_WS_SPACE: space, 9..13 (tab, LF, VT, FF, CR), NUL */
         return c == ' ' || (unsigned)(c - 9) <= 4u || c == '\0';
     }
@@ -95,8 +99,8 @@ static inline uint64_t smt_ws_mask64(const char *p, size_t n, smt_ws set)
 {
 #if defined(__SSE2__)
     char tmp[64];
-    if (n < 64) { /* the tail: a copy padded with a byte every set separates (a space) */
-        memset(tmp, ' ', sizeof tmp);
+    if (n < 64) { /* the tail: a copy padded with a byte the set separates */
+        memset(tmp, set == SMT_WS_COMMA ? ',' : ' ', sizeof tmp);
         memcpy(tmp, p, n);
         p = tmp;
     }
@@ -107,7 +111,9 @@ static inline uint64_t smt_ws_mask64(const char *p, size_t n, smt_ws set)
     for (int c = 0; c < 4; c++) {
         __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * c));
         __m128i r = _mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, tab));
-        if (set == SMT_WS_SPACE) { /* 9..13 (tab, LF, VT, FF, CR) and NUL */
+        if (set == SMT_WS_COMMA) {
+            r = _mm_cmpeq_epi8(v, _mm_set1_epi8(','));
+        } else if (set == SMT_WS_SPACE) { /* 9..13 (tab, LF, VT, FF, CR) and NUL */
             __m128i t = _mm_sub_epi8(v, nine);
             r = _mm_or_si128(r, _mm_cmpeq_epi8(_mm_min_epu8(t, four), t));
             r = _mm_or_si128(r, _mm_cmpeq_epi8(v, nul));

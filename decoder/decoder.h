@@ -183,6 +183,62 @@ int dec_translate_data(dec_worker *w, const char *line, size_t len, dec_translat
                        smt_err *err);
 void dec_translation_free(dec_translation *t);
 
+/* Moses's words of t, appended to out: every word followed by a space, and with segmentation
+ * (-t) "|src_start-src_end| " after each phrase that has words. The 1-best line's and each n-best
+ * line's words field are this. Returns 0 or SMT_ERR_NOMEM. */
+int dec_translation_format(const dec_translation *t, int segmentation, smt_buf *out);
+
+/* ---- n-best lists as data: what every n-best line is formatted from ---- */
+
+/* A feature as n-best lists show it: its name ("LM0", "TranslationModel0", as Moses numbers them;
+ * owned by the model), where its values lie in an entry's scores (scores[offset .. offset +
+ * n_values)) and whether n-best lines print it (0: tuneable=false, scored but not printed). */
+typedef struct dec_feature_info {
+    const char *name;
+    size_t offset, n_values;
+    int tuneable;
+} dec_feature_info;
+
+/* The model's features in n-best order; dec_model_feature fills *out for i below that count. */
+size_t dec_model_num_features(const dec_model *m);
+void dec_model_feature(const dec_model *m, size_t i, dec_feature_info *out);
+
+/* One hypothesis of an n-best list. Its line is "id ||| WORDS ||| Name= v ... ||| total", where
+ * WORDS is dec_translation_format(&t, the list's segmentation), each tuneable feature's values
+ * are printed with %g, and the total too; then " ||| " and the segmentation (phrase by phrase
+ * "src_start[-src_end]=tgt_start[-tgt_end]", -include-segmentation-in-n-best) and " ||| " and the
+ * alignment ("s-t " per point, -print-alignment-info-in-n-best) when the worker's options ask for
+ * them and t has phrases. An empty input line gives one entry with no words, every value 0. */
+typedef struct dec_nbest_entry {
+    dec_translation t;    /* words, phrases and word alignment; t.score: the search's model
+                           * score of the hypothesis */
+    double *scores;       /* n_scores feature values (dec_feature_info's offsets), summed over
+                           * the hypothesis's phrases in float as Moses does */
+    size_t n_scores;
+    double total;         /* weights · scores, summed in float feature by feature */
+    size_t cap_scores_;   /* private */
+} dec_nbest_entry;
+
+/* An n-best list: entries[0 .. n), best first. segmentation: the worker's -t (its lines' words
+ * carry the source ranges). Start from {0}; the list owns all its memory, which the next call
+ * filling it reuses (pointers into entries stay valid until then) and dec_nbest_free releases.
+ * One list is used by one thread at a time. */
+typedef struct dec_nbest {
+    dec_nbest_entry *entries;
+    size_t n;
+    int segmentation;
+    size_t cap_; /* private: entries allocated */
+} dec_nbest;
+
+/* Translates one line as dec_translate does (best, score and the errors the same; sent_id only
+ * names the line in messages) and gives up to n_best hypotheses of its n-best list (distinct:
+ * no two with the same words) as data in nbest: the entries whose lines dec_translate appends to
+ * its nbest buffer. nbest->n is 0 for a refused line or n_best 0. */
+int dec_translate_nbest(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
+                        smt_buf *best, dec_nbest *nbest, size_t n_best, int distinct,
+                        double *score, smt_err *err);
+void dec_nbest_free(dec_nbest *l);
+
 /* How a run is driven: the output streams and Moses's run flags. Each field is what a flag sets;
  * dec_run_options_default marks every one "not given" (-1 or NULL), and dec_run_options_resolve
  * fills what was not given from the ini ([threads], [verbose], [show-weights], [input-file],

@@ -126,7 +126,7 @@ static int path_data(const dec_search *s, hyp *const *path, size_t len, int want
 /* Moses's words: every word followed by a space; with seg (-t), after each phrase that has words
  * the source range it translates, "|start-end| " (Moses's OutputSurface: in the 1-best and, with
  * -t, in the n-best words too). */
-static int format_words(const dec_translation *t, int seg, smt_buf *b)
+int dec_translation_format(const dec_translation *t, int seg, smt_buf *b)
 {
     for (size_t i = 0; i < t->n_phrases; i++) {
         const dec_phrase *p = &t->phrases[i];
@@ -212,7 +212,7 @@ int dec_search_best(dec_search *s, smt_buf *buf, smt_buf *align, double *score)
     if (!rc && s->out.hypo_score && (s->best || s->n == 0)) /* Moses: the score, then the words */
         rc = smt_buf_printf(buf, "%g ", (double)(float)t->score);
     if (!rc)
-        rc = format_words(t, s->out.seg_best, buf);
+        rc = dec_translation_format(t, s->out.seg_best, buf);
     if (!rc && s->best && s->out.align_inline &&
         (smt_buf_append(buf, "||| ", 4) || format_alignment(t, buf)))
         rc = SMT_ERR_NOMEM;
@@ -341,27 +341,60 @@ static int surface_equal(const tpath *a, const tpath *b)
     }
 }
 
-static int format_line(dec_search *s, uint64_t id, const tpath *p, smt_buf *buf, double *sc)
+/* ---------------------------------------------------------------- n-best entries */
+
+size_t dec_model_num_features(const dec_model *m) { return m->n_features; }
+
+void dec_model_feature(const dec_model *m, size_t i, dec_feature_info *out)
 {
-    const dec_model *m = s->m;
+    const dec_feature *f = &m->features[i];
+    *out = (dec_feature_info){f->name, f->offset, f->n, f->tuneable};
+}
+
+/* weights · scores, summed in float feature by feature as Moses's ScoreComponentCollection
+ * does, so that the printed total matches. */
+static double features_total(const dec_model *m, const double *sc)
+{
+    float total = 0;
+    for (unsigned f = 0; f < m->n_features; f++) {
+        const dec_feature *ft = &m->features[f];
+        for (unsigned k = 0; k < ft->n; k++)
+            total += (float)m->weights[ft->offset + k] * (float)sc[ft->offset + k];
+    }
+    return total;
+}
+
+/* A path (p->nodes, last hypothesis first) as an entry's parts: its translation (with want_align,
+ * its word alignment), its feature values (m->n_scores of them) and their weighted total. */
+static int path_entry(dec_search *s, const tpath *p, int want_align, dec_translation *t,
+                      double *sc, double *total)
+{
     hyp **fwd = arena_alloc(&s->ar, (p->len + 1) * sizeof *fwd);
     if (!fwd)
         return SMT_ERR_NOMEM;
     for (uint32_t i = 0; i < p->len; i++)
         fwd[i] = p->nodes[p->len - 1 - i];
     dec_path_features(s, fwd, p->len, sc);
-    int rc = path_data(s, fwd, p->len, s->out.align_nbest, &s->tr);
+    *total = features_total(s->m, sc);
+    int rc = path_data(s, fwd, p->len, want_align, t);
+    t->score = p->score;
+    return rc;
+}
+
+/* The n-best line of an entry's parts: "id ||| words ||| Name= v ... ||| total", then the
+ * segmentation and alignment fields when the worker's options ask for them and the translation
+ * has phrases (an empty sentence's line has neither, as Moses's empty hypothesis). */
+static int format_line(const dec_search *s, uint64_t id, const dec_translation *t,
+                       const double *sc, double total, smt_buf *buf)
+{
+    const dec_model *m = s->m;
+    int rc = smt_buf_printf(buf, "%llu ||| ", (unsigned long long)id);
     if (!rc)
-        rc = smt_buf_printf(buf, "%llu ||| ", (unsigned long long)id);
-    if (!rc)
-        rc = format_words(&s->tr, s->out.seg_best, buf); /* Moses: -t marks the n-best words too */
+        rc = dec_translation_format(t, s->out.seg_best, buf); /* Moses: -t marks the n-best words */
     if (!rc)
         rc = smt_buf_append(buf, " |||", 4);
-    float total = 0;
     for (unsigned f = 0; f < m->n_features && !rc; f++) {
         const dec_feature *ft = &m->features[f];
-        for (unsigned k = 0; k < ft->n; k++)
-            total += (float)m->weights[ft->offset + k] * (float)sc[ft->offset + k];
         if (!ft->tuneable)
             continue;
         rc = smt_buf_printf(buf, " %s=", ft->name);
@@ -370,45 +403,25 @@ static int format_line(dec_search *s, uint64_t id, const tpath *p, smt_buf *buf,
     }
     if (!rc)
         rc = smt_buf_printf(buf, " ||| %g", (double)(float)total);
-    if (!rc && s->out.seg_nbest)
-        rc = format_segmentation_field(&s->tr, buf);
-    if (!rc && s->out.align_nbest) {
+    if (!rc && s->out.seg_nbest && t->n_phrases)
+        rc = format_segmentation_field(t, buf);
+    if (!rc && s->out.align_nbest && t->n_phrases) {
         rc = smt_buf_append(buf, " ||| ", 5);
         if (!rc)
-            rc = format_alignment(&s->tr, buf);
+            rc = format_alignment(t, buf);
     }
     if (!rc)
         rc = smt_buf_append(buf, "\n", 1);
     return rc;
 }
 
-/* An empty sentence: Moses's single empty hypothesis, every feature 0 (no </s> is scored), so
- * that every sentence id appears in the list, as tuning scripts expect. */
-static int empty_line(const dec_search *s, uint64_t id, smt_buf *buf)
+/* The n-best paths of the finished search, best first, into done (n > 0, s->best set). */
+static int nbest_paths(dec_search *s, size_t n, int distinct, plist *done)
 {
-    const dec_model *m = s->m;
-    int rc = smt_buf_printf(buf, "%llu |||  |||", (unsigned long long)id);
-    for (unsigned f = 0; f < m->n_features && !rc; f++) {
-        if (!m->features[f].tuneable)
-            continue;
-        rc = smt_buf_printf(buf, " %s=", m->features[f].name);
-        for (unsigned k = 0; k < m->features[f].n && !rc; k++)
-            rc = smt_buf_append(buf, " 0", 2);
-    }
-    return rc ? rc : smt_buf_append(buf, " ||| 0\n", 7);
-}
-
-int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, smt_buf *buf)
-{
-    if (n && s->n == 0)
-        return empty_line(s, id, buf);
-    if (!s->best || n == 0)
-        return 0;
     stack *last = &s->stacks[s->n];
-    plist cont = {0}, done = {0};
-    double *sc = arena_alloc(&s->ar, (s->m->n_scores + 1) * sizeof *sc);
+    plist cont = {0};
     hyp **tmp = arena_alloc(&s->ar, (s->n + 1) * sizeof *tmp);
-    int rc = sc && tmp ? 0 : SMT_ERR_NOMEM;
+    int rc = tmp ? 0 : SMT_ERR_NOMEM;
     uint32_t seq = 0;
     for (uint32_t i = 0; i < last->n && !rc; i++) {
         size_t len = chain(last->hyps[i], tmp, s->n + 1);
@@ -426,11 +439,13 @@ int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, smt_buf
         rc = plist_add(&cont, p);
     }
     uint64_t *hashes = distinct ? arena_alloc(&s->ar, (n + 1) * sizeof *hashes) : NULL;
+    if (distinct && !hashes)
+        rc = SMT_ERR_NOMEM;
     /* Moses's -n-best-factor f: at most n * f steps (n * 1000 when f is 0), and a distinct list
      * keeps the best n * f contenders (all of them when f is 0) */
     size_t f = s->out.nbest_factor, steps = n * (f ? f : 1000);
     size_t limit = distinct ? (f ? n * f : 0) : n;
-    for (size_t iter = 0; !rc && done.n < n && cont.n && iter < steps; iter++) {
+    for (size_t iter = 0; !rc && done->n < n && cont.n && iter < steps; iter++) {
         tpath *p = plist_pop(&cont);
         for (uint32_t e = p->dev < 0 ? 0 : (uint32_t)p->dev + 1; e < p->len && !rc; e++) {
             for (hyp *a = p->nodes[e]->arcs; a && !rc; a = a->next_arc) {
@@ -455,20 +470,100 @@ int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, smt_buf
         int keep = 1;
         if (distinct) {
             uint64_t h = surface_hash(p);
-            for (size_t i = 0; i < done.n && keep; i++)
-                if (hashes[i] == h && surface_equal(done.p[i], p))
+            for (size_t i = 0; i < done->n && keep; i++)
+                if (hashes[i] == h && surface_equal(done->p[i], p))
                     keep = 0;
             if (keep)
-                hashes[done.n] = h;
+                hashes[done->n] = h;
         }
-        if (keep && (rc = done_add(&done, p)))
+        if (keep && (rc = done_add(done, p)))
             break;
         if (limit)
             plist_prune(&cont, limit);
     }
-    for (size_t i = 0; i < done.n && !rc; i++)
-        rc = format_line(s, id, done.p[i], buf, sc);
     free(cont.p);
+    return rc;
+}
+
+int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, smt_buf *buf)
+{
+    if (n == 0 || (s->n && !s->best))
+        return 0;
+    double *sc = arena_alloc(&s->ar, (s->m->n_scores + 1) * sizeof *sc);
+    if (!sc)
+        return SMT_ERR_NOMEM;
+    if (s->n == 0) { /* an empty sentence: Moses's single empty hypothesis, every feature 0 (no
+                      * </s> is scored), so that every sentence id appears in the list */
+        memset(sc, 0, (s->m->n_scores + 1) * sizeof *sc);
+        int rc = path_data(s, NULL, 0, 0, &s->tr);
+        return rc ? rc : format_line(s, id, &s->tr, sc, 0, buf);
+    }
+    plist done = {0};
+    int rc = nbest_paths(s, n, distinct, &done);
+    for (size_t i = 0; i < done.n && !rc; i++) {
+        double total;
+        rc = path_entry(s, done.p[i], s->out.align_nbest, &s->tr, sc, &total);
+        if (!rc)
+            rc = format_line(s, id, &s->tr, sc, total, buf);
+    }
     free(done.p);
     return rc;
+}
+
+/* Room for n entries in l, each with room for n_scores values (new entries zeroed). */
+static int nbest_reserve(dec_nbest *l, size_t n, size_t n_scores)
+{
+    size_t old = l->cap_;
+    if (smt_grow(&l->entries, &l->cap_, n, sizeof *l->entries, 16))
+        return SMT_ERR_NOMEM;
+    memset(l->entries + old, 0, (l->cap_ - old) * sizeof *l->entries);
+    for (size_t i = 0; i < n; i++) {
+        dec_nbest_entry *e = &l->entries[i];
+        if (smt_grow(&e->scores, &e->cap_scores_, n_scores + 1, sizeof *e->scores, n_scores + 1))
+            return SMT_ERR_NOMEM;
+        e->n_scores = n_scores;
+    }
+    return 0;
+}
+
+int dec_search_nbest_data(dec_search *s, size_t n, int distinct, dec_nbest *out)
+{
+    out->n = 0;
+    out->segmentation = s->out.seg_best;
+    if (n == 0 || (s->n && !s->best))
+        return 0;
+    size_t n_scores = s->m->n_scores;
+    if (s->n == 0) { /* the empty hypothesis, as dec_search_nbest */
+        int rc = nbest_reserve(out, 1, n_scores);
+        if (!rc)
+            rc = path_data(s, NULL, 0, 0, &out->entries[0].t);
+        if (rc)
+            return rc;
+        memset(out->entries[0].scores, 0, n_scores * sizeof *out->entries[0].scores);
+        out->entries[0].total = 0;
+        out->n = 1;
+        return 0;
+    }
+    plist done = {0};
+    int rc = nbest_paths(s, n, distinct, &done);
+    if (!rc)
+        rc = nbest_reserve(out, done.n, n_scores);
+    for (size_t i = 0; i < done.n && !rc; i++) {
+        dec_nbest_entry *e = &out->entries[i];
+        rc = path_entry(s, done.p[i], 1, &e->t, e->scores, &e->total);
+        if (!rc)
+            out->n = i + 1;
+    }
+    free(done.p);
+    return rc;
+}
+
+void dec_nbest_free(dec_nbest *l)
+{
+    for (size_t i = 0; i < l->cap_; i++) {
+        dec_translation_free(&l->entries[i].t);
+        free(l->entries[i].scores);
+    }
+    free(l->entries);
+    memset(l, 0, sizeof *l);
 }

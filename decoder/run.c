@@ -164,12 +164,6 @@ static int prepare(dec_worker *w, const char *line, size_t len, size_t *n, smt_e
     return rc ? smt_err_set(err, rc, "out of memory") : 0;
 }
 
-int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, smt_buf *best,
-                  smt_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err)
-{
-    return dec_translate_align(w, line, len, sent_id, best, NULL, NULL, nbest, n_best, distinct, score,
-                               err);
-}
 
 /* A refused or failed line: its empty output lines. */
 static void line_empty(smt_buf *best, smt_buf *align, smt_buf *unk)
@@ -201,10 +195,11 @@ static int line_begin(dec_worker *w, const char *line, size_t len, uint64_t sent
     return rc;
 }
 
-/* The outputs of w's finished search. */
+/* The outputs of w's finished search (the n-best list as lines to nbest, as data to data; either
+ * may be NULL). */
 static int line_output(dec_worker *w, uint64_t sent_id, smt_buf *best, smt_buf *align,
-                       smt_buf *unk, smt_buf *nbest, size_t n_best, int distinct, double *score,
-                       smt_err *err)
+                       smt_buf *unk, smt_buf *nbest, dec_nbest *data, size_t n_best, int distinct,
+                       double *score, smt_err *err)
 {
     int rc = dec_search_best(w->s, best, align, score);
     if (rc)
@@ -219,24 +214,53 @@ static int line_output(dec_worker *w, uint64_t sent_id, smt_buf *best, smt_buf *
         return smt_err_set(err, rc, "out of memory");
     if (nbest && n_best && (rc = dec_search_nbest(w->s, sent_id, n_best, distinct, nbest)) != 0)
         return smt_err_set(err, rc, "out of memory");
+    if (data && n_best && (rc = dec_search_nbest_data(w->s, n_best, distinct, data)) != 0)
+        return smt_err_set(err, rc, "out of memory");
     return 0;
 }
 
-int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
-                        smt_buf *best, smt_buf *align, smt_buf *unk, smt_buf *nbest, size_t n_best,
-                        int distinct, double *score, smt_err *err)
+/* One line start to end, one at a time (no LM batching): the outputs line_output gives. */
+static int translate_line(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
+                          smt_buf *best, smt_buf *align, smt_buf *unk, smt_buf *nbest,
+                          dec_nbest *data, size_t n_best, int distinct, double *score, smt_err *err)
 {
     if (score)
         *score = 0;
+    if (data)
+        data->n = 0;
     w->s->lm_batch = 0;
-    int rc = line_begin(w, line, len, sent_id, nbest && n_best > 0, best, align, unk, err);
+    int rc = line_begin(w, line, len, sent_id, (nbest || data) && n_best > 0, best, align, unk,
+                        err);
     if (rc)
         return rc;
     if ((rc = dec_search_step(w->s, err)) != 0) {
         line_empty(best, align, unk);
         return rc;
     }
-    return line_output(w, sent_id, best, align, unk, nbest, n_best, distinct, score, err);
+    return line_output(w, sent_id, best, align, unk, nbest, data, n_best, distinct, score, err);
+}
+
+int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
+                        smt_buf *best, smt_buf *align, smt_buf *unk, smt_buf *nbest, size_t n_best,
+                        int distinct, double *score, smt_err *err)
+{
+    return translate_line(w, line, len, sent_id, best, align, unk, nbest, NULL, n_best, distinct,
+                          score, err);
+}
+
+int dec_translate(dec_worker *w, const char *line, size_t len, uint64_t sent_id, smt_buf *best,
+                  smt_buf *nbest, size_t n_best, int distinct, double *score, smt_err *err)
+{
+    return translate_line(w, line, len, sent_id, best, NULL, NULL, nbest, NULL, n_best, distinct,
+                          score, err);
+}
+
+int dec_translate_nbest(dec_worker *w, const char *line, size_t len, uint64_t sent_id,
+                        smt_buf *best, dec_nbest *nbest, size_t n_best, int distinct,
+                        double *score, smt_err *err)
+{
+    return translate_line(w, line, len, sent_id, best, NULL, NULL, NULL, nbest, n_best, distinct,
+                          score, err);
 }
 
 int dec_translate_data(dec_worker *w, const char *line, size_t len, dec_translation *out,
@@ -471,8 +495,8 @@ static void run_chunk(void *ctx_p, size_t task, unsigned worker)
             else
                 rc = line_output(lw[g], ctx->first_id + line_of[g], &j->best,
                                  ctx->want_align ? &j->align : NULL, ctx->want_unk ? &j->unk : NULL,
-                                 ctx->want_nbest ? &j->nbest : NULL, ctx->n_best, ctx->distinct,
-                                 &j->score, &errs[g]);
+                                 ctx->want_nbest ? &j->nbest : NULL, NULL, ctx->n_best,
+                                 ctx->distinct, &j->score, &errs[g]);
             job_done(ctx, j, rc, &errs[g], worker);
             line_of[g] = SIZE_MAX;
         }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "smt_buf.h"
 #include "smt_num.h"
 
 enum { NJ_MAX_DEPTH = 64 };
@@ -132,22 +133,12 @@ static int parse_string(nj_parser *p, char **out)
 
 static int parse_value(nj_parser *p, nj_value *v, int depth);
 
-static int append(nj_parser *p, nj_value *v, size_t *cap)
+/* Room for one more item (and, in an object, its key). */
+static int append(nj_parser *p, nj_value *v, size_t *cap_items, size_t *cap_keys)
 {
-    if (v->n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 8;
-    nj_value *items = realloc(v->items, nc * sizeof *items);
-    if (!items)
+    if (smt_grow(&v->items, cap_items, v->n + 1, sizeof *v->items, 8) ||
+        (v->type == NJ_OBJ && smt_grow(&v->keys, cap_keys, v->n + 1, sizeof *v->keys, 8)))
         return fail(p, "out of memory");
-    v->items = items;
-    if (v->type == NJ_OBJ) {
-        char **keys = realloc(v->keys, nc * sizeof *keys);
-        if (!keys)
-            return fail(p, "out of memory");
-        v->keys = keys;
-    }
-    *cap = nc;
     return 0;
 }
 
@@ -156,14 +147,14 @@ static int parse_container(nj_parser *p, nj_value *v, int depth)
     char close = p->s[p->pos] == '{' ? '}' : ']';
     v->type = close == '}' ? NJ_OBJ : NJ_ARR;
     p->pos++;
-    size_t cap = 0;
+    size_t cap_items = 0, cap_keys = 0;
     skip_ws(p);
     if (p->pos < p->len && p->s[p->pos] == close) {
         p->pos++;
         return 0;
     }
     for (;;) {
-        if (append(p, v, &cap))
+        if (append(p, v, &cap_items, &cap_keys))
             return -1;
         skip_ws(p);
         if (v->type == NJ_OBJ) {

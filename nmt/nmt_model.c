@@ -4,7 +4,6 @@
  * data_offsets: [begin, end]}} (plus an optional "__metadata__"), then the data; offsets are relative
  * to the end of the header. Every offset, size and shape is checked before a byte is read. */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +12,8 @@
 #include "nmt_internal.h"
 #include "nmt_json.h"
 #include "nmt_st.h"
-#include "smt_buf.h"
+#include "smt_io.h"
+#include "smt_lines.h"
 #include "smt_words.h"
 
 static char *join(const char *dir, const char *name)
@@ -26,35 +26,6 @@ static char *join(const char *dir, const char *name)
         memcpy(p + a + 1, name, b + 1);
     }
     return p;
-}
-
-int nmt_read_file(const char *path, char **data, size_t *len, smt_err *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return smt_err_errno(err, SMT_ERR_IO, errno, "%s", path);
-    smt_buf buf = {0};
-    for (;;) {
-        if (smt_buf_reserve(&buf, 65536)) {
-            smt_buf_free(&buf);
-            fclose(f);
-            return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
-        }
-        size_t r = fread(buf.data + buf.len, 1, buf.cap - 1 - buf.len, f);
-        buf.len += r;
-        buf.data[buf.len] = '\0';
-        if (r == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        smt_buf_free(&buf);
-        return smt_err_set(err, SMT_ERR_IO, "%s: read error", path);
-    }
-    *data = buf.data;
-    *len = buf.len;
-    return 0;
 }
 
 /* ---- safetensors ---- */
@@ -79,7 +50,7 @@ int nmt_st_open(nmt_st *st, const char *path, smt_err *err)
 {
     memset(st, 0, sizeof *st);
     st->path = path;
-    int rc = nmt_read_file(path, &st->file, &st->size, err);
+    int rc = smt_read_file(path, &st->file, &st->size, err);
     if (rc)
         return rc;
     if (st->size < 8)
@@ -316,7 +287,7 @@ static int load_config(nmt_config *c, const char *dir, char **src_vocab, char **
     size_t len;
     if (!path)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-    int rc = nmt_read_file(path, &text, &len, err);
+    int rc = smt_read_file(path, &text, &len, err);
     nj_value root;
     char msg[200];
     if (!rc && nj_parse(text, len, &root, msg, sizeof msg))
@@ -397,25 +368,21 @@ static int load_config(nmt_config *c, const char *dir, char **src_vocab, char **
 static int load_vocab(smt_vocab_builder **out, char **words, const char *path, int expect,
                       smt_err *err)
 {
-    char *text;
-    size_t len;
-    int rc = nmt_read_file(path, &text, &len, err);
+    smt_lines *in;
+    int rc = smt_lines_open(&in, path, 0, err);
     if (rc)
         return rc;
     rc = smt_vocab_builder_create(out, err);
     int n = 0;
-    char *p = text, *end = text + len;
-    while (!rc && p < end) {
+    char *p;
+    size_t wl;
+    while (!rc && (rc = smt_lines_next(in, &p, &wl, err)) == 1) {
+        rc = 0;
         if (n == expect) {
             rc = smt_err_set(err, SMT_ERR_FORMAT, "%s:%d: more words than the config's %d", path,
                              n + 1, expect);
             break;
         }
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        char *e = nl ? nl : end;
-        size_t wl = (size_t)(e - p);
-        if (wl && p[wl - 1] == '\r')
-            wl--;
         uint32_t id;
         rc = smt_vocab_builder_add(*out, p, wl, &id, err);
         if (!rc && id != (uint32_t)n)
@@ -428,9 +395,10 @@ static int load_vocab(smt_vocab_builder **out, char **words, const char *path, i
                 memcpy(words[n], p, wl), words[n][wl] = 0;
         }
         n++;
-        p = e + 1;
     }
-    free(text);
+    smt_lines_close(in);
+    if (rc > 0)
+        rc = 0;
     if (!rc && n != expect)
         rc = smt_err_set(err, SMT_ERR_FORMAT, "%s: %d words, but the config says %d", path, n,
                          expect);

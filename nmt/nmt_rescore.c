@@ -1,12 +1,12 @@
-/* nmt_rescore.c — Moses n-best rescoring with the NMT model, corpus BLEU and the weight line search.
+/* nmt_rescore.c — Moses n-best rescoring with the NMT model.
  *
- * An n-best line is `id ||| words ||| features ||| total [||| more fields]`. Rescoring keeps every
+ * An n-best line (nmt_nbest.c reads it) is `id ||| words ||| features ||| total [||| more
+ * fields]`. Rescoring keeps every
  * field as written, appends ` NMT0= logprob` to the features, adds weight * logprob to the total and
  * re-ranks each sentence's list. All hypotheses of a chunk of sentences are scored in one nmt_score
  * call, and hypotheses of one sentence point at the same source array so its encoder runs once. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,101 +14,23 @@
 #include <sys/stat.h>
 
 #include "nmt_internal.h"
+#include "smt_buf.h"
 #include "smt_io.h"
 #include "smt_lines.h"
-#include "smt_num.h"
-#include "smt_words.h"
-
-/* ---- n-best lines ---- */
-
-/* A number field: blanks around it are separators, the rest must be the number (NaN never). */
-static int parse_field_double(const char *f, double *out)
-{
-    const char *b = f, *e = f + strlen(f);
-    smt_trim(&b, &e, SMT_WS_BLANK);
-    return smt_parse_double(b, (size_t)(e - b), -HUGE_VAL, HUGE_VAL, SMT_NUM_ALLOW_INF, out);
-}
-
-int nmt_nbest_parse(char *line, nmt_nbest_line *out)
-{
-    char *f[4], *p = line;
-    for (int i = 0; i < 4; i++) {
-        f[i] = p;
-        char *sep = strstr(p, " ||| ");
-        if (!sep) {
-            if (i < 3)
-                return -1;
-            out->rest = NULL;
-            break;
-        }
-        *sep = 0;
-        p = sep + 5;
-        if (i == 3)
-            out->rest = p;
-    }
-    long long id;
-    const char *idf = f[0], *ide = f[0] + strlen(f[0]);
-    smt_trim(&idf, &ide, SMT_WS_BLANK);
-    if (smt_parse_ll(idf, (size_t)(ide - idf), 0, LONG_MAX, &id))
-        return -1;
-    out->id = (long)id;
-    out->words = f[1];
-    out->feats = f[2];
-    if (parse_field_double(f[3], &out->total))
-        return -1;
-    return 0;
-}
-
-int nmt_nbest_feature(const char *feats, const char *name, double *value)
-{
-    size_t n = strlen(name);
-    if (n == 0) /* strstr would match everywhere without moving on */
-        return 0;
-    const char *p = feats;
-    while ((p = strstr(p, name)) != NULL) {
-        if ((p == feats || p[-1] == ' ') && p[n] == '=' && p[n + 1] == ' ') {
-            const char *pos = p + n + 2, *v = pos;
-            size_t len = 0;
-            smt_word_next(&pos, pos + strlen(pos), SMT_WS_BLANK, &v, &len);
-            return smt_parse_double(v, len, -HUGE_VAL, HUGE_VAL, SMT_NUM_ALLOW_INF, value) ? -1
-                                                                                            : 1;
-        }
-        p += n;
-    }
-    return 0;
-}
-
-int nmt_nbest_feature_name_check(const char *name, smt_err *err)
-{
-    if (!*name || name[strcspn(name, " \t=|")])
-        return smt_err_set(err, SMT_ERR_ARG,
-                           "feature name '%.64s' cannot name an n-best feature (empty, or holds a "
-                           "blank, '=' or '|')", name);
-    return 0;
-}
 
 /* ---- rescoring ---- */
 
 typedef struct group {
     char **lines;        /* copies of the raw lines, parsed in place */
     nmt_nbest_line *nb;  /* parsed */
-    size_t n, cap;
+    size_t n, cap_lines, cap_nb;
 } group;
 
 static int group_push(group *g, const char *line, size_t len)
 {
-    if (g->n == g->cap) {
-        size_t nc = g->cap ? 2 * g->cap : 1024;
-        char **l = realloc(g->lines, nc * sizeof *l);
-        if (!l)
-            return -1;
-        g->lines = l;
-        nmt_nbest_line *nb = realloc(g->nb, nc * sizeof *nb);
-        if (!nb)
-            return -1;
-        g->nb = nb;
-        g->cap = nc;
-    }
+    if (smt_grow(&g->lines, &g->cap_lines, g->n + 1, sizeof *g->lines, 1024) ||
+        smt_grow(&g->nb, &g->cap_nb, g->n + 1, sizeof *g->nb, 1024))
+        return -1;
     g->lines[g->n] = malloc(len + 1);
     if (!g->lines[g->n])
         return -1;
@@ -136,37 +58,6 @@ typedef struct rescorer {
     long next_best; /* next source id whose 1-best line is due */
     smt_err *err;
 } rescorer;
-
-static int is_segment_marker(const char *w, size_t n)
-{
-    size_t i = 1;
-    if (n < 5 || w[0] != '|' || w[n - 1] != '|')
-        return 0;
-    while (i < n - 1 && w[i] >= '0' && w[i] <= '9')
-        i++;
-    if (i == 1 || w[i] != '-')
-        return 0;
-    size_t j = ++i;
-    while (i < n - 1 && w[i] >= '0' && w[i] <= '9')
-        i++;
-    return i > j && i == n - 1;
-}
-
-size_t nmt_nbest_plain(const char *words, char *out)
-{
-    size_t o = 0, n;
-    const char *pos = words, *end = words + strlen(words), *w;
-    while (smt_word_next(&pos, end, SMT_WS_BLANK, &w, &n)) {
-        if (is_segment_marker(w, n))
-            continue;
-        if (o)
-            out[o++] = ' ';
-        memmove(out + o, w, n); /* out may be words: o never passes w */
-        o += n;
-    }
-    out[o] = 0;
-    return o;
-}
 
 static void write_best_until(rescorer *R, long id, const char *words)
 {
@@ -265,14 +156,9 @@ static int read_source(rescorer *R, const char *path)
     size_t len;
     while (!rc && (rc = smt_lines_next(r, &line, &len, R->err)) == 1) {
         rc = 0;
-        if (R->n_src == cap) {
-            cap = cap ? 2 * cap : 1024;
-            nmt_sentence *s = realloc(R->src, cap * sizeof *s);
-            if (!s) {
-                rc = smt_err_set(R->err, SMT_ERR_NOMEM, "out of memory");
-                break;
-            }
-            R->src = s;
+        if (smt_grow(&R->src, &cap, R->n_src + 1, sizeof *R->src, 1024)) {
+            rc = smt_err_set(R->err, SMT_ERR_NOMEM, "out of memory");
+            break;
         }
         size_t n = nmt_model_tokenize(R->c->m, 0, line, NULL, 0);
         int32_t *ids = malloc((n ? n : 1) * sizeof *ids);

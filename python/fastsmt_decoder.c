@@ -1,36 +1,17 @@
 /* fastsmt_decoder.c — fastsmt.PhraseTable (probingpt tables) and fastsmt.Decoder (the phrase-based
  * decoder of a moses.ini) for the extension fastsmt._fastsmt. They wrap probingpt.h and decoder.h:
  * lookups give the table's targets as Python data, translations are the fastsmt tool's lines
- * (dec_translate, the same formatter) or dec_translate_data's words, phrases and alignment. */
-#include "fastsmt_py.h"
+ * (dec_translate, the same formatter), dec_translate_data's words, phrases and alignment, or
+ * dec_translate_nbest's n-best entries. */
+#include "fastsmt_types.h"
 
 #include <string.h>
 
 #include "decoder.h"
 #include "probingpt.h"
 #include "smt_buf.h"
-#include "smt_num.h"
 #include "smt_threads.h"
 #include "smt_words.h"
-
-static void obj_dealloc(PyObject *self)
-{
-    PyTypeObject *tp = Py_TYPE(self);
-    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-    tp_free(self);
-    Py_DECREF(tp);
-}
-
-/* An error of the C libraries as a Python exception of the matching kind. */
-static void raise_smt(int rc, const char *msg)
-{
-    PyObject *kind = rc == SMT_ERR_NOMEM                           ? PyExc_MemoryError
-                     : rc == SMT_ERR_ARG || rc == SMT_ERR_LIMIT ||
-                               rc == SMT_ERR_PARSE                 ? PyExc_ValueError
-                     : rc == SMT_ERR_UNSUPPORTED                   ? PyExc_NotImplementedError
-                                                                   : PyExc_OSError;
-    PyErr_SetString(kind, msg);
-}
 
 static int path_arg(PyObject *o, PyObject **bytes)
 {
@@ -83,7 +64,7 @@ static int Pt_init(PyObject *op, PyObject *args, PyObject *kw)
 static void Pt_dealloc(PyObject *op)
 {
     ppt_close(((PtObject *)op)->t);
-    obj_dealloc(op);
+    fastsmt_dealloc(op);
 }
 
 static const ppt_table *pt_of(PyObject *op)
@@ -138,7 +119,7 @@ static PyObject *Pt_lookup(PyObject *op, PyObject *phrase)
         return out;
     if (rc) {
         Py_DECREF(out);
-        raise_smt(rc, "the phrase table's group of this source is damaged");
+        fastsmt_raise(rc, "the phrase table's group of this source is damaged");
         return NULL;
     }
     const smt_vocab *tv = ppt_tgt_vocab(t);
@@ -173,7 +154,7 @@ static PyObject *Pt_lookup(PyObject *op, PyObject *phrase)
     free(words.data);
     if (it.error) {
         Py_DECREF(out);
-        raise_smt(it.error, "the phrase table's group of this source is damaged");
+        fastsmt_raise(it.error, "the phrase table's group of this source is damaged");
         return NULL;
     }
     return out;
@@ -265,7 +246,7 @@ static int Dec_init(PyObject *op, PyObject *args, PyObject *kw)
     Py_END_ALLOW_THREADS
     Py_DECREF(fs);
     if (rc) {
-        raise_smt(rc == SMT_ERR_IO ? SMT_ERR_IO : rc, e.msg);
+        fastsmt_raise(rc == SMT_ERR_IO ? SMT_ERR_IO : rc, e.msg);
         return -1;
     }
     self->m = m;
@@ -287,7 +268,7 @@ static void Dec_dealloc(PyObject *op)
     DecObject *self = (DecObject *)op;
     dec_free_workers(self);
     dec_model_free(self->m);
-    obj_dealloc(op);
+    fastsmt_dealloc(op);
 }
 
 static dec_model *dec_of(DecObject *self)
@@ -306,7 +287,7 @@ static dec_worker *worker_take(DecObject *self)
     smt_err e;
     int rc = dec_worker_create(&w, self->m, &e);
     if (rc) {
-        raise_smt(rc, e.msg);
+        fastsmt_raise(rc, e.msg);
         return NULL;
     }
     return w;
@@ -357,7 +338,7 @@ static PyObject *Dec_translate(PyObject *op, PyObject *line)
     worker_give(self, w);
     PyObject *r = rc ? NULL : best_line(&best);
     if (rc)
-        raise_smt(rc, e.msg);
+        fastsmt_raise(rc, e.msg);
     free(best.data);
     return r;
 }
@@ -384,7 +365,7 @@ static PyObject *Dec_translate_data(PyObject *op, PyObject *line)
     worker_give(self, w);
     if (rc) {
         dec_translation_free(&t);
-        raise_smt(rc, e.msg);
+        fastsmt_raise(rc, e.msg);
         return NULL;
     }
     PyObject *words = PyList_New((Py_ssize_t)t.n_words);
@@ -415,68 +396,56 @@ static PyObject *Dec_translate_data(PyObject *op, PyObject *line)
     return r;
 }
 
-/* One n-best line "id ||| words ||| Name= v v Name2= v ||| total[ ||| alignment]" as
- * {"words", "features": {name: [values]}, "total"}; NULL with ValueError when malformed. */
-static PyObject *nbest_entry(const char *s, size_t n)
+/* A value as the n-best list prints it (%g: six significant digits), so that an entry equals the
+ * line of a list file read back. */
+static double printed(double v)
 {
-    const char *f[5];
-    size_t fl[5];
-    int nf = 0;
-    const char *p = s, *end = s + n;
-    while (nf < 5) {
-        const char *q = NULL;
-        for (const char *c = p; c + 5 <= end; c++)
-            if (memcmp(c, " ||| ", 5) == 0) {
-                q = c;
-                break;
-            }
-        f[nf] = p;
-        fl[nf++] = (size_t)((q ? q : end) - p);
-        if (!q)
-            break;
-        p = q + 5;
-    }
-    double total;
-    if (nf < 4 || smt_parse_double(f[3], fl[3], -1e300, 1e300, 0, &total)) {
-        PyErr_Format(PyExc_ValueError, "a malformed n-best line from the decoder: %.*s", (int)n, s);
-        return NULL;
-    }
-    PyObject *feats = PyDict_New(), *cur = NULL;
-    const char *pos = f[2], *fend = f[2] + fl[2], *w;
-    size_t wl;
-    while (feats && smt_word_next(&pos, fend, SMT_WS_BLANK, &w, &wl)) {
-        if (w[wl - 1] == '=') {
-            PyObject *name = fastsmt_str(w, wl - 1);
-            cur = PyList_New(0);
-            if (!name || !cur || PyDict_SetItem(feats, name, cur))
-                Py_CLEAR(feats);
-            Py_XDECREF(name);
-            Py_XDECREF(cur); /* the dict holds it */
+    char text[32];
+    snprintf(text, sizeof text, "%g", v);
+    return strtod(text, NULL);
+}
+
+/* One n-best entry as {"words", "features": {name: [values]}, "total"}: the words as the line
+ * shows them (blanks at either end trimmed), each tuneable feature's values and the total as the
+ * line prints them. */
+static PyObject *nbest_entry(const dec_model *m, const dec_nbest *l, const dec_nbest_entry *e,
+                             smt_buf *text)
+{
+    smt_buf_clear(text);
+    if (dec_translation_format(&e->t, l->segmentation, text))
+        return PyErr_NoMemory();
+    const char *ws = text->data ? text->data : "", *we = ws + text->len;
+    smt_trim(&ws, &we, SMT_WS_BLANK);
+    PyObject *feats = PyDict_New();
+    size_t nf = dec_model_num_features(m);
+    for (size_t f = 0; feats && f < nf; f++) {
+        dec_feature_info fi;
+        dec_model_feature(m, f, &fi);
+        if (!fi.tuneable)
             continue;
+        PyObject *name = fastsmt_str(fi.name, strlen(fi.name));
+        PyObject *vals = PyList_New((Py_ssize_t)fi.n_values);
+        for (size_t k = 0; vals && k < fi.n_values; k++) {
+            PyObject *x = PyFloat_FromDouble(printed((float)e->scores[fi.offset + k]));
+            if (!x || PyList_SetItem(vals, (Py_ssize_t)k, x))
+                Py_CLEAR(vals);
         }
-        double v;
-        PyObject *x = NULL;
-        if (!cur || smt_parse_double(w, wl, -1e300, 1e300, 0, &v) ||
-            !(x = PyFloat_FromDouble(v)) || PyList_Append(cur, x)) {
-            if (!PyErr_Occurred())
-                PyErr_Format(PyExc_ValueError, "a malformed n-best score from the decoder: %.*s",
-                             (int)wl, w);
+        if (!name || !vals || PyDict_SetItem(feats, name, vals))
             Py_CLEAR(feats);
-        }
-        Py_XDECREF(x);
+        Py_XDECREF(name);
+        Py_XDECREF(vals);
     }
     if (!feats)
         return NULL;
-    const char *ws = f[1], *we = f[1] + fl[1];
-    smt_trim(&ws, &we, SMT_WS_BLANK);
     return Py_BuildValue("{s:N,s:N,s:d}", "words", fastsmt_str(ws, (size_t)(we - ws)), "features",
-                         feats, "total", total);
+                         feats, "total", printed((float)e->total));
 }
 
 typedef struct dec_batch {
     dec_worker **workers;
     const fastsmt_lines *l;
-    smt_buf *best, *nbest;
+    smt_buf *best;
+    dec_nbest *nbest;
     double *score;
     int *rc;
     smt_err *err;
@@ -487,9 +456,8 @@ typedef struct dec_batch {
 static void dec_task(void *ctx, size_t i, unsigned worker)
 {
     dec_batch *b = ctx;
-    b->rc[i] = dec_translate(b->workers[worker], b->l->s[i], b->l->n[i], i, &b->best[i],
-                             b->n_best ? &b->nbest[i] : NULL, b->n_best, b->distinct, &b->score[i],
-                             &b->err[i]);
+    b->rc[i] = dec_translate_nbest(b->workers[worker], b->l->s[i], b->l->n[i], i, &b->best[i],
+                                   &b->nbest[i], b->n_best, b->distinct, &b->score[i], &b->err[i]);
 }
 
 /* translate_batch(lines, nbest=0, distinct=True) -> [{"translation", "score", "nbest"}, ...]:
@@ -525,13 +493,13 @@ static PyObject *Dec_translate_batch(PyObject *op, PyObject *const *args, Py_ssi
     int prc = smt_pool_create(&pool, self->threads, &pe);
     unsigned nw = prc ? 0 : smt_pool_size(pool);
     dec_batch b = {PyMem_Calloc(nw ? nw : 1, sizeof(dec_worker *)), &l,
-                   PyMem_Calloc(c, sizeof(smt_buf)), PyMem_Calloc(c, sizeof(smt_buf)),
+                   PyMem_Calloc(c, sizeof(smt_buf)), PyMem_Calloc(c, sizeof(dec_nbest)),
                    PyMem_Calloc(c, sizeof(double)), PyMem_Calloc(c, sizeof(int)),
                    PyMem_Calloc(c, sizeof(smt_err)), (size_t)nb, distinct};
     PyObject *out = NULL;
     unsigned got = 0;
     if (prc) {
-        raise_smt(prc, pe.msg);
+        fastsmt_raise(prc, pe.msg);
     } else if (!b.workers || !b.best || !b.nbest || !b.score || !b.rc || !b.err) {
         PyErr_NoMemory();
     } else {
@@ -555,17 +523,14 @@ static PyObject *Dec_translate_batch(PyObject *op, PyObject *const *args, Py_ssi
     }
     if (!PyErr_Occurred())
         out = PyList_New((Py_ssize_t)n);
+    smt_buf text = {0};
     for (size_t i = 0; out && i < n; i++) {
-        PyObject *entries = PyList_New(0);
-        const char *p = b.nbest[i].data, *end = p ? p + b.nbest[i].len : NULL;
-        while (entries && p && p < end) {
-            const char *nl = memchr(p, '\n', (size_t)(end - p));
-            size_t len = (size_t)((nl ? nl : end) - p);
-            PyObject *x = nbest_entry(p, len);
-            if (!x || PyList_Append(entries, x))
+        const dec_nbest *l = &b.nbest[i];
+        PyObject *entries = PyList_New((Py_ssize_t)l->n);
+        for (size_t k = 0; entries && k < l->n; k++) {
+            PyObject *x = nbest_entry(self->m, l, &l->entries[k], &text);
+            if (!x || PyList_SetItem(entries, (Py_ssize_t)k, x))
                 Py_CLEAR(entries);
-            Py_XDECREF(x);
-            p += len + 1;
         }
         PyObject *d = entries ? Py_BuildValue("{s:N,s:d,s:N}", "translation", best_line(&b.best[i]),
                                               "score", b.score[i], "nbest", entries)
@@ -573,10 +538,11 @@ static PyObject *Dec_translate_batch(PyObject *op, PyObject *const *args, Py_ssi
         if (!d || PyList_SetItem(out, (Py_ssize_t)i, d))
             Py_CLEAR(out);
     }
+    smt_buf_free(&text);
     for (unsigned i = 0; b.workers && i < got; i++)
         worker_give(self, b.workers[i]);
     for (size_t i = 0; b.best && b.nbest && i < n; i++)
-        free(b.best[i].data), free(b.nbest[i].data);
+        free(b.best[i].data), dec_nbest_free(&b.nbest[i]);
     PyMem_Free(b.workers), PyMem_Free(b.best), PyMem_Free(b.nbest), PyMem_Free(b.score);
     PyMem_Free(b.rc), PyMem_Free(b.err);
     smt_pool_destroy(pool);

@@ -1,7 +1,7 @@
 /* fastsmt_nmt.c — fastsmt.NMT for the extension fastsmt._fastsmt: a transformer NMT model
  * (nmt.h) scoring sentence pairs (nmt_score: forced decoding, ln p(target | source) with </s>) and
  * rescoring a Moses n-best list (nmt_rescore_files, what `nmt rescore` runs). CPU backend. */
-#include "fastsmt_py.h"
+#include "fastsmt_types.h"
 
 #include <string.h>
 
@@ -15,15 +15,6 @@ typedef struct NmtObject {
     unsigned threads;
     unsigned busy;           /* calls running; close() refuses while > 0 */
 } NmtObject;
-
-static void raise_nmt(int rc, const char *msg)
-{
-    PyErr_SetString(rc == SMT_ERR_NOMEM                          ? PyExc_MemoryError
-                    : rc == SMT_ERR_ARG || rc == SMT_ERR_PARSE   ? PyExc_ValueError
-                    : rc == SMT_ERR_UNSUPPORTED                  ? PyExc_NotImplementedError
-                                                                 : PyExc_OSError,
-                    msg);
-}
 
 static int Nmt_init(PyObject *op, PyObject *args, PyObject *kw)
 {
@@ -59,7 +50,7 @@ static int Nmt_init(PyObject *op, PyObject *args, PyObject *kw)
     Py_DECREF(fs);
     if (rc) {
         nmt_model_free(m);
-        raise_nmt(rc, e.msg);
+        fastsmt_raise(rc, e.msg);
         return -1;
     }
     self->m = m;
@@ -75,10 +66,7 @@ static void Nmt_dealloc(PyObject *op)
     nmt_model_free(self->m);
     if (self->lock)
         PyThread_free_lock(self->lock);
-    PyTypeObject *tp = Py_TYPE(op);
-    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-    tp_free(op);
-    Py_DECREF(tp);
+    fastsmt_dealloc(op);
 }
 
 static int nmt_ok(NmtObject *self)
@@ -164,7 +152,7 @@ static PyObject *Nmt_score(PyObject *op, PyObject *args)
         size_t n = (size_t)src.count;
         WITH_CONTEXT(self, rc = nmt_score(self->c, n, s, t, lp, &e));
         if (rc) {
-            raise_nmt(rc, e.msg);
+            fastsmt_raise(rc, e.msg);
         } else if ((out = PyList_New(src.count))) {
             for (Py_ssize_t i = 0; i < src.count; i++) {
                 PyObject *x = PyFloat_FromDouble(lp[i]);
@@ -212,7 +200,7 @@ static PyObject *Nmt_rescore(PyObject *op, PyObject *args, PyObject *kw)
     }
     Py_XDECREF(src), Py_XDECREF(nb), Py_XDECREF(nbo), Py_XDECREF(bo);
     if (rc) {
-        raise_nmt(rc, e.msg);
+        fastsmt_raise(rc, e.msg);
         return NULL;
     }
     Py_RETURN_NONE;

@@ -1,10 +1,13 @@
-/* fastsmt_py.h — what the extension's C files share (private to python/). */
+/* fastsmt_py.h — the helpers every file of the extension shares (private to python/), defined in
+ * fastsmt_py.c, which depends on no other file of the extension. */
 #ifndef FASTSMT_PY_H
 #define FASTSMT_PY_H
 
 #define Py_LIMITED_API 0x030A0000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+#include "smt_error.h"
 
 /* The bytes of a str (UTF-8) or bytes object; TypeError('Cannot convert <type> to string'). */
 int fastsmt_text_of(PyObject *o, const char **s, Py_ssize_t *n);
@@ -25,10 +28,10 @@ typedef struct fastsmt_lines {
 } fastsmt_lines;
 int fastsmt_lines_read(fastsmt_lines *l, PyObject *iterable);
 void fastsmt_lines_free(fastsmt_lines *l);
-
-/* fastsmt_decoder.c: adds PhraseTable and Decoder to the module. */
-int fastsmt_decoder_add_types(PyObject *module);
-/* fastsmt_nmt.c: adds NMT to the module. */
-int fastsmt_nmt_add_type(PyObject *module);
+/* An error of the C libraries (SMT_ERR_*) as the Python exception of its kind: MemoryError,
+ * ValueError (a bad argument, a limit, a parse error), NotImplementedError, else OSError. */
+void fastsmt_raise(int rc, const char *msg);
+/* tp_dealloc of a heap type whose objects own nothing else. */
+void fastsmt_dealloc(PyObject *self);
 
 #endif

@@ -410,6 +410,32 @@ Test(io, same_file)
     free(a), free(b), free(sym), free(hard), free(other), free(none);
 }
 
+/* A whole file comes back byte for byte (NULs, CRs and a byte-order mark kept, past the first
+ * 64 KiB read); a missing file and a directory are errors naming the path. */
+Test(io, read_file)
+{
+    char *a = tu_join(dir, "whole"), *none = tu_join(dir, "none"), *data = NULL;
+    size_t n = 200000, len = 0;
+    char *want = malloc(n);
+    cr_assert_not_null(want);
+    for (size_t i = 0; i < n; i++)
+        want[i] = i < 3 ? "\xef\xbb\xbf"[i] : (char)(i * 7 % 251);
+    cr_assert_eq(tu_write_file(a, want, n), 0);
+    smt_err e;
+    cr_assert_eq(smt_read_file(a, &data, &len, &e), 0, "%s", e.msg);
+    cr_assert(len == n && memcmp(data, want, n) == 0 && data[n] == 0);
+    free(data);
+    cr_assert_eq(tu_write_file(a, "", 0), 0);
+    cr_assert_eq(smt_read_file(a, &data, &len, &e), 0, "%s", e.msg);
+    cr_assert(len == 0 && data[0] == 0);
+    free(data);
+    cr_assert_eq(smt_read_file(none, &data, &len, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, none), "%s", e.msg);
+    cr_assert_eq(smt_read_file(dir, &data, &len, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, "read error"), "%s", e.msg);
+    free(a), free(none), free(want);
+}
+
 /* ------------------------------------------------------------ line reader */
 
 TestSuite(lines, .init = setup, .fini = teardown);
@@ -1370,6 +1396,7 @@ Test(words, separator_sets)
         cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_BLANK), blank, "byte %d", c);
         cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_LINE), line, "byte %d", c);
         cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_SPACE), kenlm, "byte %d", c);
+        cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_COMMA), c == ',', "byte %d", c);
     }
 }
 
@@ -1401,7 +1428,7 @@ Test(words, iterator_trim_count)
  * number of words. */
 Test(words, bulk_split_equals_iterator)
 {
-    static const char alphabet[] = "ab \t\r\n\v\f\0xyz";
+    static const char alphabet[] = "ab \t\r\n\v\f\0xyz,";
     unsigned seed = 12345;
     char buf[300];
     const char *w[400], *w2[400];
@@ -1413,7 +1440,7 @@ Test(words, bulk_split_equals_iterator)
             unsigned r = (seed >> 16) % 64;
             buf[i] = r < 40 ? 'a' + (char)(r % 3) : alphabet[r % (sizeof alphabet - 1)];
         }
-        for (int set = 0; set < 3; set++) {
+        for (int set = SMT_WS_BLANK; set <= SMT_WS_COMMA; set++) {
             for (size_t i = 0; i < n; i += 64) {
                 uint64_t m = smt_ws_mask64(buf + i, n - i, (smt_ws)set);
                 for (size_t k = 0; k < 64; k++) {

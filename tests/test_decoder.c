@@ -1453,6 +1453,117 @@ Test(decoder, translation_as_data)
     dec_worker_free(w);
 }
 
+/* The n-best line of an entry as decoder.h documents it, formatted here from the data alone. */
+static void nbest_line_of(const dec_nbest *l, const dec_nbest_entry *x, uint64_t id, int seg,
+                          int align, smt_buf *b)
+{
+    smt_buf_printf(b, "%llu ||| ", (unsigned long long)id);
+    cr_assert_eq(dec_translation_format(&x->t, l->segmentation, b), 0);
+    smt_buf_append(b, " |||", 4);
+    for (size_t f = 0; f < dec_model_num_features(model); f++) {
+        dec_feature_info fi;
+        dec_model_feature(model, f, &fi);
+        if (!fi.tuneable)
+            continue;
+        smt_buf_printf(b, " %s=", fi.name);
+        for (size_t k = 0; k < fi.n_values; k++)
+            smt_buf_printf(b, " %g", x->scores[fi.offset + k]);
+    }
+    smt_buf_printf(b, " ||| %g", x->total);
+    if (seg && x->t.n_phrases) {
+        smt_buf_append(b, " |||", 4);
+        for (size_t k = 0; k < x->t.n_phrases; k++) {
+            const dec_phrase *p = &x->t.phrases[k];
+            smt_buf_printf(b, " %u", p->src_start);
+            if (p->src_end > p->src_start)
+                smt_buf_printf(b, "-%u", p->src_end);
+            smt_buf_printf(b, "=%u", p->tgt_start);
+            if (p->n_tgt > 1)
+                smt_buf_printf(b, "-%u", p->tgt_start + p->n_tgt - 1);
+        }
+    }
+    if (align && x->t.n_phrases) {
+        smt_buf_append(b, " ||| ", 5);
+        for (size_t k = 0; k < x->t.n_align; k++)
+            smt_buf_printf(b, "%u-%u ", x->t.align[2 * k], x->t.align[2 * k + 1]);
+    }
+    smt_buf_putc(b, '\n');
+}
+
+/* dec_translate_nbest: the n-best list as data. Each entry formatted as decoder.h says gives
+ * exactly dec_translate's n-best line (plain, and with -t, segmentation, alignment and marked
+ * unknown words; distinct or not; an empty line's single entry); the 1-best and score are
+ * dec_translate's; the features tile the score vector; a refused line gives no entries, and the
+ * list's memory is reused from call to call. */
+Test(decoder, nbest_as_data)
+{
+    static const char *const lines[] = {"b a c x y q a b", "a b", "q", "", "a b c x y z b a"};
+    size_t nf = dec_model_num_features(model), next = 0;
+    cr_assert_gt(nf, 0);
+    for (size_t f = 0; f < nf; f++) {
+        dec_feature_info fi;
+        dec_model_feature(model, f, &fi);
+        cr_assert(fi.name && *fi.name && fi.offset == next, "feature %zu", f);
+        next += fi.n_values;
+    }
+    dec_nbest l = {0};
+    for (int opts = 0; opts < 2; opts++) {
+        dec_worker *w;
+        smt_err e;
+        cr_assert_eq(dec_worker_create(&w, model, &e), 0);
+        dec_run_options o;
+        dec_run_options_default(&o);
+        if (opts)
+            o.report_segmentation = o.nbest_segmentation = o.nbest_alignment = o.mark_unknown = 1;
+        cr_assert_eq(dec_worker_set_options(w, &o, &e), 0, "%s", e.msg);
+        for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+            for (int distinct = 0; distinct < 2; distinct++) {
+                const char *line = lines[i];
+                smt_buf best = {0}, nb = {0}, best2 = {0}, rebuilt = {0};
+                double score, score2;
+                cr_assert_eq(dec_translate(w, line, strlen(line), 7, &best, &nb, 10, distinct,
+                                           &score, &e), 0);
+                cr_assert_eq(dec_translate_nbest(w, line, strlen(line), 7, &best2, &l, 10, distinct,
+                                                 &score2, &e), 0, "%s", e.msg);
+                cr_assert_str_eq(best2.data, best.data);
+                cr_assert_eq(score2, score);
+                cr_assert_eq(l.segmentation, opts);
+                cr_assert(l.n >= 1 && l.n <= 10, "line '%s': %zu entries", line, l.n);
+                for (size_t k = 0; k < l.n; k++) {
+                    cr_assert_eq(l.entries[k].n_scores, next);
+                    nbest_line_of(&l, &l.entries[k], 7, opts, opts, &rebuilt);
+                }
+                cr_assert_str_eq(rebuilt.data, nb.data, "line '%s' options %d distinct %d", line,
+                                 opts, distinct);
+                if (*line)
+                    cr_assert_eq(l.entries[0].t.score, score, "the first entry is the 1-best");
+                smt_buf_free(&best), smt_buf_free(&nb), smt_buf_free(&best2);
+                smt_buf_free(&rebuilt);
+            }
+        }
+        dec_worker_free(w);
+    }
+    /* a refused line: no entries (and the 1-best's empty line) */
+    dec_worker *w;
+    smt_err e;
+    cr_assert_eq(dec_worker_create(&w, model, &e), 0);
+    char *long_line = malloc(4 * DEC_MAX_SENTENCE + 8);
+    size_t ll = 0;
+    for (int k = 0; k <= DEC_MAX_SENTENCE; k++)
+        long_line[ll++] = 'a', long_line[ll++] = ' ';
+    smt_buf best = {0};
+    cr_assert_eq(dec_translate_nbest(w, long_line, ll, 0, &best, &l, 10, 1, NULL, &e),
+                 SMT_ERR_LIMIT);
+    cr_assert(l.n == 0 && best.len == 1 && best.data[0] == '\n');
+    cr_assert_eq(dec_translate_nbest(w, "a b", 3, 0, &best, &l, 0, 1, NULL, &e), 0);
+    cr_assert_eq(l.n, 0, "n_best 0: no list");
+    free(long_line);
+    smt_buf_free(&best);
+    dec_nbest_free(&l);
+    cr_assert(l.entries == NULL && l.n == 0);
+    dec_worker_free(w);
+}
+
 /* dec_run on text with run options; returns the 1-best text (malloc'ed), the n-best list and the
  * -output-unknowns text in *nbest / *unk when asked. */
 static char *run_with(dec_model *m, const char *text, dec_run_options *ro, char **nbest, char **unk)

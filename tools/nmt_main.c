@@ -26,6 +26,7 @@
 #include "smt_lines.h"
 #include "smt_num.h"
 #include "smt_buf.h"
+#include "smt_words.h"
 
 typedef struct args {
     const char *cmd, *model, *source, *target, *nbest, *nbest_out, *ref, *feature, *range;
@@ -161,20 +162,23 @@ static nmt_sentence *tokenize_all(const nmt_model *m, int target, char **lines, 
  * refs[k][line]; all must have the same number of lines. Prints the error. */
 static int read_refs(const char *cmd, const char *list, char ***refs, int *nref, size_t *n)
 {
-    char *copy = strdup(list), *save = NULL;
     smt_err err;
-    int rc = copy ? 0 : -1;
+    int rc = 0;
     *nref = 0;
-    for (char *p = copy ? strtok_r(copy, ",", &save) : NULL; p && !rc;
-         p = strtok_r(NULL, ",", &save)) {
+    const char *pos = list, *end = list + strlen(list), *w;
+    size_t wl;
+    while (!rc && smt_word_next(&pos, end, SMT_WS_COMMA, &w, &wl)) {
         size_t k;
-        if (*nref == SMT_BLEU_MAX_REFS) {
-            fprintf(stderr, "nmt %s: more than %d references\n", cmd, SMT_BLEU_MAX_REFS);
+        char *p = strndup(w, wl);
+        if (!p) {
+            fprintf(stderr, "nmt %s: out of memory\n", cmd);
             rc = -1;
             break;
         }
-        refs[*nref] = read_all(p, &k, &err);
-        if (!refs[*nref]) {
+        if (*nref == SMT_BLEU_MAX_REFS) {
+            fprintf(stderr, "nmt %s: more than %d references\n", cmd, SMT_BLEU_MAX_REFS);
+            rc = -1;
+        } else if (!(refs[*nref] = read_all(p, &k, &err))) {
             fprintf(stderr, "nmt %s: %s\n", cmd, err.msg);
             rc = -1;
         } else if (*nref > 0 && k != *n) {
@@ -186,8 +190,8 @@ static int read_refs(const char *cmd, const char *list, char ***refs, int *nref,
             *n = k;
             (*nref)++;
         }
+        free(p);
     }
-    free(copy);
     if (!rc && *nref == 0) {
         fprintf(stderr, "nmt %s: no reference file given\n", cmd);
         rc = -1;
@@ -211,12 +215,14 @@ static void stats_for(char ***refs, int nref, size_t line, const char *hyp, smt_
 /* 1 when path is one of the files of a comma-separated list. */
 static int in_list(const char *path, const char *list)
 {
-    char *copy = path && list ? strdup(list) : NULL, *save = NULL;
+    const char *pos = list, *end = list ? list + strlen(list) : NULL, *w;
+    size_t wl;
     int found = 0;
-    for (char *p = copy ? strtok_r(copy, ",", &save) : NULL; p && !found;
-         p = strtok_r(NULL, ",", &save))
-        found = smt_same_file(path, p);
-    free(copy);
+    while (path && list && !found && smt_word_next(&pos, end, SMT_WS_COMMA, &w, &wl)) {
+        char *p = strndup(w, wl);
+        found = p && smt_same_file(path, p);
+        free(p);
+    }
     return found;
 }
 

@@ -290,6 +290,8 @@ int dec_translate_align(dec_worker *w, const char *line, size_t len, uint64_t se
 
 /* Appends up to n n-best lines "id ||| words ||| features ||| total\n" to buf. */
 int dec_search_nbest(dec_search *s, uint64_t id, size_t n, int distinct, smt_buf *buf);
+/* The same list as data: out->entries[0 .. out->n), each with its word alignment. */
+int dec_search_nbest_data(dec_search *s, size_t n, int distinct, dec_nbest *out);
 
 /* The progress line of dec_run_input: "fastsmt: L lines, W words, x lines/s, y words/s, s s".
  * Returns what snprintf returns. */

@@ -34,7 +34,5 @@ void nmt_st_close(nmt_st *st);
 int nmt_st_find(const nmt_st *st, const char *name, nmt_st_tensor *t, smt_err *err);
 /* Converts the tensor's elements to float (numel of them). */
 void nmt_st_to_float(const nmt_st_tensor *t, float *dst);
-/* Reads a whole file into a malloc'ed, NUL-terminated buffer. */
-int nmt_read_file(const char *path, char **data, size_t *len, smt_err *err);
 
 #endif

@@ -1,8 +1,12 @@
-"""Fixtures of the Python tests, run by ctest (label python) against the build tree:
-PYTHONPATH=<build>/python, FASTSMT_BIN=<build>/bin, FASTSMT_TESTDATA=tests/data,
+"""Fixtures of the Python tests, run by ctest (label python, one entry per test file) against the
+build tree: PYTHONPATH=<build>/python, FASTSMT_BIN=<build>/bin, FASTSMT_TESTDATA=tests/data,
 FASTSMT_SOURCE=<repository>. Shared data: FASTSMT_SHARED (else FASTSMT_SHARED_DEFAULT); a test
 that needs it skips without it, and fails instead when FASTSMT_REQUIRE_SHARED is set (as
-tests/testutil.c's tu_shared_path does)."""
+tests/testutil.c's tu_shared_path does). An optional Python package (Dask, pandas, NumPy) is
+imported with require_module: a skip without it, a failure when FASTSMT_REQUIRE_PYTHON_DEPS is set
+(CI, which installs them). A run in which every test skipped exits SKIP_CODE, so that ctest shows
+the file as Skipped, not Passed (docs/testing.md)."""
+import importlib
 import os
 import subprocess
 
@@ -28,6 +32,38 @@ def shared_path(rel):
     if env_on("FASTSMT_REQUIRE_SHARED"):
         pytest.fail("FASTSMT_REQUIRE_SHARED is set but the " + why)
     pytest.skip(why + " (set FASTSMT_SHARED)")
+
+
+def require_module(name, package):
+    """The module name (importorskip); fails instead of skipping under FASTSMT_REQUIRE_PYTHON_DEPS.
+    package: what installs it (for the message)."""
+    if env_on("FASTSMT_REQUIRE_PYTHON_DEPS"):
+        try:
+            return importlib.import_module(name)
+        except ImportError as exc:
+            pytest.fail("FASTSMT_REQUIRE_PYTHON_DEPS is set but %s cannot be imported (%s; %s)"
+                        % (name, exc, package), pytrace=False)
+    return pytest.importorskip(name, reason="%s is not installed" % package)
+
+
+SKIP_CODE = 77  # the tests' SKIP_RETURN_CODE, as tests/tu_main.c's TU_SKIP_CODE
+_outcomes = {"ran": 0, "skipped": 0}
+
+
+def pytest_collectreport(report):
+    if report.skipped:  # a whole module skipped at import
+        _outcomes["skipped"] += 1
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        _outcomes["skipped" if report.skipped else "ran"] += 1
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # pytest exits 0, or 5 (nothing collected) when a module skipped at import
+    if exitstatus in (0, 5) and _outcomes["skipped"] and not _outcomes["ran"]:
+        session.exitstatus = SKIP_CODE
 
 
 def glm_tool():

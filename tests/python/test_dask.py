@@ -4,11 +4,11 @@ import os
 
 import pytest
 
-from conftest import SOURCE, TESTDATA
+from conftest import SOURCE, TESTDATA, require_module
 
 fastsmt = pytest.importorskip("fastsmt")
-pytest.importorskip("dask", reason="Debian's python3-dask is not installed")
-distributed = pytest.importorskip("distributed", reason="Debian's python3-distributed is not installed")
+require_module("dask", "Debian's python3-dask")
+distributed = require_module("distributed", "Debian's python3-distributed")
 import dask.bag as db  # noqa: E402
 
 import fastsmt.dask as fdask  # noqa: E402
@@ -71,8 +71,8 @@ def test_score_bag_equals_a_loop(client, glm_file):
 
 
 def test_score_frame_adds_a_column(client, glm_file):
-    pd = pytest.importorskip("pandas", reason="Debian's python3-pandas is not installed")
-    dd = pytest.importorskip("dask.dataframe")
+    pd = require_module("pandas", "Debian's python3-pandas")
+    dd = require_module("dask.dataframe", "Debian's python3-dask with python3-pandas")
     lines = read_lines(os.path.join(TESTDATA, "python", "sample.en"))
     frame = pd.DataFrame({"id": range(len(lines)), "text": lines})
     model = kenlm.Model(glm_file)

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from conftest import SOURCE, glm_query, glm_tool, shared_path
+from conftest import SOURCE, glm_query, glm_tool, require_module, shared_path
 
 
 def f32(x):
@@ -129,7 +129,7 @@ def test_score_batch_equals_score(sample_model, sample_text):
 
 
 def test_score_batch_numpy(sample_model, sample_text):
-    np = pytest.importorskip("numpy")
+    np = require_module("numpy", "Debian's python3-numpy")
     sentences = lines_of(sample_text)
     arr = sample_model.score_batch(sentences, numpy=True)
     assert isinstance(arr, np.ndarray) and arr.dtype == np.float64 and arr.shape == (len(sentences),)
