@@ -62,10 +62,23 @@ typedef struct dec_options {
     const char *weight_file;      /* -weight-file FILE, or NULL: the ini's [weight-file]. Moses
                                    * reads it as sparse feature weights only, which no feature
                                    * here has: a line that is not a comment is an error naming it */
+    const char *model_cache;      /* -model-cache: the folder where text phrase tables and ARPA
+                                   * LMs are kept binarized, so that the next load maps them at
+                                   * once (created when missing; docs/decoder.md); NULL (the
+                                   * default): no cache, each load binarizes them into a temporary
+                                   * file in $TMPDIR, removed once mapped. The library reads no
+                                   * environment: dec_model_cache_dir gives the tools' folder */
 } dec_options;
 
-/* Fills opt with "use the ini" for every setting. */
+/* Fills opt with "use the ini" for every setting (and no model cache). */
 void dec_options_default(dec_options *opt);
+
+/* The model cache folder the tools use, from the values of the environment variables the caller
+ * read: NULL (no cache) when fastsmt_cache ($FASTSMT_CACHE) is "0", else
+ * xdg_cache_home/fastsmt ($XDG_CACHE_HOME, when absolute), else home/.cache/fastsmt ($HOME, when
+ * absolute), else NULL. Each argument may be NULL (unset). Malloc'ed; NULL also when memory ran
+ * out. */
+char *dec_model_cache_dir(const char *fastsmt_cache, const char *xdg_cache_home, const char *home);
 
 /* Loads the model a moses.ini describes. Every file is opened and checked before this returns:
  * a missing file, a table whose score count differs from the ini's num-features, an unsupported

@@ -407,6 +407,93 @@ Test(dec_data, model_cache)
     free(text), free(pt), free(ppt), free(glm), free(dir), free(ini), free(cdir), free(cache);
 }
 
+/* The -model-cache flag wins over the environment: a folder receives the entries, off writes
+ * nothing anywhere. */
+Test(dec_data, model_cache_flag)
+{
+    char *env = tu_join(tmp, "env-cache"), *flag = tu_join(tmp, "flag-cache");
+    char *dir = tiny_copy("f"), *ini = tu_join(dir, "moses.ini");
+    char *fastsmt = tu_bin_path("fastsmt"), *out = NULL, *err = NULL;
+    int rc = tu_runf(&out, &err, "echo x | XDG_CACHE_HOME='%s' '%s' -model-cache '%s' -f '%s'",
+                     env, fastsmt, flag, ini);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "X \n");
+    free(out), free(err);
+    cr_assert_eq(cache_entries(flag, "ppt", NULL), 1);
+    cr_assert_eq(cache_entries(flag, "glm", NULL), 1);
+    cr_assert_neq(access(env, F_OK), 0);
+    rc = tu_runf(&out, &err, "echo x | XDG_CACHE_HOME='%s' HOME='%s' '%s' -model-cache off -f '%s'",
+                 env, env, fastsmt, ini);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "X \n");
+    free(out), free(err);
+    cr_assert_neq(access(env, F_OK), 0);
+    rc = tu_runf(NULL, &err, "echo x | '%s' -f '%s' -model-cache", fastsmt, ini);
+    cr_assert_eq(rc, 2);
+    cr_assert(strstr(err, "-model-cache needs a folder or off"), "%s", err);
+    free(err), free(fastsmt), free(env), free(flag), free(dir), free(ini);
+}
+
+/* The library keeps its cache where dec_options.model_cache says, and with no folder writes none:
+ * it reads no environment ($HOME, $XDG_CACHE_HOME and $FASTSMT_CACHE point at a folder that must
+ * stay empty). */
+Test(dec_data, model_cache_option)
+{
+    char *home = tu_join(tmp, "home"), *xdg = tu_join(home, "xdg"), *mine = tu_join(tmp, "mine");
+    char *cdir = tu_join(mine, "fastsmt-models");
+    cr_assert_eq(mkdir(home, 0700), 0);
+    cr_assert_eq(setenv("HOME", home, 1), 0);
+    cr_assert_eq(setenv("XDG_CACHE_HOME", xdg, 1), 0);
+    cr_assert_eq(setenv("FASTSMT_CACHE", home, 1), 0);
+    char *dir = tiny_copy("o"), *ini = tu_join(dir, "moses.ini");
+    for (int k = 0; k < 2; k++) {
+        dec_options opt;
+        dec_options_default(&opt);
+        cr_assert_null(opt.model_cache);
+        if (k)
+            opt.model_cache = cdir;
+        dec_model *m;
+        smt_err e;
+        cr_assert_eq(dec_model_load(&m, ini, &opt, &e), 0, "%s", e.msg);
+        dec_worker *w;
+        cr_assert_eq(dec_worker_create(&w, m, &e), 0, "%s", e.msg);
+        smt_buf best = {0};
+        cr_assert_eq(dec_translate(w, "x y", 3, 0, &best, NULL, 0, 0, NULL, &e), 0, "%s", e.msg);
+        cr_assert_str_eq(best.data, "Y X \n");
+        smt_buf_free(&best);
+        dec_worker_free(w);
+        dec_model_free(m);
+        char *ls = NULL;
+        cr_assert_eq(tu_runf(&ls, NULL, "ls -A '%s'", home), 0);
+        cr_assert_str_eq(ls, "", "the library wrote into $HOME: %s", ls);
+        free(ls);
+        cr_assert_eq(cache_entries(cdir, "ppt", NULL), k);
+        cr_assert_eq(cache_entries(cdir, "glm", NULL), k);
+    }
+    free(home), free(xdg), free(mine), free(cdir), free(dir), free(ini);
+}
+
+/* The tools' folder: $FASTSMT_CACHE=0 turns it off; then $XDG_CACHE_HOME (absolute), then $HOME. */
+Test(dec_data, model_cache_dir_rule)
+{
+    static const struct {
+        const char *fc, *xdg, *home, *want;
+    } cases[] = {
+        {NULL, "/x", "/h", "/x/fastsmt"},      {"1", "/x", "/h", "/x/fastsmt"},
+        {"0", "/x", "/h", NULL},               {NULL, "rel", "/h", "/h/.cache/fastsmt"},
+        {NULL, NULL, "/h", "/h/.cache/fastsmt"}, {NULL, "", "", NULL},
+        {NULL, NULL, "rel", NULL},             {NULL, NULL, NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *d = dec_model_cache_dir(cases[i].fc, cases[i].xdg, cases[i].home);
+        if (cases[i].want)
+            cr_assert(d && !strcmp(d, cases[i].want), "case %zu: %s", i, d ? d : "(null)");
+        else
+            cr_assert_null(d, "case %zu: %s", i, d);
+        free(d);
+    }
+}
+
 /* A pipe is answered line by line: the first line's translation arrives while the input is still
  * open. */
 Test(dec_data, pipe_is_answered_line_by_line)
