@@ -220,6 +220,57 @@ Test(dec_data, read_error_is_an_error)
     free(ini), free(fastsmt);
 }
 
+/* dec_run reads its stream as fastsmt reads a file: a byte-order mark and "\r\n" dropped, an
+ * unterminated last line translated, gzip decompressed; the lines' numbers in its messages. */
+Test(dec_data, dec_run_stream_lines)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *gz = tu_join(tmp, "s.gz");
+    static const char text[] = "\xef\xbb\xbfx y\r\na b\n\nc";
+    cr_assert_eq(tu_write_file(gz, text, sizeof text - 1), 0);
+    cr_assert_eq(tu_runf(NULL, NULL, "gzip -f '%s' && mv '%s.gz' '%s'", gz, gz, gz), 0);
+    dec_model *m = dtu_load(ini, NULL);
+    for (int k = 0; k < 2; k++) {
+        FILE *in = k ? fopen(gz, "r") : fmemopen((void *)text, sizeof text - 1, "r");
+        char *got = NULL;
+        size_t glen = 0;
+        FILE *o = open_memstream(&got, &glen);
+        cr_assert(in && o);
+        smt_err e;
+        dec_run_stats st;
+        dec_run_options ro;
+        dec_run_options_default(&ro);
+        ro.threads = 1;
+        cr_assert_eq(dec_run(m, in, o, &ro, &st, &e), 0, "%s", e.msg);
+        fclose(in), fclose(o);
+        cr_assert_str_eq(got, "Y X \nA B \n\nY X \n", "%s", k ? "gzip" : "plain");
+        cr_assert_eq(st.lines, 4);
+        free(got);
+    }
+    /* a refused line is named by its number */
+    char *warn = NULL, *got = NULL;
+    size_t wlen = 0, glen = 0;
+    FILE *w = open_memstream(&warn, &wlen), *o = open_memstream(&got, &glen);
+    smt_buf bad = {0};
+    smt_buf_puts(&bad, "x\n");
+    for (int i = 0; i <= DEC_MAX_SENTENCE; i++)
+        smt_buf_puts(&bad, "x ");
+    cr_assert_eq(smt_buf_puts(&bad, "\n"), 0);
+    FILE *in = fmemopen(bad.data, bad.len, "r");
+    dec_run_options ro;
+    dec_run_options_default(&ro);
+    ro.threads = 1;
+    ro.warn = w;
+    smt_err e;
+    cr_assert_eq(dec_run(m, in, o, &ro, NULL, &e), SMT_ERR_LIMIT);
+    fclose(in), fclose(o), fclose(w);
+    smt_buf_free(&bad);
+    cr_assert(strstr(warn, "line 2: "), "%s", warn);
+    cr_assert_str_eq(got, "X \n\n");
+    free(warn), free(got);
+    dec_model_free(m);
+    free(ini), free(gz);
+}
+
 /* -input-file x.gz and a redirected x.gz are decompressed; a gzip stream cut short mid-file is an
  * error after the lines before it are translated. */
 Test(dec_data, compressed_input)
