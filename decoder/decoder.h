@@ -278,8 +278,9 @@ void dec_run_options_release(dec_run_options *o);
  * A sentence that cannot be translated (more than DEC_MAX_SENTENCE tokens, or a damaged
  * phrase-table group) is reported on warn ("line N: ...") and gives an empty line (and an empty
  * alignment line); the other lines are translated and the call then fails with the first such
- * error (SMT_ERR_LIMIT or SMT_ERR_CORRUPT). A read error on in is an error (SMT_ERR_IO naming the
- * line), never an end of input. stats (may be NULL): lines, tokens, refused lines, seconds, summed
+ * error (SMT_ERR_LIMIT or SMT_ERR_CORRUPT). in is read from where it stands as smt_lines reads a
+ * file (smt_lines_open_stream: plain or compressed, byte-order marks and "\r\n" dropped) and is
+ * not closed; a read error on it is an error (SMT_ERR_IO naming the line), never an end of input. stats (may be NULL): lines, tokens, refused lines, seconds, summed
  * 1-best model score. Returns 0, SMT_ERR_IO, SMT_ERR_PARSE or SMT_ERR_ARG (the run settings),
  * SMT_ERR_LIMIT, SMT_ERR_CORRUPT or SMT_ERR_NOMEM. */
 typedef struct dec_run_stats {
@@ -296,8 +297,8 @@ typedef struct dec_run_stats {
 int dec_run(dec_model *m, FILE *in, FILE *out, const dec_run_options *opt, dec_run_stats *stats,
             smt_err *err);
 
-/* dec_run reading the file at opt->input (NULL or "-": standard input) through smt_lines, so that
- * a compressed input (.gz ...) is decompressed; a pipe or terminal is read as lines arrive and
+/* dec_run reading the file at opt->input (NULL or "-": standard input) through smt_lines (a
+ * compressed input, .gz ..., is decompressed); a pipe or terminal is read as lines arrive and
  * each line is answered before the next is waited for. The input is opened before any output
  * file, so that a missing input leaves none behind. */
 int dec_run_input(dec_model *m, FILE *out, const dec_run_options *opt, dec_run_stats *stats,

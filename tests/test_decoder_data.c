@@ -189,6 +189,17 @@ Test(dec_data, verify_checks_every_checksum_at_load)
 
 /* ---------------------------------------------------------------- the input */
 
+/* dec_run of in into o on one thread, without an n-best list, refused lines reported on warn. */
+static int run_stream(dec_model *m, FILE *in, FILE *o, FILE *warn, dec_run_stats *st, smt_err *e)
+{
+    dec_run_options ro;
+    dec_run_options_default(&ro);
+    ro.n_best = 0;
+    ro.threads = 1;
+    ro.warn = warn;
+    return dec_run(m, in, o, &ro, st, e);
+}
+
 /* A directory as input is a read error, not an empty input: named file, redirected standard
  * input, and the library's FILE reader. */
 Test(dec_data, read_error_is_an_error)
@@ -208,12 +219,7 @@ Test(dec_data, read_error_is_an_error)
     FILE *in = fopen(tmp, "r"), *o = fopen("/dev/null", "w");
     cr_assert(in && o);
     smt_err e;
-    dec_run_stats st;
-    dec_run_options ro;
-    dec_run_options_default(&ro);
-    ro.n_best = 0;
-    ro.threads = 1;
-    cr_assert_eq(dec_run(m, in, o, &ro, &st, &e), SMT_ERR_IO);
+    cr_assert_eq(run_stream(m, in, o, NULL, NULL, &e), SMT_ERR_IO);
     cr_assert(strstr(e.msg, "read error"), "%s", e.msg);
     fclose(in), fclose(o);
     dec_model_free(m);
@@ -237,10 +243,7 @@ Test(dec_data, dec_run_stream_lines)
         cr_assert(in && o);
         smt_err e;
         dec_run_stats st;
-        dec_run_options ro;
-        dec_run_options_default(&ro);
-        ro.threads = 1;
-        cr_assert_eq(dec_run(m, in, o, &ro, &st, &e), 0, "%s", e.msg);
+        cr_assert_eq(run_stream(m, in, o, NULL, &st, &e), 0, "%s", e.msg);
         fclose(in), fclose(o);
         cr_assert_str_eq(got, "Y X \nA B \n\nY X \n", "%s", k ? "gzip" : "plain");
         cr_assert_eq(st.lines, 4);
@@ -256,12 +259,8 @@ Test(dec_data, dec_run_stream_lines)
         smt_buf_puts(&bad, "x ");
     cr_assert_eq(smt_buf_puts(&bad, "\n"), 0);
     FILE *in = fmemopen(bad.data, bad.len, "r");
-    dec_run_options ro;
-    dec_run_options_default(&ro);
-    ro.threads = 1;
-    ro.warn = w;
     smt_err e;
-    cr_assert_eq(dec_run(m, in, o, &ro, NULL, &e), SMT_ERR_LIMIT);
+    cr_assert_eq(run_stream(m, in, o, w, NULL, &e), SMT_ERR_LIMIT);
     fclose(in), fclose(o), fclose(w);
     smt_buf_free(&bad);
     cr_assert(strstr(warn, "line 2: "), "%s", warn);
