@@ -117,6 +117,8 @@ void dec_lm_batch_stats_get(const dec_lm_batch *b, dec_lm_batch_stats *out) { *o
  * capacity). */
 static int grow_q(dec_lm_batch *b, size_t need)
 {
+    if (need <= b->cap_q) /* the common case: one compare per batch, no call */
+        return 0;
     size_t c_in = b->cap_q, c_out = c_in, c_w = c_in, c_p = c_in, c_chain = c_in;
     if (smt_grow(&b->q_in, &c_in, need, sizeof *b->q_in, 256) ||
         smt_grow(&b->q_out, &c_out, need, sizeof *b->q_out, 256) ||
@@ -155,7 +157,8 @@ int dec_lm_batch_score(dec_lm_batch *b, dec_search *const *ss, size_t n_ss, smt_
         n += ss[i]->n_pend;
     if (n == 0 || m->n_lms == 0)
         return 0;
-    if (smt_grow(&b->chains, &b->cap_chains, n, sizeof *b->chains, 64) || grow_q(b, n))
+    if ((n > b->cap_chains && smt_grow(&b->chains, &b->cap_chains, n, sizeof *b->chains, 64)) ||
+        grow_q(b, n))
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n_ss; i++) /* each sentence asks its own cache, as it would alone */
         if (dec_lm_cache_alloc(ss[i]->lmk, ss[i]->lmv, m->n_lms))
