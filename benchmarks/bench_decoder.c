@@ -254,7 +254,13 @@ int main(int argc, char **argv)
         smt_err err;
         dec_model *m;
         double t0 = smt_now();
+        /* text models are kept binarized where the fastsmt tool keeps them */
+        char *cache = dec_model_cache_dir(getenv("FASTSMT_CACHE"), getenv("XDG_CACHE_HOME"),
+                                          getenv("HOME"));
+        opt.model_cache = cache;
         int rc = dec_model_load(&m, ini, &opt, &err);
+        opt.model_cache = NULL;
+        free(cache);
         if (rc) {
             fprintf(stderr, "bench_decoder: %s\n", smt_err_text(&err, rc));
             return 1;

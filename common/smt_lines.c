@@ -1,7 +1,7 @@
 /* Line reader: chunks of decompressed bytes, optionally produced by a helper thread.
  *
  * The input's format is told by its first bytes (gzip, xz, bzip2, zstd or plain), never by its name.
- * Raw bytes are read with read(2) into `in`; a decoder (or, for plain text, read itself) fills the
+ * Raw bytes are read with read(2) (fread for a stream) into `in`; a decoder (or, for plain text, read itself) fills the
  * chunk. A chunk is handed over when full, at the end, on an error, or when the input is not a
  * regular file and nothing more is waiting on it (poll), so a pipe is answered line by line. */
 #define _GNU_SOURCE
@@ -44,6 +44,7 @@ static const char *const fmt_name[] = {"?", "text", "gzip", "xz", "bzip2", "zstd
 struct smt_lines {
     char *path;
     int fd;
+    FILE *stream; /* smt_lines_open_stream: read with fread instead of fd */
     int regular; /* a regular file: reads never wait, so chunks are always filled */
     int ranged;  /* smt_lines_open_range: at most `left` more bytes are read */
     uint64_t left;
@@ -107,9 +108,19 @@ static ssize_t read_some(const smt_lines *r, void *buf, size_t n)
     ssize_t k;
     if (r->ranged && n > r->left)
         n = (size_t)r->left;
-    do
-        k = n ? read(r->fd, buf, n) : 0;
-    while (k < 0 && errno == EINTR);
+    if (r->stream) {
+        errno = 0;
+        k = n ? (ssize_t)fread(buf, 1, n, r->stream) : 0;
+        if (k == 0 && ferror(r->stream)) {
+            if (!errno)
+                errno = EIO;
+            k = -1;
+        }
+    } else {
+        do
+            k = n ? read(r->fd, buf, n) : 0;
+        while (k < 0 && errno == EINTR);
+    }
     if (r->ranged && k > 0)
         ((smt_lines *)r)->left -= (uint64_t)k;
     if (r->threaded) {
@@ -649,6 +660,25 @@ int smt_lines_open_range(smt_lines **out, const char *path, uint64_t start, uint
     r->ranged = 1;
     r->left = end - start;
     r->lineno = first_lineno;
+    *out = r;
+    return 0;
+}
+
+int smt_lines_open_stream(smt_lines **out, FILE *f, const char *name, smt_err *err)
+{
+    *out = NULL;
+    smt_lines *r = calloc(1, sizeof *r);
+    if (!r || !(r->path = strdup(name)) || !(r->in = malloc(IN_SIZE)) ||
+        !(r->pool[0].data = malloc(CHUNK_MIN))) {
+        if (r)
+            free(r->path), free(r->in);
+        free(r);
+        return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", name);
+    }
+    r->fd = -1;
+    r->stream = f;
+    r->regular = 1; /* fread waits for a full chunk or the end: there is no "ready" to tell */
+    r->chunk_size = CHUNK_MIN;
     *out = r;
     return 0;
 }

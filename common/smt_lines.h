@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "smt_error.h"
 
@@ -39,6 +40,13 @@ int smt_lines_open(smt_lines **out, const char *path, unsigned flags, smt_err *e
  * SMT_ERR_IO (not a regular file, shorter than end, a seek error) or SMT_ERR_NOMEM. */
 int smt_lines_open_range(smt_lines **out, const char *path, uint64_t start, uint64_t end,
                          uint64_t first_lineno, smt_err *err);
+
+/* Reads the stream f (from where it stands) as smt_lines_open reads a file: the same formats, the
+ * same lines and errors, named `name` in messages. Each read waits until a chunk is full or the
+ * stream ends (smt_lines_ready is always 1), so a pipe is not answered line by line: for a
+ * stream the caller already has (fmemopen, a FILE handed over by an API). f is not closed by
+ * smt_lines_close and must not be used by the caller until then. Returns 0 or SMT_ERR_NOMEM. */
+int smt_lines_open_stream(smt_lines **out, FILE *f, const char *name, smt_err *err);
 
 /* Reads the len bytes at data as lines split at "\n" only, verbatim (nothing else is dropped: no
  * "\r", no byte-order mark), numbered from first_lineno + 1: lines another reader returned, joined

@@ -78,11 +78,13 @@ static int ppt_open_fn(void **obj, const char *path, int verify, smt_err *err)
 }
 
 /* Text tables: binarized by probingpt into the model cache (or a temporary file) and mapped. */
-int dec_pt_text_open(dec_pt **out, const char *pt, const char *reo, int verify, smt_err *err)
+int dec_pt_text_open(dec_pt **out, const char *pt, const char *reo, int verify,
+                     const char *cache_dir, smt_err *err)
 {
     const char *in[3] = {pt, reo, NULL};
     void *obj = NULL;
-    int rc = dec_cached_load(&obj, "ppt", in, reo ? 2 : 1, ppt_build_fn, ppt_open_fn, verify, err);
+    int rc = dec_cached_load(&obj, "ppt", in, reo ? 2 : 1, ppt_build_fn, ppt_open_fn, verify,
+                             cache_dir, err);
     *out = obj;
     return rc;
 }
@@ -102,7 +104,8 @@ static int glm_open_fn(void **obj, const char *path, int verify, smt_err *err)
     return rc;
 }
 
-int dec_lm_open(glm_model **out, const char *path, int verify, smt_err *err)
+int dec_lm_open(glm_model **out, const char *path, int verify, const char *cache_dir,
+                smt_err *err)
 {
     *out = NULL;
     int kind = smt_file_kind(path, NULL, err);
@@ -114,7 +117,8 @@ int dec_lm_open(glm_model **out, const char *path, int verify, smt_err *err)
         return glm_open(out, path, 0, err);
     const char *in[2] = {path, NULL};
     void *obj = NULL;
-    int rc = dec_cached_load(&obj, "glm", in, 1, glm_build_fn, glm_open_fn, verify, err);
+    int rc = dec_cached_load(&obj, "glm", in, 1, glm_build_fn, glm_open_fn, verify, cache_dir,
+                             err);
     *out = obj;
     return rc;
 }

@@ -13,6 +13,7 @@
 #include "moses_ini.h"
 #include "smt_file.h"
 #include "smt_io.h"
+#include "smt_lines.h"
 #include "smt_sniff.h"
 
 /* 1 when path is a fastsmt binary already (kept as it is), else 0 (text, or unreadable: the
@@ -197,7 +198,8 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
     char *pt_ref[DEC_MAX_TABLES] = {0}, *reo_path = NULL, *abs_out = NULL;
     char *ini_out = NULL, *ini_target = NULL, *ini_tmp = NULL, *file_abs[N_FILE_SECTIONS];
     unsigned file_line[N_FILE_SECTIONS];
-    FILE *in = NULL, *out = NULL;
+    smt_lines *in = NULL;
+    FILE *out = NULL;
     file_sections_resolve(ini, file_abs, file_line);
     if (!new_lines || !lm_paths || asprintf(&ini_out, "%s/moses.ini", out_dir) < 0) {
         rc = nomem(err);
@@ -334,11 +336,10 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
             goto done;
         }
     }
-    /* copy the ini line by line, replacing the rewritten feature lines, under a temporary name */
-    if (!(in = fopen(ini_path, "r"))) {
-        rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", ini_path);
+    /* copy the ini line by line (numbered as dec_ini_load numbers them), replacing the rewritten
+     * feature lines, under a temporary name */
+    if (!ini->old_format && (rc = smt_lines_open(&in, ini_path, 0, err)) != 0)
         goto done;
-    }
     /* O_EXCL: a leftover temporary name (or a link planted there) is never followed */
     unlink(ini_tmp);
     int fd = open(ini_tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -349,19 +350,15 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
         goto done;
     }
     fprintf(out, "# Written by fastsmt-binarize from %s\n", ini_path);
-    if (ini->old_format) { /* written in the new format, as Moses converts the old one */
-        fclose(in);
-        in = NULL;
-        if ((rc = write_converted(ini, (const char *const *)new_lines, file_abs, out)) != 0) {
-            rc = nomem(err);
-            goto done;
-        }
+    if (ini->old_format && /* written in the new format, as Moses converts the old one */
+        (rc = write_converted(ini, (const char *const *)new_lines, file_abs, out)) != 0) {
+        rc = nomem(err);
+        goto done;
     }
-    char *line = NULL;
-    size_t cap = 0;
-    unsigned lineno = 0;
-    while (in && getline(&line, &cap, in) >= 0) {
-        lineno++;
+    char *line;
+    size_t len;
+    while (in && (rc = smt_lines_next(in, &line, &len, err)) == 1) {
+        uint64_t lineno = smt_lines_lineno(in);
         size_t k = 0;
         while (k < ini->n_features && !(ini->features[k].line == lineno && new_lines[k]))
             k++;
@@ -373,17 +370,12 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
         else if (j < N_FILE_SECTIONS) /* a relative [input-file] / [weight-file]: absolute */
             fprintf(out, "%s\n", file_abs[j]);
         else
-            fputs(line, out);
+            fprintf(out, "%s\n", line);
     }
-    free(line);
-    int read_failed = in && ferror(in);
-    if (in)
-        fclose(in);
+    smt_lines_close(in);
     in = NULL;
-    if (read_failed) {
-        rc = smt_err_set(err, SMT_ERR_IO, "%s: read error", ini_path);
+    if (rc < 0)
         goto done;
-    }
     rc = smt_flush_output(out, ini_tmp, err);
     if (!rc && fsync(fileno(out)) != 0)
         rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot sync", ini_tmp);
@@ -409,8 +401,7 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
     if (!rc)
         rc = smt_file_sync_dir(ini_target, err); /* the rename itself reaches the disk */
 done:
-    if (in)
-        fclose(in);
+    smt_lines_close(in);
     if (out)
         fclose(out);
     if (rc && ini_tmp)

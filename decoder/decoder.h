@@ -62,10 +62,23 @@ typedef struct dec_options {
     const char *weight_file;      /* -weight-file FILE, or NULL: the ini's [weight-file]. Moses
                                    * reads it as sparse feature weights only, which no feature
                                    * here has: a line that is not a comment is an error naming it */
+    const char *model_cache;      /* -model-cache: the folder where text phrase tables and ARPA
+                                   * LMs are kept binarized, so that the next load maps them at
+                                   * once (created when missing; docs/decoder.md); NULL (the
+                                   * default): no cache, each load binarizes them into a temporary
+                                   * file in $TMPDIR, removed once mapped. The library reads no
+                                   * environment: dec_model_cache_dir gives the tools' folder */
 } dec_options;
 
-/* Fills opt with "use the ini" for every setting. */
+/* Fills opt with "use the ini" for every setting (and no model cache). */
 void dec_options_default(dec_options *opt);
+
+/* The model cache folder the tools use, from the values of the environment variables the caller
+ * read: NULL (no cache) when fastsmt_cache ($FASTSMT_CACHE) is "0", else
+ * xdg_cache_home/fastsmt ($XDG_CACHE_HOME, when absolute), else home/.cache/fastsmt ($HOME, when
+ * absolute), else NULL. Each argument may be NULL (unset). Malloc'ed; NULL also when memory ran
+ * out. */
+char *dec_model_cache_dir(const char *fastsmt_cache, const char *xdg_cache_home, const char *home);
 
 /* Loads the model a moses.ini describes. Every file is opened and checked before this returns:
  * a missing file, a table whose score count differs from the ini's num-features, an unsupported
@@ -327,8 +340,9 @@ void dec_run_options_release(dec_run_options *o);
  * A sentence that cannot be translated (more than DEC_MAX_SENTENCE tokens, or a damaged
  * phrase-table group) is reported on warn ("line N: ...") and gives an empty line (and an empty
  * alignment line); the other lines are translated and the call then fails with the first such
- * error (SMT_ERR_LIMIT or SMT_ERR_CORRUPT). A read error on in is an error (SMT_ERR_IO naming the
- * line), never an end of input. stats (may be NULL): lines, tokens, refused lines, seconds, summed
+ * error (SMT_ERR_LIMIT or SMT_ERR_CORRUPT). in is read from where it stands as smt_lines reads a
+ * file (smt_lines_open_stream: plain or compressed, byte-order marks and "\r\n" dropped) and is
+ * not closed; a read error on it is an error (SMT_ERR_IO naming the line), never an end of input. stats (may be NULL): lines, tokens, refused lines, seconds, summed
  * 1-best model score. Returns 0, SMT_ERR_IO, SMT_ERR_PARSE or SMT_ERR_ARG (the run settings),
  * SMT_ERR_LIMIT, SMT_ERR_CORRUPT or SMT_ERR_NOMEM. */
 typedef struct dec_run_stats {
@@ -345,8 +359,8 @@ typedef struct dec_run_stats {
 int dec_run(dec_model *m, FILE *in, FILE *out, const dec_run_options *opt, dec_run_stats *stats,
             smt_err *err);
 
-/* dec_run reading the file at opt->input (NULL or "-": standard input) through smt_lines, so that
- * a compressed input (.gz ...) is decompressed; a pipe or terminal is read as lines arrive and
+/* dec_run reading the file at opt->input (NULL or "-": standard input) through smt_lines (a
+ * compressed input, .gz ..., is decompressed); a pipe or terminal is read as lines arrive and
  * each line is answered before the next is waited for. The input is opened before any output
  * file, so that a missing input leaves none behind. */
 int dec_run_input(dec_model *m, FILE *out, const dec_run_options *opt, dec_run_stats *stats,

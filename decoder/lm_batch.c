@@ -113,31 +113,20 @@ void dec_lm_batch_free(dec_lm_batch *b)
 
 void dec_lm_batch_stats_get(const dec_lm_batch *b, dec_lm_batch_stats *out) { *out = b->st; }
 
+/* Room for need questions in the five arrays glm's batch reads and writes, grown together (one
+ * capacity). */
 static int grow_q(dec_lm_batch *b, size_t need)
 {
-    if (need <= b->cap_q)
+    if (need <= b->cap_q) /* the common case: one compare per batch, no call */
         return 0;
-    size_t cap = b->cap_q ? b->cap_q : 256;
-    while (cap < need)
-        cap *= 2;
-    glm_state *qi = realloc(b->q_in, cap * sizeof *qi);
-    if (qi)
-        b->q_in = qi;
-    glm_state *qo = realloc(b->q_out, cap * sizeof *qo);
-    if (qo)
-        b->q_out = qo;
-    glm_word *qw = realloc(b->q_w, cap * sizeof *qw);
-    if (qw)
-        b->q_w = qw;
-    float *qp = realloc(b->q_p, cap * sizeof *qp);
-    if (qp)
-        b->q_p = qp;
-    uint32_t *qc = realloc(b->q_chain, cap * sizeof *qc);
-    if (qc)
-        b->q_chain = qc;
-    if (!qi || !qo || !qw || !qp || !qc)
+    size_t c_in = b->cap_q, c_out = c_in, c_w = c_in, c_p = c_in, c_chain = c_in;
+    if (smt_grow(&b->q_in, &c_in, need, sizeof *b->q_in, 256) ||
+        smt_grow(&b->q_out, &c_out, need, sizeof *b->q_out, 256) ||
+        smt_grow(&b->q_w, &c_w, need, sizeof *b->q_w, 256) ||
+        smt_grow(&b->q_p, &c_p, need, sizeof *b->q_p, 256) ||
+        smt_grow(&b->q_chain, &c_chain, need, sizeof *b->q_chain, 256))
         return SMT_ERR_NOMEM;
-    b->cap_q = cap;
+    b->cap_q = c_in;
     return 0;
 }
 
@@ -168,17 +157,8 @@ int dec_lm_batch_score(dec_lm_batch *b, dec_search *const *ss, size_t n_ss, smt_
         n += ss[i]->n_pend;
     if (n == 0 || m->n_lms == 0)
         return 0;
-    if (n > b->cap_chains) {
-        size_t cap = b->cap_chains ? b->cap_chains : 64;
-        while (cap < n)
-            cap *= 2;
-        chain *c = realloc(b->chains, cap * sizeof *c);
-        if (!c)
-            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-        b->chains = c;
-        b->cap_chains = cap;
-    }
-    if (grow_q(b, n))
+    if ((n > b->cap_chains && smt_grow(&b->chains, &b->cap_chains, n, sizeof *b->chains, 64)) ||
+        grow_q(b, n))
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n_ss; i++) /* each sentence asks its own cache, as it would alone */
         if (dec_lm_cache_alloc(ss[i]->lmk, ss[i]->lmv, m->n_lms))

@@ -571,7 +571,7 @@ static int srilm_irstlm_arpa(const dec_ini *ini, const dec_ini_feature *f, const
  * pair the reordering table lacks); a binary table must have them integrated already. */
 static int open_table(dec_model *m, unsigned k, const dec_ini_feature *pt_f,
                       const dec_ini_feature *lr_f, const char *reo_path, FILE *warn, int verify,
-                      smt_err *err)
+                      const char *cache, smt_err *err)
 {
     const dec_ini *ini = m->ini;
     dec_table *tb = &m->tables[k];
@@ -634,7 +634,7 @@ static int open_table(dec_model *m, unsigned k, const dec_ini_feature *pt_f,
     if (bin)
         rc = dec_pt_ppt_open(&tb->pt, pt_path, verify, err);
     else
-        rc = dec_pt_text_open(&tb->pt, pt_path, lr_f ? reo_path : NULL, verify, err);
+        rc = dec_pt_text_open(&tb->pt, pt_path, lr_f ? reo_path : NULL, verify, cache, err);
     if (rc)
         goto out;
     /* A text table disagreeing with the ini: the ini line is what is wrong (a binary's: the file) */
@@ -664,7 +664,7 @@ out:
 
 static int load_tables(dec_model *m, const dec_ini_feature *const *pt_f,
                        const dec_ini_feature *lr_f, const dec_ini_feature *const *lm_f,
-                       FILE *warn, int verify, smt_err *err)
+                       FILE *warn, int verify, const char *cache, smt_err *err)
 {
     const dec_ini *ini = m->ini;
     int warned = 0; /* the SRILM/IRSTLM note, once */
@@ -674,7 +674,7 @@ static int load_tables(dec_model *m, const dec_ini_feature *const *pt_f,
     if (rp && (rc = dec_ini_find(ini, rp, lr_f->line, warn, m->verbose, &reo_path, err)))
         goto out;
     for (unsigned k = 0; k < m->n_tables; k++)
-        if ((rc = open_table(m, k, pt_f[k], lr_f, reo_path, warn, verify, err)))
+        if ((rc = open_table(m, k, pt_f[k], lr_f, reo_path, warn, verify, cache, err)))
             goto out;
     for (unsigned l = 0; l < m->n_lms; l++) {
         const char *lp = dec_ini_feature_arg(lm_f[l], "path");
@@ -690,7 +690,7 @@ static int load_tables(dec_model *m, const dec_ini_feature *const *pt_f,
         int lb = is_binary(lm_path, 1, err);
         if (lb == 0 && strcmp(lm_f[l]->type, "KENLM"))
             lb = srilm_irstlm_arpa(ini, lm_f[l], lm_path, warn, &warned, err);
-        rc = lb < 0 ? lb : dec_lm_open(&m->lms[l], lm_path, verify, err);
+        rc = lb < 0 ? lb : dec_lm_open(&m->lms[l], lm_path, verify, cache, err);
         long long o;
         int has_o = rc ? 0 : dec_ini_feature_ll(ini, lm_f[l], "order", 1, 255, &o, err);
         if (has_o < 0)
@@ -1029,7 +1029,7 @@ int dec_model_load(dec_model **out, const char *ini_path, const dec_options *opt
     if (!rc)
         rc = search_settings(m, opt, pt_f, warn, err);
     if (!rc)
-        rc = load_tables(m, pt_f, lr_f, lm_f, warn, opt->verify, err);
+        rc = load_tables(m, pt_f, lr_f, lm_f, warn, opt->verify, opt->model_cache, err);
     if (!rc)
         rc = build_maps(m, err);
     if (rc) {

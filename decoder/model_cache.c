@@ -1,6 +1,6 @@
 /* model_cache.c — text models binarized once: the .ppt / .glm that probingpt / glm build from a
- * text phrase table or ARPA file, kept in $XDG_CACHE_HOME/fastsmt (default ~/.cache/fastsmt) so a
- * second load maps it at once.
+ * text phrase table or ARPA file, kept in the folder dec_options.model_cache names (the tools':
+ * $XDG_CACHE_HOME/fastsmt, default ~/.cache/fastsmt) so a second load maps it at once.
  *
  * An entry's name is a 128-bit hash of what it was built from: each input's absolute path, device,
  * inode, size and modification time (ns), the builder's kind and the decoder's build parameters
@@ -10,8 +10,7 @@
  * them). An entry is written by the component's writer (a
  * temporary name, fsync, rename: never half a file under the name) and opened with every checksum
  * verified; one that does not open is rebuilt. An input that changes during the build makes the
- * entry a temporary file. FASTSMT_CACHE=0 turns the cache off (a temporary file in $TMPDIR, removed
- * once mapped). */
+ * entry a temporary file. No cache folder: a temporary file in $TMPDIR, removed once mapped. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -28,17 +27,14 @@
 /* Bump when what the decoder asks the builders for changes (options, defaults). */
 #define DEC_CACHE_VERSION "fastsmt-model-cache 1"
 
-/* The cache folder (malloc'ed), or NULL when the cache is off or there is no home. */
-static char *cache_dir(void)
+char *dec_model_cache_dir(const char *fastsmt_cache, const char *xdg_cache_home, const char *home)
 {
-    const char *off = getenv("FASTSMT_CACHE");
-    if (off && !strcmp(off, "0"))
+    if (fastsmt_cache && !strcmp(fastsmt_cache, "0"))
         return NULL;
-    const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     char *dir = NULL;
     int n;
-    if (x && x[0] == '/') /* the XDG rule: a relative value is ignored */
-        n = asprintf(&dir, "%s/fastsmt", x);
+    if (xdg_cache_home && xdg_cache_home[0] == '/') /* the XDG rule: a relative value is ignored */
+        n = asprintf(&dir, "%s/fastsmt", xdg_cache_home);
     else if (home && home[0] == '/')
         n = asprintf(&dir, "%s/.cache/fastsmt", home);
     else
@@ -121,11 +117,13 @@ static void evict_others(const char *dir, const char *keep)
 }
 
 int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n_in,
-                    dec_build_fn build, dec_open_fn open_fn, int verify, smt_err *err)
+                    dec_build_fn build, dec_open_fn open_fn, int verify, const char *cache_dir,
+                    smt_err *err)
 {
     *obj = NULL;
     char desc[3 * 4096 + 256], before[sizeof desc], who[sizeof desc];
-    char *dir = cache_dir(), *path = NULL;
+    const char *dir = cache_dir && *cache_dir ? cache_dir : NULL;
+    char *path = NULL;
     int cached = dir && describe(ext, in, n_in, before, sizeof before, who, sizeof who) == 0;
     if (cached) { /* <hash of the paths>-<128-bit hash of paths and versions>.ext */
         size_t len = strlen(before);
@@ -142,7 +140,6 @@ int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n
         smt_err e2;
         if (open_fn(obj, path, 1, &e2) == 0) { /* every checksum checked */
             free(path);
-            free(dir);
             return 0;
         }
         unlink(path); /* damaged or from another version: rebuilt below */
@@ -165,18 +162,15 @@ int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n
             else
                 evict_others(dir, strrchr(path, '/') + 1);
             free(path);
-            free(dir);
             return rc;
         }
         if (rc != SMT_ERR_IO) { /* the input is wrong: the same error without the cache */
             free(path);
-            free(dir);
             return rc;
         }
         /* the cache could not be written (a full disk...): a temporary file instead */
     }
     free(path);
-    free(dir);
     const char *tdir = getenv("TMPDIR");
     char tmp[4096];
     int n = snprintf(tmp, sizeof tmp, "%s/fastsmt-%s-XXXXXX", tdir && *tdir ? tdir : "/tmp", ext);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "smt_buf.h"
 #include "smt_lines.h"
 #include "smt_num.h"
 #include "smt_words.h"
@@ -160,14 +161,17 @@ static char *trim(char *s)
     return s + (b - s);
 }
 
-/* Grows an array of elem bytes to hold n+1 elements. */
+/* Room for element n (zeroed) of an array of n elements of elem bytes that only push grows: its
+ * capacity is n rounded up to a power of two (at least 4), so none is stored (a count that went
+ * down leaves more room than that). */
 static int push(void **arr, size_t n, size_t elem)
 {
-    void *p = realloc(*arr, (n + 1) * elem);
-    if (!p)
+    size_t cap = n ? 4 : 0;
+    while (cap < n)
+        cap *= 2;
+    if (smt_grow(arr, &cap, n + 1, elem, 4))
         return SMT_ERR_NOMEM;
-    *arr = p;
-    memset((char *)p + n * elem, 0, elem);
+    memset((char *)*arr + n * elem, 0, elem);
     return 0;
 }
 

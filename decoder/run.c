@@ -115,13 +115,8 @@ void dec_worker_free(dec_worker *w)
  * Moses, and a stray CR, LF or NUL), each NUL-terminated in the copy. */
 static int tokenize(dec_worker *w, const char *line, size_t len, size_t *n_out)
 {
-    if (len + 1 > w->line_cap) {
-        char *p = realloc(w->line, len + 1);
-        if (!p)
-            return SMT_ERR_NOMEM;
-        w->line = p;
-        w->line_cap = len + 1;
-    }
+    if (smt_grow(&w->line, &w->line_cap, len + 1, 1, 256))
+        return SMT_ERR_NOMEM;
     memcpy(w->line, line, len);
     w->line[len] = '\0';
     size_t n = 0, wl;
@@ -286,64 +281,26 @@ int dec_translate_data(dec_worker *w, const char *line, size_t len, dec_translat
 
 /* ---------------------------------------------------------------- the input */
 
-/* Where the lines come from: a FILE (dec_run), or smt_lines (dec_run_input: files, redirected
- * standard input, pipes and terminals; plain or compressed; a pipe is answered as its lines
- * arrive). Every read error is an error, never an end of input. */
+/* Where the lines come from: smt_lines over a file, standard input, a pipe or a terminal
+ * (dec_run_input; plain or compressed; a pipe is answered as its lines arrive), over the caller's
+ * FILE (dec_run) or the caller's reader (dec_run_lines). Every read error is an error, never an
+ * end of input. */
 typedef struct line_src {
-    const char *name;
-    FILE *f;
     smt_lines *lr;
-    char *buf; /* getline's line */
-    size_t cap;
-    uint64_t lineno;
+    int own; /* opened here: closed by src_close */
 } line_src;
-
-/* 1 and *line, *len (without "\n" or "\r\n"), 0 at the end, or SMT_ERR_IO / SMT_ERR_NOMEM. */
-static int src_next(line_src *s, char **line, size_t *len, smt_err *err)
-{
-    if (s->lr) {
-        int rc = smt_lines_next(s->lr, line, len, err);
-        if (rc == 1)
-            s->lineno++;
-        return rc;
-    }
-    errno = 0;
-    ssize_t n = getline(&s->buf, &s->cap, s->f);
-    if (n < 0) {
-        if (ferror(s->f))
-            return smt_err_errno(err, SMT_ERR_IO, errno ? errno : EIO, "%s:%llu: read error",
-                                 s->name, (unsigned long long)(s->lineno + 1));
-        return 0;
-    }
-    s->lineno++;
-    while (n > 0 && (s->buf[n - 1] == '\n' || s->buf[n - 1] == '\r'))
-        n--;
-    *line = s->buf;
-    *len = (size_t)n;
-    while (s->lineno == 1 && *len >= 3 && memcmp(*line, "\xef\xbb\xbf", 3) == 0) /* as smt_lines */
-        *line += 3, *len -= 3;
-    return 1;
-}
-
-/* 1 when the next src_next will not wait for input (or there is no way to know). */
-static int src_ready(line_src *s)
-{
-    return s->lr ? smt_lines_ready(s->lr) : 1;
-}
 
 /* Opens path (NULL or "-": standard input). */
 static int src_open(line_src *s, const char *path, smt_err *err)
 {
-    memset(s, 0, sizeof *s);
-    int is_stdin = !path || !strcmp(path, "-");
-    s->name = is_stdin ? "<stdin>" : path;
-    return smt_lines_open(&s->lr, is_stdin ? "-" : path, 0, err);
+    s->own = 1;
+    return smt_lines_open(&s->lr, !path ? "-" : path, 0, err);
 }
 
 static void src_close(line_src *s)
 {
-    smt_lines_close(s->lr);
-    free(s->buf);
+    if (s->own)
+        smt_lines_close(s->lr);
 }
 
 /* ---------------------------------------------------------------- the driver */
@@ -590,43 +547,31 @@ static int run_src(dec_model *m, line_src *src, FILE *out, const dec_run_options
     size_t batch = ctx.want_nbest ? BATCH_NBEST : BATCH;
     /* the reader's line number before its first line: a part of a bigger input (a range of a file
      * or lines handed over by another process) keeps the whole input's ids and line numbers */
-    uint64_t base = src->lr ? smt_lines_lineno(src->lr) : 0;
+    uint64_t base = smt_lines_lineno(src->lr);
     while (!rc && !eof) {
         size_t n = 0;
         while (n < batch) {
-            if (n > 0 && !src_ready(src))
+            if (n > 0 && !smt_lines_ready(src->lr))
                 break; /* translate what has arrived before waiting for more */
             char *line;
             size_t len;
-            int got = src_next(src, &line, &len, err);
+            int got = smt_lines_next(src->lr, &line, &len, err);
             if (got < 0)
                 rc = got;
             if (got <= 0) {
                 eof = 1;
                 break;
             }
-            if (n == ctx.n_jobs) {
-                size_t want = ctx.n_jobs ? 2 * ctx.n_jobs : 16;
-                if (want > batch)
-                    want = batch;
-                line_job *p = realloc(ctx.jobs, want * sizeof *p);
-                if (!p) {
-                    rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-                    break;
-                }
-                memset(p + ctx.n_jobs, 0, (want - ctx.n_jobs) * sizeof *p);
-                ctx.jobs = p;
-                ctx.n_jobs = want;
+            size_t had = ctx.n_jobs; /* the jobs added start empty */
+            if (smt_grow(&ctx.jobs, &ctx.n_jobs, n + 1, sizeof *ctx.jobs, 16)) {
+                rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+                break;
             }
+            memset(ctx.jobs + had, 0, (ctx.n_jobs - had) * sizeof *ctx.jobs);
             line_job *j = &ctx.jobs[n];
-            if (len + 1 > j->cap) {
-                char *p = realloc(j->text, len + 1);
-                if (!p) {
-                    rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-                    break;
-                }
-                j->text = p;
-                j->cap = len + 1;
+            if (smt_grow(&j->text, &j->cap, len + 1, 1, 256)) {
+                rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+                break;
             }
             memcpy(j->text, line, len);
             j->text[len] = '\0';
@@ -833,12 +778,13 @@ static int run_entry(dec_model *m, line_src *src, FILE *out, const dec_run_optio
 int dec_run(dec_model *m, FILE *in, FILE *out, const dec_run_options *opt_in,
             dec_run_stats *stats, smt_err *err)
 {
-    line_src src;
-    memset(&src, 0, sizeof src);
-    src.name = "input";
-    src.f = in;
-    int rc = run_entry(m, &src, out, opt_in, 0, stats, err);
-    free(src.buf);
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    line_src src = {NULL, 1};
+    int rc = smt_lines_open_stream(&src.lr, in, "input", err);
+    if (!rc)
+        rc = run_entry(m, &src, out, opt_in, 0, stats, err);
+    src_close(&src);
     return rc;
 }
 
@@ -851,10 +797,6 @@ int dec_run_input(dec_model *m, FILE *out, const dec_run_options *opt_in, dec_ru
 int dec_run_lines(dec_model *m, smt_lines *in, FILE *out, const dec_run_options *opt_in,
                   dec_run_stats *stats, smt_err *err)
 {
-    line_src src;
-    memset(&src, 0, sizeof src);
-    src.name = smt_lines_path(in);
-    src.lr = in;
-    src.lineno = smt_lines_lineno(in);
+    line_src src = {in, 0};
     return run_entry(m, &src, out, opt_in, 0, stats, err);
 }

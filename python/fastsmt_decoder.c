@@ -237,6 +237,10 @@ static int Dec_init(PyObject *op, PyObject *args, PyObject *kw)
     }
     dec_options opt;
     dec_options_default(&opt);
+    /* text models are kept binarized where the fastsmt tool keeps them */
+    char *cache = dec_model_cache_dir(getenv("FASTSMT_CACHE"), getenv("XDG_CACHE_HOME"),
+                                      getenv("HOME"));
+    opt.model_cache = cache;
     dec_model *m = NULL;
     smt_err e;
     int rc;
@@ -244,6 +248,7 @@ static int Dec_init(PyObject *op, PyObject *args, PyObject *kw)
     Py_BEGIN_ALLOW_THREADS
     rc = dec_model_load(&m, path, &opt, &e);
     Py_END_ALLOW_THREADS
+    free(cache);
     Py_DECREF(fs);
     if (rc) {
         fastsmt_raise(rc == SMT_ERR_IO ? SMT_ERR_IO : rc, e.msg);

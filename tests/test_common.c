@@ -482,6 +482,58 @@ Test(lines, plain_gzip_crlf_unterminated)
     free(g);
 }
 
+/* A stream the caller has (smt_lines_open_stream) reads as a file: from where it stands, the
+ * marks and "\r\n" dropped, gzip decompressed, a read error naming the stream and line; the stream
+ * stays open. */
+Test(lines, stream_reads_as_a_file)
+{
+    const char *text = "\xef\xbb\xbf" "a b\r\n\nthird line\nlast";
+    const char *expect[] = {"a b", "", "third line", "last"};
+    char *g = tu_join(dir, "s.gz");
+    gz_write(g, text, strlen(text));
+    for (int k = 0; k < 3; k++) {
+        FILE *f = k == 0 ? fmemopen((void *)text, strlen(text), "r") : fopen(g, "r");
+        cr_assert_not_null(f);
+        if (k == 2) { /* the caller read the start: the rest is what it gets (gzip magic lost) */
+            cr_assert_eq(fgetc(f), 0x1f);
+        }
+        smt_lines *r;
+        smt_err e;
+        cr_assert_eq(smt_lines_open_stream(&r, f, "<given>", &e), 0, "%s", e.msg);
+        cr_assert_eq(smt_lines_ready(r), 1);
+        char *line;
+        size_t len;
+        if (k == 2) {
+            int got = smt_lines_next(r, &line, &len, &e);
+            cr_assert_eq(got, 1);
+            cr_assert(len > 0 && line[0] == (char)0x8b, "the bytes after the one read");
+        } else {
+            for (int i = 0; i < 4; i++) {
+                cr_assert_eq(smt_lines_next(r, &line, &len, &e), 1, "%d: line %d", k, i + 1);
+                cr_assert_str_eq(line, expect[i]);
+                cr_assert_eq(len, strlen(expect[i]));
+            }
+            cr_assert_eq(smt_lines_had_newline(r), 0);
+            cr_assert_eq(smt_lines_next(r, &line, &len, &e), 0);
+        }
+        smt_lines_close(r);
+        cr_assert_eq(fclose(f), 0); /* still the caller's */
+    }
+    FILE *d = fopen(dir, "r"); /* a folder: glibc opens it, reads fail with EISDIR */
+    if (d) {
+        smt_lines *r;
+        smt_err e;
+        cr_assert_eq(smt_lines_open_stream(&r, d, "<given>", &e), 0, "%s", e.msg);
+        char *line;
+        size_t len;
+        cr_assert_eq(smt_lines_next(r, &line, &len, &e), SMT_ERR_IO);
+        cr_assert(strstr(e.msg, "<given>:1: read error"), "%s", e.msg);
+        smt_lines_close(r);
+        fclose(d);
+    }
+    free(g);
+}
+
 /* A part of a file (smt_lines_open_range), as a rank of a job over MPI reads it: the whole file's
  * line numbers, a byte-order mark dropped on line 1 only, "\r\n" as for the whole file. */
 Test(lines, range_keeps_the_file_numbering)

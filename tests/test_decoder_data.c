@@ -189,6 +189,17 @@ Test(dec_data, verify_checks_every_checksum_at_load)
 
 /* ---------------------------------------------------------------- the input */
 
+/* dec_run of in into o on one thread, without an n-best list, refused lines reported on warn. */
+static int run_stream(dec_model *m, FILE *in, FILE *o, FILE *warn, dec_run_stats *st, smt_err *e)
+{
+    dec_run_options ro;
+    dec_run_options_default(&ro);
+    ro.n_best = 0;
+    ro.threads = 1;
+    ro.warn = warn;
+    return dec_run(m, in, o, &ro, st, e);
+}
+
 /* A directory as input is a read error, not an empty input: named file, redirected standard
  * input, and the library's FILE reader. */
 Test(dec_data, read_error_is_an_error)
@@ -208,16 +219,55 @@ Test(dec_data, read_error_is_an_error)
     FILE *in = fopen(tmp, "r"), *o = fopen("/dev/null", "w");
     cr_assert(in && o);
     smt_err e;
-    dec_run_stats st;
-    dec_run_options ro;
-    dec_run_options_default(&ro);
-    ro.n_best = 0;
-    ro.threads = 1;
-    cr_assert_eq(dec_run(m, in, o, &ro, &st, &e), SMT_ERR_IO);
+    cr_assert_eq(run_stream(m, in, o, NULL, NULL, &e), SMT_ERR_IO);
     cr_assert(strstr(e.msg, "read error"), "%s", e.msg);
     fclose(in), fclose(o);
     dec_model_free(m);
     free(ini), free(fastsmt);
+}
+
+/* dec_run reads its stream as fastsmt reads a file: a byte-order mark and "\r\n" dropped, an
+ * unterminated last line translated, gzip decompressed; the lines' numbers in its messages. */
+Test(dec_data, dec_run_stream_lines)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *gz = tu_join(tmp, "s.gz");
+    static const char text[] = "\xef\xbb\xbfx y\r\na b\n\nc";
+    cr_assert_eq(tu_write_file(gz, text, sizeof text - 1), 0);
+    cr_assert_eq(tu_runf(NULL, NULL, "gzip -f '%s' && mv '%s.gz' '%s'", gz, gz, gz), 0);
+    dec_model *m = dtu_load(ini, NULL);
+    for (int k = 0; k < 2; k++) {
+        FILE *in = k ? fopen(gz, "r") : fmemopen((void *)text, sizeof text - 1, "r");
+        char *got = NULL;
+        size_t glen = 0;
+        FILE *o = open_memstream(&got, &glen);
+        cr_assert(in && o);
+        smt_err e;
+        dec_run_stats st;
+        cr_assert_eq(run_stream(m, in, o, NULL, &st, &e), 0, "%s", e.msg);
+        fclose(in), fclose(o);
+        cr_assert_str_eq(got, "Y X \nA B \n\nY X \n", "%s", k ? "gzip" : "plain");
+        cr_assert_eq(st.lines, 4);
+        free(got);
+    }
+    /* a refused line is named by its number */
+    char *warn = NULL, *got = NULL;
+    size_t wlen = 0, glen = 0;
+    FILE *w = open_memstream(&warn, &wlen), *o = open_memstream(&got, &glen);
+    smt_buf bad = {0};
+    smt_buf_puts(&bad, "x\n");
+    for (int i = 0; i <= DEC_MAX_SENTENCE; i++)
+        smt_buf_puts(&bad, "x ");
+    cr_assert_eq(smt_buf_puts(&bad, "\n"), 0);
+    FILE *in = fmemopen(bad.data, bad.len, "r");
+    smt_err e;
+    cr_assert_eq(run_stream(m, in, o, w, NULL, &e), SMT_ERR_LIMIT);
+    fclose(in), fclose(o), fclose(w);
+    smt_buf_free(&bad);
+    cr_assert(strstr(warn, "line 2: "), "%s", warn);
+    cr_assert_str_eq(got, "X \n\n");
+    free(warn), free(got);
+    dec_model_free(m);
+    free(ini), free(gz);
 }
 
 /* -input-file x.gz and a redirected x.gz are decompressed; a gzip stream cut short mid-file is an
@@ -405,6 +455,93 @@ Test(dec_data, model_cache)
     cr_assert_neq(access(cache2, F_OK), 0);
     free(out), free(err), free(fastsmt), free(cache2), free(dir2), free(ini2);
     free(text), free(pt), free(ppt), free(glm), free(dir), free(ini), free(cdir), free(cache);
+}
+
+/* The -model-cache flag wins over the environment: a folder receives the entries, off writes
+ * nothing anywhere. */
+Test(dec_data, model_cache_flag)
+{
+    char *env = tu_join(tmp, "env-cache"), *flag = tu_join(tmp, "flag-cache");
+    char *dir = tiny_copy("f"), *ini = tu_join(dir, "moses.ini");
+    char *fastsmt = tu_bin_path("fastsmt"), *out = NULL, *err = NULL;
+    int rc = tu_runf(&out, &err, "echo x | XDG_CACHE_HOME='%s' '%s' -model-cache '%s' -f '%s'",
+                     env, fastsmt, flag, ini);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "X \n");
+    free(out), free(err);
+    cr_assert_eq(cache_entries(flag, "ppt", NULL), 1);
+    cr_assert_eq(cache_entries(flag, "glm", NULL), 1);
+    cr_assert_neq(access(env, F_OK), 0);
+    rc = tu_runf(&out, &err, "echo x | XDG_CACHE_HOME='%s' HOME='%s' '%s' -model-cache off -f '%s'",
+                 env, env, fastsmt, ini);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_str_eq(out, "X \n");
+    free(out), free(err);
+    cr_assert_neq(access(env, F_OK), 0);
+    rc = tu_runf(NULL, &err, "echo x | '%s' -f '%s' -model-cache", fastsmt, ini);
+    cr_assert_eq(rc, 2);
+    cr_assert(strstr(err, "-model-cache needs a folder or off"), "%s", err);
+    free(err), free(fastsmt), free(env), free(flag), free(dir), free(ini);
+}
+
+/* The library keeps its cache where dec_options.model_cache says, and with no folder writes none:
+ * it reads no environment ($HOME, $XDG_CACHE_HOME and $FASTSMT_CACHE point at a folder that must
+ * stay empty). */
+Test(dec_data, model_cache_option)
+{
+    char *home = tu_join(tmp, "home"), *xdg = tu_join(home, "xdg"), *mine = tu_join(tmp, "mine");
+    char *cdir = tu_join(mine, "fastsmt-models");
+    cr_assert_eq(mkdir(home, 0700), 0);
+    cr_assert_eq(setenv("HOME", home, 1), 0);
+    cr_assert_eq(setenv("XDG_CACHE_HOME", xdg, 1), 0);
+    cr_assert_eq(setenv("FASTSMT_CACHE", home, 1), 0);
+    char *dir = tiny_copy("o"), *ini = tu_join(dir, "moses.ini");
+    for (int k = 0; k < 2; k++) {
+        dec_options opt;
+        dec_options_default(&opt);
+        cr_assert_null(opt.model_cache);
+        if (k)
+            opt.model_cache = cdir;
+        dec_model *m;
+        smt_err e;
+        cr_assert_eq(dec_model_load(&m, ini, &opt, &e), 0, "%s", e.msg);
+        dec_worker *w;
+        cr_assert_eq(dec_worker_create(&w, m, &e), 0, "%s", e.msg);
+        smt_buf best = {0};
+        cr_assert_eq(dec_translate(w, "x y", 3, 0, &best, NULL, 0, 0, NULL, &e), 0, "%s", e.msg);
+        cr_assert_str_eq(best.data, "Y X \n");
+        smt_buf_free(&best);
+        dec_worker_free(w);
+        dec_model_free(m);
+        char *ls = NULL;
+        cr_assert_eq(tu_runf(&ls, NULL, "ls -A '%s'", home), 0);
+        cr_assert_str_eq(ls, "", "the library wrote into $HOME: %s", ls);
+        free(ls);
+        cr_assert_eq(cache_entries(cdir, "ppt", NULL), k);
+        cr_assert_eq(cache_entries(cdir, "glm", NULL), k);
+    }
+    free(home), free(xdg), free(mine), free(cdir), free(dir), free(ini);
+}
+
+/* The tools' folder: $FASTSMT_CACHE=0 turns it off; then $XDG_CACHE_HOME (absolute), then $HOME. */
+Test(dec_data, model_cache_dir_rule)
+{
+    static const struct {
+        const char *fc, *xdg, *home, *want;
+    } cases[] = {
+        {NULL, "/x", "/h", "/x/fastsmt"},      {"1", "/x", "/h", "/x/fastsmt"},
+        {"0", "/x", "/h", NULL},               {NULL, "rel", "/h", "/h/.cache/fastsmt"},
+        {NULL, NULL, "/h", "/h/.cache/fastsmt"}, {NULL, "", "", NULL},
+        {NULL, NULL, "rel", NULL},             {NULL, NULL, NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *d = dec_model_cache_dir(cases[i].fc, cases[i].xdg, cases[i].home);
+        if (cases[i].want)
+            cr_assert(d && !strcmp(d, cases[i].want), "case %zu: %s", i, d ? d : "(null)");
+        else
+            cr_assert_null(d, "case %zu: %s", i, d);
+        free(d);
+    }
 }
 
 /* A pipe is answered line by line: the first line's translation arrives while the input is still

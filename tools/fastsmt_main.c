@@ -39,6 +39,7 @@ static void usage(FILE *f)
             "               [-unknown-word-prefix P] [-unknown-word-suffix S] [-v N]\n"
             "               [-search-algorithm 1] [-inputtype 0] [-show-weights] [-h|--help]\n"
             "               [--verify | -verify-models] [-lm-batch cpu|gpu|off] [-lm-batch-width W]\n"
+            "               [-model-cache DIR|off]\n"
             "               [-resume] [-parts-dir DIR] [-chunk-bytes N]   (under mpirun/srun)\n"
             "Reads tokenized sentences (one per line) and writes one translation per line, in\n"
             "input order. FILE '-' writes the n-best list to standard output. -t reports the\n"
@@ -50,8 +51,12 @@ static void usage(FILE *f)
             "-input-file may be compressed (.gz, .xz, .bz2, .zst). --verify checks every checksum of\n"
             "the binary models at load. On a terminal, progress (lines/s, words/s) shows unless -v 0.\n"
             "-lm-batch: the LM queries of W sentences per thread decoded in lock-step (-lm-batch-width,\n"
-            "default 16) are scored together on the CPU (cpu, the default) or the GPU (gpu); off asks\n"
-            "one query at a time. The output is the same with each.\n"
+            "default 16) are scored together on the CPU (cpu) or the GPU (gpu); off (the default)\n"
+            "asks one query at a time. The output is the same with each.\n"
+            "Text phrase tables and ARPA LMs are binarized at load and kept in -model-cache DIR\n"
+            "(default: the folder fastsmt in $XDG_CACHE_HOME, else in ~/.cache), so that the next\n"
+            "load maps them at once; -model-cache off (or FASTSMT_CACHE=0) keeps no copy: each load\n"
+            "binarizes them into a temporary file in $TMPDIR.\n"
             "Started by mpirun or srun with N ranks (a build with MPI), the input is cut into chunks\n"
             "that the ranks translate, each with -threads threads; the outputs are those of one\n"
             "process. A plain -input-file is read by each rank in parts, written as part files in\n"
@@ -132,7 +137,8 @@ static int fs_dist_run(dec_model *m, const dec_run_options *run, int argc, char 
         const char *a = argv[i];
         if (!strcmp(a, "-threads") || !strcmp(a, "-th") || !strcmp(a, "-parts-dir") ||
             !strcmp(a, "-chunk-bytes") || !strcmp(a, "-v") || !strcmp(a, "-verbose") ||
-            !strcmp(a, "-lm-batch") || !strcmp(a, "-lm-batch-width")) {
+            !strcmp(a, "-lm-batch") || !strcmp(a, "-lm-batch-width") ||
+            !strcmp(a, "-model-cache")) {
             i++;
             continue;
         }
@@ -182,7 +188,7 @@ static int tool_main(int argc, char **argv, int rank, int size, int *collective)
     int resume = 0;
     const char *parts = NULL;
     long long chunk = 0;
-    const char *ini = NULL;
+    const char *ini = NULL, *cache_flag = NULL;
     dec_options opt;
     dec_options_default(&opt);
     static smt_buf fo; /* the -feature-overwrite specs, one per line (static: lives to the end) */
@@ -385,6 +391,12 @@ static int tool_main(int argc, char **argv, int rank, int size, int *collective)
             i++;
         } else if (!strcmp(a, "--verify") || !strcmp(a, "-verify-models")) {
             opt.verify = 1;
+        } else if (!strcmp(a, "-model-cache")) {
+            if (!v || !*v) {
+                fprintf(stderr, "fastsmt: -model-cache needs a folder or off\n");
+                return 2;
+            }
+            cache_flag = v, i++;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help") || !strcmp(a, "-help")) {
             usage(stdout);
             return close_output(stdout, "<stdout>") ? 1 : 0;
@@ -402,7 +414,14 @@ static int tool_main(int argc, char **argv, int rank, int size, int *collective)
     smt_err_clear(&err);
     dec_model *m;
     opt.verbose = ro.verbose; /* -v 2: the load says where it found each file */
+    /* the model cache: the flag, else the environment's folder */
+    char *cache = NULL;
+    if (!cache_flag)
+        cache = dec_model_cache_dir(getenv("FASTSMT_CACHE"), getenv("XDG_CACHE_HOME"),
+                                    getenv("HOME"));
+    opt.model_cache = cache_flag ? (strcmp(cache_flag, "off") ? cache_flag : NULL) : cache;
     int rc = dec_model_load(&m, ini, &opt, &err);
+    free(cache);
     if (rc) {
         fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
         return 1;

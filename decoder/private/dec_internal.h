@@ -41,7 +41,8 @@ static inline float dec_floor_ln(float p)
 
 /* Opens an LM for the decoder: a .glm binary is mapped; an ARPA file (plain, gzip, xz, bzip2 or
  * zstd) is binarized by glm (glm_load). verify: check every checksum at open. */
-int dec_lm_open(glm_model **out, const char *path, int verify, smt_err *err);
+int dec_lm_open(glm_model **out, const char *path, int verify, const char *cache_dir,
+                smt_err *err);
 
 /* ---------------------------------------------------------------- phrase table */
 
@@ -74,20 +75,22 @@ void dec_pt_close(dec_pt *pt);
 int dec_pt_ppt_open(dec_pt **out, const char *path, int verify, smt_err *err);
 /* A text phrase table (plain or compressed) and its reordering table (reo: NULL for none),
  * binarized by probingpt (dec_ppt_build) and opened as a .ppt. */
-int dec_pt_text_open(dec_pt **out, const char *pt, const char *reo, int verify, smt_err *err);
+int dec_pt_text_open(dec_pt **out, const char *pt, const char *reo, int verify,
+                     const char *cache_dir, smt_err *err);
 /* Binarizes with probingpt / glm (as fastsmt-binarize does). */
 int dec_ppt_build(const char *pt, const char *reo, const char *out, smt_err *err);
 int dec_glm_build(const char *arpa, const char *out, smt_err *err);
 
 /* The model cache (model_cache.c): builds in[0..n_in) (in[n_in] is NULL) into a .ext file with
  * build, or finds the one built before from the same inputs (same paths, sizes, mtimes) in
- * $XDG_CACHE_HOME/fastsmt, and opens it with open_fn (a cached file with every checksum checked;
- * one that fails is rebuilt). FASTSMT_CACHE=0, no cache folder or a cache that cannot be written:
- * a temporary file in $TMPDIR, removed once open. */
+ * cache_dir (dec_options.model_cache), and opens it with open_fn (a cached file with every
+ * checksum checked; one that fails is rebuilt). No cache_dir (NULL or "") or a cache that cannot
+ * be written: a temporary file in $TMPDIR, removed once open. */
 typedef int (*dec_build_fn)(const char *const *in, const char *out, smt_err *err);
 typedef int (*dec_open_fn)(void **obj, const char *path, int verify, smt_err *err);
 int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n_in,
-                    dec_build_fn build, dec_open_fn open_fn, int verify, smt_err *err);
+                    dec_build_fn build, dec_open_fn open_fn, int verify, const char *cache_dir,
+                    smt_err *err);
 
 /* ---------------------------------------------------------------- the model */
 
