@@ -184,45 +184,55 @@ static int check_keys(const dec_ini *ini, smt_err *err)
     return 0;
 }
 
+/* 1 when [p, p + n) is the word s. */
+static int part_is(const char *p, size_t n, const char *s)
+{
+    return strlen(s) == n && !memcmp(p, s, n);
+}
+
 static int parse_lr_type(dec_model *m, const char *type, const dec_ini *ini, unsigned line,
                          smt_err *err)
 {
     m->lr_type = -1;
     m->lr_dir = DEC_LR_BACKWARD;
     m->lr_hier = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", type ? type : "");
-    char *save = NULL;
-    for (char *p = strtok_r(buf, "-", &save); p; p = strtok_r(NULL, "-", &save)) {
-        if (!strcmp(p, "msd"))
+    const char *t = type ? type : "";
+    for (const char *p = t;; p++) { /* the parts between dashes, empty ones skipped */
+        size_t n = strcspn(p, "-");
+        if (n == 0) {
+        } else if (part_is(p, n, "msd")) {
             m->lr_type = DEC_LR_MSD;
-        else if (!strcmp(p, "mslr"))
+        } else if (part_is(p, n, "mslr")) {
             m->lr_type = DEC_LR_MSLR;
-        else if (!strcmp(p, "monotonicity"))
+        } else if (part_is(p, n, "monotonicity")) {
             m->lr_type = DEC_LR_MONO;
-        else if (!strcmp(p, "leftright"))
+        } else if (part_is(p, n, "leftright")) {
             m->lr_type = DEC_LR_LEFTRIGHT;
-        else if (!strcmp(p, "backward") || !strcmp(p, "unidirectional"))
+        } else if (part_is(p, n, "backward") || part_is(p, n, "unidirectional")) {
             m->lr_dir = DEC_LR_BACKWARD;
-        else if (!strcmp(p, "forward"))
+        } else if (part_is(p, n, "forward")) {
             m->lr_dir = DEC_LR_FORWARD;
-        else if (!strcmp(p, "bidirectional"))
+        } else if (part_is(p, n, "bidirectional")) {
             m->lr_dir = DEC_LR_BIDI;
-        else if (!strcmp(p, "hier")) /* Galley & Manning's model (Moses's HReordering*State) */
+        } else if (part_is(p, n, "hier")) { /* Galley & Manning's model (HReordering*State) */
             m->lr_hier = 1;
-        else if (!strcmp(p, "phrase") || !strcmp(p, "wbe")) /* the last word wins, as in Moses */
+        } else if (part_is(p, n, "phrase") || part_is(p, n, "wbe")) { /* the last word wins */
             m->lr_hier = 0;
-        else if (!strcmp(p, "collapseff"))
+        } else if (part_is(p, n, "collapseff")) {
             return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: collapseff is not supported",
                                ini->path, line);
-        else if (!strcmp(p, "f")) /* Moses's LexicalReorderingTable keyed by the source only */
+        } else if (part_is(p, n, "f")) { /* Moses's LexicalReorderingTable keyed by the source */
             return smt_err_set(err, SMT_ERR_UNSUPPORTED,
                                "%s:%u: reordering type '%s': a table conditioned on the source "
                                "phrase only (f) is not supported; give one conditioned on both "
-                               "phrases (fe)", ini->path, line, type);
-        else if (strcmp(p, "fe") && strcmp(p, "allff"))
-            return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: unknown reordering type part '%s'",
-                               ini->path, line, p);
+                               "phrases (fe)", ini->path, line, t);
+        } else if (!part_is(p, n, "fe") && !part_is(p, n, "allff")) {
+            return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: unknown reordering type part '%.*s'",
+                               ini->path, line, (int)n, p);
+        }
+        p += n;
+        if (!*p)
+            break;
     }
     if (m->lr_type < 0)
         return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: reordering type '%s' names no model",
@@ -245,10 +255,9 @@ static int num_features_arg(const dec_ini *ini, const dec_ini_feature *f, unsign
 
 static int add_feature(dec_model *m, const dec_ini_feature *f, unsigned n, int tuneable)
 {
-    dec_feature *nf = realloc(m->features, (m->n_features + 1) * sizeof *nf);
-    if (!nf)
+    if (smt_grow(&m->features, &m->cap_features, m->n_features + 1, sizeof *m->features, 8))
         return SMT_ERR_NOMEM;
-    m->features = nf;
+    dec_feature *nf = m->features;
     nf[m->n_features].name = strdup(f->name);
     nf[m->n_features].offset = m->n_scores;
     nf[m->n_features].n = n;
@@ -787,6 +796,85 @@ static int setting(const dec_ini *ini, const char *section, int opt_set, int opt
     return 0;
 }
 
+/* The step of a [mapping] line (value, its nt words tok) appended to m's decoding paths. */
+static int mapping_step(dec_model *m, const char *value, unsigned line, char *const *tok,
+                        size_t nt, smt_err *err)
+{
+    const dec_ini *ini = m->ini;
+    const char *path_s = "0", *type = NULL, *idx_s = NULL;
+    if (nt == 3)
+        path_s = tok[0], type = tok[1], idx_s = tok[2];
+    else if (nt == 2 && (!strcmp(tok[0], "T") || !strcmp(tok[0], "G")))
+        type = tok[0], idx_s = tok[1];
+    else if (nt == 2)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s:%u: [mapping] '%.64s': a step named by its feature (Moses's "
+                           "LoadDecodeGraphsNew) is not supported: write 'PATH T INDEX' (the "
+                           "phrase tables numbered from 0 in [feature] order)",
+                           ini->path, line, value);
+    else
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [mapping] '%.64s': expected 'PATH T INDEX' or 'T INDEX'",
+                           ini->path, line, value);
+    if (!strcmp(type, "G"))
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s:%u: [mapping] '%.64s': generation steps (factored models) are "
+                           "not supported", ini->path, line, value);
+    if (strcmp(type, "T"))
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [mapping] '%.64s': step type '%.16s' is neither T "
+                           "(translation) nor G (generation)", ini->path, line, value, type);
+    char what[600];
+    long long pv, kv;
+    smt_err e2;
+    snprintf(what, sizeof what, "%s:%u: [mapping] decoding path", ini->path, line);
+    if (smt_parse_ll_arg(what, path_s, 0, DEC_MAX_TABLES, &pv, &e2))
+        return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
+    snprintf(what, sizeof what, "%s:%u: [mapping] phrase table index", ini->path, line);
+    if (smt_parse_ll_arg(what, idx_s, 0, DEC_MAX_TABLES, &kv, &e2))
+        return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
+    if (pv == (long long)m->n_paths - 1 && m->n_paths)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s:%u: [mapping] '%.64s': a second step in decoding path %lld "
+                           "(a factored model joining several tables) is not supported; "
+                           "alternative paths ('0 T 0', '1 T 1') are",
+                           ini->path, line, value, pv);
+    if (pv != (long long)m->n_paths)
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [mapping] '%.64s': decoding path %lld after path %d (paths "
+                           "are numbered 0, 1, ... in order)",
+                           ini->path, line, value, pv, (int)m->n_paths - 1);
+    if (kv >= (long long)m->n_tables)
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [mapping] '%.64s': there is no phrase table %lld (the ini "
+                           "has %u, numbered from 0 in [feature] order)",
+                           ini->path, line, value, kv, m->n_tables);
+    m->paths[m->n_paths++].table = (unsigned)kv;
+    return 0;
+}
+
+/* One [mapping] line (value, at ini line `line`) of the decoding paths: its words are split as the
+ * ini's lines are (smt_words' SMT_WS_SPACE; Moses splits on space and tab, which are among them). */
+static int mapping_line(dec_model *m, const char *value, unsigned line, smt_err *err)
+{
+    char *copy = strdup(value), *tok[4];
+    if (!copy)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    size_t nt = 0, wl;
+    const char *pos = copy, *end = copy + strlen(copy), *w;
+    while (smt_word_next(&pos, end, SMT_WS_SPACE, &w, &wl)) {
+        if (nt < 4) {
+            tok[nt++] = copy + (w - copy);
+            copy[w - copy + (ptrdiff_t)wl] = '\0'; /* NUL separates words too: pos goes on */
+        } else {
+            nt = 5;
+        }
+    }
+    int rc = mapping_step(m, value, line, tok, nt, err);
+    free(copy);
+    return rc;
+}
+
 /* The decoding paths, as Moses's StaticData::LoadDecodeGraphs reads [mapping]: "P T K" (path P,
  * translation step over phrase table K, the tables numbered in ini order) or "T K" (path 0); no
  * [mapping] is "0 T 0". A path starts at the previous one or the next; each path here is one
@@ -803,65 +891,9 @@ static int decoding_paths(dec_model *m, const dec_ini_feature *const *pt_f, FILE
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     m->n_paths = nmv ? 0 : 1; /* no [mapping]: "0 T 0" */
     for (size_t i = 0; i < nmv; i++) {
-        unsigned line = dec_ini_param_line(ini, "mapping", i);
-        char buf[256], *tok[4];
-        size_t nt = 0;
-        snprintf(buf, sizeof buf, "%s", mv[i]);
-        for (char *save = NULL, *t = strtok_r(buf, " \t", &save); t;
-             t = strtok_r(NULL, " \t", &save))
-            if (nt < 4)
-                tok[nt++] = t;
-            else
-                nt = 5;
-        const char *path_s = "0", *type = NULL, *idx_s = NULL;
-        if (nt == 3)
-            path_s = tok[0], type = tok[1], idx_s = tok[2];
-        else if (nt == 2 && (!strcmp(tok[0], "T") || !strcmp(tok[0], "G")))
-            type = tok[0], idx_s = tok[1];
-        else if (nt == 2)
-            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                               "%s:%u: [mapping] '%.64s': a step named by its feature (Moses's "
-                               "LoadDecodeGraphsNew) is not supported: write 'PATH T INDEX' (the "
-                               "phrase tables numbered from 0 in [feature] order)",
-                               ini->path, line, mv[i]);
-        else
-            return smt_err_set(err, SMT_ERR_PARSE,
-                               "%s:%u: [mapping] '%.64s': expected 'PATH T INDEX' or 'T INDEX'",
-                               ini->path, line, mv[i]);
-        if (!strcmp(type, "G"))
-            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                               "%s:%u: [mapping] '%.64s': generation steps (factored models) are "
-                               "not supported", ini->path, line, mv[i]);
-        if (strcmp(type, "T"))
-            return smt_err_set(err, SMT_ERR_PARSE,
-                               "%s:%u: [mapping] '%.64s': step type '%.16s' is neither T "
-                               "(translation) nor G (generation)", ini->path, line, mv[i], type);
-        char what[600];
-        long long pv, kv;
-        smt_err e2;
-        snprintf(what, sizeof what, "%s:%u: [mapping] decoding path", ini->path, line);
-        if (smt_parse_ll_arg(what, path_s, 0, DEC_MAX_TABLES, &pv, &e2))
-            return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
-        snprintf(what, sizeof what, "%s:%u: [mapping] phrase table index", ini->path, line);
-        if (smt_parse_ll_arg(what, idx_s, 0, DEC_MAX_TABLES, &kv, &e2))
-            return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
-        if (pv == (long long)m->n_paths - 1 && m->n_paths)
-            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                               "%s:%u: [mapping] '%.64s': a second step in decoding path %lld "
-                               "(a factored model joining several tables) is not supported; "
-                               "alternative paths ('0 T 0', '1 T 1') are",
-                               ini->path, line, mv[i], pv);
-        if (pv != (long long)m->n_paths)
-            return smt_err_set(err, SMT_ERR_PARSE,
-                               "%s:%u: [mapping] '%.64s': decoding path %lld after path %d (paths "
-                               "are numbered 0, 1, ... in order)",
-                               ini->path, line, mv[i], pv, (int)m->n_paths - 1);
-        if (kv >= (long long)m->n_tables)
-            return smt_err_set(err, SMT_ERR_PARSE,
-                               "%s:%u: [mapping] '%.64s': there is no phrase table %lld (the ini "
-                               "has %u, numbered from 0 in [feature] order)",
-                               ini->path, line, mv[i], kv, m->n_tables);
-        m->paths[m->n_paths++].table = (unsigned)kv;
+        int rc = mapping_line(m, mv[i], dec_ini_param_line(ini, "mapping", i), err);
+        if (rc)
+            return rc;
     }
     char *const *bv;
     size_t nbv = dec_ini_param_values(ini, "decoding-graph-backoff", &bv);
@@ -975,14 +1007,19 @@ static int search_settings(dec_model *m, const dec_options *opt,
 /* Moses's -feature-overwrite (each line of flags) or the ini's [feature-overwrite] values. */
 static int feature_overwrite(dec_ini *ini, const char *flags, smt_err *err)
 {
-    if (flags) {
-        char *copy = strdup(flags), *save = NULL;
-        if (!copy)
-            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    if (flags) { /* its non-empty lines */
         int rc = 0;
-        for (char *l = strtok_r(copy, "\n", &save); l && !rc; l = strtok_r(NULL, "\n", &save))
-            rc = dec_ini_overwrite_feature(ini, l, "-feature-overwrite", err);
-        free(copy);
+        for (const char *l = flags; *l && !rc;) {
+            const char *nl = strchr(l, '\n');
+            size_t n = nl ? (size_t)(nl - l) : strlen(l);
+            if (n) {
+                char *spec = strndup(l, n);
+                rc = spec ? dec_ini_overwrite_feature(ini, spec, "-feature-overwrite", err)
+                          : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+                free(spec);
+            }
+            l += n + (nl != NULL);
+        }
         return rc;
     }
     char *const *v;

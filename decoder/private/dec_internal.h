@@ -167,6 +167,7 @@ struct dec_model {
     uint32_t **tgt2lm;            /* per LM: table target id -> LM id */
     /* feature layout */
     dec_feature *features;
+    size_t cap_features;
     unsigned n_features, n_scores; /* n_scores: length of the dense score vector */
     double *weights;               /* n_scores */
     unsigned off_reo, off_dist, off_lm[DEC_MAX_LMS], off_wp, off_pp, off_uwp;
