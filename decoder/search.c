@@ -584,25 +584,6 @@ typedef struct search_priv {
 
 static queue *search_queue(dec_search *s) { return &((search_priv *)s)->q; }
 
-int dec_lm_cache_alloc(lm_cache_key **keys, lm_cache_val **vals, unsigned n)
-{
-    size_t slots = (size_t)1 << DEC_LM_CACHE_BITS;
-    for (unsigned l = 0; l < n; l++) {
-        if (keys[l])
-            continue;
-        lm_cache_key *k = aligned_alloc(64, slots * sizeof *k);
-        lm_cache_val *v = malloc(slots * sizeof *v);
-        if (!k || !v) {
-            free(k), free(v);
-            return SMT_ERR_NOMEM;
-        }
-        memset(k, 0, slots * sizeof *k);
-        keys[l] = k;
-        vals[l] = v;
-    }
-    return 0;
-}
-
 int dec_search_create(dec_search **out, dec_model *m, smt_err *err)
 {
     search_priv *p = calloc(1, sizeof *p);
@@ -619,10 +600,7 @@ void dec_search_free(dec_search *s)
     if (!s)
         return;
     arena_free(&s->ar);
-    for (unsigned l = 0; l < DEC_MAX_LMS; l++) {
-        free(s->lmk[l]);
-        free(s->lmv[l]);
-    }
+    dec_lm_cache_free(s->lmk, s->lmv, DEC_MAX_LMS);
     free(search_queue(s)->items);
     free(search_queue(s)->cells);
     free(s->pend);

@@ -43,6 +43,27 @@ static inline void ff_lm_estimate(const dec_model *m, const dec_option *o, float
     }
 }
 
+/* log10 p(w | *in) of LM l, through the worker's cache (made at its first use: workers decoding
+ * in lock-step use their batcher's); the new state goes to *out. Out of memory: no cache. */
+static inline float ff_lm_cached(dec_search *s, unsigned l, const glm_state *in, uint32_t w,
+                                  glm_state *out)
+{
+    if (__builtin_expect(!s->lmk[0], 0) && dec_lm_cache_alloc(s->lmk, s->lmv, s->m->n_lms))
+        return glm_score(s->m->lms[l], in, w, out, NULL);
+    size_t slot = dec_lm_cache_slot(in, w);
+    lm_cache_key *k = &s->lmk[l][slot];
+    lm_cache_val *v = &s->lmv[l][slot];
+    if (dec_lm_cache_hit(k, in, w)) {
+        *out = v->out;
+        return v->prob;
+    }
+    glm_state o;
+    float p = glm_score(s->m->lms[l], in, w, &o, NULL);
+    dec_lm_cache_put(k, v, in, w, p, &o);
+    *out = o;
+    return p;
+}
+
 /* The LM states and log10 probabilities of the expansion h of prev, one query at a time through
  * the worker's cache (the per-query path; lm_batch.c is the batched one, with the same floats). */
 static inline void ff_lm_query(dec_search *s, hyp *h, const hyp *prev, int complete)
@@ -55,9 +76,9 @@ static inline void ff_lm_query(dec_search *s, hyp *h, const hyp *prev, int compl
         const uint32_t *w = c->lm_words + (size_t)l * c->n_words;
         float lp = 0;
         for (unsigned i = 0; i < c->n_words; i++)
-            lp += dec_lm_cached(s, l, &st, w[i], &st);
+            lp += ff_lm_cached(s, l, &st, w[i], &st);
         if (complete)
-            lp += dec_lm_cached(s, l, &st, m->lm_eos[l], &st);
+            lp += ff_lm_cached(s, l, &st, m->lm_eos[l], &st);
         h->lm[l] = st;
         prob[l] = lp;
     }
