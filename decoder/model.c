@@ -880,7 +880,7 @@ static int mapping_line(dec_model *m, const char *value, unsigned line, smt_err 
  * [mapping] is "0 T 0". A path starts at the previous one or the next; each path here is one
  * translation step: two steps in one path (a factored join) and generation steps ("G") are
  * refused by name. [decoding-graph-backoff]: one value per path (Moses reads them in order; the
- * first path's is never used), a number of words (search.c says what it does). */
+ * first path's is never used), a number of words (translation_options.c says what it does). */
 static int decoding_paths(dec_model *m, const dec_ini_feature *const *pt_f, FILE *warn,
                           smt_err *err)
 {

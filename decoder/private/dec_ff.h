@@ -5,7 +5,8 @@
  * (1) and so where the drivers call it. The hooks (all but present optional):
  *   present   int (m): whether the model has the feature (the drivers skip it otherwise);
  *   option    void (m, o, float *score): a translation option is built (cands.c; an unknown
- *             word's in search.c): adds the weighted in-isolation score to its static score;
+ *             word's and an XML option's in translation_options.c and xml_options.c): adds the
+ *             weighted in-isolation score to its static score;
  *   estimate  void (m, o, float *future): adds the weighted estimate that is not part of the static
  *             score (the LM of the phrase alone) to the option's future score;
  *   expand    void (s, h, prev, complete, double *score): a hypothesis is expanded (search.c);

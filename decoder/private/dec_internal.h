@@ -143,7 +143,7 @@ typedef struct dec_table {
 } dec_table;
 
 /* A decoding path ([mapping] "p T k"): one translation step over table k. backoff: Moses's
- * [decoding-graph-backoff] value of the path (0: always consulted; see search.c). */
+ * [decoding-graph-backoff] value of the path (0: always consulted; see translation_options.c). */
 typedef struct dec_path {
     unsigned table, backoff;
 } dec_path;

@@ -1,4 +1,5 @@
-/* dec_search.h — the search's data structures, shared by search.c (cube pruning), coverage.c and
+/* dec_search.h — the search's data structures, shared by search.c (cube pruning), its sentence
+ * set-up (translation_options.c, xml_options.c, reordering_constraint.c), coverage.c and
  * nbest.c; the arena is dec_arena.h, the queue dec_queue.h, the LM query cache dec_lm_cache.h. */
 #ifndef DEC_SEARCH_H
 #define DEC_SEARCH_H
@@ -180,6 +181,22 @@ static inline int covered(const uint64_t *bits, size_t i) { return (bits[i >> 6]
 /* The coverage of stack st with these bits, made (with the future cost of its gaps) when new;
  * NULL when out of memory (coverage.c). */
 cov *dec_cov_get(dec_search *s, stack *st, const uint64_t *bits);
+
+/* The sentence's translation options (translation_options.c): s->opts, s->max_len, s->unk and the
+ * future costs s->fc, from the decoding paths and s->xml. Returns 0 or SMT_ERR_* with err set. */
+int dec_collect_options(dec_search *s, smt_err *err);
+
+/* The sentence's XML options (xml_options.c). Overlap: 1 when words [i, j] overlap an option's
+ * span. Add: the options over [i, i + len - 1] merged into that span's list. Constrain: l without
+ * the table options the constraint mode drops over [i, j]. Both return 0 or SMT_ERR_NOMEM. */
+int dec_xml_overlap(const struct dec_xml *x, size_t i, size_t j);
+int dec_xml_add_options(dec_search *s, size_t i, size_t len);
+int dec_xml_constrain(dec_search *s, size_t i, size_t j, cand_list *l);
+
+/* The sentence's reordering constraint (reordering_constraint.c): made from s->out and s->xml
+ * (s->rc_on, walls, zones; 0 or SMT_ERR_NOMEM), and checked for extending c by [start, end]. */
+int dec_reordering_constraint(dec_search *s);
+int dec_reordering_ok(const dec_search *s, const cov *c, size_t start, size_t end, int dl);
 
 /* The feature values of a path (hypotheses first to last) as a dense vector scores[m->n_scores],
  * from what the search computed (each feature's path hook, dec_ff.h). */
