@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dec_internal.h"
+#include "dec_ff.h"
 #include "smt_lines.h"
 #include "smt_num.h"
 #include "smt_sniff.h"
@@ -101,12 +101,32 @@ static int is_binary(const char *path, int lm, smt_err *err)
     return kind < 0 ? kind : kind == SMT_KIND_FASTSMT || kind == SMT_KIND_KENLM;
 }
 
-/* Feature keys this decoder reads (each checked below); keys Moses knows that would change the
- * output and are not implemented are an error; any other unknown key is an error too (Moses refuses it). */
-static const char *const known_keys[] = {"name", "num-features", "path", "input-factor",
-                                         "output-factor", "type", "order", "factor",
-                                         "table-limit", "tuneable", "lazyken", "property-index",
-                                         "verbose", "filterable", "oov-feature", NULL};
+/* The feature types this decoder implements (dec_ff.h's table): each one's definition. */
+typedef const dec_ff_def *(*def_fn)(void);
+static const def_fn ff_defs[] = {
+#define X(n, op, es, ex, pa, st) ff_##n##_def,
+    DEC_FEATURES(X)
+#undef X
+};
+#define N_DEFS (sizeof ff_defs / sizeof *ff_defs)
+
+/* The definition of an ini type, NULL when no feature implements it. */
+static const dec_ff_def *def_of(const char *type)
+{
+    for (size_t i = 0; i < N_DEFS; i++) {
+        const dec_ff_def *d = ff_defs[i]();
+        for (const char *const *t = d->types; *t; t++)
+            if (!strcmp(*t, type))
+                return d;
+    }
+    return NULL;
+}
+
+/* Every feature's keys (Moses's FeatureFunction); keys Moses knows that would change the output
+ * and are not implemented are an error. */
+static const dec_ff_key common_keys[] = {{"name", DEC_KEY_TEXT},   {"num-features", DEC_KEY_TEXT},
+                                         {"tuneable", DEC_KEY_BOOL}, {"verbose", DEC_KEY_COUNT},
+                                         {"filterable", DEC_KEY_BOOL}, {NULL, DEC_KEY_TEXT}};
 static const char *const unsupported_keys[] = {"default-scores", "tuneable-components",
                                                "sparse-feature", "feature-name-overwrite", NULL};
 
@@ -118,8 +138,28 @@ static int in_list(const char *const *list, const char *s)
     return 0;
 }
 
-/* A true/false key (tuneable=, filterable=, lazyken=): 1, 0, or -1 when it is neither. */
-static int bool_value(const char *v)
+static const dec_ff_key *find_key(const dec_ff_key *keys, const char *name)
+{
+    for (; keys->name; keys++)
+        if (!strcmp(keys->name, name))
+            return keys;
+    return NULL;
+}
+
+/* The key `name` of a feature defined by d: its own or every feature's. A key only another
+ * feature reads is accepted, checked and ignored (Moses would refuse it; this decoder always took
+ * it). NULL: no feature reads such a key (Moses refuses an unknown argument too). */
+static const dec_ff_key *key_of(const dec_ff_def *d, const char *name)
+{
+    const dec_ff_key *k = find_key(d->keys, name);
+    if (!k)
+        k = find_key(common_keys, name);
+    for (size_t i = 0; !k && i < N_DEFS; i++)
+        k = find_key(ff_defs[i]()->keys, name);
+    return k;
+}
+
+int dec_ff_bool(const char *v)
 {
     if (!strcmp(v, "true") || !strcmp(v, "1"))
         return 1;
@@ -128,54 +168,43 @@ static int bool_value(const char *v)
     return -1;
 }
 
-static int is_lm(const char *type);
-static int is_pt(const char *type);
-
-/* A feature type this decoder implements: only their keys are checked (another type is refused by
- * name when the features are laid out, whatever its keys). */
-static int type_known(const char *type)
-{
-    static const char *const others[] = {"LexicalReordering", "Distortion", "UnknownWordPenalty",
-                                         "WordPenalty", "PhrasePenalty", NULL};
-    return is_lm(type) || is_pt(type) || in_list(others, type);
-}
-
+/* Every key of the features this decoder implements, checked by its kind (another type is refused
+ * by name when the features are laid out, whatever its keys). */
 static int check_keys(const dec_ini *ini, smt_err *err)
 {
     for (size_t i = 0; i < ini->n_features; i++) {
         const dec_ini_feature *f = &ini->features[i];
-        if (!type_known(f->type))
+        const dec_ff_def *d = def_of(f->type);
+        if (!d)
             continue;
         for (size_t k = 0; k < f->n_args; k++) {
-            const char *key = f->keys[k], *v = f->values[k];
-            if (in_list(unsupported_keys, key))
+            const char *name = f->keys[k], *v = f->values[k];
+            if (in_list(unsupported_keys, name))
                 return smt_err_set(err, SMT_ERR_UNSUPPORTED,
                                    "%s:%u: key '%s' of %s is not implemented by this decoder and "
                                    "would change the output",
-                                   ini->path, f->line, key, f->name);
-            if (!in_list(known_keys, key)) /* Moses refuses an unknown argument too */
+                                   ini->path, f->line, name, f->name);
+            const dec_ff_key *key = key_of(d, name);
+            if (!key)
                 return smt_err_set(err, SMT_ERR_PARSE,
                                    "%s:%u: %s has no key '%.64s' (a misspelling? an unknown key "
                                    "would change what the line means)",
-                                   ini->path, f->line, f->name, key);
+                                   ini->path, f->line, f->name, name);
             long long x; /* keys are unique (the ini reader checks): the arg is this value */
             int rc = 0;
-            if (!strcmp(key, "input-factor") || !strcmp(key, "output-factor") ||
-                !strcmp(key, "factor")) {
-                rc = dec_ini_feature_ll(ini, f, key, 0, 1000, &x, err);
+            if (key->kind == DEC_KEY_FACTOR) {
+                rc = dec_ini_feature_ll(ini, f, name, 0, 1000, &x, err);
                 if (rc > 0 && x != 0)
                     return smt_err_set(err, SMT_ERR_UNSUPPORTED,
                                        "%s:%u: %s %s=%lld: only factor 0 (plain words) is "
                                        "supported",
-                                       ini->path, f->line, f->name, key, x);
-            } else if (!strcmp(key, "property-index") || !strcmp(key, "verbose")) {
-                rc = dec_ini_feature_ll(ini, f, key, 0, 1000000, &x, err);
-            } else if ((!strcmp(key, "tuneable") || !strcmp(key, "filterable") ||
-                        !strcmp(key, "lazyken") || !strcmp(key, "oov-feature")) &&
-                       bool_value(v) < 0) {
+                                       ini->path, f->line, f->name, name, x);
+            } else if (key->kind == DEC_KEY_COUNT) {
+                rc = dec_ini_feature_ll(ini, f, name, 0, 1000000, &x, err);
+            } else if (key->kind == DEC_KEY_BOOL && dec_ff_bool(v) < 0) {
                 return smt_err_set(err, SMT_ERR_PARSE,
                                    "%s:%u: %s %s='%.64s' is not a boolean (true, false, 1 or 0)",
-                                   ini->path, f->line, f->name, key, v);
+                                   ini->path, f->line, f->name, name, v);
             }
             if (rc < 0)
                 return rc;
@@ -184,229 +213,99 @@ static int check_keys(const dec_ini *ini, smt_err *err)
     return 0;
 }
 
-/* 1 when [p, p + n) is the word s. */
-static int part_is(const char *p, size_t n, const char *s)
-{
-    return strlen(s) == n && !memcmp(p, s, n);
-}
-
-static int parse_lr_type(dec_model *m, const char *type, const dec_ini *ini, unsigned line,
-                         smt_err *err)
-{
-    m->lr_type = -1;
-    m->lr_dir = DEC_LR_BACKWARD;
-    m->lr_hier = 0;
-    const char *t = type ? type : "";
-    for (const char *p = t;; p++) { /* the parts between dashes, empty ones skipped */
-        size_t n = strcspn(p, "-");
-        if (n == 0) {
-        } else if (part_is(p, n, "msd")) {
-            m->lr_type = DEC_LR_MSD;
-        } else if (part_is(p, n, "mslr")) {
-            m->lr_type = DEC_LR_MSLR;
-        } else if (part_is(p, n, "monotonicity")) {
-            m->lr_type = DEC_LR_MONO;
-        } else if (part_is(p, n, "leftright")) {
-            m->lr_type = DEC_LR_LEFTRIGHT;
-        } else if (part_is(p, n, "backward") || part_is(p, n, "unidirectional")) {
-            m->lr_dir = DEC_LR_BACKWARD;
-        } else if (part_is(p, n, "forward")) {
-            m->lr_dir = DEC_LR_FORWARD;
-        } else if (part_is(p, n, "bidirectional")) {
-            m->lr_dir = DEC_LR_BIDI;
-        } else if (part_is(p, n, "hier")) { /* Galley & Manning's model (HReordering*State) */
-            m->lr_hier = 1;
-        } else if (part_is(p, n, "phrase") || part_is(p, n, "wbe")) { /* the last word wins */
-            m->lr_hier = 0;
-        } else if (part_is(p, n, "collapseff")) {
-            return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: collapseff is not supported",
-                               ini->path, line);
-        } else if (part_is(p, n, "f")) { /* Moses's LexicalReorderingTable keyed by the source */
-            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                               "%s:%u: reordering type '%s': a table conditioned on the source "
-                               "phrase only (f) is not supported; give one conditioned on both "
-                               "phrases (fe)", ini->path, line, t);
-        } else if (!part_is(p, n, "fe") && !part_is(p, n, "allff")) {
-            return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: unknown reordering type part '%.*s'",
-                               ini->path, line, (int)n, p);
-        }
-        p += n;
-        if (!*p)
-            break;
-    }
-    if (m->lr_type < 0)
-        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: reordering type '%s' names no model",
-                           ini->path, line, type ? type : "");
-    m->lr_types = m->lr_type == DEC_LR_MSD ? 3 : m->lr_type == DEC_LR_MSLR ? 4 : 2;
-    return 0;
-}
-
-/* num-features= of a feature, strictly (1 .. 64; dflt when absent). */
-static int num_features_arg(const dec_ini *ini, const dec_ini_feature *f, unsigned dflt,
-                            unsigned *n, smt_err *err)
+int dec_ff_num_features(const dec_ff_line *l, unsigned dflt, unsigned *n, smt_err *err)
 {
     long long v;
-    int rc = dec_ini_feature_ll(ini, f, "num-features", 1, 64, &v, err);
+    int rc = dec_ini_feature_ll(l->ini, l->f, "num-features", 1, 64, &v, err);
     if (rc < 0)
         return rc;
     *n = rc ? (unsigned)v : dflt;
     return 0;
 }
 
-static int add_feature(dec_model *m, const dec_ini_feature *f, unsigned n, int tuneable)
+int dec_ff_add(dec_model *m, const dec_ff_line *l, unsigned n, int tuneable, smt_err *err)
 {
     if (smt_grow(&m->features, &m->cap_features, m->n_features + 1, sizeof *m->features, 8))
-        return SMT_ERR_NOMEM;
-    dec_feature *nf = m->features;
-    nf[m->n_features].name = strdup(f->name);
-    nf[m->n_features].offset = m->n_scores;
-    nf[m->n_features].n = n;
-    const char *t = dec_ini_feature_arg(f, "tuneable");
-    nf[m->n_features].tuneable = t ? bool_value(t) == 1 : tuneable;
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    dec_feature *nf = &m->features[m->n_features];
+    if (!(nf->name = strdup(l->f->name)))
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    nf->offset = m->n_scores;
+    nf->n = n;
+    const char *t = dec_ini_feature_arg(l->f, "tuneable");
+    nf->tuneable = t ? dec_ff_bool(t) == 1 : tuneable;
     m->n_features++;
     m->n_scores += n;
-    return nf[m->n_features - 1].name ? 0 : SMT_ERR_NOMEM;
+    return 0;
 }
 
-/* An n-gram LM feature: KENLM, or SRILM / IRSTLM naming an ARPA file (read by glm alike). */
-static int is_lm(const char *type)
+int dec_ff_add_single(dec_model *m, const dec_ff_line *l, int *has, unsigned *off, int tuneable,
+                      smt_err *err)
 {
-    return !strcmp(type, "KENLM") || !strcmp(type, "SRILM") || !strcmp(type, "IRSTLM");
+    unsigned n;
+    int rc = dec_ff_num_features(l, 1, &n, err);
+    if (rc)
+        return rc;
+    if (n != 1)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has 1 score, not %u", l->ini->path,
+                           l->f->line, l->f->name, n);
+    *has = 1;
+    *off = m->n_scores;
+    return dec_ff_add(m, l, 1, tuneable, err);
 }
 
-static int is_stateful(const char *type)
+/* A feature type this decoder does not implement, named (Moses's binarized tables: what they are
+ * and what to give instead). */
+static int unsupported_type(const dec_ini *ini, const dec_ini_feature *f, smt_err *err)
 {
-    return !strcmp(type, "LexicalReordering") || !strcmp(type, "Distortion") || is_lm(type);
-}
-
-static int is_pt(const char *type)
-{
-    return !strcmp(type, "PhraseDictionaryMemory") || !strcmp(type, "ProbingPT");
+    static const struct {
+        const char *type, *what;
+    } moses_bin[] = {
+        {"PhraseDictionaryCompact", "Moses's CompactPT (.minphr)"},
+        {"PhraseDictionaryOnDisk", "Moses's OnDisk table (a folder)"},
+        {"PhraseDictionaryBinary", "Moses's binary table (.binphr)"},
+        {"PhraseDictionaryALSuffixArray", "a Moses suffix-array table"},
+        {"Mmsapt", "a Moses suffix-array table"},
+    };
+    for (size_t k = 0; k < sizeof moses_bin / sizeof *moses_bin; k++)
+        if (!strcmp(f->type, moses_bin[k].type))
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                               "%s:%u: %s is %s, which fastsmt cannot read: give the "
+                               "text phrase table (PhraseDictionaryMemory) or binarize "
+                               "it with fastsmt-binarize", ini->path, f->line,
+                               f->type, moses_bin[k].what);
+    return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                       "%s:%u: feature type %.64s is not supported by this decoder",
+                       ini->path, f->line, f->type);
 }
 
 /* Lays out the score vector: stateful features first, then stateless, each in ini order (the
- * order Moses prints them in n-best lists). */
+ * order Moses prints them in n-best lists); each feature reads its line (its configure). */
 static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f,
                   const dec_ini_feature **lr_f, const dec_ini_feature **lm_f, smt_err *err)
 {
     size_t n_pt = 0;
     for (size_t i = 0; i < ini->n_features; i++)
-        n_pt += is_pt(ini->features[i].type);
+        n_pt += def_of(ini->features[i].type) == ff_tm_def();
     if (!(m->tables = calloc(n_pt ? n_pt : 1, sizeof *m->tables)))
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     /* [lmodel-oov-feature] in a new-format ini: Moses's global switch of the LM OOV feature
      * (StaticData's lmodel-oov-feature), for every LM whose line has no oov-feature= */
-    int all_oov = 0;
-    if (dec_ini_param_bool(ini, "lmodel-oov-feature", &all_oov, err) < 0)
+    dec_ff_line l = {ini, NULL, pt_f, lr_f, lm_f, 0};
+    if (dec_ini_param_bool(ini, "lmodel-oov-feature", &l.all_oov, err) < 0)
         return SMT_ERR_PARSE;
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < ini->n_features; i++) {
             const dec_ini_feature *f = &ini->features[i];
-            if (is_stateful(f->type) != (pass == 0))
+            const dec_ff_def *d = def_of(f->type);
+            if ((d && d->stateful) != (pass == 0))
                 continue;
-            int rc = 0;
-            if (!strcmp(f->type, "Distortion") || !strcmp(f->type, "UnknownWordPenalty") || !strcmp(f->type, "WordPenalty") ||
-                !strcmp(f->type, "PhrasePenalty")) {
-                unsigned n;
-                if ((rc = num_features_arg(ini, f, 1, &n, err)))
-                    return rc;
-                if (n != 1)
-                    return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has 1 score, not %u",
-                                       ini->path, f->line, f->name, n);
-            }
-            if (!strcmp(f->type, "LexicalReordering")) {
-                if (*lr_f)
-                    return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                                       "%s:%u: only one LexicalReordering is supported", ini->path,
-                                       f->line);
-                *lr_f = f;
-                if ((rc = parse_lr_type(m, dec_ini_feature_arg(f, "type"), ini, f->line, err)))
-                    return rc;
-                unsigned want = m->lr_types * (m->lr_dir == DEC_LR_BIDI ? 2 : 1), n;
-                if ((rc = num_features_arg(ini, f, want, &n, err)))
-                    return rc;
-                if (n != want)
-                    return smt_err_set(err, SMT_ERR_PARSE,
-                                       "%s:%u: reordering type %s has %u scores, not %u",
-                                       ini->path, f->line, dec_ini_feature_arg(f, "type"), want, n);
-                m->has_reo = 1;
-                m->off_reo = m->n_scores;
-                rc = add_feature(m, f, n, 1);
-            } else if (!strcmp(f->type, "Distortion")) {
-                m->has_dist = 1;
-                m->off_dist = m->n_scores;
-                rc = add_feature(m, f, 1, 1);
-            } else if (is_lm(f->type)) {
-                if (m->n_lms == DEC_MAX_LMS)
-                    return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: more than %d LMs",
-                                       ini->path, f->line, DEC_MAX_LMS);
-                /* oov-feature=1: Moses's LM OOV feature, a second score (the OOV count) */
-                const char *ov = dec_ini_feature_arg(f, "oov-feature");
-                int oov = ov ? bool_value(ov) == 1 : all_oov;
-                unsigned n;
-                if ((rc = num_features_arg(ini, f, 1 + oov, &n, err)))
-                    return rc;
-                if (n != 1u + oov)
-                    return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has %d score%s, not %u",
-                                       ini->path, f->line, f->name, 1 + oov,
-                                       oov ? "s (oov-feature=1)" : "", n);
-                lm_f[m->n_lms] = f;
-                m->lm_oov[m->n_lms] = oov;
-                m->lm_oov_any |= oov;
-                m->off_lm[m->n_lms++] = m->n_scores;
-                rc = add_feature(m, f, n, 1);
-            } else if (!strcmp(f->type, "UnknownWordPenalty")) {
-                m->has_uwp = 1;
-                m->off_uwp = m->n_scores;
-                rc = add_feature(m, f, 1, 0);
-            } else if (!strcmp(f->type, "WordPenalty")) {
-                m->has_wp = 1;
-                m->off_wp = m->n_scores;
-                rc = add_feature(m, f, 1, 1);
-            } else if (!strcmp(f->type, "PhrasePenalty")) {
-                m->has_pp = 1;
-                m->off_pp = m->n_scores;
-                rc = add_feature(m, f, 1, 1);
-            } else if (is_pt(f->type)) {
-                if (m->n_tables == DEC_MAX_TABLES)
-                    return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                                       "%s:%u: more than %d phrase tables", ini->path, f->line,
-                                       DEC_MAX_TABLES);
-                pt_f[m->n_tables] = f;
-                unsigned n;
-                if ((rc = num_features_arg(ini, f, 0, &n, err)))
-                    return rc;
-                if (n == 0 || n > DEC_MAX_TM_SCORES)
-                    return smt_err_set(err, SMT_ERR_PARSE,
-                                       "%s:%u: %s needs num-features= between 1 and %d",
-                                       ini->path, f->line, f->name, DEC_MAX_TM_SCORES);
-                m->tables[m->n_tables].off_tm = m->n_scores;
-                m->tables[m->n_tables++].n_scores = n;
-                rc = add_feature(m, f, n, 1);
-            } else {
-                /* Moses's binarized tables: say what they are and what to give instead */
-                static const struct {
-                    const char *type, *what;
-                } moses_bin[] = {
-                    {"PhraseDictionaryCompact", "Moses's CompactPT (.minphr)"},
-                    {"PhraseDictionaryOnDisk", "Moses's OnDisk table (a folder)"},
-                    {"PhraseDictionaryBinary", "Moses's binary table (.binphr)"},
-                    {"PhraseDictionaryALSuffixArray", "a Moses suffix-array table"},
-                    {"Mmsapt", "a Moses suffix-array table"},
-                };
-                for (size_t k = 0; k < sizeof moses_bin / sizeof *moses_bin; k++)
-                    if (!strcmp(f->type, moses_bin[k].type))
-                        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                                           "%s:%u: %s is %s, which fastsmt cannot read: give the "
-                                           "text phrase table (PhraseDictionaryMemory) or binarize "
-                                           "it with fastsmt-binarize", ini->path, f->line,
-                                           f->type, moses_bin[k].what);
-                return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                                   "%s:%u: feature type %.64s is not supported by this decoder",
-                                   ini->path, f->line, f->type);
-            }
+            if (!d)
+                return unsupported_type(ini, f, err);
+            l.f = f;
+            int rc = d->configure(m, &l, err);
             if (rc)
-                return smt_err_set(err, rc, "out of memory");
+                return rc;
         }
     }
     if (!m->n_tables)

@@ -127,4 +127,38 @@ static inline int ff_lm_state_equal(const dec_model *m, const hyp *a, const hyp 
     return 1;
 }
 
+/* Its ini line: path= (the LM, opened by model.c), order= (checked against the file's there),
+ * factor=, lazyken=; oov-feature=1 (else [lmodel-oov-feature]) adds the second score. */
+static inline int ff_lm_configure(dec_model *m, const dec_ff_line *l, smt_err *err)
+{
+    const dec_ini_feature *f = l->f;
+    if (m->n_lms == DEC_MAX_LMS)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: more than %d LMs", l->ini->path,
+                           f->line, DEC_MAX_LMS);
+    const char *ov = dec_ini_feature_arg(f, "oov-feature");
+    int oov = ov ? dec_ff_bool(ov) == 1 : l->all_oov;
+    unsigned n;
+    int rc = dec_ff_num_features(l, 1 + oov, &n, err);
+    if (rc)
+        return rc;
+    if (n != 1u + oov)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has %d score%s, not %u", l->ini->path,
+                           f->line, f->name, 1 + oov, oov ? "s (oov-feature=1)" : "", n);
+    l->lm_f[m->n_lms] = f;
+    m->lm_oov[m->n_lms] = oov;
+    m->lm_oov_any |= oov;
+    m->off_lm[m->n_lms++] = m->n_scores;
+    return dec_ff_add(m, l, n, 1, err);
+}
+
+static inline const dec_ff_def *ff_lm_def(void)
+{
+    static const char *const types[] = {"KENLM", "SRILM", "IRSTLM", NULL};
+    static const dec_ff_key keys[] = {{"path", DEC_KEY_TEXT},     {"order", DEC_KEY_TEXT},
+                                      {"factor", DEC_KEY_FACTOR}, {"lazyken", DEC_KEY_BOOL},
+                                      {"oov-feature", DEC_KEY_BOOL}, {NULL, DEC_KEY_TEXT}};
+    static const dec_ff_def def = {types, 1, keys, ff_lm_configure};
+    return &def;
+}
+
 #endif
