@@ -167,7 +167,6 @@ struct dec_model {
     uint32_t **tgt2lm;            /* per LM: table target id -> LM id */
     /* feature layout */
     dec_feature *features;
-    size_t cap_features;
     unsigned n_features, n_scores; /* n_scores: length of the dense score vector */
     double *weights;               /* n_scores */
     unsigned off_reo, off_dist, off_lm[DEC_MAX_LMS], off_wp, off_pp, off_uwp;
@@ -186,6 +185,8 @@ struct dec_model {
     int stack_size, pop_limit, distortion_limit, max_phrase_len;
     float beam_width;              /* ln of Moses's beam-threshold (0 keeps every hypothesis) */
     double load_seconds;
+    size_t cap_features;           /* features' room (smt_grow; last: the hot fields keep their
+                                    * places) */
 };
 
 /* Finds (computing and publishing it on a miss) the ranked candidates of the source phrase src
