@@ -753,7 +753,8 @@ static int mapping_step(dec_model *m, const char *value, unsigned line, char *co
 }
 
 /* One [mapping] line (value, at ini line `line`) of the decoding paths: its words are split as the
- * ini's lines are (smt_words' SMT_WS_SPACE; Moses splits on space and tab, which are among them). */
+ * ini's lines are (smt_words' SMT_WS_SPACE; Moses splits on space and tab, which are among
+ * them). */
 static int mapping_line(dec_model *m, const char *value, unsigned line, smt_err *err)
 {
     char *copy = strdup(value), *tok[4];

@@ -61,7 +61,8 @@ static int path_options(dec_search *s, const dec_path *p, size_t i, int len, smt
     cand_list l = {ce->cands, ce->n};
     const dec_xml *x = s->xml; /* -xml-input constraint: each path's options are filtered */
     if (x && x->n_opts && s->out.xml_mode == DEC_XML_CONSTRAINT &&
-        dec_xml_overlap(x, i, i + (size_t)len - 1) && dec_xml_constrain(s, i, i + (size_t)len - 1, &l))
+        dec_xml_overlap(x, i, i + (size_t)len - 1) &&
+        dec_xml_constrain(s, i, i + (size_t)len - 1, &l))
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     if (l.n && merge_options(s, &s->opts[i * s->max_len + len - 1], l.c, l.n))
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");

@@ -303,12 +303,12 @@ static inline int ff_reordering_type(dec_model *m, const char *type, const dec_i
             m->lr_dir = DEC_LR_BIDI;
         } else if (ff_reo_part(p, n, "hier")) { /* Galley & Manning's model (HReordering*State) */
             m->lr_hier = 1;
-        } else if (ff_reo_part(p, n, "phrase") || ff_reo_part(p, n, "wbe")) { /* the last word wins */
+        } else if (ff_reo_part(p, n, "phrase") || ff_reo_part(p, n, "wbe")) { /* last one wins */
             m->lr_hier = 0;
         } else if (ff_reo_part(p, n, "collapseff")) {
             return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: collapseff is not supported",
                                ini->path, line);
-        } else if (ff_reo_part(p, n, "f")) { /* Moses's LexicalReorderingTable keyed by the source */
+        } else if (ff_reo_part(p, n, "f")) { /* a table keyed by the source only */
             return smt_err_set(err, SMT_ERR_UNSUPPORTED,
                                "%s:%u: reordering type '%s': a table conditioned on the source "
                                "phrase only (f) is not supported; give one conditioned on both "
