@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dec_internal.h"
+#include "dec_ff.h"
 #include "smt_lines.h"
 #include "smt_num.h"
 #include "smt_sniff.h"
@@ -101,12 +101,32 @@ static int is_binary(const char *path, int lm, smt_err *err)
     return kind < 0 ? kind : kind == SMT_KIND_FASTSMT || kind == SMT_KIND_KENLM;
 }
 
-/* Feature keys this decoder reads (each checked below); keys Moses knows that would change the
- * output and are not implemented are an error; any other unknown key is an error too (Moses refuses it). */
-static const char *const known_keys[] = {"name", "num-features", "path", "input-factor",
-                                         "output-factor", "type", "order", "factor",
-                                         "table-limit", "tuneable", "lazyken", "property-index",
-                                         "verbose", "filterable", "oov-feature", NULL};
+/* The feature types this decoder implements (dec_ff.h's table): each one's definition. */
+typedef const dec_ff_def *(*def_fn)(void);
+static const def_fn ff_defs[] = {
+#define X(n, op, es, ex, pa, st) ff_##n##_def,
+    DEC_FEATURES(X)
+#undef X
+};
+#define N_DEFS (sizeof ff_defs / sizeof *ff_defs)
+
+/* The definition of an ini type, NULL when no feature implements it. */
+static const dec_ff_def *def_of(const char *type)
+{
+    for (size_t i = 0; i < N_DEFS; i++) {
+        const dec_ff_def *d = ff_defs[i]();
+        for (const char *const *t = d->types; *t; t++)
+            if (!strcmp(*t, type))
+                return d;
+    }
+    return NULL;
+}
+
+/* Every feature's keys (Moses's FeatureFunction); keys Moses knows that would change the output
+ * and are not implemented are an error. */
+static const dec_ff_key common_keys[] = {{"name", DEC_KEY_TEXT},   {"num-features", DEC_KEY_TEXT},
+                                         {"tuneable", DEC_KEY_BOOL}, {"verbose", DEC_KEY_COUNT},
+                                         {"filterable", DEC_KEY_BOOL}, {NULL, DEC_KEY_TEXT}};
 static const char *const unsupported_keys[] = {"default-scores", "tuneable-components",
                                                "sparse-feature", "feature-name-overwrite", NULL};
 
@@ -118,8 +138,28 @@ static int in_list(const char *const *list, const char *s)
     return 0;
 }
 
-/* A true/false key (tuneable=, filterable=, lazyken=): 1, 0, or -1 when it is neither. */
-static int bool_value(const char *v)
+static const dec_ff_key *find_key(const dec_ff_key *keys, const char *name)
+{
+    for (; keys->name; keys++)
+        if (!strcmp(keys->name, name))
+            return keys;
+    return NULL;
+}
+
+/* The key `name` of a feature defined by d: its own or every feature's. A key only another
+ * feature reads is accepted, checked and ignored (Moses would refuse it; this decoder always took
+ * it). NULL: no feature reads such a key (Moses refuses an unknown argument too). */
+static const dec_ff_key *key_of(const dec_ff_def *d, const char *name)
+{
+    const dec_ff_key *k = find_key(d->keys, name);
+    if (!k)
+        k = find_key(common_keys, name);
+    for (size_t i = 0; !k && i < N_DEFS; i++)
+        k = find_key(ff_defs[i]()->keys, name);
+    return k;
+}
+
+int dec_ff_bool(const char *v)
 {
     if (!strcmp(v, "true") || !strcmp(v, "1"))
         return 1;
@@ -128,54 +168,43 @@ static int bool_value(const char *v)
     return -1;
 }
 
-static int is_lm(const char *type);
-static int is_pt(const char *type);
-
-/* A feature type this decoder implements: only their keys are checked (another type is refused by
- * name when the features are laid out, whatever its keys). */
-static int type_known(const char *type)
-{
-    static const char *const others[] = {"LexicalReordering", "Distortion", "UnknownWordPenalty",
-                                         "WordPenalty", "PhrasePenalty", NULL};
-    return is_lm(type) || is_pt(type) || in_list(others, type);
-}
-
+/* Every key of the features this decoder implements, checked by its kind (another type is refused
+ * by name when the features are laid out, whatever its keys). */
 static int check_keys(const dec_ini *ini, smt_err *err)
 {
     for (size_t i = 0; i < ini->n_features; i++) {
         const dec_ini_feature *f = &ini->features[i];
-        if (!type_known(f->type))
+        const dec_ff_def *d = def_of(f->type);
+        if (!d)
             continue;
         for (size_t k = 0; k < f->n_args; k++) {
-            const char *key = f->keys[k], *v = f->values[k];
-            if (in_list(unsupported_keys, key))
+            const char *name = f->keys[k], *v = f->values[k];
+            if (in_list(unsupported_keys, name))
                 return smt_err_set(err, SMT_ERR_UNSUPPORTED,
                                    "%s:%u: key '%s' of %s is not implemented by this decoder and "
                                    "would change the output",
-                                   ini->path, f->line, key, f->name);
-            if (!in_list(known_keys, key)) /* Moses refuses an unknown argument too */
+                                   ini->path, f->line, name, f->name);
+            const dec_ff_key *key = key_of(d, name);
+            if (!key)
                 return smt_err_set(err, SMT_ERR_PARSE,
                                    "%s:%u: %s has no key '%.64s' (a misspelling? an unknown key "
                                    "would change what the line means)",
-                                   ini->path, f->line, f->name, key);
+                                   ini->path, f->line, f->name, name);
             long long x; /* keys are unique (the ini reader checks): the arg is this value */
             int rc = 0;
-            if (!strcmp(key, "input-factor") || !strcmp(key, "output-factor") ||
-                !strcmp(key, "factor")) {
-                rc = dec_ini_feature_ll(ini, f, key, 0, 1000, &x, err);
+            if (key->kind == DEC_KEY_FACTOR) {
+                rc = dec_ini_feature_ll(ini, f, name, 0, 1000, &x, err);
                 if (rc > 0 && x != 0)
                     return smt_err_set(err, SMT_ERR_UNSUPPORTED,
                                        "%s:%u: %s %s=%lld: only factor 0 (plain words) is "
                                        "supported",
-                                       ini->path, f->line, f->name, key, x);
-            } else if (!strcmp(key, "property-index") || !strcmp(key, "verbose")) {
-                rc = dec_ini_feature_ll(ini, f, key, 0, 1000000, &x, err);
-            } else if ((!strcmp(key, "tuneable") || !strcmp(key, "filterable") ||
-                        !strcmp(key, "lazyken") || !strcmp(key, "oov-feature")) &&
-                       bool_value(v) < 0) {
+                                       ini->path, f->line, f->name, name, x);
+            } else if (key->kind == DEC_KEY_COUNT) {
+                rc = dec_ini_feature_ll(ini, f, name, 0, 1000000, &x, err);
+            } else if (key->kind == DEC_KEY_BOOL && dec_ff_bool(v) < 0) {
                 return smt_err_set(err, SMT_ERR_PARSE,
                                    "%s:%u: %s %s='%.64s' is not a boolean (true, false, 1 or 0)",
-                                   ini->path, f->line, f->name, key, v);
+                                   ini->path, f->line, f->name, name, v);
             }
             if (rc < 0)
                 return rc;
@@ -184,220 +213,99 @@ static int check_keys(const dec_ini *ini, smt_err *err)
     return 0;
 }
 
-static int parse_lr_type(dec_model *m, const char *type, const dec_ini *ini, unsigned line,
-                         smt_err *err)
-{
-    m->lr_type = -1;
-    m->lr_dir = DEC_LR_BACKWARD;
-    m->lr_hier = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", type ? type : "");
-    char *save = NULL;
-    for (char *p = strtok_r(buf, "-", &save); p; p = strtok_r(NULL, "-", &save)) {
-        if (!strcmp(p, "msd"))
-            m->lr_type = DEC_LR_MSD;
-        else if (!strcmp(p, "mslr"))
-            m->lr_type = DEC_LR_MSLR;
-        else if (!strcmp(p, "monotonicity"))
-            m->lr_type = DEC_LR_MONO;
-        else if (!strcmp(p, "leftright"))
-            m->lr_type = DEC_LR_LEFTRIGHT;
-        else if (!strcmp(p, "backward") || !strcmp(p, "unidirectional"))
-            m->lr_dir = DEC_LR_BACKWARD;
-        else if (!strcmp(p, "forward"))
-            m->lr_dir = DEC_LR_FORWARD;
-        else if (!strcmp(p, "bidirectional"))
-            m->lr_dir = DEC_LR_BIDI;
-        else if (!strcmp(p, "hier")) /* Galley & Manning's model (Moses's HReordering*State) */
-            m->lr_hier = 1;
-        else if (!strcmp(p, "phrase") || !strcmp(p, "wbe")) /* the last word wins, as in Moses */
-            m->lr_hier = 0;
-        else if (!strcmp(p, "collapseff"))
-            return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: collapseff is not supported",
-                               ini->path, line);
-        else if (!strcmp(p, "f")) /* Moses's LexicalReorderingTable keyed by the source only */
-            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                               "%s:%u: reordering type '%s': a table conditioned on the source "
-                               "phrase only (f) is not supported; give one conditioned on both "
-                               "phrases (fe)", ini->path, line, type);
-        else if (strcmp(p, "fe") && strcmp(p, "allff"))
-            return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: unknown reordering type part '%s'",
-                               ini->path, line, p);
-    }
-    if (m->lr_type < 0)
-        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: reordering type '%s' names no model",
-                           ini->path, line, type ? type : "");
-    m->lr_types = m->lr_type == DEC_LR_MSD ? 3 : m->lr_type == DEC_LR_MSLR ? 4 : 2;
-    return 0;
-}
-
-/* num-features= of a feature, strictly (1 .. 64; dflt when absent). */
-static int num_features_arg(const dec_ini *ini, const dec_ini_feature *f, unsigned dflt,
-                            unsigned *n, smt_err *err)
+int dec_ff_num_features(const dec_ff_line *l, unsigned dflt, unsigned *n, smt_err *err)
 {
     long long v;
-    int rc = dec_ini_feature_ll(ini, f, "num-features", 1, 64, &v, err);
+    int rc = dec_ini_feature_ll(l->ini, l->f, "num-features", 1, 64, &v, err);
     if (rc < 0)
         return rc;
     *n = rc ? (unsigned)v : dflt;
     return 0;
 }
 
-static int add_feature(dec_model *m, const dec_ini_feature *f, unsigned n, int tuneable)
+int dec_ff_add(dec_model *m, const dec_ff_line *l, unsigned n, int tuneable, smt_err *err)
 {
-    dec_feature *nf = realloc(m->features, (m->n_features + 1) * sizeof *nf);
-    if (!nf)
-        return SMT_ERR_NOMEM;
-    m->features = nf;
-    nf[m->n_features].name = strdup(f->name);
-    nf[m->n_features].offset = m->n_scores;
-    nf[m->n_features].n = n;
-    const char *t = dec_ini_feature_arg(f, "tuneable");
-    nf[m->n_features].tuneable = t ? bool_value(t) == 1 : tuneable;
+    if (smt_grow(&m->features, &m->cap_features, m->n_features + 1, sizeof *m->features, 8))
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    dec_feature *nf = &m->features[m->n_features];
+    if (!(nf->name = strdup(l->f->name)))
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    nf->offset = m->n_scores;
+    nf->n = n;
+    const char *t = dec_ini_feature_arg(l->f, "tuneable");
+    nf->tuneable = t ? dec_ff_bool(t) == 1 : tuneable;
     m->n_features++;
     m->n_scores += n;
-    return nf[m->n_features - 1].name ? 0 : SMT_ERR_NOMEM;
+    return 0;
 }
 
-/* An n-gram LM feature: KENLM, or SRILM / IRSTLM naming an ARPA file (read by glm alike). */
-static int is_lm(const char *type)
+int dec_ff_add_single(dec_model *m, const dec_ff_line *l, int *has, unsigned *off, int tuneable,
+                      smt_err *err)
 {
-    return !strcmp(type, "KENLM") || !strcmp(type, "SRILM") || !strcmp(type, "IRSTLM");
+    unsigned n;
+    int rc = dec_ff_num_features(l, 1, &n, err);
+    if (rc)
+        return rc;
+    if (n != 1)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has 1 score, not %u", l->ini->path,
+                           l->f->line, l->f->name, n);
+    *has = 1;
+    *off = m->n_scores;
+    return dec_ff_add(m, l, 1, tuneable, err);
 }
 
-static int is_stateful(const char *type)
+/* A feature type this decoder does not implement, named (Moses's binarized tables: what they are
+ * and what to give instead). */
+static int unsupported_type(const dec_ini *ini, const dec_ini_feature *f, smt_err *err)
 {
-    return !strcmp(type, "LexicalReordering") || !strcmp(type, "Distortion") || is_lm(type);
-}
-
-static int is_pt(const char *type)
-{
-    return !strcmp(type, "PhraseDictionaryMemory") || !strcmp(type, "ProbingPT");
+    static const struct {
+        const char *type, *what;
+    } moses_bin[] = {
+        {"PhraseDictionaryCompact", "Moses's CompactPT (.minphr)"},
+        {"PhraseDictionaryOnDisk", "Moses's OnDisk table (a folder)"},
+        {"PhraseDictionaryBinary", "Moses's binary table (.binphr)"},
+        {"PhraseDictionaryALSuffixArray", "a Moses suffix-array table"},
+        {"Mmsapt", "a Moses suffix-array table"},
+    };
+    for (size_t k = 0; k < sizeof moses_bin / sizeof *moses_bin; k++)
+        if (!strcmp(f->type, moses_bin[k].type))
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                               "%s:%u: %s is %s, which fastsmt cannot read: give the "
+                               "text phrase table (PhraseDictionaryMemory) or binarize "
+                               "it with fastsmt-binarize", ini->path, f->line,
+                               f->type, moses_bin[k].what);
+    return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                       "%s:%u: feature type %.64s is not supported by this decoder",
+                       ini->path, f->line, f->type);
 }
 
 /* Lays out the score vector: stateful features first, then stateless, each in ini order (the
- * order Moses prints them in n-best lists). */
+ * order Moses prints them in n-best lists); each feature reads its line (its configure). */
 static int layout(dec_model *m, const dec_ini *ini, const dec_ini_feature **pt_f,
                   const dec_ini_feature **lr_f, const dec_ini_feature **lm_f, smt_err *err)
 {
     size_t n_pt = 0;
     for (size_t i = 0; i < ini->n_features; i++)
-        n_pt += is_pt(ini->features[i].type);
+        n_pt += def_of(ini->features[i].type) == ff_tm_def();
     if (!(m->tables = calloc(n_pt ? n_pt : 1, sizeof *m->tables)))
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     /* [lmodel-oov-feature] in a new-format ini: Moses's global switch of the LM OOV feature
      * (StaticData's lmodel-oov-feature), for every LM whose line has no oov-feature= */
-    int all_oov = 0;
-    if (dec_ini_param_bool(ini, "lmodel-oov-feature", &all_oov, err) < 0)
+    dec_ff_line l = {ini, NULL, pt_f, lr_f, lm_f, 0};
+    if (dec_ini_param_bool(ini, "lmodel-oov-feature", &l.all_oov, err) < 0)
         return SMT_ERR_PARSE;
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < ini->n_features; i++) {
             const dec_ini_feature *f = &ini->features[i];
-            if (is_stateful(f->type) != (pass == 0))
+            const dec_ff_def *d = def_of(f->type);
+            if ((d && d->stateful) != (pass == 0))
                 continue;
-            int rc = 0;
-            if (!strcmp(f->type, "Distortion") || !strcmp(f->type, "UnknownWordPenalty") || !strcmp(f->type, "WordPenalty") ||
-                !strcmp(f->type, "PhrasePenalty")) {
-                unsigned n;
-                if ((rc = num_features_arg(ini, f, 1, &n, err)))
-                    return rc;
-                if (n != 1)
-                    return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has 1 score, not %u",
-                                       ini->path, f->line, f->name, n);
-            }
-            if (!strcmp(f->type, "LexicalReordering")) {
-                if (*lr_f)
-                    return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                                       "%s:%u: only one LexicalReordering is supported", ini->path,
-                                       f->line);
-                *lr_f = f;
-                if ((rc = parse_lr_type(m, dec_ini_feature_arg(f, "type"), ini, f->line, err)))
-                    return rc;
-                unsigned want = m->lr_types * (m->lr_dir == DEC_LR_BIDI ? 2 : 1), n;
-                if ((rc = num_features_arg(ini, f, want, &n, err)))
-                    return rc;
-                if (n != want)
-                    return smt_err_set(err, SMT_ERR_PARSE,
-                                       "%s:%u: reordering type %s has %u scores, not %u",
-                                       ini->path, f->line, dec_ini_feature_arg(f, "type"), want, n);
-                m->has_reo = 1;
-                m->off_reo = m->n_scores;
-                rc = add_feature(m, f, n, 1);
-            } else if (!strcmp(f->type, "Distortion")) {
-                m->has_dist = 1;
-                m->off_dist = m->n_scores;
-                rc = add_feature(m, f, 1, 1);
-            } else if (is_lm(f->type)) {
-                if (m->n_lms == DEC_MAX_LMS)
-                    return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: more than %d LMs",
-                                       ini->path, f->line, DEC_MAX_LMS);
-                /* oov-feature=1: Moses's LM OOV feature, a second score (the OOV count) */
-                const char *ov = dec_ini_feature_arg(f, "oov-feature");
-                int oov = ov ? bool_value(ov) == 1 : all_oov;
-                unsigned n;
-                if ((rc = num_features_arg(ini, f, 1 + oov, &n, err)))
-                    return rc;
-                if (n != 1u + oov)
-                    return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has %d score%s, not %u",
-                                       ini->path, f->line, f->name, 1 + oov,
-                                       oov ? "s (oov-feature=1)" : "", n);
-                lm_f[m->n_lms] = f;
-                m->lm_oov[m->n_lms] = oov;
-                m->lm_oov_any |= oov;
-                m->off_lm[m->n_lms++] = m->n_scores;
-                rc = add_feature(m, f, n, 1);
-            } else if (!strcmp(f->type, "UnknownWordPenalty")) {
-                m->has_uwp = 1;
-                m->off_uwp = m->n_scores;
-                rc = add_feature(m, f, 1, 0);
-            } else if (!strcmp(f->type, "WordPenalty")) {
-                m->has_wp = 1;
-                m->off_wp = m->n_scores;
-                rc = add_feature(m, f, 1, 1);
-            } else if (!strcmp(f->type, "PhrasePenalty")) {
-                m->has_pp = 1;
-                m->off_pp = m->n_scores;
-                rc = add_feature(m, f, 1, 1);
-            } else if (is_pt(f->type)) {
-                if (m->n_tables == DEC_MAX_TABLES)
-                    return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                                       "%s:%u: more than %d phrase tables", ini->path, f->line,
-                                       DEC_MAX_TABLES);
-                pt_f[m->n_tables] = f;
-                unsigned n;
-                if ((rc = num_features_arg(ini, f, 0, &n, err)))
-                    return rc;
-                if (n == 0 || n > DEC_MAX_TM_SCORES)
-                    return smt_err_set(err, SMT_ERR_PARSE,
-                                       "%s:%u: %s needs num-features= between 1 and %d",
-                                       ini->path, f->line, f->name, DEC_MAX_TM_SCORES);
-                m->tables[m->n_tables].off_tm = m->n_scores;
-                m->tables[m->n_tables++].n_scores = n;
-                rc = add_feature(m, f, n, 1);
-            } else {
-                /* Moses's binarized tables: say what they are and what to give instead */
-                static const struct {
-                    const char *type, *what;
-                } moses_bin[] = {
-                    {"PhraseDictionaryCompact", "Moses's CompactPT (.minphr)"},
-                    {"PhraseDictionaryOnDisk", "Moses's OnDisk table (a folder)"},
-                    {"PhraseDictionaryBinary", "Moses's binary table (.binphr)"},
-                    {"PhraseDictionaryALSuffixArray", "a Moses suffix-array table"},
-                    {"Mmsapt", "a Moses suffix-array table"},
-                };
-                for (size_t k = 0; k < sizeof moses_bin / sizeof *moses_bin; k++)
-                    if (!strcmp(f->type, moses_bin[k].type))
-                        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                                           "%s:%u: %s is %s, which fastsmt cannot read: give the "
-                                           "text phrase table (PhraseDictionaryMemory) or binarize "
-                                           "it with fastsmt-binarize", ini->path, f->line,
-                                           f->type, moses_bin[k].what);
-                return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                                   "%s:%u: feature type %.64s is not supported by this decoder",
-                                   ini->path, f->line, f->type);
-            }
+            if (!d)
+                return unsupported_type(ini, f, err);
+            l.f = f;
+            int rc = d->configure(m, &l, err);
             if (rc)
-                return smt_err_set(err, rc, "out of memory");
+                return rc;
         }
     }
     if (!m->n_tables)
@@ -787,12 +695,92 @@ static int setting(const dec_ini *ini, const char *section, int opt_set, int opt
     return 0;
 }
 
+/* The step of a [mapping] line (value, its nt words tok) appended to m's decoding paths. */
+static int mapping_step(dec_model *m, const char *value, unsigned line, char *const *tok,
+                        size_t nt, smt_err *err)
+{
+    const dec_ini *ini = m->ini;
+    const char *path_s = "0", *type = NULL, *idx_s = NULL;
+    if (nt == 3)
+        path_s = tok[0], type = tok[1], idx_s = tok[2];
+    else if (nt == 2 && (!strcmp(tok[0], "T") || !strcmp(tok[0], "G")))
+        type = tok[0], idx_s = tok[1];
+    else if (nt == 2)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s:%u: [mapping] '%.64s': a step named by its feature (Moses's "
+                           "LoadDecodeGraphsNew) is not supported: write 'PATH T INDEX' (the "
+                           "phrase tables numbered from 0 in [feature] order)",
+                           ini->path, line, value);
+    else
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [mapping] '%.64s': expected 'PATH T INDEX' or 'T INDEX'",
+                           ini->path, line, value);
+    if (!strcmp(type, "G"))
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s:%u: [mapping] '%.64s': generation steps (factored models) are "
+                           "not supported", ini->path, line, value);
+    if (strcmp(type, "T"))
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [mapping] '%.64s': step type '%.16s' is neither T "
+                           "(translation) nor G (generation)", ini->path, line, value, type);
+    char what[600];
+    long long pv, kv;
+    smt_err e2;
+    snprintf(what, sizeof what, "%s:%u: [mapping] decoding path", ini->path, line);
+    if (smt_parse_ll_arg(what, path_s, 0, DEC_MAX_TABLES, &pv, &e2))
+        return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
+    snprintf(what, sizeof what, "%s:%u: [mapping] phrase table index", ini->path, line);
+    if (smt_parse_ll_arg(what, idx_s, 0, DEC_MAX_TABLES, &kv, &e2))
+        return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
+    if (pv == (long long)m->n_paths - 1 && m->n_paths)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s:%u: [mapping] '%.64s': a second step in decoding path %lld "
+                           "(a factored model joining several tables) is not supported; "
+                           "alternative paths ('0 T 0', '1 T 1') are",
+                           ini->path, line, value, pv);
+    if (pv != (long long)m->n_paths)
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [mapping] '%.64s': decoding path %lld after path %d (paths "
+                           "are numbered 0, 1, ... in order)",
+                           ini->path, line, value, pv, (int)m->n_paths - 1);
+    if (kv >= (long long)m->n_tables)
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [mapping] '%.64s': there is no phrase table %lld (the ini "
+                           "has %u, numbered from 0 in [feature] order)",
+                           ini->path, line, value, kv, m->n_tables);
+    m->paths[m->n_paths++].table = (unsigned)kv;
+    return 0;
+}
+
+/* One [mapping] line (value, at ini line `line`) of the decoding paths: its words are split as the
+ * ini's lines are (smt_words' SMT_WS_SPACE; Moses splits on space and tab, which are among
+ * them). */
+static int mapping_line(dec_model *m, const char *value, unsigned line, smt_err *err)
+{
+    char *copy = strdup(value), *tok[4];
+    if (!copy)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    size_t nt = 0, wl;
+    const char *pos = copy, *end = copy + strlen(copy), *w;
+    while (smt_word_next(&pos, end, SMT_WS_SPACE, &w, &wl)) {
+        if (nt < 4) {
+            tok[nt++] = copy + (w - copy);
+            copy[w - copy + (ptrdiff_t)wl] = '\0'; /* NUL separates words too: pos goes on */
+        } else {
+            nt = 5;
+        }
+    }
+    int rc = mapping_step(m, value, line, tok, nt, err);
+    free(copy);
+    return rc;
+}
+
 /* The decoding paths, as Moses's StaticData::LoadDecodeGraphs reads [mapping]: "P T K" (path P,
  * translation step over phrase table K, the tables numbered in ini order) or "T K" (path 0); no
  * [mapping] is "0 T 0". A path starts at the previous one or the next; each path here is one
  * translation step: two steps in one path (a factored join) and generation steps ("G") are
  * refused by name. [decoding-graph-backoff]: one value per path (Moses reads them in order; the
- * first path's is never used), a number of words (search.c says what it does). */
+ * first path's is never used), a number of words (translation_options.c says what it does). */
 static int decoding_paths(dec_model *m, const dec_ini_feature *const *pt_f, FILE *warn,
                           smt_err *err)
 {
@@ -803,65 +791,9 @@ static int decoding_paths(dec_model *m, const dec_ini_feature *const *pt_f, FILE
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     m->n_paths = nmv ? 0 : 1; /* no [mapping]: "0 T 0" */
     for (size_t i = 0; i < nmv; i++) {
-        unsigned line = dec_ini_param_line(ini, "mapping", i);
-        char buf[256], *tok[4];
-        size_t nt = 0;
-        snprintf(buf, sizeof buf, "%s", mv[i]);
-        for (char *save = NULL, *t = strtok_r(buf, " \t", &save); t;
-             t = strtok_r(NULL, " \t", &save))
-            if (nt < 4)
-                tok[nt++] = t;
-            else
-                nt = 5;
-        const char *path_s = "0", *type = NULL, *idx_s = NULL;
-        if (nt == 3)
-            path_s = tok[0], type = tok[1], idx_s = tok[2];
-        else if (nt == 2 && (!strcmp(tok[0], "T") || !strcmp(tok[0], "G")))
-            type = tok[0], idx_s = tok[1];
-        else if (nt == 2)
-            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                               "%s:%u: [mapping] '%.64s': a step named by its feature (Moses's "
-                               "LoadDecodeGraphsNew) is not supported: write 'PATH T INDEX' (the "
-                               "phrase tables numbered from 0 in [feature] order)",
-                               ini->path, line, mv[i]);
-        else
-            return smt_err_set(err, SMT_ERR_PARSE,
-                               "%s:%u: [mapping] '%.64s': expected 'PATH T INDEX' or 'T INDEX'",
-                               ini->path, line, mv[i]);
-        if (!strcmp(type, "G"))
-            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                               "%s:%u: [mapping] '%.64s': generation steps (factored models) are "
-                               "not supported", ini->path, line, mv[i]);
-        if (strcmp(type, "T"))
-            return smt_err_set(err, SMT_ERR_PARSE,
-                               "%s:%u: [mapping] '%.64s': step type '%.16s' is neither T "
-                               "(translation) nor G (generation)", ini->path, line, mv[i], type);
-        char what[600];
-        long long pv, kv;
-        smt_err e2;
-        snprintf(what, sizeof what, "%s:%u: [mapping] decoding path", ini->path, line);
-        if (smt_parse_ll_arg(what, path_s, 0, DEC_MAX_TABLES, &pv, &e2))
-            return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
-        snprintf(what, sizeof what, "%s:%u: [mapping] phrase table index", ini->path, line);
-        if (smt_parse_ll_arg(what, idx_s, 0, DEC_MAX_TABLES, &kv, &e2))
-            return smt_err_set(err, SMT_ERR_PARSE, "%s", e2.msg);
-        if (pv == (long long)m->n_paths - 1 && m->n_paths)
-            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
-                               "%s:%u: [mapping] '%.64s': a second step in decoding path %lld "
-                               "(a factored model joining several tables) is not supported; "
-                               "alternative paths ('0 T 0', '1 T 1') are",
-                               ini->path, line, mv[i], pv);
-        if (pv != (long long)m->n_paths)
-            return smt_err_set(err, SMT_ERR_PARSE,
-                               "%s:%u: [mapping] '%.64s': decoding path %lld after path %d (paths "
-                               "are numbered 0, 1, ... in order)",
-                               ini->path, line, mv[i], pv, (int)m->n_paths - 1);
-        if (kv >= (long long)m->n_tables)
-            return smt_err_set(err, SMT_ERR_PARSE,
-                               "%s:%u: [mapping] '%.64s': there is no phrase table %lld (the ini "
-                               "has %u, numbered from 0 in [feature] order)",
-                               ini->path, line, mv[i], kv, m->n_tables);
-        m->paths[m->n_paths++].table = (unsigned)kv;
+        int rc = mapping_line(m, mv[i], dec_ini_param_line(ini, "mapping", i), err);
+        if (rc)
+            return rc;
     }
     char *const *bv;
     size_t nbv = dec_ini_param_values(ini, "decoding-graph-backoff", &bv);
@@ -975,14 +907,19 @@ static int search_settings(dec_model *m, const dec_options *opt,
 /* Moses's -feature-overwrite (each line of flags) or the ini's [feature-overwrite] values. */
 static int feature_overwrite(dec_ini *ini, const char *flags, smt_err *err)
 {
-    if (flags) {
-        char *copy = strdup(flags), *save = NULL;
-        if (!copy)
-            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    if (flags) { /* its non-empty lines */
         int rc = 0;
-        for (char *l = strtok_r(copy, "\n", &save); l && !rc; l = strtok_r(NULL, "\n", &save))
-            rc = dec_ini_overwrite_feature(ini, l, "-feature-overwrite", err);
-        free(copy);
+        for (const char *l = flags; *l && !rc;) {
+            const char *nl = strchr(l, '\n');
+            size_t n = nl ? (size_t)(nl - l) : strlen(l);
+            if (n) {
+                char *spec = strndup(l, n);
+                rc = spec ? dec_ini_overwrite_feature(ini, spec, "-feature-overwrite", err)
+                          : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+                free(spec);
+            }
+            l += n + (nl != NULL);
+        }
         return rc;
     }
     char *const *v;

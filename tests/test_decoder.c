@@ -939,6 +939,13 @@ Test(decoder, mapping_and_factors_checked)
         {"[mapping]\n1 T 0\n", SMT_ERR_PARSE, "decoding path 1 after path -1"},
         {"[mapping]\n0 TranslationModel0\n", SMT_ERR_UNSUPPORTED, "named by its feature"},
         {"[mapping]\n0 T x\n", SMT_ERR_PARSE, "[mapping] phrase table index"},
+        {"[mapping]\n0\tT \t0\n", 0, NULL}, /* tabs separate the words too, as in Moses */
+        /* every word is read, however long the line */
+        {"[mapping]\n0 T 0                                                                     "
+         "                                                                                    "
+         "                                                                                    "
+         "                                                       1\n",
+         SMT_ERR_PARSE, "expected 'PATH T INDEX' or 'T INDEX'"},
         {"[decoding-graph-backoff]\n0\n1\n", SMT_ERR_PARSE, "2 values for 1 decoding path"},
         {"[input-factors]\n0\n1\n", SMT_ERR_UNSUPPORTED, "[input-factors]"}};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {

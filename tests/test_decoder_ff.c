@@ -205,3 +205,37 @@ Test(dec_ff, hier_state_in_recombination)
     free(a), free(b), free(a2), free(x), free(y), free(xb), free(yb), free(zb), free(pa), free(pb_h);
     dec_model_free(m), dec_model_free(pb), dec_model_free(bw);
 }
+
+/* Each feature owns its configuration: every definition names the ini types it implements (no type
+ * claimed twice), lists its keys once, and reads its line; the tiny model lays each out where its
+ * configure put it (its presence and its place in the score vector). */
+Test(dec_ff, each_feature_defines_its_types_and_keys)
+{
+    const dec_ff_def *defs[] = {
+#define X(name, op, es, ex, pa, st) ff_##name##_def(),
+        DEC_FEATURES(X)
+#undef X
+    };
+    size_t nd = sizeof defs / sizeof *defs;
+    for (size_t i = 0; i < nd; i++) {
+        cr_assert(defs[i]->types[0] && defs[i]->configure, "definition %zu", i);
+        for (const char *const *t = defs[i]->types; *t; t++)
+            for (size_t j = 0; j < nd; j++)
+                for (const char *const *u = defs[j]->types; j != i && *u; u++)
+                    cr_assert_str_neq(*t, *u, "%s claimed twice", *t);
+        for (const dec_ff_key *k = defs[i]->keys; k->name; k++)
+            for (const dec_ff_key *q = k + 1; q->name; q++)
+                cr_assert_str_neq(k->name, q->name, "%s twice in %s", k->name,
+                                  defs[i]->types[0]);
+    }
+    /* the stateful ones (laid out first): the LM, distortion and reordering */
+    cr_assert(ff_lm_def()->stateful && ff_distortion_def()->stateful &&
+              ff_reordering_def()->stateful);
+    cr_assert(!ff_tm_def()->stateful && !ff_word_penalty_def()->stateful);
+    dec_model *m = tiny();
+    cr_assert(m->has_reo && m->has_dist && m->has_wp && m->has_pp && m->has_uwp && m->n_lms == 1);
+    /* every feature's place is where its configure laid it: the stateful ones first */
+    cr_assert(m->off_reo < m->off_wp && m->off_dist < m->off_wp && m->off_lm[0] < m->off_wp);
+    cr_assert_eq(m->n_scores, 6u + 1 + 1 + 1 + 1 + 1 + m->tables[0].n_scores);
+    dec_model_free(m);
+}

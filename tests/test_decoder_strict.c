@@ -1134,6 +1134,13 @@ Test(strict, reordering_types_refused)
         {"hier-msd-bidirectional-fe-collapseff", "collapseff is not supported"},
         {"hier-bidirectional-fe", "names no model"},
         {"hier-msd-bidirectional-fe-hierx", "unknown reordering type part 'hierx'"},
+        /* every part is read, however long the type (dashes are skipped as empty parts) */
+        {"msd-bidirectional-fe-allff-----------------------------------------------------------"
+         "------------------------------------------------------------------------------------"
+         "------------------------------------------------------------------------------------"
+         "------------------------------------------------------------------------------------"
+         "-bogus",
+         "unknown reordering type part 'bogus'"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         char *fo = NULL, *plain = tiny_ini("plain.ini", "", "", "", "", NULL);

@@ -5,7 +5,8 @@
  * (1) and so where the drivers call it. The hooks (all but present optional):
  *   present   int (m): whether the model has the feature (the drivers skip it otherwise);
  *   option    void (m, o, float *score): a translation option is built (cands.c; an unknown
- *             word's in search.c): adds the weighted in-isolation score to its static score;
+ *             word's and an XML option's in translation_options.c and xml_options.c): adds the
+ *             weighted in-isolation score to its static score;
  *   estimate  void (m, o, float *future): adds the weighted estimate that is not part of the static
  *             score (the LM of the phrase alone) to the option's future score;
  *   expand    void (s, h, prev, complete, double *score): a hypothesis is expanded (search.c);
@@ -16,7 +17,9 @@
  *             vector sc, from what the search computed (the LM is not queried again);
  *   state     uint64_t state_hash(m, h, k) and int state_equal(m, a, b): a stateful feature's
  *             state (search.c's recombination: hypotheses with the same coverage, last end and
- *             equal states of every feature recombine).
+ *             equal states of every feature recombine);
+ *   def       const dec_ff_def *(void), required: its ini types, keys and configuration (below;
+ *             model.c lays the features out and loads them through it).
  * The drivers below expand the table at compile time: no indirect call in the search's inner
  * loop. The table's order is the order of evaluation (it fixes the float arithmetic, so output
  * stays byte-identical); the order features are printed in is the ini's (dec_model.features). */
@@ -35,6 +38,64 @@ typedef struct dec_option {
     const float *tm_ln;       /* the TM scores as ln already (an XML option), or NULL */
     unsigned table;           /* the phrase table whose scores these are (dec_model.tables) */
 } dec_option;
+
+/* What a feature reads from its ini line (Moses2's FeatureFunction::SetParameter). Each ff_NAME.h
+ * defines ff_NAME_def(): the ini types it implements, whether it has a state, the keys of its own
+ * line (every feature's keys are model.c's) and configure, which reads the line into the model and
+ * takes the feature's place in the score vector (dec_ff_add); model.c checks every key's value by
+ * its kind before any feature reads it. */
+typedef enum dec_key_kind {
+    DEC_KEY_TEXT,   /* read and checked where it is used */
+    DEC_KEY_BOOL,   /* true, false, 1 or 0 */
+    DEC_KEY_FACTOR, /* a factor index (0 .. 1000): only 0, plain words, is supported */
+    DEC_KEY_COUNT   /* an integer 0 .. 1000000 */
+} dec_key_kind;
+
+typedef struct dec_ff_key {
+    const char *name; /* NULL ends a list */
+    dec_key_kind kind;
+} dec_ff_key;
+
+/* The ini line of a feature being laid out, and where the loading finds the lines of the tables,
+ * the reordering model and the LMs afterwards (pt_f[n_tables], *lr_f, lm_f[n_lms]). */
+typedef struct dec_ff_line {
+    const dec_ini *ini;
+    const dec_ini_feature *f;
+    const dec_ini_feature **pt_f, **lr_f, **lm_f;
+    int all_oov; /* [lmodel-oov-feature]: the LMs' oov-feature= when their line has none */
+} dec_ff_line;
+
+typedef struct dec_ff_def {
+    const char *const *types; /* NULL-terminated */
+    int stateful;             /* laid out first (Moses's score order: stateful, then stateless) */
+    const dec_ff_key *keys;
+    int (*configure)(dec_model *m, const dec_ff_line *l, smt_err *err);
+} dec_ff_def;
+
+/* model.c's helpers for configure. num_features: the line's num-features= (1 .. 64; dflt when
+ * absent). add: n scores of the line's feature appended to the score vector (tuneable unless its
+ * tuneable= says otherwise). add_single: a feature of exactly one score, *has set and *off its
+ * place. bool: a boolean key's value (1 or 0; -1 neither). Errors: SMT_ERR_* with err set. */
+int dec_ff_num_features(const dec_ff_line *l, unsigned dflt, unsigned *n, smt_err *err);
+int dec_ff_add(dec_model *m, const dec_ff_line *l, unsigned n, int tuneable, smt_err *err);
+int dec_ff_add_single(dec_model *m, const dec_ff_line *l, int *has, unsigned *off, int tuneable,
+                      smt_err *err);
+int dec_ff_bool(const char *v);
+
+/* ff_NAME_def of a feature with one score and no key of its own (ini type TYPE; its presence and
+ * place in the model's fields HAS and OFF; TUNEABLE by default; STATEFUL). */
+#define DEC_FF_SINGLE_SCORE(NAME, TYPE, HAS, OFF, TUNEABLE, STATEFUL)                             \
+    static inline int ff_##NAME##_configure(dec_model *m, const dec_ff_line *l, smt_err *err)     \
+    {                                                                                              \
+        return dec_ff_add_single(m, l, &m->HAS, &m->OFF, TUNEABLE, err);                           \
+    }                                                                                              \
+    static inline const dec_ff_def *ff_##NAME##_def(void)                                          \
+    {                                                                                              \
+        static const char *const types[] = {TYPE, NULL};                                           \
+        static const dec_ff_key keys[] = {{NULL, DEC_KEY_TEXT}};                                   \
+        static const dec_ff_def def = {types, STATEFUL, keys, ff_##NAME##_configure};              \
+        return &def;                                                                               \
+    }
 
 #include "ff_distortion.h"
 #include "ff_lm.h"

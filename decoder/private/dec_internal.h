@@ -146,7 +146,7 @@ typedef struct dec_table {
 } dec_table;
 
 /* A decoding path ([mapping] "p T k"): one translation step over table k. backoff: Moses's
- * [decoding-graph-backoff] value of the path (0: always consulted; see search.c). */
+ * [decoding-graph-backoff] value of the path (0: always consulted; see translation_options.c). */
 typedef struct dec_path {
     unsigned table, backoff;
 } dec_path;
@@ -188,6 +188,8 @@ struct dec_model {
     int stack_size, pop_limit, distortion_limit, max_phrase_len;
     float beam_width;              /* ln of Moses's beam-threshold (0 keeps every hypothesis) */
     double load_seconds;
+    size_t cap_features;           /* features' room (smt_grow; last: the hot fields keep their
+                                    * places) */
 };
 
 /* Finds (computing and publishing it on a miss) the ranked candidates of the source phrase src

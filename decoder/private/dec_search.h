@@ -1,5 +1,6 @@
-/* dec_search.h — the search's data structures, shared by search.c (cube pruning), coverage.c and
- * nbest.c; the arena is dec_arena.h, the queue dec_queue.h. */
+/* dec_search.h — the search's data structures, shared by search.c (cube pruning), its sentence
+ * set-up (translation_options.c, xml_options.c, reordering_constraint.c), coverage.c and
+ * nbest.c; the arena is dec_arena.h, the queue dec_queue.h, the LM query cache dec_lm_cache.h. */
 #ifndef DEC_SEARCH_H
 #define DEC_SEARCH_H
 
@@ -8,6 +9,7 @@
 
 #include "dec_arena.h"
 #include "dec_internal.h"
+#include "dec_lm_cache.h"
 
 struct cov;
 
@@ -121,25 +123,6 @@ typedef struct cand_list {
     uint32_t n;
 } cand_list;
 
-/* A direct-mapped cache of LM queries, one per worker and LM: decoding asks the same (state, word)
- * questions many times (every cube row with one LM state meets the same candidates). The key is
- * compared exactly, so a hit returns what the LM would. */
-typedef struct lm_cache_key {  /* 32 bytes: a probe reads half a cache line */
-    uint32_t in_words[GLM_MAX_ORDER - 1];
-    uint32_t w;
-    uint8_t in_len, valid, pad[6];
-} lm_cache_key;
-
-typedef struct lm_cache_val {  /* read only on a hit */
-    float prob;
-    glm_state out;
-} lm_cache_val;
-
-#ifndef DEC_LM_CACHE_BITS
-#define DEC_LM_CACHE_BITS 13
-#endif
-
-
 /* An expansion waiting for its LM scores (-lm-batch): its cube cell's queue slot and whether it
  * completes the sentence (</s>). */
 typedef struct lm_pend {
@@ -199,58 +182,21 @@ static inline int covered(const uint64_t *bits, size_t i) { return (bits[i >> 6]
  * NULL when out of memory (coverage.c). */
 cov *dec_cov_get(dec_search *s, stack *st, const uint64_t *bits);
 
-/* The cache slot of the question (in, w). */
-static inline size_t dec_lm_cache_slot(const glm_state *in, uint32_t w)
-{
-    uint64_t h = (uint64_t)w * 0x9E3779B97F4A7C15ull ^ in->length;
-    for (unsigned i = 0; i < in->length; i++)
-        h = (h ^ in->words[i]) * 0xff51afd7ed558ccdull;
-    h ^= h >> 29;
-    return h & ((1u << DEC_LM_CACHE_BITS) - 1);
-}
+/* The sentence's translation options (translation_options.c): s->opts, s->max_len, s->unk and the
+ * future costs s->fc, from the decoding paths and s->xml. Returns 0 or SMT_ERR_* with err set. */
+int dec_collect_options(dec_search *s, smt_err *err);
 
-/* 1 when key k holds the question (in, w). */
-static inline int dec_lm_cache_hit(const lm_cache_key *k, const glm_state *in, uint32_t w)
-{
-    return k->valid && k->w == w && k->in_len == in->length &&
-           memcmp(k->in_words, in->words, sizeof k->in_words) == 0;
-}
+/* The sentence's XML options (xml_options.c). Overlap: 1 when words [i, j] overlap an option's
+ * span. Add: the options over [i, i + len - 1] merged into that span's list. Constrain: l without
+ * the table options the constraint mode drops over [i, j]. Both return 0 or SMT_ERR_NOMEM. */
+int dec_xml_overlap(const struct dec_xml *x, size_t i, size_t j);
+int dec_xml_add_options(dec_search *s, size_t i, size_t len);
+int dec_xml_constrain(dec_search *s, size_t i, size_t j, cand_list *l);
 
-/* Keeps the answer (prob, out) to (in, w) in slot k, v. */
-static inline void dec_lm_cache_put(lm_cache_key *k, lm_cache_val *v, const glm_state *in,
-                                    uint32_t w, float prob, const glm_state *out)
-{
-    memcpy(k->in_words, in->words, sizeof k->in_words);
-    k->in_len = in->length;
-    k->w = w;
-    k->valid = 1;
-    v->prob = prob;
-    v->out = *out;
-}
-
-/* Makes the cache of n LMs (zeroed keys) unless it exists. Returns 0 or SMT_ERR_NOMEM. */
-int dec_lm_cache_alloc(lm_cache_key **keys, lm_cache_val **vals, unsigned n);
-
-/* log10 p(w | *in) of LM l, through the worker's cache (made at its first use: workers decoding
- * in lock-step use their batcher's); the new state goes to *out. Out of memory: no cache. */
-static inline float dec_lm_cached(dec_search *s, unsigned l, const glm_state *in, uint32_t w,
-                                  glm_state *out)
-{
-    if (__builtin_expect(!s->lmk[0], 0) && dec_lm_cache_alloc(s->lmk, s->lmv, s->m->n_lms))
-        return glm_score(s->m->lms[l], in, w, out, NULL);
-    size_t slot = dec_lm_cache_slot(in, w);
-    lm_cache_key *k = &s->lmk[l][slot];
-    lm_cache_val *v = &s->lmv[l][slot];
-    if (dec_lm_cache_hit(k, in, w)) {
-        *out = v->out;
-        return v->prob;
-    }
-    glm_state o;
-    float p = glm_score(s->m->lms[l], in, w, &o, NULL);
-    dec_lm_cache_put(k, v, in, w, p, &o);
-    *out = o;
-    return p;
-}
+/* The sentence's reordering constraint (reordering_constraint.c): made from s->out and s->xml
+ * (s->rc_on, walls, zones; 0 or SMT_ERR_NOMEM), and checked for extending c by [start, end]. */
+int dec_reordering_constraint(dec_search *s);
+int dec_reordering_ok(const dec_search *s, const cov *c, size_t start, size_t end, int dl);
 
 /* The feature values of a path (hypotheses first to last) as a dense vector scores[m->n_scores],
  * from what the search computed (each feature's path hook, dec_ff.h). */

@@ -32,4 +32,7 @@ static inline void ff_distortion_path(const dec_model *m, const hyp *h, const hy
         sc[m->off_dist] -= (float)dec_distortion(prev->end, h->start);
 }
 
+/* Its ini line: one score, no key of its own. */
+DEC_FF_SINGLE_SCORE(distortion, "Distortion", has_dist, off_dist, 1, 1)
+
 #endif

@@ -43,6 +43,27 @@ static inline void ff_lm_estimate(const dec_model *m, const dec_option *o, float
     }
 }
 
+/* log10 p(w | *in) of LM l, through the worker's cache (made at its first use: workers decoding
+ * in lock-step use their batcher's); the new state goes to *out. Out of memory: no cache. */
+static inline float ff_lm_cached(dec_search *s, unsigned l, const glm_state *in, uint32_t w,
+                                  glm_state *out)
+{
+    if (__builtin_expect(!s->lmk[0], 0) && dec_lm_cache_alloc(s->lmk, s->lmv, s->m->n_lms))
+        return glm_score(s->m->lms[l], in, w, out, NULL);
+    size_t slot = dec_lm_cache_slot(in, w);
+    lm_cache_key *k = &s->lmk[l][slot];
+    lm_cache_val *v = &s->lmv[l][slot];
+    if (dec_lm_cache_hit(k, in, w)) {
+        *out = v->out;
+        return v->prob;
+    }
+    glm_state o;
+    float p = glm_score(s->m->lms[l], in, w, &o, NULL);
+    dec_lm_cache_put(k, v, in, w, p, &o);
+    *out = o;
+    return p;
+}
+
 /* The LM states and log10 probabilities of the expansion h of prev, one query at a time through
  * the worker's cache (the per-query path; lm_batch.c is the batched one, with the same floats). */
 static inline void ff_lm_query(dec_search *s, hyp *h, const hyp *prev, int complete)
@@ -55,9 +76,9 @@ static inline void ff_lm_query(dec_search *s, hyp *h, const hyp *prev, int compl
         const uint32_t *w = c->lm_words + (size_t)l * c->n_words;
         float lp = 0;
         for (unsigned i = 0; i < c->n_words; i++)
-            lp += dec_lm_cached(s, l, &st, w[i], &st);
+            lp += ff_lm_cached(s, l, &st, w[i], &st);
         if (complete)
-            lp += dec_lm_cached(s, l, &st, m->lm_eos[l], &st);
+            lp += ff_lm_cached(s, l, &st, m->lm_eos[l], &st);
         h->lm[l] = st;
         prob[l] = lp;
     }
@@ -104,6 +125,40 @@ static inline int ff_lm_state_equal(const dec_model *m, const hyp *a, const hyp 
             memcmp(a->lm[l].words, b->lm[l].words, a->lm[l].length * 4) != 0)
             return 0;
     return 1;
+}
+
+/* Its ini line: path= (the LM, opened by model.c), order= (checked against the file's there),
+ * factor=, lazyken=; oov-feature=1 (else [lmodel-oov-feature]) adds the second score. */
+static inline int ff_lm_configure(dec_model *m, const dec_ff_line *l, smt_err *err)
+{
+    const dec_ini_feature *f = l->f;
+    if (m->n_lms == DEC_MAX_LMS)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: more than %d LMs", l->ini->path,
+                           f->line, DEC_MAX_LMS);
+    const char *ov = dec_ini_feature_arg(f, "oov-feature");
+    int oov = ov ? dec_ff_bool(ov) == 1 : l->all_oov;
+    unsigned n;
+    int rc = dec_ff_num_features(l, 1 + oov, &n, err);
+    if (rc)
+        return rc;
+    if (n != 1u + oov)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s has %d score%s, not %u", l->ini->path,
+                           f->line, f->name, 1 + oov, oov ? "s (oov-feature=1)" : "", n);
+    l->lm_f[m->n_lms] = f;
+    m->lm_oov[m->n_lms] = oov;
+    m->lm_oov_any |= oov;
+    m->off_lm[m->n_lms++] = m->n_scores;
+    return dec_ff_add(m, l, n, 1, err);
+}
+
+static inline const dec_ff_def *ff_lm_def(void)
+{
+    static const char *const types[] = {"KENLM", "SRILM", "IRSTLM", NULL};
+    static const dec_ff_key keys[] = {{"path", DEC_KEY_TEXT},     {"order", DEC_KEY_TEXT},
+                                      {"factor", DEC_KEY_FACTOR}, {"lazyken", DEC_KEY_BOOL},
+                                      {"oov-feature", DEC_KEY_BOOL}, {NULL, DEC_KEY_TEXT}};
+    static const dec_ff_def def = {types, 1, keys, ff_lm_configure};
+    return &def;
 }
 
 #endif

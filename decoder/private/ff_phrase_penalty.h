@@ -20,4 +20,7 @@ static inline void ff_phrase_penalty_path(const dec_model *m, const hyp *h, cons
     sc[m->off_pp] += 1;
 }
 
+/* Its ini line: one score, no key of its own. */
+DEC_FF_SINGLE_SCORE(phrase_penalty, "PhrasePenalty", has_pp, off_pp, 1, 0)
+
 #endif

@@ -270,4 +270,99 @@ static inline int ff_reordering_state_equal(const dec_model *m, const hyp *a, co
     return ff_reordering_fwd_equal(m, a, b);
 }
 
+/* 1 when [p, p + n) is the word s. */
+static inline int ff_reo_part(const char *p, size_t n, const char *s)
+{
+    return strlen(s) == n && !memcmp(p, s, n);
+}
+
+/* Moses's LRModel of the type= value: the kind, the directions, hierarchical or not. */
+static inline int ff_reordering_type(dec_model *m, const char *type, const dec_ini *ini,
+                                     unsigned line, smt_err *err)
+{
+    m->lr_type = -1;
+    m->lr_dir = DEC_LR_BACKWARD;
+    m->lr_hier = 0;
+    const char *t = type ? type : "";
+    for (const char *p = t;; p++) { /* the parts between dashes, empty ones skipped */
+        size_t n = strcspn(p, "-");
+        if (n == 0) {
+        } else if (ff_reo_part(p, n, "msd")) {
+            m->lr_type = DEC_LR_MSD;
+        } else if (ff_reo_part(p, n, "mslr")) {
+            m->lr_type = DEC_LR_MSLR;
+        } else if (ff_reo_part(p, n, "monotonicity")) {
+            m->lr_type = DEC_LR_MONO;
+        } else if (ff_reo_part(p, n, "leftright")) {
+            m->lr_type = DEC_LR_LEFTRIGHT;
+        } else if (ff_reo_part(p, n, "backward") || ff_reo_part(p, n, "unidirectional")) {
+            m->lr_dir = DEC_LR_BACKWARD;
+        } else if (ff_reo_part(p, n, "forward")) {
+            m->lr_dir = DEC_LR_FORWARD;
+        } else if (ff_reo_part(p, n, "bidirectional")) {
+            m->lr_dir = DEC_LR_BIDI;
+        } else if (ff_reo_part(p, n, "hier")) { /* Galley & Manning's model (HReordering*State) */
+            m->lr_hier = 1;
+        } else if (ff_reo_part(p, n, "phrase") || ff_reo_part(p, n, "wbe")) { /* last one wins */
+            m->lr_hier = 0;
+        } else if (ff_reo_part(p, n, "collapseff")) {
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: collapseff is not supported",
+                               ini->path, line);
+        } else if (ff_reo_part(p, n, "f")) { /* a table keyed by the source only */
+            return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                               "%s:%u: reordering type '%s': a table conditioned on the source "
+                               "phrase only (f) is not supported; give one conditioned on both "
+                               "phrases (fe)", ini->path, line, t);
+        } else if (!ff_reo_part(p, n, "fe") && !ff_reo_part(p, n, "allff")) {
+            return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: unknown reordering type part '%.*s'",
+                               ini->path, line, (int)n, p);
+        }
+        p += n;
+        if (!*p)
+            break;
+    }
+    if (m->lr_type < 0)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: reordering type '%s' names no model",
+                           ini->path, line, type ? type : "");
+    m->lr_types = m->lr_type == DEC_LR_MSD ? 3 : m->lr_type == DEC_LR_MSLR ? 4 : 2;
+    return 0;
+}
+
+/* Its ini line: type= (required), path= (the reordering table, integrated into each phrase
+ * table by model.c), input-factor=, output-factor=, property-index=; one per model. */
+static inline int ff_reordering_configure(dec_model *m, const dec_ff_line *l, smt_err *err)
+{
+    const dec_ini *ini = l->ini;
+    const dec_ini_feature *f = l->f;
+    if (*l->lr_f)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED,
+                           "%s:%u: only one LexicalReordering is supported", ini->path, f->line);
+    *l->lr_f = f;
+    int rc = ff_reordering_type(m, dec_ini_feature_arg(f, "type"), ini, f->line, err);
+    if (rc)
+        return rc;
+    unsigned want = m->lr_types * (m->lr_dir == DEC_LR_BIDI ? 2 : 1), n;
+    if ((rc = dec_ff_num_features(l, want, &n, err)))
+        return rc;
+    if (n != want)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: reordering type %s has %u scores, not %u",
+                           ini->path, f->line, dec_ini_feature_arg(f, "type"), want, n);
+    m->has_reo = 1;
+    m->off_reo = m->n_scores;
+    return dec_ff_add(m, l, n, 1, err);
+}
+
+static inline const dec_ff_def *ff_reordering_def(void)
+{
+    static const char *const types[] = {"LexicalReordering", NULL};
+    static const dec_ff_key keys[] = {{"path", DEC_KEY_TEXT},
+                                      {"type", DEC_KEY_TEXT},
+                                      {"input-factor", DEC_KEY_FACTOR},
+                                      {"output-factor", DEC_KEY_FACTOR},
+                                      {"property-index", DEC_KEY_COUNT},
+                                      {NULL, DEC_KEY_TEXT}};
+    static const dec_ff_def def = {types, 1, keys, ff_reordering_configure};
+    return &def;
+}
+
 #endif

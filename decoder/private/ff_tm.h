@@ -40,4 +40,37 @@ static inline void ff_tm_path(const dec_model *m, const hyp *h, const hyp *prev,
     }
 }
 
+/* Its ini line: path= (the table, opened by model.c), table-limit= (read with the search
+ * settings), input-factor=, output-factor=; num-features= is required. */
+static inline int ff_tm_configure(dec_model *m, const dec_ff_line *l, smt_err *err)
+{
+    const dec_ini_feature *f = l->f;
+    if (m->n_tables == DEC_MAX_TABLES)
+        return smt_err_set(err, SMT_ERR_UNSUPPORTED, "%s:%u: more than %d phrase tables",
+                           l->ini->path, f->line, DEC_MAX_TABLES);
+    l->pt_f[m->n_tables] = f;
+    unsigned n;
+    int rc = dec_ff_num_features(l, 0, &n, err);
+    if (rc)
+        return rc;
+    if (n == 0 || n > DEC_MAX_TM_SCORES)
+        return smt_err_set(err, SMT_ERR_PARSE, "%s:%u: %s needs num-features= between 1 and %d",
+                           l->ini->path, f->line, f->name, DEC_MAX_TM_SCORES);
+    m->tables[m->n_tables].off_tm = m->n_scores;
+    m->tables[m->n_tables++].n_scores = n;
+    return dec_ff_add(m, l, n, 1, err);
+}
+
+static inline const dec_ff_def *ff_tm_def(void)
+{
+    static const char *const types[] = {"PhraseDictionaryMemory", "ProbingPT", NULL};
+    static const dec_ff_key keys[] = {{"path", DEC_KEY_TEXT},
+                                      {"table-limit", DEC_KEY_TEXT},
+                                      {"input-factor", DEC_KEY_FACTOR},
+                                      {"output-factor", DEC_KEY_FACTOR},
+                                      {NULL, DEC_KEY_TEXT}};
+    static const dec_ff_def def = {types, 0, keys, ff_tm_configure};
+    return &def;
+}
+
 #endif

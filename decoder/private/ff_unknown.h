@@ -20,4 +20,7 @@ static inline void ff_unknown_path(const dec_model *m, const hyp *h, const hyp *
         sc[m->off_uwp] += DEC_LOWEST_SCORE;
 }
 
+/* Its ini line: one score, no key of its own; untuneable unless it says tuneable=true (Moses). */
+DEC_FF_SINGLE_SCORE(unknown, "UnknownWordPenalty", has_uwp, off_uwp, 0, 0)
+
 #endif

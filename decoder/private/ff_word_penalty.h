@@ -18,4 +18,7 @@ static inline void ff_word_penalty_path(const dec_model *m, const hyp *h, const 
     sc[m->off_wp] -= h->cand->n_words;
 }
 
+/* Its ini line: one score, no key of its own. */
+DEC_FF_SINGLE_SCORE(word_penalty, "WordPenalty", has_wp, off_wp, 1, 0)
+
 #endif
