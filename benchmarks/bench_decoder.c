@@ -212,10 +212,12 @@ int main(int argc, char **argv)
         if (smt_parse_ll(item, len, 0, 1024, &t)) {
             fprintf(stderr, "bench_decoder: -t '%s': a comma-separated list of thread counts "
                             "(0..1024) is expected\n", threads_arg);
+            free(thread_counts);
             return 2;
         }
         if (smt_grow(&thread_counts, &cap_threads, n_threads + 1, sizeof *thread_counts, 8)) {
             fprintf(stderr, "bench_decoder: out of memory\n");
+            free(thread_counts);
             return 1;
         }
         thread_counts[n_threads++] = (unsigned)t;
@@ -230,6 +232,7 @@ int main(int argc, char **argv)
         if (k < 0 || n_modes == 8) {
             fprintf(stderr, "bench_decoder: -lm-batch '%s': a comma-separated list of off, cpu "
                             "and gpu is expected\n", lm_arg);
+            free(thread_counts);
             return 2;
         }
         lm_modes[n_modes++] = k;
@@ -245,6 +248,7 @@ int main(int argc, char **argv)
     }
     if (!ini || !input) {
         usage(stderr);
+        free(thread_counts);
         return 2;
     }
     /* the input, decoded from memory: its lines, each ending in "\n" */
