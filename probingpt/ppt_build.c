@@ -349,7 +349,7 @@ static int parse_line(ppt_builder *b, char *line, size_t len)
             return PERR(b, "source phrase longer than %u words", b->pt_path, ln, PPT_MAX_PHRASE_LEN);
         if (b->cur_src_len > b->max_src_len)
             b->max_src_len = b->cur_src_len;
-        if (smt_grow(&b->cur_text, &b->cur_text_cap, slen, 1, 256))
+        if (slen > b->cur_text_cap && smt_grow(&b->cur_text, &b->cur_text_cap, slen, 1, 256))
             return ppt_oom(b);
         memcpy(b->cur_text, f[0].b, slen);
         b->cur_text_len = slen;
