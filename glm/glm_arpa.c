@@ -151,24 +151,31 @@ void glm_ostore_free(glm_ostore *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Room for one more record, out of append_record's way (rarely needed: the store starts with room
+ * for the declared count and a little more, where the input's size allows): 0 or -1. */
+static __attribute__((noinline)) int grow_records(glm_ostore *s)
+{
+    size_t need = s->count + 1, c = s->cap;
+    if (smt_grow(&s->ids, &c, need, s->n * sizeof *s->ids, 16))
+        return -1;
+    c = s->cap;
+    if (smt_grow(&s->prob, &c, need, sizeof *s->prob, 16))
+        return -1;
+    if (s->bo) {
+        c = s->cap;
+        if (smt_grow(&s->bo, &c, need, sizeof *s->bo, 16))
+            return -1;
+    }
+    s->cap = c;
+    return 0;
+}
+
 /* Appends a record (growing when suffixes were inserted beyond the declared count): 0 and *r,
  * -1 out of memory, -2 too many. The hash table is the caller's. */
 static int append_record(glm_ostore *s, const uint32_t *ids, float prob, float bo, uint32_t *r)
 {
-    if (s->count == s->cap) {
-        size_t need = s->count + 1, c = s->cap;
-        if (smt_grow(&s->ids, &c, need, s->n * sizeof *s->ids, 16))
-            return -1;
-        c = s->cap;
-        if (smt_grow(&s->prob, &c, need, sizeof *s->prob, 16))
-            return -1;
-        if (s->bo) {
-            c = s->cap;
-            if (smt_grow(&s->bo, &c, need, sizeof *s->bo, 16))
-                return -1;
-        }
-        s->cap = c;
-    }
+    if (s->count == s->cap && grow_records(s))
+        return -1;
     if (s->count >= UINT32_MAX - 1)
         return -2;
     *r = (uint32_t)s->count++;
