@@ -16,7 +16,8 @@
  * words/s = source tokens / decoding wall time (load excluded), as the anchors define it.
  * BLEU is corpus BLEU as multi-bleu.perl computes it: clipped 1- to 4-gram precisions, geometric
  * mean, brevity penalty with the closest reference length; several -r give a multi-reference BLEU.
- * With no -i, the shared test-a set ($FASTSMT_SHARED/data/bible/test-a.es, WEB reference) is used. */
+ * With no -i, the shared test-a set ($FASTSMT_SHARED/data/bible/test-a.es, WEB reference) is used.
+ * The input and references are read with smt_lines (plain or compressed). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include "smt_bleu.h"
 #include "smt_buf.h"
 #include "smt_io.h"
+#include "smt_lines.h"
 #include "smt_num.h"
 #include "smt_progress.h"
 
@@ -42,27 +44,54 @@ static double cpu_seconds(void)
 
 /* ---------------------------------------------------------------- BLEU */
 
+/* The lines of a text, each NUL-terminated in text. */
 typedef struct lines {
+    smt_buf text;
     char **v;
     size_t n;
 } lines;
 
-static lines split_lines(char *text)
+/* Reads every line of r (closed after) into l. Returns 0 or an SMT_ERR_* with err set. */
+static int read_lines(smt_lines *r, lines *l, smt_err *err)
 {
-    lines l = {0};
-    size_t cap = 0;
-    for (char *p = text; p && *p;) {
-        char *nl = strchr(p, '\n');
-        if (nl)
-            *nl = '\0';
-        if (smt_grow(&l.v, &cap, l.n + 1, sizeof *l.v, 1024)) {
-            fprintf(stderr, "bench_decoder: out of memory\n");
-            exit(1);
+    memset(l, 0, sizeof *l);
+    size_t *off = NULL, cap = 0;
+    char *line;
+    size_t len;
+    int rc;
+    while ((rc = smt_lines_next(r, &line, &len, err)) == 1) {
+        if (smt_grow(&off, &cap, l->n + 1, sizeof *off, 1024) ||
+            smt_buf_append(&l->text, line, len) || smt_buf_putc(&l->text, '\0')) {
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", smt_lines_path(r));
+            break;
         }
-        l.v[l.n++] = p;
-        p = nl ? nl + 1 : NULL;
+        off[l->n++] = l->text.len - len - 1;
     }
-    return l;
+    if (rc == 0 && l->n && !(l->v = malloc(l->n * sizeof *l->v)))
+        rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", smt_lines_path(r));
+    for (size_t i = 0; rc == 0 && i < l->n; i++)
+        l->v[i] = l->text.data + off[i];
+    free(off);
+    smt_lines_close(r);
+    return rc;
+}
+
+/* read_lines of the file at path (plain or compressed); exits with a message on an error. */
+static void read_file_lines(const char *path, lines *l)
+{
+    smt_err err;
+    smt_lines *r;
+    int rc = smt_lines_open(&r, path, 0, &err);
+    if (rc || (rc = read_lines(r, l, &err))) {
+        fprintf(stderr, "bench_decoder: %s\n", smt_err_text(&err, rc));
+        exit(1);
+    }
+}
+
+static void lines_free(lines *l)
+{
+    smt_buf_free(&l->text);
+    free(l->v);
 }
 
 /* Corpus BLEU (percent) of hyp against n_refs reference sets (smt_bleu: multi-bleu.perl's formula);
@@ -85,25 +114,17 @@ static double bleu(const lines *hyp, const lines *refs, int n_refs)
 
 /* ---------------------------------------------------------------- the benchmark */
 
-static char *read_all(const char *path, size_t *len)
+/* The next item of a comma-separated list [*p..): *item and *len, *p moved past it (NULL after
+ * the last); 0 when the list is done. */
+static int next_item(const char **p, const char **item, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = '\0';
-        *len = (size_t)n;
-    }
-    return b;
+    if (!*p)
+        return 0;
+    const char *c = strchr(*p, ',');
+    *item = *p;
+    *len = c ? (size_t)(c - *p) : strlen(*p);
+    *p = c ? c + 1 : NULL;
+    return 1;
 }
 
 static double peak_rss_mb(void)
@@ -120,6 +141,7 @@ static void usage(FILE *f)
                "Loads the model and translates the input once per thread count of -t, printing\n"
                "load time, words/s, mean model score, BLEU against the -r references and peak\n"
                "memory. Without -i: $FASTSMT_SHARED/data/bible/test-a.es (reference test-a.en).\n"
+               "The input and references may be plain or gzip, xz, bzip2 or zstd.\n"
                "-s 1..%d, -cbp 1..%d (default: the ini's). -lm-batch: the back ends to run, in order\n"
                "(default off,cpu); the outputs of each are compared with the first's.\n",
             DEC_MAX_STACK, DEC_MAX_POP_LIMIT);
@@ -180,19 +202,40 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    /* the thread counts, checked before any work */
-    for (const char *p = threads_arg;;) {
-        const char *c = strchr(p, ',');
-        size_t len = c ? (size_t)(c - p) : strlen(p);
+    /* the thread counts and back ends, checked before any work */
+    unsigned *thread_counts = NULL;
+    size_t n_threads = 0, cap_threads = 0;
+    const char *item;
+    size_t len;
+    for (const char *p = threads_arg; next_item(&p, &item, &len);) {
         long long t;
-        if (smt_parse_ll(p, len, 0, 1024, &t)) {
+        if (smt_parse_ll(item, len, 0, 1024, &t)) {
             fprintf(stderr, "bench_decoder: -t '%s': a comma-separated list of thread counts "
                             "(0..1024) is expected\n", threads_arg);
+            free(thread_counts);
             return 2;
         }
-        if (!c)
-            break;
-        p = c + 1;
+        if (smt_grow(&thread_counts, &cap_threads, n_threads + 1, sizeof *thread_counts, 8)) {
+            fprintf(stderr, "bench_decoder: out of memory\n");
+            free(thread_counts);
+            return 1;
+        }
+        thread_counts[n_threads++] = (unsigned)t;
+    }
+    static const char *const lm_names[] = {"off", "cpu", "gpu"};
+    int lm_modes[8], n_modes = 0;
+    for (const char *p = lm_arg; next_item(&p, &item, &len);) {
+        int k = -1;
+        for (int j = 0; j < 3; j++)
+            if (strlen(lm_names[j]) == len && !strncmp(item, lm_names[j], len))
+                k = j;
+        if (k < 0 || n_modes == 8) {
+            fprintf(stderr, "bench_decoder: -lm-batch '%s': a comma-separated list of off, cpu "
+                            "and gpu is expected\n", lm_arg);
+            free(thread_counts);
+            return 2;
+        }
+        lm_modes[n_modes++] = k;
     }
     static char def_in[4096], def_ref[4096];
     const char *shared = getenv("FASTSMT_SHARED");
@@ -205,51 +248,30 @@ int main(int argc, char **argv)
     }
     if (!ini || !input) {
         usage(stderr);
+        free(thread_counts);
         return 2;
     }
-    size_t in_len;
-    char *in_text = read_all(input, &in_len);
-    if (!in_text) {
-        perror(input);
+    /* the input, decoded from memory: its lines, each ending in "\n" */
+    lines in_lines;
+    read_file_lines(input, &in_lines);
+    if (!in_lines.n) {
+        fprintf(stderr, "bench_decoder: %s: no sentences\n", input);
         return 1;
     }
+    for (size_t i = 0; i < in_lines.n; i++) { /* each line's NUL */
+        char *end = i + 1 < in_lines.n ? in_lines.v[i + 1] : in_lines.text.data + in_lines.text.len;
+        end[-1] = '\n';
+    }
+    char *in_text = in_lines.text.data;
+    size_t in_len = in_lines.text.len;
     lines refs[4];
-    for (int r = 0; r < n_refs; r++) {
-        size_t len;
-        char *t = read_all(refs_path[r], &len);
-        if (!t) {
-            perror(refs_path[r]);
-            return 1;
-        }
-        refs[r] = split_lines(t);
-    }
-    static const char *const lm_names[] = {"off", "cpu", "gpu"};
-    int lm_modes[8], n_modes = 0;
-    for (const char *p = lm_arg;;) {
-        const char *c = strchr(p, ',');
-        size_t len = c ? (size_t)(c - p) : strlen(p);
-        int k = -1;
-        for (int j = 0; j < 3; j++)
-            if (strlen(lm_names[j]) == len && !strncmp(p, lm_names[j], len))
-                k = j;
-        if (k < 0 || n_modes == 8) {
-            fprintf(stderr, "bench_decoder: -lm-batch '%s': a comma-separated list of off, cpu "
-                            "and gpu is expected\n", lm_arg);
-            return 2;
-        }
-        lm_modes[n_modes++] = k;
-        if (!c)
-            break;
-        p = c + 1;
-    }
-    char *targs = strdup(threads_arg), *save = NULL;
-    for (char *tk = strtok_r(targs, ",", &save); tk; tk = strtok_r(NULL, ",", &save)) {
+    for (int r = 0; r < n_refs; r++)
+        read_file_lines(refs_path[r], &refs[r]);
+    for (size_t ti = 0; ti < n_threads; ti++) {
       char *first_out = NULL;
       size_t first_len = 0;
       for (int mi = 0; mi < n_modes; mi++) {
-        long long tv = 0;
-        smt_parse_ll(tk, strlen(tk), 0, 1024, &tv); /* checked above */
-        unsigned threads = (unsigned)tv;
+        unsigned threads = thread_counts[ti];
         const char *lm_name = lm_names[lm_modes[mi]];
         smt_err err;
         dec_model *m;
@@ -314,7 +336,13 @@ int main(int argc, char **argv)
                    lm_names[lm_modes[0]],
                    out_len == first_len && !memcmp(out, first_out, out_len) ? "yes" : "no");
         }
-        lines hyp = split_lines(out);
+        lines hyp;
+        smt_lines *hr;
+        if ((rc = smt_lines_open_mem(&hr, "the output", out, out_len, 0, &err)) ||
+            (rc = read_lines(hr, &hyp, &err))) {
+            fprintf(stderr, "bench_decoder: %s\n", smt_err_text(&err, rc));
+            return 1;
+        }
         double b = n_refs ? bleu(&hyp, refs, n_refs) : NAN;
         printf("decoder threads=%u lm_batch=%s sentences=%llu words=%llu seconds=%.3f "
                "cpu_seconds=%.3f words_per_s=%.0f words_per_cpu_s=%.0f sentences_per_s=%.1f "
@@ -338,17 +366,16 @@ int main(int argc, char **argv)
                    "1881 and 4707 words/s)\n", lm_name,
                    (double)st.tokens / st.seconds / 1881.0, (double)st.tokens / st.seconds / 4707.0);
         fflush(stdout);
-        free(hyp.v);
+        lines_free(&hyp);
         free(out);
         dec_model_free(m);
       }
       free(first_out);
     }
-    free(targs);
-    for (int r = 0; r < n_refs; r++) {
-        free(refs[r].v[0] ? refs[r].v : NULL);
-    }
-    free(in_text);
+    free(thread_counts);
+    for (int r = 0; r < n_refs; r++)
+        lines_free(&refs[r]);
+    lines_free(&in_lines);
     int rc = smt_close_output(stdout, "standard output", &e);
     if (rc) {
         fprintf(stderr, "bench_decoder: %s\n", smt_err_text(&e, rc));

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "probingpt.h"
+#include "smt_buf.h"
 #include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_progress.h"
@@ -31,19 +32,14 @@ typedef struct {
 
 static void q_add(queries *q, const uint32_t *ids, size_t len, const char *text, size_t tlen)
 {
-    if (q->n + 2 > q->cap) {
-        q->cap = q->cap ? 2 * q->cap : 1024;
-        q->off = realloc(q->off, (q->cap + 1) * sizeof *q->off);
-        q->text = realloc(q->text, q->cap * sizeof *q->text);
-    }
-    if (q->n_ids + len > q->cap_ids) {
-        q->cap_ids = 2 * (q->cap_ids + len);
-        q->ids = realloc(q->ids, q->cap_ids * sizeof *q->ids);
-    }
-    if (!q->off || !q->text || !q->ids) {
+    size_t c_off = q->cap, c_text = q->cap; /* off and text: q->cap entries each */
+    if (smt_grow(&q->off, &c_off, q->n + 2, sizeof *q->off, 1024) ||
+        smt_grow(&q->text, &c_text, q->n + 2, sizeof *q->text, 1024) ||
+        smt_grow(&q->ids, &q->cap_ids, q->n_ids + len, sizeof *q->ids, 1024)) {
         fprintf(stderr, "bench_probingpt: out of memory\n");
         exit(1);
     }
+    q->cap = c_off < c_text ? c_off : c_text;
     if (!q->n)
         q->off[0] = 0;
     memcpy(q->ids + q->n_ids, ids, len * sizeof *ids);

@@ -1,3 +1,4 @@
+/* Error codes' texts and the error messages of smt_error.h. */
 #include "smt_error.h"
 
 #include <stdarg.h>

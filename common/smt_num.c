@@ -1,3 +1,4 @@
+/* Strict number parsing: see smt_num.h. */
 #include "smt_num.h"
 
 #include <errno.h>

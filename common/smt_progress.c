@@ -1,3 +1,4 @@
+/* The progress meter and the monotonic clock of smt_progress.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "smt_progress.h"
 

@@ -1,3 +1,4 @@
+/* The thread pool of smt_threads.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "smt_threads.h"
 

@@ -1,3 +1,4 @@
+/* The vocabulary of smt_vocab.h: lookups in a written table, and the builder. */
 #include "smt_vocab.h"
 
 #include <stdio.h>

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "glm_internal.h"
+#include "smt_buf.h"
 #include "smt_hash.h"
 #include "smt_lines.h"
 #include "smt_num.h"
@@ -150,28 +151,31 @@ void glm_ostore_free(glm_ostore *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Room for one more record, out of append_record's way (rarely needed: the store starts with room
+ * for the declared count and a little more, where the input's size allows): 0 or -1. */
+static __attribute__((noinline)) int grow_records(glm_ostore *s)
+{
+    size_t need = s->count + 1, c = s->cap;
+    if (smt_grow(&s->ids, &c, need, s->n * sizeof *s->ids, 16))
+        return -1;
+    c = s->cap;
+    if (smt_grow(&s->prob, &c, need, sizeof *s->prob, 16))
+        return -1;
+    if (s->bo) {
+        c = s->cap;
+        if (smt_grow(&s->bo, &c, need, sizeof *s->bo, 16))
+            return -1;
+    }
+    s->cap = c;
+    return 0;
+}
+
 /* Appends a record (growing when suffixes were inserted beyond the declared count): 0 and *r,
  * -1 out of memory, -2 too many. The hash table is the caller's. */
 static int append_record(glm_ostore *s, const uint32_t *ids, float prob, float bo, uint32_t *r)
 {
-    if (s->count == s->cap) {
-        uint64_t cap = s->cap + s->cap / 4 + 16;
-        uint32_t *ids2 = realloc(s->ids, cap * s->n * sizeof *ids2);
-        if (!ids2)
-            return -1;
-        s->ids = ids2;
-        float *p2 = realloc(s->prob, cap * sizeof *p2);
-        if (!p2)
-            return -1;
-        s->prob = p2;
-        if (s->bo) {
-            float *b2 = realloc(s->bo, cap * sizeof *b2);
-            if (!b2)
-                return -1;
-            s->bo = b2;
-        }
-        s->cap = cap;
-    }
+    if (s->count == s->cap && grow_records(s))
+        return -1;
     if (s->count >= UINT32_MAX - 1)
         return -2;
     *r = (uint32_t)s->count++;
@@ -507,36 +511,34 @@ static int ngram_line(reader *r, unsigned n, uint64_t i, uint64_t count, char **
     return 0;
 }
 
-/* The unigram arrays hold ids [0, *cap); grown (doubling, at most to count + 1) to hold id. */
-static int grow_unigrams(glm_arpa *a, char **seen, uint64_t *cap, uint64_t id, uint64_t count)
+/* The unigram arrays hold ids [0, *cap); grown to hold id (at first exactly, then doubling), the
+ * new part of seen zeroed. */
+static int grow_unigrams(glm_arpa *a, char **seen, size_t *cap, uint64_t id)
 {
     if (id < *cap)
         return 0;
-    uint64_t c = *cap * 2 > count + 1 ? count + 1 : *cap * 2;
-    if (c <= id)
-        c = id + 1;
-    float *p = realloc(a->uprob, c * sizeof *p);
-    if (p)
-        a->uprob = p;
-    float *b = p ? realloc(a->ubo, c * sizeof *b) : NULL;
-    if (b)
-        a->ubo = b;
-    char *s = b ? realloc(*seen, c) : NULL;
-    if (!s)
+    size_t need = (size_t)id + 1, c = *cap;
+    if (smt_grow(&a->uprob, &c, need, sizeof *a->uprob, need))
         return -1;
-    memset(s + *cap, 0, c - *cap);
-    *seen = s;
+    c = *cap;
+    if (smt_grow(&a->ubo, &c, need, sizeof *a->ubo, need))
+        return -1;
+    c = *cap;
+    if (smt_grow(seen, &c, need, 1, need))
+        return -1;
+    memset(*seen + *cap, 0, c - *cap);
     *cap = c;
     return 0;
 }
 
 static int read_unigrams(reader *r, glm_arpa *a)
 {
-    uint64_t count = a->declared[1], cap = 0;
+    uint64_t count = a->declared[1];
+    size_t cap = 0;
     char *seen = NULL;
     int rc = 0;
     /* sized by what the input can hold, not by the header's word (see input_cap) */
-    if (grow_unigrams(a, &seen, &cap, input_cap(r, 1, count), count)) {
+    if (grow_unigrams(a, &seen, &cap, input_cap(r, 1, count))) {
         free(seen);
         return smt_err_set(r->err, SMT_ERR_NOMEM, "%s: out of memory for %llu unigrams", r->path,
                            (unsigned long long)count);
@@ -567,7 +569,7 @@ static int read_unigrams(reader *r, glm_arpa *a)
                              (unsigned long long)lineno(r), f[1]);
             goto out;
         }
-        if (grow_unigrams(a, &seen, &cap, id, count)) {
+        if (grow_unigrams(a, &seen, &cap, id)) {
             rc = smt_err_set(r->err, SMT_ERR_NOMEM, "%s:%llu: out of memory", r->path,
                              (unsigned long long)lineno(r));
             goto out;

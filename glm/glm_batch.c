@@ -39,9 +39,8 @@ struct glm_fast {
     uint32_t hn[GLM_MAX_ORDER + 1];
     uint32_t hmin; /* groups of at least hmin keys are indexed (UINT32_MAX: none) */
     /* nodes of more keys than this are binary-searched, smaller ones counted with SSE2: with the
-     * index the B-trees left are small and the binary search's fewer instructions win (measured:
-     * 621 vs 640 instructions per token, equal or better times); without it the deep trees'
-     * dependent loads make SSE2 counts faster (1.3-1.6 s vs 1.4-1.8 s on the mono sample) */
+     * index the B-trees left are small and the binary search's fewer instructions win; without it
+     * the deep trees' dependent loads make SSE2 counts faster (docs/glm.md, "Speed") */
     uint32_t bs_over;
     uint64_t kpow[GLM_BT_MAXD + 1];
     uint64_t first[GLM_BT_MAXD + 1];
@@ -404,10 +403,10 @@ static inline __attribute__((always_inline)) void walk_start_now(const fast_layo
 
 /* walk_step's format flag pk: 1 for a quantized file (its keys bit-packed and its values in
  * bit-packed records, always both), 0 for a float file, so that a float file's walk carries none
- * of the quantized branches (tested at run time inside the walk they cost it ~20-38% more CPU on
- * the mono lm.5). The drivers each keep one copy of their loop per format (*_pk); a dispatch per
- * step, as here, was measured not to win that back and serves only the lanes variant of the
- * sentences (GLM_SENTENCE_LANES). */
+ * of the quantized branches (tested at run time inside the walk they slow it: docs/glm.md,
+ * "Speed"). The drivers each keep one copy of their loop per format (*_pk); a dispatch per step,
+ * as here, does not win that back and serves only the lanes variant of the sentences
+ * (GLM_SENTENCE_LANES). */
 #define WALK_STEP(F, k) ((F)->kbits ? walk_step((F), (k), 1) : walk_step((F), (k), 0))
 
 /* The fast paths compare keys as signed 32-bit integers: exact while every word id is < 2^31. */

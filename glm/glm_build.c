@@ -1,10 +1,11 @@
-/* glm_build.c — from the parsed ARPA n-grams to the gLM trie file.
+/* glm_build.c — from the parsed ARPA n-grams to a model file: the gLM trie (.glm, optionally
+ * quantized) or KenLM's probing binary (glm build probing).
  *
- * Level by level (k = 2..N): each n-gram's parent is its suffix of order k-1 (already placed, its
- * final position known), so sorting level k by (parent position, key) groups every node's children
- * in their parent's order, sorted by key; each group is then permuted into its B-tree's
- * breadth-first order. Inputs of level k-1 are freed once level k no longer needs them, keeping the
- * peak near the parsed input plus the output. */
+ * The trie is made level by level (k = 2..N): each n-gram's parent is its suffix of order k-1
+ * (already placed, its final position known), so sorting level k by (parent position, key) groups
+ * every node's children in their parent's order, sorted by key; each group is then permuted into
+ * its B-tree's breadth-first order. Inputs of level k-1 are freed once level k no longer needs
+ * them, keeping the peak near the parsed input plus the output. */
 #define _POSIX_C_SOURCE 200809L /* stat */
 #include <math.h>
 #include <stdlib.h>

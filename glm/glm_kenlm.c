@@ -1,9 +1,12 @@
-/* glm_kenlm.c — KenLM binary models (build_binary's `probing` layout) read in place: the header
- * checks, the vocabulary and n-gram hash tables probed as KenLM probes them, and the scoring paths
- * (one word, rows, sentences with prefetching) on glm_layout.h's shared state logic.
+/* glm_kenlm.c — KenLM binary models (build_binary's output) read in place: the header checks, the
+ * probing and rest probing layouts' hash tables probed as KenLM probes them, the trie layouts
+ * (plain, quantized, array-compressed pointers: see open_trie) searched as KenLM searches them, and
+ * the scoring paths (one word, rows, sentences with prefetching) on glm_layout.h's shared state
+ * logic.
  *
- * The file, as KenLM's lm/binary_format.cc, lm/vocab.cc and lm/search_hashed.cc lay it out (x86-64,
- * little-endian; "pack 4" structures have no padding after a uint64 + uint32):
+ * A probing file, as KenLM's lm/binary_format.cc, lm/vocab.cc and lm/search_hashed.cc lay it out
+ * (x86-64, little-endian; "pack 4" structures have no padding after a uint64 + uint32; a trie file
+ * has the same header):
  *   Sanity (88 bytes): the magic "mmap lm http://kheafield.com/code format version 5\n\0\0" padded
  *     to 56 bytes, floats 0, 1, -0.5, uint32 1, 0xffffffff, 0, uint64 1.
  *   FixedWidthParameters (20 bytes): uint8 order, float probing_multiplier, int32 model_type,
@@ -136,8 +139,7 @@ static inline const uint8_t *probe(const glm_kenlm_table *t, size_t esz, uint64_
 
 /* Prefetches a probe from entry e on: its line and the next. A probe often runs past the first
  * line: a miss scans about 5 buckets at KenLM's 1.5 multiplier (Knuth's formula for linear
- * probing), 80 bytes of 16-byte entries; the second line alone took the mono lm.5's probing
- * path from ~7 to ~9 M tokens per CPU s (docs/glm.md, session 9), a third line gained nothing. */
+ * probing), 80 bytes of 16-byte entries; a third line does not pay (docs/glm.md). */
 static inline void prefetch_probe(const uint8_t *e)
 {
     __builtin_prefetch(e);
@@ -946,9 +948,9 @@ _Static_assert(KEN_AHEAD < KEN_RING && (KEN_RING & (KEN_RING - 1)) == 0, "the ri
 /* glm_kenlm_score_sentences on a probing file, fast: while token t is scored, the keys and buckets
  * of token t + KEN_AHEAD (from its full history in its sentence) are computed, kept in a ring and
  * prefetched. The walk from t's state then probes a prefix of that key chain (the state's words
- * are the first words of the same history) without hashing again. Measured on the mono lm.5
- * against the chunks of KEN_CHUNK tokens per sentence (issue 12, docs/glm.md). usz and msz: the
- * unigram and middle entry bytes, constants in each caller below. */
+ * are the first words of the same history) without hashing again (the tries prefetch chunks of
+ * KEN_CHUNK tokens per sentence instead; docs/glm.md compares the two on the probing layout). usz
+ * and msz: the unigram and middle entry bytes, constants in each caller below. */
 static inline __attribute__((always_inline)) void
 probing_walk(const glm_model *m, const glm_word *ids, const uint64_t *sstart, size_t s0, size_t s1,
              int null_context, const glm_state *begin, float *prob, uint8_t *len, const size_t usz,

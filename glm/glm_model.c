@@ -1,5 +1,5 @@
-/* glm_model.c — opening a .glm file, vocabulary, decoder states, and the readable reference
- * scoring (one walk per query, no interleaving). */
+/* glm_model.c — opening a model (a .glm file, or a KenLM binary through glm_kenlm.c), vocabulary,
+ * decoder states, and the readable reference scoring (one walk per query, no interleaving). */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise, mkstemp */
 #include <errno.h>
 #include <stdio.h>

@@ -3,11 +3,100 @@
  * (ppt_reorder.c), then write hash table, payload, vocabularies and alignments. Memory holds the
  * output (payload, vocabularies, one index entry per source), never the input. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "ppt_build.h"
+#include "ppt_format.h"
+#include "ppt_reorder.h"
+#include "ppt_text.h"
+#include "smt_buf.h"
+#include "smt_lines.h"
 #include "smt_progress.h"
+#include "smt_vocab.h"
+
+/* A growing array of words. */
+typedef struct {
+    uint32_t *v;
+    size_t n, cap;
+} u32v;
+
+/* Ensures room for `extra` more words; returns 0 or -1 (out of memory). */
+static inline int u32v_reserve(u32v *b, size_t extra)
+{
+    if (extra <= b->cap - b->n)
+        return 0;
+    return extra > SIZE_MAX - b->n || smt_grow(&b->v, &b->cap, b->n + extra, sizeof *b->v, 1024)
+               ? -1
+               : 0;
+}
+
+/* A target of the group being assembled. */
+typedef struct {
+    size_t off;      /* in cur (words) */
+    uint32_t words;
+    uint8_t unmatched; /* still has the default reordering scores */
+    double rank;     /* weights . ln(scores), for table_limit */
+    size_t index;    /* input order, the tie-break */
+} ppt_tmeta;
+
+/* One chunk of a source group in the payload; input that is not grouped by source gives several
+ * chunks of one source, merged at the end. */
+typedef struct {
+    uint64_t key;
+    uint64_t off;  /* payload words */
+    uint64_t next; /* next chunk of the same source, UINT64_MAX at the last */
+    uint64_t last; /* (head chunks) the last chunk, for appending */
+    int head;
+} ppt_chunk;
+
+typedef struct ppt_builder {
+    const ppt_build_options *opt;
+    ppt_build_report *rep;
+    smt_err *err;
+    smt_lines *pt;
+    const char *pt_path;
+    uint32_t ns, nr;         /* scores, reordering scores */
+    float rdefault[PPT_MAX_SCORES];
+    float weights[PPT_MAX_SCORES];
+    uint64_t mask;
+
+    smt_vocab_builder *src, *tgt, *extra, *align_text;
+    u32v align_off;          /* points; n+1 */
+    uint8_t *align_pts;
+    size_t n_pts, cap_pts;
+    uint8_t *align_max;      /* per alignment: max source pos + 1, max target pos + 1 */
+    size_t cap_align_max;
+
+    u32v payload;
+    ppt_chunk *chunks;
+    size_t n_chunks, cap_chunks;
+    uint64_t *index;         /* head chunk ids + 1, 0 empty; power of two */
+    uint64_t index_mask;
+    uint64_t n_heads;
+
+    /* the group being assembled */
+    int have_cur;
+    uint32_t cur_src[PPT_MAX_PHRASE_LEN];
+    uint32_t cur_src_len;
+    uint32_t max_src_len;    /* the longest source so far */
+    char *cur_text;
+    size_t cur_text_len, cur_text_cap;
+    u32v cur;
+    ppt_tmeta *meta;
+    size_t n_meta, cap_meta;
+
+    /* the reordering table, merged as the phrase table is read */
+    ppt_reorder rt;
+    uint64_t *unmatched;     /* pairs (group offset, record offset) in payload: no entry found */
+    size_t n_unmatched, cap_unmatched;
+} ppt_builder;
+
+static int ppt_oom(ppt_builder *b)
+{
+    return smt_err_set(b->err, SMT_ERR_NOMEM, "probingpt build: out of memory");
+}
 
 static int perr(ppt_builder *b, const char *fmt, const char *what, int wlen)
 {
@@ -65,14 +154,9 @@ static int index_grow(ppt_builder *b)
  * source seen before (input not grouped by source). */
 static int register_chunk(ppt_builder *b, uint64_t off, uint64_t key, const uint32_t *ids, uint32_t n)
 {
-    if (b->n_chunks == b->cap_chunks) {
-        size_t cap = b->cap_chunks ? 2 * b->cap_chunks : 4096;
-        ppt_chunk *c = realloc(b->chunks, cap * sizeof *c);
-        if (!c)
-            return ppt_oom(b);
-        b->chunks = c;
-        b->cap_chunks = cap;
-    }
+    if (b->n_chunks == b->cap_chunks &&
+        smt_grow(&b->chunks, &b->cap_chunks, b->n_chunks + 1, sizeof *b->chunks, 4096))
+        return ppt_oom(b);
     if (2 * (b->n_heads + 1) > (b->index ? b->index_mask + 1 : 0) && index_grow(b))
         return SMT_ERR_NOMEM;
     uint64_t id = b->n_chunks++;
@@ -118,7 +202,7 @@ static int by_rank(const void *pa, const void *pb)
 
 /* Ranks the assembled targets (table_limit) and appends the group to `out`. The kept targets are
  * in input order without a limit, best first with one (ties: input order). */
-static int emit_group(ppt_builder *b, ppt_u32v *out, uint64_t *group_off, int track_unmatched)
+static int emit_group(ppt_builder *b, u32v *out, uint64_t *group_off, int track_unmatched)
 {
     size_t n = b->n_meta, keep = n;
     if (b->opt->table_limit) { /* with a limit, always best first, so the order is input-independent */
@@ -136,7 +220,7 @@ static int emit_group(ppt_builder *b, ppt_u32v *out, uint64_t *group_off, int tr
     if (words > UINT32_MAX)
         return smt_err_set(b->err, SMT_ERR_LIMIT, "%s: the targets of one source exceed 16 GB",
                            b->pt_path);
-    if (ppt_u32v_reserve(out, words))
+    if (u32v_reserve(out, words))
         return ppt_oom(b);
     uint64_t goff = out->n;
     uint32_t *g = out->v + goff;
@@ -148,14 +232,10 @@ static int emit_group(ppt_builder *b, ppt_u32v *out, uint64_t *group_off, int tr
     for (size_t i = 0; i < keep; i++) {
         ppt_tmeta *m = &b->meta[i];
         if (track_unmatched && m->unmatched) {
-            if (b->n_unmatched == b->cap_unmatched) {
-                size_t cap = b->cap_unmatched ? 2 * b->cap_unmatched : 1024;
-                uint64_t *u = realloc(b->unmatched, 2 * cap * sizeof *u);
-                if (!u)
-                    return ppt_oom(b);
-                b->unmatched = u;
-                b->cap_unmatched = cap;
-            }
+            if (b->n_unmatched == b->cap_unmatched &&
+                smt_grow(&b->unmatched, &b->cap_unmatched, b->n_unmatched + 1,
+                         2 * sizeof *b->unmatched, 1024))
+                return ppt_oom(b);
             b->unmatched[2 * b->n_unmatched] = goff;
             b->unmatched[2 * b->n_unmatched + 1] = out->n;
             b->n_unmatched++;
@@ -193,14 +273,9 @@ static double rank_of(const ppt_builder *b, const float *scores)
 /* Adds a target record (already in b->cur from `start`) to the group's metadata. */
 static int add_meta(ppt_builder *b, size_t start, int unmatched)
 {
-    if (b->n_meta == b->cap_meta) {
-        size_t cap = b->cap_meta ? 2 * b->cap_meta : 256;
-        ppt_tmeta *m = realloc(b->meta, cap * sizeof *m);
-        if (!m)
-            return ppt_oom(b);
-        b->meta = m;
-        b->cap_meta = cap;
-    }
+    if (b->n_meta == b->cap_meta &&
+        smt_grow(&b->meta, &b->cap_meta, b->n_meta + 1, sizeof *b->meta, 256))
+        return ppt_oom(b);
     ppt_tmeta *m = &b->meta[b->n_meta++];
     m->off = start;
     m->words = (uint32_t)(b->cur.n - start);
@@ -242,7 +317,7 @@ static int alignment_id(ppt_builder *b, ppt_span s, uint32_t src_len, uint32_t t
         b->n_pts += (size_t)n;
         b->align_max[2 * found] = ms;
         b->align_max[2 * found + 1] = mt;
-        if (ppt_u32v_reserve(&b->align_off, 1))
+        if (u32v_reserve(&b->align_off, 1))
             return ppt_oom(b);
         b->align_off.v[b->align_off.n++] = (uint32_t)b->n_pts;
     }
@@ -274,20 +349,15 @@ static int parse_line(ppt_builder *b, char *line, size_t len)
             return PERR(b, "source phrase longer than %u words", b->pt_path, ln, PPT_MAX_PHRASE_LEN);
         if (b->cur_src_len > b->max_src_len)
             b->max_src_len = b->cur_src_len;
-        if (slen > b->cur_text_cap) {
-            char *t = realloc(b->cur_text, slen * 2);
-            if (!t)
-                return ppt_oom(b);
-            b->cur_text = t;
-            b->cur_text_cap = slen * 2;
-        }
+        if (slen > b->cur_text_cap && smt_grow(&b->cur_text, &b->cur_text_cap, slen, 1, 256))
+            return ppt_oom(b);
         memcpy(b->cur_text, f[0].b, slen);
         b->cur_text_len = slen;
         b->have_cur = 1;
     }
     /* the record: header, target ids, scores, reordering, counts */
     size_t start = b->cur.n;
-    if (ppt_u32v_reserve(&b->cur, PPT_TARGET_HEADER + 1 + PPT_MAX_PHRASE_LEN + 2 * PPT_MAX_SCORES + PPT_MAX_COUNTS))
+    if (u32v_reserve(&b->cur, PPT_TARGET_HEADER + 1 + PPT_MAX_PHRASE_LEN + 2 * PPT_MAX_SCORES + PPT_MAX_COUNTS))
         return ppt_oom(b);
     uint32_t aid = 0, eid = SMT_VOCAB_NONE;
     if (nf >= 6 && (rc = smt_vocab_builder_add(b->extra, rest.b, (size_t)(rest.e - rest.b), &eid, b->err)))
@@ -322,7 +392,7 @@ static int parse_line(ppt_builder *b, char *line, size_t len)
     int matched = 1;
     float *ro = sc + b->ns;
     if (b->nr) {
-        rc = ppt_rt_match(b, line, (size_t)(f[1].e - line), ro, &matched);
+        rc = ppt_reorder_match(&b->rt, line, (size_t)(f[1].e - line), ro, &matched);
         if (rc)
             return rc;
         if (!matched)
@@ -351,8 +421,8 @@ static int parse_line(ppt_builder *b, char *line, size_t len)
  * group per source, in the order sources first appeared, re-applying the table limit. */
 static int merge_chunks(ppt_builder *b)
 {
-    ppt_u32v out = {0};
-    if (ppt_u32v_reserve(&out, b->payload.n))
+    u32v out = {0};
+    if (u32v_reserve(&out, b->payload.n))
         return ppt_oom(b);
     uint32_t ns = b->ns, nr = b->nr;
     for (size_t i = 0; i < b->n_chunks; i++) {
@@ -361,7 +431,7 @@ static int merge_chunks(ppt_builder *b)
             continue;
         const uint32_t *g = b->payload.v + c->off;
         if (c->next == UINT64_MAX) {
-            if (ppt_u32v_reserve(&out, g[2])) {
+            if (u32v_reserve(&out, g[2])) {
                 free(out.v);
                 return ppt_oom(b);
             }
@@ -378,7 +448,7 @@ static int merge_chunks(ppt_builder *b)
             for (uint32_t t = 0; t < h[1]; t++) {
                 uint64_t w = ppt_record_words(r[0], ns, nr);
                 size_t start = b->cur.n;
-                if (ppt_u32v_reserve(&b->cur, w)) {
+                if (u32v_reserve(&b->cur, w)) {
                     free(out.v);
                     return ppt_oom(b);
                 }
@@ -510,15 +580,16 @@ static int run(ppt_builder *b)
         (rc = smt_vocab_builder_create(&b->extra, b->err)) ||
         (rc = smt_vocab_builder_create(&b->align_text, b->err)))
         return rc;
-    if (ppt_u32v_reserve(&b->align_off, 1))
+    if (u32v_reserve(&b->align_off, 1))
         return ppt_oom(b);
     b->align_off.v[b->align_off.n++] = 0;
     if ((rc = smt_lines_open(&b->pt, o->phrase_table, lf, b->err)))
         return rc;
     b->pt_path = smt_lines_path(b->pt);
     if (o->reordering) {
-        if ((rc = ppt_rt_start(b)))
+        if ((rc = ppt_reorder_open(&b->rt, o->reordering, lf, b->rep, b->err)))
             return rc;
+        b->nr = b->rt.nr;
         if (o->num_reordering_default > 1 && o->num_reordering_default != b->nr)
             return smt_err_set(b->err, SMT_ERR_ARG, "%u reordering defaults for %u reordering scores",
                                o->num_reordering_default, b->nr);
@@ -543,7 +614,8 @@ static int run(ppt_builder *b)
         return smt_err_set(b->err, SMT_ERR_PARSE, "%s: no phrase pairs", b->pt_path);
     if ((rc = flush_group(b)))
         return rc;
-    if (b->nr && (rc = ppt_rt_finish(b)))
+    if (b->nr && (rc = ppt_reorder_finish(&b->rt, b->payload.v, b->unmatched, b->n_unmatched,
+                                          b->src, b->tgt, b->ns)))
         return rc;
     if (b->rep->split_sources && (rc = merge_chunks(b)))
         return rc;
@@ -553,7 +625,7 @@ static int run(ppt_builder *b)
 static void builder_free(ppt_builder *b)
 {
     smt_lines_close(b->pt);
-    smt_lines_close(b->rt);
+    ppt_reorder_close(&b->rt);
     smt_vocab_builder_free(b->src);
     smt_vocab_builder_free(b->tgt);
     smt_vocab_builder_free(b->extra);
@@ -567,9 +639,6 @@ static void builder_free(ppt_builder *b)
     free(b->cur_text);
     free(b->cur.v);
     free(b->meta);
-    smt_buf_free(&b->left_text);
-    free(b->left_off);
-    free(b->left_scores);
     free(b->unmatched);
 }
 

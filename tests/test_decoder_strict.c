@@ -735,6 +735,30 @@ Test(strict, help)
     free(cmd), free(err), free(bin);
 }
 
+/* bench_decoder reads its input and references as the tools do (smt_lines): compressed files
+ * too, and a file it cannot read is named. */
+Test(strict, bench_decoder_reads_lines)
+{
+    char *ini = tu_join(tiny, "moses.ini"), *in = tu_join(tmp, "bench.in"),
+         *ref = tu_join(tmp, "bench.ref"), *out = NULL, *err = NULL, *cmd = NULL;
+    cr_assert_eq(tu_write_file(in, "a b c a b c\nb a c b a c\n", 24), 0);
+    char *fast = tu_bin_path("fastsmt"), *bin = tu_bin_path("bench_decoder");
+    cr_assert(asprintf(&cmd, "%s -f %s -input-file %s > %s", fast, ini, in, ref) > 0);
+    cr_assert_eq(tu_run(cmd, NULL, &err), 0, "%s", err);
+    free(cmd), free(err);
+    cr_assert_eq(tu_compress_file(in, "gz"), 0);
+    cr_assert_eq(tu_compress_file(ref, "xz"), 0);
+    cr_assert(asprintf(&cmd, "%s -f %s -i %s.gz -r %s.xz -t 1 -lm-batch off", bin, ini, in, ref) >
+              0);
+    cr_assert_eq(tu_run(cmd, &out, &err), 0, "%s", err);
+    cr_assert(strstr(out, " sentences=2 ") && strstr(out, " bleu=100.00 "), "%s", out);
+    free(cmd), free(out), free(err);
+    cr_assert(asprintf(&cmd, "%s -f %s -i %s.gz -r %s -t 1 -lm-batch off", bin, ini, in, tmp) > 0);
+    cr_assert_eq(tu_run(cmd, NULL, &err), 1);
+    cr_assert(strstr(err, tmp) && strstr(err, "directory"), "%s", err);
+    free(cmd), free(err), free(bin), free(fast), free(ref), free(in), free(ini);
+}
+
 /* A full disk on standard output or on the n-best file: a message and a non-zero exit. */
 Test(strict, write_errors)
 {

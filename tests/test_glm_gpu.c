@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "glm.h"
+#include "smt_buf.h"
 #include "testutil.h"
 
 static char *dir;
@@ -125,16 +126,18 @@ static void compare_states(glm_model *m, const glm_state *in, const glm_word *w,
 static size_t states_queries(glm_model *m, const char *text, glm_state **in_out, glm_word **w_out)
 {
     uint32_t V = glm_vocab_size(m);
-    size_t cap = 1 << 16, n = 0;
-    glm_state *in = malloc(cap * sizeof *in);
-    glm_word *w = malloc(cap * sizeof *w);
+    size_t cap = 0, n = 0;
+    glm_state *in = NULL;
+    glm_word *w = NULL;
     uint64_t s = 88172645463325252ull;
 #define ADD(st, x)                                                                                 \
     do {                                                                                           \
         if (n == cap) {                                                                            \
-            cap *= 2;                                                                              \
-            in = realloc(in, cap * sizeof *in);                                                    \
-            w = realloc(w, cap * sizeof *w);                                                       \
+            size_t c_ = cap;                                                                       \
+            cr_assert(!smt_grow(&in, &c_, n + 1, sizeof *in, 1 << 16));                            \
+            c_ = cap;                                                                              \
+            cr_assert(!smt_grow(&w, &c_, n + 1, sizeof *w, 1 << 16));                              \
+            cap = c_;                                                                              \
         }                                                                                          \
         in[n] = (st);                                                                              \
         w[n++] = (x);                                                                              \

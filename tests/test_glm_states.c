@@ -15,6 +15,7 @@
 
 #include "glm.h"
 #include "glm_internal.h" /* glm_bigidx_build: the index on every group of the tiny models */
+#include "smt_buf.h"
 #include "testutil.h"
 
 static char *dir;
@@ -41,10 +42,11 @@ typedef struct qset {
 static void qadd(qset *q, const glm_state *s, glm_word w)
 {
     if (q->n == q->cap) {
-        q->cap = q->cap ? 2 * q->cap : 256;
-        q->in = realloc(q->in, q->cap * sizeof *q->in);
-        q->w = realloc(q->w, q->cap * sizeof *q->w);
-        cr_assert(q->in && q->w);
+        size_t c = q->cap;
+        cr_assert(!smt_grow(&q->in, &c, q->n + 1, sizeof *q->in, 256));
+        c = q->cap;
+        cr_assert(!smt_grow(&q->w, &c, q->n + 1, sizeof *q->w, 256));
+        q->cap = c;
     }
     q->in[q->n] = *s;
     q->w[q->n++] = w;

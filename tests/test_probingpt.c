@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "probingpt.h"
+#include "smt_buf.h"
 #include "smt_lines.h"
 #include "testutil.h"
 
@@ -183,11 +184,10 @@ Test(ppt, optional_fields_round_trip)
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 static char *sorted_lines(char *text)
 {
-    size_t n = 0, cap = 64;
-    char **v = malloc(cap * sizeof *v);
+    size_t n = 0, cap = 0;
+    char **v = NULL;
     for (char *s = strtok(text, "\n"); s; s = strtok(NULL, "\n")) {
-        if (n == cap)
-            v = realloc(v, (cap *= 2) * sizeof *v);
+        cr_assert(!smt_grow(&v, &cap, n + 1, sizeof *v, 64));
         v[n++] = s;
     }
     qsort(v, n, sizeof *v, cmp_str);

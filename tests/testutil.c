@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "testutil.h"
+#include "smt_buf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -108,23 +109,28 @@ char *tu_read_file(const char *path, size_t *len)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
+    smt_buf b = {0};
+    int bad = 0;
     for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap + 1);
+        if (smt_buf_reserve(&b, 1 << 16)) {
+            bad = 1;
+            break;
         }
-        size_t r = fread(buf + n, 1, cap - n, f);
+        size_t r = fread(b.data + b.len, 1, b.cap - b.len - 1, f); /* the last byte: the NUL's */
         if (r == 0)
             break;
-        n += r;
+        b.len += r;
     }
+    bad |= ferror(f);
     fclose(f);
-    buf[n] = '\0';
+    if (bad) {
+        smt_buf_free(&b);
+        return NULL;
+    }
+    b.data[b.len] = '\0';
     if (len)
-        *len = n;
-    return buf;
+        *len = b.len;
+    return b.data;
 }
 
 int tu_copy_file(const char *src, const char *dst)

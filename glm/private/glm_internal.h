@@ -107,7 +107,8 @@ uint64_t glm_layout_nmid(const glm_layout *L);
 /* The n-grams of one order, words reversed (w, h1, h2, ..): the trie's key order. */
 typedef struct glm_ostore {
     unsigned n;
-    uint64_t count, cap;
+    uint64_t count;
+    size_t cap;
     uint32_t *ids; /* (count, n) */
     float *prob;
     float *bo;        /* NULL for the highest order */

@@ -2,14 +2,14 @@
  *
  * Supported: the `probing` layout (KenLM's default), `rest probing` (probing with rest costs,
  * build_binary -r), `trie`, `trie -q N -b M` (quantized) and `trie -a N` (array-compressed
- * pointers, with or without quantization),
- * queried in place too (the trie's bit-packed levels are searched as KenLM searches them: the
- * same entries, hence the same floats; quantized values are read from the file's own bins). Its vocabulary is a linear-probing hash table
- * of MurmurHash64A word hashes (ids in ARPA order, <unk> 0); its n-grams are linear-probing hash
- * tables of n-gram hashes (the word ids chained by KenLM's CombineWordHash, predicted word first),
- * so the words of an n-gram are not stored and the file cannot be converted: it is mapped and
- * probed as KenLM probes it. A rest probing file's rest costs serve only glm_kenlm_phrase_estimate
- * (Moses's phrase estimates); the scores are the probing layout's.
+ * pointers, with or without quantization). A probing file's vocabulary is a linear-probing hash
+ * table of MurmurHash64A word hashes (ids in ARPA order, <unk> 0); its n-grams are linear-probing
+ * hash tables of n-gram hashes (the word ids chained by KenLM's CombineWordHash, predicted word
+ * first), so the words of an n-gram are not stored and the file cannot be converted: it is mapped
+ * and probed as KenLM probes it. A trie file's bit-packed levels are searched as KenLM searches
+ * them (the same entries, hence the same floats; quantized values are read from the file's own
+ * bins). A rest probing file's rest costs serve only glm_kenlm_phrase_estimate (Moses's phrase
+ * estimates); the scores are the probing layout's.
  *
  * A model opened from a KenLM binary is a glm_model with `ken` set: glm_model.c, glm_batch.c and
  * glm_text.c dispatch to the functions below; the state logic (glm_finish, glm_row_combine) is
