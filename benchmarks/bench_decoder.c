@@ -32,6 +32,7 @@
 #include "smt_lines.h"
 #include "smt_num.h"
 #include "smt_progress.h"
+#include "smt_words.h"
 
 /* User + system CPU seconds of the process so far (every thread). */
 static double cpu_seconds(void)
@@ -114,19 +115,6 @@ static double bleu(const lines *hyp, const lines *refs, int n_refs)
 
 /* ---------------------------------------------------------------- the benchmark */
 
-/* The next item of a comma-separated list [*p..): *item and *len, *p moved past it (NULL after
- * the last); 0 when the list is done. */
-static int next_item(const char **p, const char **item, size_t *len)
-{
-    if (!*p)
-        return 0;
-    const char *c = strchr(*p, ',');
-    *item = *p;
-    *len = c ? (size_t)(c - *p) : strlen(*p);
-    *p = c ? c + 1 : NULL;
-    return 1;
-}
-
 static double peak_rss_mb(void)
 {
     struct rusage ru;
@@ -207,7 +195,8 @@ int main(int argc, char **argv)
     size_t n_threads = 0, cap_threads = 0;
     const char *item;
     size_t len;
-    for (const char *p = threads_arg; next_item(&p, &item, &len);) {
+    for (const char *p = threads_arg, *e = p + strlen(p);
+         smt_word_next(&p, e, SMT_WS_COMMA, &item, &len);) {
         long long t;
         if (smt_parse_ll(item, len, 0, 1024, &t)) {
             fprintf(stderr, "bench_decoder: -t '%s': a comma-separated list of thread counts "
@@ -224,7 +213,8 @@ int main(int argc, char **argv)
     }
     static const char *const lm_names[] = {"off", "cpu", "gpu"};
     int lm_modes[8], n_modes = 0;
-    for (const char *p = lm_arg; next_item(&p, &item, &len);) {
+    for (const char *p = lm_arg, *e = p + strlen(p);
+         smt_word_next(&p, e, SMT_WS_COMMA, &item, &len);) {
         int k = -1;
         for (int j = 0; j < 3; j++)
             if (strlen(lm_names[j]) == len && !strncmp(item, lm_names[j], len))
@@ -246,7 +236,7 @@ int main(int argc, char **argv)
         if (!n_refs)
             refs_path[n_refs++] = def_ref;
     }
-    if (!ini || !input) {
+    if (!ini || !input || !n_threads || !n_modes) {
         usage(stderr);
         free(thread_counts);
         return 2;
