@@ -69,12 +69,35 @@ static int check_output(const input_set *s, const char *path, smt_err *err)
     return 0;
 }
 
-/* The absolute path of an existing file (what the new ini names, so that it works from OUTDIR). */
-static int absolute(const char *path, char **out, smt_err *err)
+/* The name the new ini gives an existing file: relative to base (the new ini's folder, absolute)
+ * when the file lies under it, else its absolute path; base NULL: always absolute. */
+static int ini_name(const char *path, const char *base, char **out, smt_err *err)
 {
-    if (!(*out = realpath(path, NULL)))
+    char *abs = realpath(path, NULL);
+    if (!abs)
         return smt_err_errno(err, SMT_ERR_IO, errno, "%s", path);
+    size_t n = base ? strlen(base) : 0;
+    if (base && !strncmp(abs, base, n) && abs[n] == '/' && abs[n + 1]) {
+        *out = strdup(abs + n + 1);
+        free(abs);
+        return *out ? 0 : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    }
+    *out = abs;
     return 0;
+}
+
+/* The real path of the folder holding path (malloc'ed). */
+static int dirname_real(const char *path, char **out, smt_err *err)
+{
+    char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
+    if (!dir)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    if (slash)
+        slash[slash == dir ? 1 : 0] = '\0';
+    *out = realpath(slash ? dir : ".", NULL);
+    int rc = *out ? 0 : smt_err_errno(err, SMT_ERR_IO, errno, "%s", dir);
+    free(dir);
+    return rc;
 }
 
 /* The shortest decimal form of d that reads back as d. */
@@ -89,44 +112,65 @@ static void print_exact(FILE *out, double d)
     fprintf(out, " %s", b);
 }
 
-/* An old-format ini written in the new format: its other sections, then the [feature] lines Moses's
- * conversion makes (new_lines[k] where a feature was rewritten) and their [weight] lines. */
 /* The sections that name a file the decoder reads ([input-file], [weight-file]), which the new ini
- * names by absolute path (file_sections_resolve). */
+ * names as it names its other files (file_sections_resolve). */
 #define N_FILE_SECTIONS 2
 static const char *const file_sections[N_FILE_SECTIONS] = {"input-file", "weight-file"};
 
-/* For each of them with a relative name: the file as the decoder would find it from the old ini
- * (the working directory first, then beside the ini), as an absolute path, and the line of the
- * name; a file not found now (an input written later) keeps its line (abs NULL). */
-static void file_sections_resolve(const dec_ini *ini, char **abs, unsigned *line)
+/* For each of them: the file as the decoder finds it from the old ini, named for the new ini
+ * (ini_name), and the line of the name; a file not found now (an input written later), or named
+ * by an absolute path outside base, keeps its line (name NULL). */
+static void file_sections_resolve(const dec_ini *ini, const char *base, char **name,
+                                  unsigned *line)
 {
     for (int j = 0; j < N_FILE_SECTIONS; j++) {
-        abs[j] = NULL;
+        name[j] = NULL;
         line[j] = 0;
         const char *v = dec_ini_param(ini, file_sections[j]);
-        if (!v || v[0] == '/')
+        if (!v)
             continue;
         unsigned l = dec_ini_param_line(ini, file_sections[j], 0);
         char *found = NULL;
         smt_err fe;
-        if (dec_ini_find(ini, v, l, NULL, 0, &found, &fe) == 0 && found &&
-            absolute(found, &abs[j], &fe) == 0)
-            line[j] = l;
+        if (dec_ini_find(ini, v, l, NULL, 0, &found, &fe) == 0 &&
+            ini_name(found, base, &name[j], &fe) == 0) {
+            if (v[0] == '/' && name[j][0] == '/') { /* absolute and outside base: kept as given */
+                free(name[j]);
+                name[j] = NULL;
+            } else {
+                line[j] = l;
+            }
+        }
         free(found);
     }
 }
 
+/* 1 when line lineno of the old ini is its [relative-paths] header or value (the new ini has its
+ * own). */
+static int is_relative_paths_line(const dec_ini *ini, uint64_t lineno)
+{
+    char *const *v;
+    size_t n = dec_ini_param_values(ini, "relative-paths", &v);
+    for (size_t i = 0; i <= n; i++)
+        if (dec_ini_param_line(ini, "relative-paths", i) == lineno)
+            return 1;
+    return 0;
+}
+
+/* An old-format ini written in the new format: its other sections, then the [feature] lines Moses's
+ * conversion makes (new_lines[k] where a feature was rewritten) and their [weight] lines. */
 static int write_converted(const dec_ini *ini, const char *const *new_lines,
-                           char *const *file_abs, FILE *out)
+                           char *const *file_name, FILE *out)
 {
     fprintf(out, "# (converted from the old format, before 2013, as Moses converts it)\n");
     for (size_t i = 0; i < ini->n_sections; i++) {
+        if (!strcmp(ini->sections[i].name, "relative-paths"))
+            continue;
         fprintf(out, "\n[%s]\n", ini->sections[i].name);
         const char *subst = NULL;
         for (int j = 0; j < N_FILE_SECTIONS; j++)
             if (!strcmp(ini->sections[i].name, file_sections[j]))
-                subst = file_abs[j];
+                subst = file_name[j];
         for (size_t k = 0; k < ini->sections[i].n; k++)
             fprintf(out, "%s\n", k == 0 && subst ? subst : ini->sections[i].values[k]);
     }
@@ -195,12 +239,12 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
     char **new_lines = calloc(ini->n_features, sizeof *new_lines);
     char **lm_paths = calloc(ini->n_features, sizeof *lm_paths);
     char *pt_path[DEC_MAX_TABLES] = {0}, *ppt_out[DEC_MAX_TABLES] = {0};
-    char *pt_ref[DEC_MAX_TABLES] = {0}, *reo_path = NULL, *abs_out = NULL;
-    char *ini_out = NULL, *ini_target = NULL, *ini_tmp = NULL, *file_abs[N_FILE_SECTIONS];
+    char *pt_ref[DEC_MAX_TABLES] = {0}, *reo_path = NULL, *abs_out = NULL, *base = NULL;
+    char *ini_out = NULL, *ini_target = NULL, *ini_tmp = NULL;
+    char *file_name[N_FILE_SECTIONS] = {0};
     unsigned file_line[N_FILE_SECTIONS];
     smt_lines *in = NULL;
     FILE *out = NULL;
-    file_sections_resolve(ini, file_abs, file_line);
     if (!new_lines || !lm_paths || asprintf(&ini_out, "%s/moses.ini", out_dir) < 0) {
         rc = nomem(err);
         goto done;
@@ -222,8 +266,6 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
          (rc = dec_ini_find(ini, dec_ini_feature_arg(lr, "path"), lr->line, stderr, 0, &reo_path,
                             err))))
         goto done;
-    /* the new ini names what it builds by absolute path: it loads its own files from any working
-     * directory (a relative name would be looked up in the working directory first) */
     if (!(abs_out = realpath(out_dir, NULL))) {
         rc = smt_err_errno(err, SMT_ERR_IO, errno, "%s", out_dir);
         goto done;
@@ -259,6 +301,17 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
         rc = nomem(err);
         goto done;
     }
+    /* the new ini names the files under OUTDIR relative to OUTDIR, which it says is read beside
+     * the ini only ([relative-paths] ini), so that OUTDIR can be moved or copied; unless
+     * OUTDIR/moses.ini is a link to a file in another folder (read from either place, the names
+     * must then be absolute) */
+    if ((rc = dirname_real(ini_target, &base, err)) != 0)
+        goto done;
+    if (strcmp(base, abs_out)) {
+        free(base);
+        base = NULL;
+    }
+    file_sections_resolve(ini, base, file_name, file_line);
     for (size_t i = 0; i < ini->n_features; i++) {
         char *glm_out = NULL;
         if (lm_paths[i] && !is_fsmt(lm_paths[i])) {
@@ -274,21 +327,16 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
     }
     for (size_t k = 0; k < n_pt; k++) {
         if (is_fsmt(pt_path[k])) {
-            if ((rc = absolute(pt_path[k], &pt_ref[k], err)) != 0)
+            if ((rc = ini_name(pt_path[k], base, &pt_ref[k], err)) != 0)
                 goto done;
             continue;
         }
         if (report)
             fprintf(report, "fastsmt-binarize: %s + %s -> %s\n", pt_path[k],
                     reo_path ? reo_path : "-", ppt_out[k]);
-        if ((rc = dec_ppt_build(pt_path[k], reo_path, ppt_out[k], err)) != 0)
+        if ((rc = dec_ppt_build(pt_path[k], reo_path, ppt_out[k], err)) != 0 ||
+            (rc = ini_name(ppt_out[k], base, &pt_ref[k], err)) != 0)
             goto done;
-        if ((k ? asprintf(&pt_ref[k], "%s/phrase-table.%zu.ppt", abs_out, k)
-               : asprintf(&pt_ref[k], "%s/phrase-table.ppt", abs_out)) < 0) {
-            pt_ref[k] = NULL;
-            rc = nomem(err);
-            goto done;
-        }
     }
     for (size_t i = 0; i < ini->n_features; i++) {
         const dec_ini_feature *f = &ini->features[i];
@@ -304,7 +352,7 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
         } else if (lm_paths[i]) {
             char *ref = NULL;
             if (is_fsmt(lm_paths[i])) {
-                if ((rc = absolute(lm_paths[i], &ref, err)) != 0)
+                if ((rc = ini_name(lm_paths[i], base, &ref, err)) != 0)
                     goto done;
             } else {
                 char *glm_out = NULL;
@@ -312,19 +360,14 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
                     rc = nomem(err);
                     goto done;
                 }
-                if (asprintf(&ref, "%s/%s.glm", abs_out, f->name) < 0) {
-                    free(glm_out);
-                    rc = nomem(err);
-                    goto done;
-                }
                 if (report)
                     fprintf(report, "fastsmt-binarize: %s -> %s\n", lm_paths[i], glm_out);
                 rc = dec_glm_build(lm_paths[i], glm_out, err);
+                if (!rc)
+                    rc = ini_name(glm_out, base, &ref, err);
                 free(glm_out);
-                if (rc) {
-                    free(ref);
+                if (rc)
                     goto done;
-                }
             }
             new_lines[i] = rewrite(f, NULL, ref, NULL);
             free(ref);
@@ -350,8 +393,16 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
         goto done;
     }
     fprintf(out, "# Written by fastsmt-binarize from %s\n", ini_path);
+    if (base)
+        fprintf(out, "# Relative paths in this file are relative to its folder, never to the "
+                     "working directory\n# ([relative-paths] ini, a fastsmt section): the folder "
+                     "can be moved or copied as a whole.\n");
+    else
+        fprintf(out, "# Its files are named by absolute path (it was written through a link to "
+                     "another folder).\n");
+    fprintf(out, "\n[relative-paths]\nini\n\n");
     if (ini->old_format && /* written in the new format, as Moses converts the old one */
-        (rc = write_converted(ini, (const char *const *)new_lines, file_abs, out)) != 0) {
+        (rc = write_converted(ini, (const char *const *)new_lines, file_name, out)) != 0) {
         rc = nomem(err);
         goto done;
     }
@@ -363,12 +414,14 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
         while (k < ini->n_features && !(ini->features[k].line == lineno && new_lines[k]))
             k++;
         int j = 0;
-        while (j < N_FILE_SECTIONS && !(file_line[j] == lineno && file_abs[j]))
+        while (j < N_FILE_SECTIONS && !(file_line[j] == lineno && file_name[j]))
             j++;
         if (k < ini->n_features)
             fprintf(out, "%s\n", new_lines[k]);
-        else if (j < N_FILE_SECTIONS) /* a relative [input-file] / [weight-file]: absolute */
-            fprintf(out, "%s\n", file_abs[j]);
+        else if (j < N_FILE_SECTIONS) /* [input-file] / [weight-file], named for the new ini */
+            fprintf(out, "%s\n", file_name[j]);
+        else if (is_relative_paths_line(ini, lineno))
+            continue;
         else
             fprintf(out, "%s\n", line);
     }
@@ -414,9 +467,9 @@ done:
     for (size_t k = 0; k < n_pt; k++)
         free(pt_path[k]), free(ppt_out[k]), free(pt_ref[k]);
     free(ini_out), free(ini_target), free(ini_tmp);
-    free(reo_path), free(abs_out);
+    free(reo_path), free(abs_out), free(base);
     for (int j = 0; j < N_FILE_SECTIONS; j++)
-        free(file_abs[j]);
+        free(file_name[j]);
     dec_ini_free(ini);
     return rc;
 }

@@ -103,14 +103,14 @@ unsigned dec_model_param_line(const dec_model *m, const char *section, size_t i)
 int dec_model_param_ll(const dec_model *m, const char *section, long long lo, long long hi,
                        long long *out, smt_err *err);
 /* The path a single-value ini section names ([input-file]): the working directory's when it
- * exists there (as Moses), else the path beside the ini; malloc'ed, or NULL when the section is
- * absent or memory ran out. */
+ * exists there (as Moses; not with [relative-paths] ini), else the path beside the ini; malloc'ed,
+ * or NULL when the section is absent or memory ran out. */
 char *dec_model_param_path(const dec_model *m, const char *section);
 /* The same with the ini's file rule and its errors: a relative path is looked up in the working
- * directory first (as Moses), then beside the ini; neither: SMT_ERR_IO naming both tried paths
- * and the ini line; both, different files: a warning on warn (may be NULL), which also receives
- * which was used when the load's verbosity is 2 or more. Returns 0 when the section is absent,
- * 1 with *out (malloc'ed), or the error. */
+ * directory first (as Moses; [relative-paths] ini: never), then beside the ini; neither:
+ * SMT_ERR_IO naming the tried paths and the ini line; both, different files: a warning on warn
+ * (may be NULL), which also receives which was used when the load's verbosity is 2 or more.
+ * Returns 0 when the section is absent, 1 with *out (malloc'ed), or the error. */
 int dec_model_param_file(const dec_model *m, const char *section, FILE *warn, char **out,
                          smt_err *err);
 /* A boolean ini section as Moses reads one (no value, true/yes/1, false/no/0): 0 when absent,
@@ -125,11 +125,13 @@ int dec_model_show_weights(const dec_model *m, FILE *out);
 /* Binarizes the text models ini_path names, for fast loading (what fastsmt-binarize does): the
  * phrase table and its lexicalized reordering table become one probingpt file
  * (out_dir/phrase-table.ppt, reordering integrated), every KENLM ARPA file a glm file
- * (out_dir/<name>.glm), and out_dir/moses.ini is the input ini with those feature lines pointing
- * at the binaries (by absolute path, so that it loads its own files from any working directory)
- * and every other line kept as it was (an old-format ini: written converted, in the new format). Files that are
- * already binary are referenced by their absolute path, not rebuilt. out_dir is created when
- * missing. No input is ever overwritten (an output that would replace the ini or a table is
+ * (out_dir/<name>.glm), and out_dir/moses.ini is the input ini with [relative-paths] ini, those
+ * feature lines pointing at the binaries and every other line kept as it was (an old-format ini:
+ * written converted, in the new format). Files under out_dir (the binaries, and any other file
+ * the ini names there) are named relative to it, so that out_dir can be moved or copied; files
+ * outside it (tables already binary, not rebuilt; [input-file], [weight-file]) by absolute path;
+ * everything by absolute path when out_dir/moses.ini is a link to a file in another folder.
+ * out_dir is created when missing. No input is ever overwritten (an output that would replace the ini or a table is
  * refused with SMT_ERR_ARG), and the new moses.ini is written under a temporary name and loaded
  * (dec_model_load) before it takes its name: success means the binarized model works. report (may
  * be NULL) receives one line per table built. Returns 0, SMT_ERR_IO, SMT_ERR_PARSE,

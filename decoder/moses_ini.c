@@ -39,6 +39,7 @@ static const section_class sections[] = {
     {"unknown-word-prefix", IMPL}, {"unknown-word-suffix", IMPL}, {"show-weights", IMPL},
     {"inputtype", IMPL}, {"verbose", IMPL}, {"input-file", IMPL},
     {"cube-pruning-deterministic-search", IMPL}, /* always deterministic */
+    {"relative-paths", IMPL}, /* fastsmt's own: where relative paths are looked up */
     /* the old format (before 2013), converted at load (convert_old); "IMPL" in the table of the
      * new format too, where dec_ini_load refuses them as a mix of the two formats */
     /* no effect on the output */
@@ -700,6 +701,8 @@ static int convert_old(dec_ini *ini, smt_err *err)
     return 0;
 }
 
+static int read_relative_paths(dec_ini *ini, smt_err *err);
+
 int dec_ini_load(dec_ini **out, const char *path, smt_err *err)
 {
     *out = NULL;
@@ -723,6 +726,8 @@ int dec_ini_load(dec_ini **out, const char *path, smt_err *err)
     smt_lines_close(f);
     if (!rc)
         rc = convert_old(ini, err);
+    if (!rc)
+        rc = read_relative_paths(ini, err);
     if (rc) {
         dec_ini_free(ini);
         return rc;
@@ -813,12 +818,10 @@ size_t dec_ini_param_values(const dec_ini *ini, const char *section, char *const
 char *dec_ini_resolve(const dec_ini *ini, const char *path)
 {
     char *out = NULL;
-    if (path[0] == '/')
-        return strdup(path);
-    struct stat st;
-    if (stat(path, &st) == 0) /* the working directory first, as Moses */
-        return strdup(path);
-    if (asprintf(&out, "%s/%s", ini->dir, path) < 0)
+    smt_err e;
+    if (dec_ini_find(ini, path, 0, NULL, 0, &out, &e) != SMT_ERR_IO) /* found, or out of memory */
+        return out;
+    if (asprintf(&out, "%s/%s", ini->dir, path) < 0) /* found nowhere: the path beside the ini */
         return NULL;
     return out;
 }
@@ -847,7 +850,8 @@ int dec_ini_find(const dec_ini *ini, const char *path, unsigned line, FILE *warn
     }
     free(cwd);
     struct stat sc, si;
-    int has_c = stat(path, &sc) == 0, has_i = stat(beside, &si) == 0, rc = 0;
+    int has_c = !ini->beside_only && stat(path, &sc) == 0, has_i = stat(beside, &si) == 0;
+    int rc = 0;
     char fb[64];
     if (has_c) {
         if (has_i && (sc.st_dev != si.st_dev || sc.st_ino != si.st_ino) && warn)
@@ -866,6 +870,11 @@ int dec_ini_find(const dec_ini *ini, const char *path, unsigned line, FILE *warn
                     frag(path, fb), shown);
         *out = beside;
         beside = NULL;
+    } else if (ini->beside_only) {
+        rc = smt_err_set(err, SMT_ERR_IO,
+                         "%s:%u: %s: not found beside the ini (%s; [relative-paths] ini: the "
+                         "working directory is not searched)",
+                         ini->path, line, frag(path, fb), shown);
     } else {
         rc = smt_err_set(err, SMT_ERR_IO,
                          "%s:%u: %s: not found in the working directory (%s) nor beside the ini "
@@ -1018,6 +1027,24 @@ static int single_value(const dec_ini *ini, const char *section, const char **v,
     *v = s->values[0];
     *line = s->lines[0];
     return 1;
+}
+
+/* [relative-paths]: cwd-first (Moses's rule, the default) or ini (beside the ini only). */
+static int read_relative_paths(dec_ini *ini, smt_err *err)
+{
+    const char *v = NULL;
+    unsigned line = 0;
+    int rc = single_value(ini, "relative-paths", &v, &line, err);
+    if (rc <= 0)
+        return rc;
+    if (strcmp(v, "ini") && strcmp(v, "cwd-first")) {
+        char fb[64];
+        return smt_err_set(err, SMT_ERR_PARSE,
+                           "%s:%u: [relative-paths] '%s' is neither cwd-first nor ini", ini->path,
+                           line, frag(v, fb));
+    }
+    ini->beside_only = !strcmp(v, "ini");
+    return 0;
 }
 
 int dec_ini_param_ll(const dec_ini *ini, const char *section, long long lo, long long hi,

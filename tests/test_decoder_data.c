@@ -1102,8 +1102,34 @@ Test(dec_data, binarize_output_ini_follows_the_writer_rules)
     char *text = tu_read_file(real, &len);
     cr_assert(strstr(text, "Written by fastsmt-binarize") && strstr(text, "phrase-table.ppt"), "%s",
               text);
+    cr_assert(strstr(text, " path=phrase-table.ppt "), "relative to the folder: %s", text);
     free(text);
     dec_model_free(dtu_load(link, NULL));
+    /* a link to a file in another folder: the ini is read from either place, so it names its
+     * files by absolute path, the binaries and a [weight-file] beside the link's target alike */
+    char *away = tu_join(tmp, "away"), *away_ini = tu_join(away, "real.ini");
+    char *dir2 = tu_join(tmp, "linked-away"), *link2 = tu_join(dir2, "moses.ini");
+    char *src = tu_join(tmp, "away-src"), *tiny = tu_data_path("decoder/tiny");
+    cr_assert_eq(mkdir(away, 0777), 0);
+    cr_assert_eq(mkdir(dir2, 0777), 0);
+    cr_assert_eq(tu_write_file(away_ini, "old\n", 4), 0);
+    cr_assert_eq(symlink("../away/real.ini", link2), 0);
+    rc = tu_runf(NULL, &err, "mkdir '%s' && cp '%s'/* '%s'/ && printf '[weight-file]\\n%s/w.txt\\n' "
+                 ">> '%s/moses.ini' && echo '# none' > '%s/w.txt' && '%s' '%s/moses.ini' '%s'",
+                 src, tiny, src, away, src, away, bin, src, dir2);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(err);
+    char *real2 = realpath(dir2, NULL), *want = NULL;
+    cr_assert(asprintf(&want, " path=%s/phrase-table.ppt ", real2) > 0);
+    text = tu_read_file(away_ini, &len);
+    cr_assert(strstr(text, want), "%s", text);
+    free(want);
+    cr_assert(asprintf(&want, "\n[weight-file]\n%s/w.txt\n", away) > 0);
+    cr_assert(strstr(text, want), "%s", text);
+    dec_model_free(dtu_load(link2, NULL));
+    dec_model_free(dtu_load(away_ini, NULL));
+    free(text), free(want), free(real2), free(away), free(away_ini), free(dir2);
+    free(link2), free(src), free(tiny);
     for (int k = 0; k < 2; k++) { /* a fifo, a folder */
         char *out_dir = tu_join(tmp, k ? "folder" : "fifo"), *out_ini = tu_join(out_dir, "moses.ini");
         cr_assert_eq(mkdir(out_dir, 0777), 0);

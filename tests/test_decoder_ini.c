@@ -1,7 +1,8 @@
 #define _GNU_SOURCE
 /* Moses's path and ini semantics (issue 11, item 1): relative paths found in the working directory
  * first, then beside the ini (-v 2 says which; both tried paths named when neither exists; a
- * warning when both exist and differ), binarized inis that name their files absolutely,
+ * warning when both exist and differ), [relative-paths] ini (beside the ini only) and the binarized
+ * inis that use it to name their files relative to their folder,
  * old-format inis (before 2013) converted as Moses's Parameter converts them and decoding as their
  * new-format equivalent, SRILM/IRSTLM features read as ARPA, and KENLM oov-feature=1. */
 #include <criterion/criterion.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "decoder.h"
 #include "moses_ini.h"
@@ -146,26 +148,168 @@ Test(ini, input_file_rule)
     free(out), free(err), free(ini), free(text), free(more), free(model), free(cwd);
 }
 
-/* fastsmt-binarize names what it built by absolute path: the binarized model loads its own files
- * from any working directory, even one holding files of the same names. */
-Test(ini, binarized_paths_absolute)
+/* Decodes "a b\nc\nb a c x y\n" with the model of ini from cwd (stderr must stay empty): the 1-best,
+ * and the 10-best list read back into *nbest. */
+static char *decode_from(const char *cwd, const char *ini, char **nbest)
+{
+    char *nb = tu_join(tmp, "from.nbest"), *args = NULL, *out, *err;
+    cr_assert(asprintf(&args, "-f '%s' -v 0 -n-best-list '%s' 10", ini, nb) > 0);
+    cr_assert_eq(run_in(cwd, args, "a b\nc\nb a c x y\n", &out, &err), 0, "%s: %s", ini, err);
+    cr_assert_str_eq(err, "", "%s from %s", ini, cwd);
+    *nbest = tu_read_file(nb, NULL);
+    cr_assert(*nbest && strlen(*nbest) > 0);
+    free(nb), free(args), free(err);
+    return out;
+}
+
+/* fastsmt-binarize names what it built relative to OUTDIR and writes [relative-paths] ini, with a
+ * header saying so: the folder, moved (mv) or copied (cp -r) elsewhere, decodes byte-identically,
+ * and files of the same names in the working directory (another binarized model's) are never
+ * read, not even with a warning. */
+Test(ini, binarized_paths_relative)
 {
     char *bin = tu_bin_path("fastsmt-binarize"), *out_dir = tu_join(tmp, "bin");
-    char *cwd = tu_join(tmp, "cwd"), *out, *err, *args = NULL;
+    char *cwd = tu_join(tmp, "cwd"), *decoy = tu_join(tmp, "decoy"), *out, *err;
     cr_assert_eq(tu_runf(&out, &err, "cd '%s' && '%s' moses.ini '%s'", tiny, bin, out_dir), 0,
                  "%s", err);
     free(out), free(err);
     char *ini = tu_join(out_dir, "moses.ini"), *text = tu_read_file(ini, NULL);
-    cr_assert(strstr(text, "path=/"), "%s", text);
-    cr_assert(!strstr(text, "path=phrase-table.ppt") && !strstr(text, "path=LM0.glm"), "%s", text);
-    /* a folder with decoys named as the binaries */
-    cr_assert_eq(tu_runf(NULL, NULL, "mkdir -p '%s' && echo junk > '%s/phrase-table.ppt' && echo "
-                                     "junk > '%s/LM0.glm'", cwd, cwd, cwd), 0);
-    cr_assert(asprintf(&args, "-f '%s' -v 0", ini) > 0);
-    cr_assert_eq(run_in(cwd, args, "a b\nc\n", &out, &err), 0, "%s", err);
-    cr_assert_str_eq(out, "A B \nY X \n");
-    cr_assert_str_eq(err, "");
-    free(out), free(err), free(args), free(ini), free(text), free(bin), free(out_dir), free(cwd);
+    cr_assert(strstr(text, "\n[relative-paths]\nini\n") && strstr(text, "moved or copied"), "%s",
+              text);
+    cr_assert(strstr(text, " path=phrase-table.ppt ") && strstr(text, " path=LM0.glm "), "%s",
+              text);
+    cr_assert(!strstr(text, "path=/") && !strstr(text, out_dir), "%s", text);
+    /* the decoys: another binarized model in the working directory, whose "a" is Z */
+    copy_tiny(decoy);
+    write_in(decoy, "phrase-table", "a ||| Z ||| 0.5 ||| 0-0 ||| 1 1 1\n");
+    cr_assert_eq(tu_runf(&out, &err, "'%s' '%s/moses.ini' '%s'", bin, decoy, cwd), 0, "%s", err);
+    free(out), free(err);
+    char *decoy_ini = tu_join(cwd, "moses.ini"), *dnb, *d1 = decode_from(tmp, decoy_ini, &dnb);
+    cr_assert(!strncmp(d1, "Z ", 2), "the decoy must translate otherwise: %s", d1);
+    char *nb, *one = decode_from(tmp, ini, &nb);
+    cr_assert(!strncmp(one, "A B \nY X \n", 10), "%s", one);
+    /* moved, then copied (the moved one removed): from the decoys' folder, and by a relative -f */
+    char *moved = tu_join(tmp, "elsewhere/deeper/bin"), *copy = tu_join(tmp, "copy/b");
+    cr_assert_eq(tu_runf(NULL, NULL, "mkdir -p '%s/elsewhere/deeper' '%s/copy' && mv '%s' '%s'",
+                         tmp, tmp, out_dir, moved), 0);
+    for (int k = 0; k < 3; k++) {
+        if (k == 1)
+            cr_assert_eq(tu_runf(NULL, NULL, "cp -r '%s' '%s' && rm -r '%s/elsewhere'", moved,
+                                 copy, tmp), 0);
+        char *at = tu_join(k ? copy : moved, "moses.ini"), *nb2, *one2;
+        one2 = k == 2 ? decode_from(tmp, "copy/b/moses.ini", &nb2) : decode_from(cwd, at, &nb2);
+        cr_assert_str_eq(one2, one, "%d", k);
+        cr_assert_str_eq(nb2, nb, "%d", k);
+        free(at), free(nb2), free(one2);
+    }
+    free(bin), free(out_dir), free(cwd), free(decoy), free(ini), free(text), free(decoy_ini);
+    free(dnb), free(d1), free(nb), free(one), free(moved), free(copy);
+}
+
+/* Binarizing again, a binarized model into another folder: its binaries, already binary, are
+ * not rebuilt and lie outside the new folder, so they are named by absolute path; its
+ * [relative-paths] is replaced, not given twice; a [weight-file] inside the new folder is named
+ * relative to it, one outside by absolute path. */
+Test(ini, binarized_again_names_outside_files_absolutely)
+{
+    char *bin = tu_bin_path("fastsmt-binarize"), *first = tu_join(tmp, "first");
+    char *second = tu_join(tmp, "second"), *out, *err;
+    cr_assert_eq(tu_runf(&out, &err, "'%s' '%s/moses.ini' '%s'", bin, tiny, first), 0, "%s", err);
+    free(out), free(err);
+    char *ini1 = tu_join(first, "moses.ini"), *text1 = tu_read_file(ini1, NULL), *with = NULL;
+    cr_assert(asprintf(&with, "%s[weight-file]\n../second/w.txt\n", text1) > 0);
+    cr_assert_eq(tu_write_file(ini1, with, strlen(with)), 0);
+    cr_assert_eq(tu_runf(NULL, NULL, "mkdir -p '%s'", second), 0);
+    write_in(second, "w.txt", "# no sparse weights\n");
+    cr_assert_eq(tu_runf(&out, &err, "'%s' '%s' '%s'", bin, ini1, second), 0, "%s", err);
+    free(out), free(err);
+    char *ini2 = tu_join(second, "moses.ini"), *text2 = tu_read_file(ini2, NULL), *want = NULL;
+    char *real1 = realpath(first, NULL);
+    cr_assert(asprintf(&want, " path=%s/phrase-table.ppt ", real1) > 0);
+    cr_assert(strstr(text2, want), "%s", text2);
+    free(want);
+    cr_assert(asprintf(&want, " path=%s/LM0.glm ", real1) > 0);
+    cr_assert(strstr(text2, want), "%s", text2);
+    const char *sec = strstr(text2, "\n[relative-paths]\n");
+    cr_assert(sec && !strstr(sec + 1, "\n[relative-paths]\n"), "%s", text2);
+    cr_assert(strstr(text2, "\n[weight-file]\nw.txt\n"), "%s", text2);
+    char *nb1, *nb2, *o1 = decode_from(tmp, ini1, &nb1), *o2 = decode_from(tmp, ini2, &nb2);
+    cr_assert_str_eq(o1, o2);
+    cr_assert_str_eq(nb1, nb2);
+    free(o1), free(o2), free(nb1), free(nb2);
+    /* the [weight-file] outside the new folder: absolute */
+    char *third = tu_join(tmp, "third"), *ini3 = tu_join(third, "moses.ini"), *real2 = NULL;
+    cr_assert_eq(tu_runf(&out, &err, "'%s' '%s' '%s'", bin, ini1, third), 0, "%s", err);
+    free(out), free(err);
+    char *text3 = tu_read_file(ini3, NULL);
+    real2 = realpath(second, NULL);
+    cr_assert(asprintf(&want, "\n[weight-file]\n%s/w.txt\n", real2) > 0);
+    cr_assert(strstr(text3, want), "%s", text3);
+    free(want), free(real2), free(text3), free(ini3), free(third);
+    free(bin), free(first), free(second), free(ini1), free(text1), free(with), free(ini2);
+    free(text2), free(real1);
+}
+
+/* [relative-paths] ini: a relative path is looked up beside the ini only, never in the working
+ * directory (no warning, the working directory's file not read) — the load, the [input-file],
+ * dec_model_files (what -resume fingerprints) alike; not found names the one path tried.
+ * cwd-first is Moses's rule, as without the section (paths_working_directory_first). */
+Test(ini, relative_paths_ini_beside_only)
+{
+    char *model = tu_join(tmp, "model"), *other = tu_join(tmp, "other");
+    copy_tiny(model);
+    copy_tiny(other);
+    write_in(other, "phrase-table", "a ||| Z ||| 0.5 ||| 0-0 ||| 1 1 1\n");
+    write_in(model, "src.txt", "a b\n");
+    write_in(other, "src.txt", "a\n");
+    char *ini = tu_join(model, "moses.ini"), *text = tu_read_file(ini, NULL), *with = NULL;
+    for (int beside = 0; beside <= 1; beside++) {
+        free(with);
+        cr_assert(asprintf(&with, "[relative-paths]\n%s\n%s[input-file]\nsrc.txt\n",
+                           beside ? "ini" : "cwd-first", text) > 0);
+        cr_assert_eq(tu_write_file(ini, with, strlen(with)), 0);
+        char *out, *err;
+        cr_assert_eq(tu_runf(&out, &err, "cd '%s' && '%s' -f '%s' -v 2", other, fastsmt, ini), 0,
+                     "%s", err);
+        cr_assert_str_eq(out, beside ? "A B \n" : "Z \n", "%s", err);
+        cr_assert(beside ? !strstr(err, "warning") && strstr(err, "src.txt: found beside the ini")
+                         : strstr(err, "phrase-table is both in the working directory") != NULL,
+                  "%s", err);
+        free(out), free(err);
+    }
+    /* dec_model_files, from the other folder: the files beside the ini */
+    char *here = getcwd(NULL, 0);
+    cr_assert_eq(chdir(other), 0);
+    dec_model *m;
+    smt_err e;
+    dec_options opt;
+    dec_options_default(&opt);
+    opt.warn = fopen("/dev/null", "w");
+    cr_assert_eq(dec_model_load(&m, ini, &opt, &e), 0, "%s", e.msg);
+    char **files;
+    size_t n;
+    cr_assert_eq(dec_model_files(m, &files, &n, &e), 0, "%s", e.msg);
+    char *pt = tu_join(model, "phrase-table");
+    int listed = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(strncmp(files[i], model, strlen(model)) == 0, "%s", files[i]);
+        listed |= !strcmp(files[i], pt);
+    }
+    cr_assert(listed, "%s not listed", pt);
+    free(files);
+    dec_model_free(m);
+    fclose(opt.warn);
+    cr_assert_eq(chdir(here), 0);
+    /* not beside the ini, though in the working directory: not found, one path named */
+    cr_assert_eq(tu_runf(NULL, NULL, "rm '%s/lm.arpa'", model), 0);
+    char *out, *err, *want = NULL;
+    cr_assert_eq(tu_runf(&out, &err, "cd '%s' && '%s' -f '%s'", other, fastsmt, ini), 1);
+    cr_assert(asprintf(&want, "moses.ini:11: lm.arpa: not found beside the ini (%s/lm.arpa; "
+                              "[relative-paths] ini: the working directory is not searched)",
+                       model) > 0);
+    cr_assert(strstr(err, want), "'%s' lacks '%s'", err, want);
+    free(out), free(err), free(want), free(here), free(pt);
+    free(model), free(other), free(ini), free(text), free(with);
 }
 
 /* The fields of an n-best line: words and total, and its scores sorted (names dropped). */
@@ -277,9 +421,27 @@ Test(ini, old_format_binarized)
                   strstr(text, " name=PhraseDictionaryMemory0\n") &&
                   !strstr(text, "[weight-t]") && !strstr(text, "[ttable-file]"),
               "%s", text);
+    cr_assert(strstr(text, "\n[relative-paths]\nini\n") &&
+                  strstr(text, " path=phrase-table.ppt ") && !strstr(text, "path=/"),
+              "%s", text);
     const char *src = "a b c\nc x y\nb a z c\n";
     cr_assert_eq(tu_write_file(in, src, strlen(src)), 0);
     compare(old, ini, in, 1);
+    /* an old-format ini with its own [relative-paths]: the new ini has one, ini */
+    char *dir = tu_join(tmp, "old-rp"), *old_rp = tu_join(dir, "moses-old.ini"), *with = NULL;
+    copy_tiny(dir);
+    char *old_text = tu_read_file(old_rp, NULL);
+    cr_assert(asprintf(&with, "[relative-paths]\ncwd-first\n%s", old_text) > 0);
+    cr_assert_eq(tu_write_file(old_rp, with, strlen(with)), 0);
+    cr_assert_eq(tu_runf(&out, &err, "'%s' '%s' '%s/bin2'", bin, old_rp, tmp), 0, "%s", err);
+    free(out), free(err), free(text);
+    free(ini);
+    ini = tu_join(tmp, "bin2/moses.ini");
+    text = tu_read_file(ini, NULL);
+    const char *sec = strstr(text, "\n[relative-paths]\nini\n");
+    cr_assert(sec && !strstr(sec + 1, "\n[relative-paths]\n"), "%s", text);
+    compare(old, ini, in, 1);
+    free(dir), free(old_rp), free(with), free(old_text);
     free(bin), free(out_dir), free(old), free(in), free(ini), free(text);
 }
 
@@ -741,4 +903,18 @@ Test(ini, model_files_list_every_file_the_ini_names)
         free(path);
     }
     free(with), free(text), free(ini), free(dir);
+}
+
+/* [relative-paths] takes one value, cwd-first or ini, read strictly (file:line). */
+Test(ini, relative_paths_value_strict)
+{
+    expect_error("[feature]\nWordPenalty\n[relative-paths]\nbeside\n",
+                 "bad.ini:4: [relative-paths] 'beside' is neither cwd-first nor ini", NULL);
+    expect_error("[relative-paths]\nINI\n", "bad.ini:2: [relative-paths] 'INI' is neither", NULL);
+    expect_error("[relative-paths]\n[feature]\nWordPenalty\n", "bad.ini:1: [relative-paths] has "
+                 "no value", NULL);
+    expect_error("[relative-paths]\nini\ncwd-first\n", "bad.ini:3: [relative-paths] has 2 values, "
+                 "expected one", NULL);
+    expect_error("[relative-paths]\nini\n[relative-paths]\nini\n", "bad.ini:3: section "
+                 "[relative-paths] already given at line 1", NULL);
 }

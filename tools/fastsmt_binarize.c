@@ -15,8 +15,11 @@ static const char usage_text[] =
     "usage: fastsmt-binarize moses.ini OUTDIR\n"
     "Binarizes the phrase table (with its lexicalized reordering table) into OUTDIR/phrase-table.ppt\n"
     "and every KENLM ARPA file into OUTDIR/<name>.glm, and writes OUTDIR/moses.ini naming them.\n"
-    "Tables that are already binary are referenced, not rebuilt. The new moses.ini is loaded\n"
-    "before the program reports success; no input file is ever overwritten.\n";
+    "Tables that are already binary are referenced, not rebuilt. The new moses.ini names the files\n"
+    "in OUTDIR relative to OUTDIR and says so ([relative-paths] ini: never looked up in the working\n"
+    "directory), so OUTDIR can be moved or copied; files outside OUTDIR keep absolute paths.\n"
+    "The new moses.ini is loaded before the program reports success; no input file is ever\n"
+    "overwritten.\n";
 
 int main(int argc, char **argv)
 {

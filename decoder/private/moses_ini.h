@@ -11,7 +11,8 @@
  * control bytes or invalid UTF-8 is refused as "not a moses.ini (binary data at line N)", and no
  * message echoes more than a short, printable fragment of a line.
  * Relative paths given in the ini are looked up in the working directory first (Moses's rule), then
- * in the ini's folder (dec_ini_find). An old-format ini (before 2013: [ttable-file],
+ * in the ini's folder; with fastsmt's own section [relative-paths] ini (what fastsmt-binarize
+ * writes), in the ini's folder only (dec_ini_find). An old-format ini (before 2013: [ttable-file],
  * [lmodel-file], [distortion-file], [weight-t], [weight-l], [weight-d], [weight-w], [weight-u],
  * [weight-p]) is converted at load into the [feature] and [weight] lines Moses's Parameter makes
  * of it (dec_ini_load; docs/decoder.md).
@@ -64,9 +65,11 @@ typedef struct dec_ini {
     dec_ini_section *sections;
     unsigned feature_line, weight_line; /* the lines of [feature] / [weight]; 0 when absent */
     int old_format; /* 1: converted from the old format (features and weights made from it) */
+    int beside_only; /* [relative-paths] ini: relative paths are beside the ini, never the cwd */
 } dec_ini;
 
-/* Parses path. Returns 0, SMT_ERR_IO or SMT_ERR_PARSE (naming file:line) or SMT_ERR_NOMEM. */
+/* Parses path. Returns 0, SMT_ERR_IO or SMT_ERR_PARSE (naming file:line) or SMT_ERR_NOMEM.
+ * [relative-paths] must hold one value, cwd-first or ini (else SMT_ERR_PARSE naming file:line). */
 int dec_ini_load(dec_ini **out, const char *path, smt_err *err);
 void dec_ini_free(dec_ini *ini);
 
@@ -114,10 +117,12 @@ int dec_ini_check_sections(const dec_ini *ini, FILE *warn, smt_err *err);
  * rule), then in the ini's folder. verbose >= 2: says on warn which was used. Both exist and are
  * different files: a warning on warn (the working directory's is used). Neither exists:
  * SMT_ERR_IO "moses.ini:7: pt.gz: not found in the working directory (/x/pt.gz) nor beside the
- * ini (/y/pt.gz)". *out: malloc'ed. warn may be NULL. Returns 0 or the error. */
+ * ini (/y/pt.gz)". With [relative-paths] ini (ini->beside_only) the working directory is never
+ * looked at: the ini's folder only. The one resolver of the ini's paths. *out: malloc'ed. warn
+ * may be NULL. Returns 0 or the error. */
 int dec_ini_find(const dec_ini *ini, const char *path, unsigned line, FILE *warn, int verbose,
                  char **out, smt_err *err);
-/* The same rule without messages: the working directory's path when it exists, else the path
+/* The same rule without messages: the path dec_ini_find finds, else (found nowhere) the path
  * beside the ini (malloc'ed; NULL when out of memory). */
 char *dec_ini_resolve(const dec_ini *ini, const char *path);
 
