@@ -1,8 +1,10 @@
 /* dist_parts.c — the part files of a job over a plain file: names, checksums, assembly
  * (dist_core.h). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -99,6 +101,40 @@ void dist_parts_present(dist *d)
     }
 }
 
+/* p past the digits at its start, or NULL when none is there. */
+static const char *digits(const char *p)
+{
+    const char *q = p;
+    while (*q >= '0' && *q <= '9')
+        q++;
+    return q > p ? q : NULL;
+}
+
+/* 1 when name is a part's temporary (dist_part_name with tmp): ".c<chunk>.o<out>.tmp<rank>" of any
+ * chunk, output and rank. */
+static int is_temporary(const char *name)
+{
+    const char *p = !strncmp(name, ".c", 2) ? digits(name + 2) : NULL;
+    p = p && !strncmp(p, ".o", 2) ? digits(p + 2) : NULL;
+    p = p && !strncmp(p, ".tmp", 4) ? digits(p + 4) : NULL;
+    return p && !*p;
+}
+
+/* The temporaries a killed job's ranks left (a rank stopped while writing its part): the resumed
+ * job rewrote every part under its own names, so these are nobody's. */
+static void remove_temporaries(const dist *d)
+{
+    DIR *dir = opendir(d->dir);
+    if (!dir)
+        return;
+    char path[DIST_PATH_MAX + 64];
+    for (struct dirent *e; (e = readdir(dir));)
+        if (is_temporary(e->d_name) &&
+            snprintf(path, sizeof path, "%s/%s", d->dir, e->d_name) < (int)sizeof path)
+            unlink(path);
+    closedir(dir);
+}
+
 void dist_parts_remove(const dist *d)
 {
     for (size_t i = 0; i < d->n_chunks; i++)
@@ -107,6 +143,7 @@ void dist_parts_remove(const dist *d)
             dist_part_name(d, part, sizeof part, i, k, 0);
             unlink(part);
         }
+    remove_temporaries(d);
     unlink(d->manifest);
     rmdir(d->dir); /* kept when something else is in it */
 }

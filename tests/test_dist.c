@@ -547,10 +547,23 @@ Test(dist, parts_assembled_with_their_checksums)
     unlink(name);
     dist_parts_present(&d);
     cr_assert_eq(d.chunks[0].done, 0);
-    /* removed with the manifest and the folder */
+    /* removed with the manifest, the temporaries a killed rank left and the folder */
     cr_assert_eq(tu_write_file(d.manifest, "x\n", 2), 0);
+    dist_part_name(&d, name, sizeof name, 1, 0, 1);
+    cr_assert_eq(tu_write_file(name, "half", 4), 0);
+    d.rank = 12; /* a rank of the killed job beyond the resumed job's */
+    dist_part_name(&d, name, sizeof name, 123456, 0, 1);
+    cr_assert_eq(tu_write_file(name, "half", 4), 0);
+    char *other = tu_join(d.dir, ".c000001.o0.tmp3.mine"); /* not ours: kept, and the folder */
+    cr_assert_eq(tu_write_file(other, "x", 1), 0);
     dist_parts_remove(&d);
     struct stat st;
+    cr_assert_eq(stat(d.dir, &st), 0, "the folder holding a file of another was removed");
+    cr_assert_eq(stat(name, &st), -1, "a temporary of a killed rank was left");
+    cr_assert_eq(stat(d.manifest, &st), -1);
+    unlink(other);
+    free(other);
+    dist_parts_remove(&d);
     cr_assert_neq(stat(d.dir, &st), 0);
     free(out);
     free(d.chunks);

@@ -84,7 +84,7 @@ same "fastsmt tiny file 1-best" ref.out m.out
 same "fastsmt tiny file n-best" ref.nbest m.nbest
 same "fastsmt tiny file alignment" ref.al m.al
 grep -q "rank 2: .* words/s" m.err && ok "per-rank words/s reported" || bad "no per-rank report"
-[ ! -e tiny.txt.fastsmt-parts ] && ok "parts folder removed after success" || bad "parts left"
+[ ! -e tiny.txt.fastsmt-parts ] && ok "parts folder removed after success" || bad "parts left: $(ls -A tiny.txt.fastsmt-parts | head -5)"
 
 # ---- the same from standard input (rank 0 hands out chunks), n-best to standard output
 "$FASTSMT" -f "$TINY" -n-best-list - 3 < tiny.txt > ref2.out 2> /dev/null
@@ -178,7 +178,7 @@ mpi 2 "$FASTSMT" -f "$TINYC" -threads 2 -n-best-list k.nbest 5 -input-file tiny.
   > k.out 2> k4.err || bad "-resume failed: $(tail -3 k4.err)"
 same "-resume 1-best" refk.out k.out
 cmp -s refk.nbest k.nbest && ok "-resume n-best" || bad "-resume n-best differs"
-[ ! -e tiny.txt.fastsmt-parts ] && ok "parts removed after the resumed job" || bad "parts left"
+[ ! -e tiny.txt.fastsmt-parts ] && ok "parts removed after the resumed job" || bad "parts left: $(ls -A tiny.txt.fastsmt-parts | head -5)"
 "$FASTSMT" -f "$TINY" -input-file tiny.txt -resume > /dev/null 2> k5.err \
   && bad "-resume without mpirun ran" || ok "-resume without mpirun is refused"
 
