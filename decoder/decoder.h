@@ -344,8 +344,10 @@ void dec_run_options_release(dec_run_options *o);
  * alignment line); the other lines are translated and the call then fails with the first such
  * error (SMT_ERR_LIMIT or SMT_ERR_CORRUPT). in is read from where it stands as smt_lines reads a
  * file (smt_lines_open_stream: plain or compressed, byte-order marks and "\r\n" dropped) and is
- * not closed; a read error on it is an error (SMT_ERR_IO naming the line), never an end of input. stats (may be NULL): lines, tokens, refused lines, seconds, summed
- * 1-best model score. Returns 0, SMT_ERR_IO, SMT_ERR_PARSE or SMT_ERR_ARG (the run settings),
+ * not closed; a read error on it is an error (SMT_ERR_IO naming the line), never an end of input.
+ * in is read a chunk at a time, so a pipe or terminal is answered when a chunk fills or it ends:
+ * to answer each line as it arrives, use dec_run_input (or dec_run_lines on smt_lines_open).
+ * stats (may be NULL): lines, tokens, refused lines, seconds, summed 1-best model score. Returns 0, SMT_ERR_IO, SMT_ERR_PARSE or SMT_ERR_ARG (the run settings),
  * SMT_ERR_LIMIT, SMT_ERR_CORRUPT or SMT_ERR_NOMEM. */
 typedef struct dec_run_stats {
     uint64_t lines, tokens, refused;
