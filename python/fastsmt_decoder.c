@@ -220,13 +220,14 @@ typedef struct DecObject {
 
 static int Dec_init(PyObject *op, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"ini", "threads", NULL};
-    PyObject *p, *fs = NULL, *th = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O", names, &p, &th) || path_arg(p, &fs))
+    static char *names[] = {"ini", "threads", "model_cache", NULL};
+    PyObject *p, *fs = NULL, *th = NULL, *mc = Py_None, *mcs = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO", names, &p, &th, &mc) || path_arg(p, &fs))
         return -1;
     DecObject *self = (DecObject *)op;
     unsigned threads;
-    if (fastsmt_threads_arg(th, &threads)) {
+    if (fastsmt_threads_arg(th, &threads) ||
+        (mc != Py_None && mc != Py_False && path_arg(mc, &mcs))) {
         Py_DECREF(fs);
         return -1;
     }
@@ -237,9 +238,14 @@ static int Dec_init(PyObject *op, PyObject *args, PyObject *kw)
     }
     dec_options opt;
     dec_options_default(&opt);
-    /* text models are kept binarized where the fastsmt tool keeps them */
-    char *cache = dec_model_cache_dir(getenv("FASTSMT_CACHE"), getenv("XDG_CACHE_HOME"),
-                                      getenv("HOME"));
+    /* model_cache: None keeps text models binarized where the fastsmt tool keeps them, False or
+     * "off" keeps none, else the folder named */
+    const char *mcp = mcs ? PyBytes_AsString(mcs) : NULL;
+    char *cache = mc == Py_None ? dec_model_cache_dir(getenv("FASTSMT_CACHE"),
+                                                      getenv("XDG_CACHE_HOME"), getenv("HOME"))
+                  : mcp && strcmp(mcp, "off") ? strdup(mcp)
+                                              : NULL;
+    Py_XDECREF(mcs);
     opt.model_cache = cache;
     dec_model *m = NULL;
     smt_err e;

@@ -170,3 +170,27 @@ def test_decoder_close_while_translating_is_refused():
     elif "out" not in result:
         assert isinstance(result["error"], ValueError)  # closed before it began
     d.close()
+
+
+def test_decoder_model_cache(tmp_path, monkeypatch):
+    """model_cache: a folder receives the binarized tables; False and "off" write no cache; None
+    is the tool's folder, from the environment."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("FASTSMT_CACHE", raising=False)
+    ini = os.path.join(SAMPLE, "moses.ini")
+    line = open(os.path.join(SAMPLE, "sample.es"), encoding="utf-8").readline().rstrip("\n")
+    want = fastsmt.Decoder(ini, model_cache=False).translate(line)
+    assert not any(home.rglob("*")), "model_cache=False wrote into the home folder"
+    assert fastsmt.Decoder(ini, model_cache="off").translate(line) == want
+    assert not any(home.rglob("*"))
+    cache = tmp_path / "cache"
+    assert fastsmt.Decoder(ini, model_cache=cache).translate(line) == want
+    kept = sorted(p.suffix for p in cache.rglob("*") if p.is_file())
+    assert ".ppt" in kept and ".glm" in kept, kept
+    assert fastsmt.Decoder(ini).translate(line) == want  # None: ~/.cache/fastsmt
+    assert any(p.suffix == ".ppt" for p in (home / ".cache" / "fastsmt").rglob("*"))
+    with pytest.raises(TypeError):
+        fastsmt.Decoder(ini, model_cache=3)
