@@ -230,6 +230,7 @@ Test(ini, binarized_again_names_outside_files_absolutely)
     free(want);
     cr_assert(asprintf(&want, " path=%s/LM0.glm ", real1) > 0);
     cr_assert(strstr(text2, want), "%s", text2);
+    free(want);
     const char *sec = strstr(text2, "\n[relative-paths]\n");
     cr_assert(sec && !strstr(sec + 1, "\n[relative-paths]\n"), "%s", text2);
     cr_assert(strstr(text2, "\n[weight-file]\nw.txt\n"), "%s", text2);
