@@ -5,8 +5,9 @@
  * Types: Model (a glm model: score, perplexity, full_scores, the State calls, score_batch,
  * perplexity_batch, close), State (a glm_state: ordered and hashed as KenLM orders and hashes its
  * State's words), FullScoreReturn (log_prob, ngram_length, oov).
- * Words are split at SMT_WS_SPACE (common/smt_words.h: KenLM's white space, and NUL) and looked up
- * whole; a str is scored as its UTF-8 bytes, as KenLM's module does. */
+ * Words are split at ASCII white space and looked up whole; a str is scored as its UTF-8 bytes, as
+ * KenLM's module does. A NUL byte ends what KenLM's module reads (its C strings): the sentence of
+ * score and perplexity, else each word (kenlm_word, score_nul_text). */
 #include "fastsmt_types.h"
 
 #include <math.h>
@@ -455,12 +456,49 @@ static PyObject *Model_get_closed(PyObject *op, void *c)
     return PyBool_FromLong(((ModelObject *)op)->m == NULL);
 }
 
+/* The bytes of a word KenLM's module looks up: up to its first NUL (a C string). */
+static size_t kenlm_word(const char *w, size_t n)
+{
+    const char *z = memchr(w, '\0', n);
+    return z ? (size_t)(z - w) : n;
+}
+
+/* A text holding NUL, as KenLM's module reads it: with <s> and </s> (its ScoreSentence takes a C
+ * string) the text ends at the first NUL; otherwise (bytes.split(), then a C string per word) each
+ * word ends at its first NUL. *words: the words of the whole text, as its perplexity counts them.
+ * The float sum of glm_score per word, in order: the same arithmetic as glm_score_lines. */
+static void score_nul_text(const glm_model *m, const char *s, size_t n, int bos, int eos,
+                           float *total, uint32_t *words)
+{
+    *words = (uint32_t)smt_words_count(s, n, SMT_WS_ASCII);
+    const char *pos = s, *end = bos && eos ? s + kenlm_word(s, n) : s + n, *w;
+    size_t len;
+    glm_state st;
+    if (bos)
+        glm_state_begin(m, &st);
+    else
+        glm_state_null(&st);
+    float t = 0;
+    while (smt_word_next(&pos, end, SMT_WS_ASCII, &w, &len))
+        t += glm_score(m, &st, glm_index(m, w, kenlm_word(w, len)), &st, NULL);
+    if (eos)
+        t += glm_score(m, &st, glm_eos(m), &st, NULL);
+    *total = t;
+}
+
 /* The sum of the line's word scores (and </s>), KenLM's float arithmetic, and its words: glm's
- * batch path for one line (measured faster than a glm_score walk per word, and than the line's
+ * batch path for one line (a line holding NUL: score_nul_text) (measured faster than a glm_score walk per word, and than the line's
  * n-gram rows through glm_score_rows: 0.42 s, 1.0 s, 0.54 s of CPU for 100k mono lines). */
 static int score_text(const glm_model *m, const char *s, size_t n, int bos, int eos, float *total,
                       size_t *nwords)
 {
+    if (memchr(s, '\0', n)) {
+        uint32_t words;
+        score_nul_text(m, s, n, bos, eos, total, &words);
+        if (nwords)
+            *nwords = words;
+        return 0;
+    }
     glm_lines_options opt = {bos, eos, 1};
     uint32_t words;
     smt_err e;
@@ -552,8 +590,8 @@ static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize
     int more = 1;
     while (more) {
         glm_word id;
-        if (smt_word_next(&pos, end, SMT_WS_SPACE, &w, &len)) {
-            id = glm_index(m, w, len);
+        if (smt_word_next(&pos, end, SMT_WS_ASCII, &w, &len)) {
+            id = glm_index(m, w, kenlm_word(w, len));
         } else if (eos) {
             id = glm_eos(m);
             more = 0;
@@ -630,7 +668,7 @@ static int base_score(ModelObject *self, PyObject *const *args, Py_ssize_t nargs
     Py_ssize_t n;
     if (!so || fastsmt_text_of(a[1], &w, &n))
         return -1;
-    glm_word id = glm_index(m, w, (size_t)n);
+    glm_word id = glm_index(m, w, kenlm_word(w, (size_t)n));
     *oov = id == GLM_UNK;
     *p = glm_score(m, &si->st, id, &so->st, nl);
     return 0;
@@ -667,7 +705,7 @@ static int Model_contains(PyObject *op, PyObject *word)
     const glm_model *m = model_of((ModelObject *)op);
     if (!m)
         return -1;
-    return glm_index(m, w, (size_t)n) != GLM_UNK;
+    return glm_index(m, w, kenlm_word(w, (size_t)n)) != GLM_UNK;
 }
 
 static PyObject *Model_repr(PyObject *op)
@@ -749,6 +787,9 @@ static int batch_score(ModelObject *self, batch *b, int bos, int eos, unsigned t
             PyErr_SetString(PyExc_ValueError, e.msg);
         return -1;
     }
+    for (Py_ssize_t i = 0; i < b->l.count; i++) /* as score() reads them */
+        if (memchr(b->l.s[i], '\0', b->l.n[i]))
+            score_nul_text(m, b->l.s[i], b->l.n[i], bos, eos, &b->total[i], &b->words[i]);
     return 0;
 }
 

@@ -1448,6 +1448,7 @@ Test(words, separator_sets)
         cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_BLANK), blank, "byte %d", c);
         cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_LINE), line, "byte %d", c);
         cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_SPACE), kenlm, "byte %d", c);
+        cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_ASCII), kenlm && c != '\0', "byte %d", c);
         cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_COMMA), c == ',', "byte %d", c);
     }
 }
@@ -1467,6 +1468,7 @@ Test(words, iterator_trim_count)
     cr_assert_eq(smt_words_count(s, n, SMT_WS_BLANK), 2);
     cr_assert_eq(smt_words_count(s, n, SMT_WS_LINE), 4);  /* ab c d e\vf */
     cr_assert_eq(smt_words_count(s, n, SMT_WS_SPACE), 5); /* ab c d e f */
+    cr_assert_eq(smt_words_count(s, n, SMT_WS_ASCII), 4); /* ab c d\0e f */
     const char *b = s, *e = s + n;
     smt_trim(&b, &e, SMT_WS_BLANK);
     cr_assert(b == s + 2 && e == s + n - 1);

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from conftest import SOURCE, glm_query, glm_tool, require_module, shared_path
+from conftest import SOURCE, TESTDATA, glm_query, glm_tool, require_module, shared_path
 
 
 def f32(x):
@@ -418,3 +418,35 @@ def test_keywords_and_types_as_kenlms_module(kenlm, sample_model, sample_arpa):
         g.foo = 1
     # State.__deepcopy__ with or without a memo (KenLM's takes none, so copy.deepcopy fails there)
     assert s.__deepcopy__() == s and s.__deepcopy__({}) == s and copy.deepcopy(s) == s
+
+
+def test_nul_as_kenlms_module(kenlm, sample_model):
+    """A NUL byte ends what KenLM's module reads: the whole sentence in score and perplexity (its
+    ScoreSentence takes a C string; perplexity still counts the words of the whole text), each
+    word elsewhere (bytes.split(), then a C string per word). Fixture: KenLM's module's own
+    results (tests/data/python/kenlm_nul.json, made_by says how)."""
+    with open(os.path.join(TESTDATA, "python", "kenlm_nul.json")) as f:
+        want = json.load(f)
+    m = sample_model
+    for case in want["sentences"]:
+        s = case["sentence"]
+        for text in (s, s.encode()):
+            for key, score in case["score"].items():
+                bos, eos = key[0] == "1", key[1] == "1"
+                assert m.score(text, bos=bos, eos=eos) == score, (s, key)
+                assert m.score_batch([text, "in the"], bos=bos, eos=eos)[0] == score, (s, key)
+            assert m.perplexity(text) == case["perplexity"], s
+            assert m.perplexity_batch([text], threads=2) == [case["perplexity"]], s
+            assert [list(t) for t in m.full_scores(text)] == case["full_scores"], s
+            assert [list(t) for t in m.full_scores(text, bos=False, eos=False)] == \
+                case["full_scores_null_context"], s
+    assert m.score("in\0the beginning") == m.score("in")  # the issue's example
+    for case in want["words"]:
+        w = case["word"]
+        assert (w in m) == case["in_model"], w
+        s, o = kenlm.State(), kenlm.State()
+        m.BeginSentenceWrite(s)
+        assert m.BaseScore(s, w, o) == case["BaseScore"], w
+        r = m.BaseFullScore(s, w, o)
+        assert [r.log_prob, r.ngram_length, r.oov] == case["BaseFullScore"], w
+    assert "the\0" in m
