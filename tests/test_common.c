@@ -1436,6 +1436,40 @@ Test(sniff, fifo_is_left_to_its_reader)
 }
 
 
+/* ---------------------------------------------------------------- temporary files */
+
+/* $TMPDIR when it takes a file; else the next folder that does (a missing one, and /proc/self,
+ * which refuses root too); an error naming each folder when none can (a name too long for all). */
+Test(io, temp_file_falls_back)
+{
+    char *dir = tu_tmpdir(), path[4096];
+    smt_err e;
+    cr_assert_eq(setenv("TMPDIR", dir, 1), 0);
+    cr_assert_eq(smt_temp_file("t-", path, sizeof path, &e), 0, "%s", e.msg);
+    cr_assert(strncmp(path, dir, strlen(dir)) == 0 && strstr(path, "/t-"), "%s", path);
+    struct stat st;
+    cr_assert(stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0);
+    cr_assert_eq(unlink(path), 0);
+    const char *bad[] = {"/nonexistent-fastsmt-tmp", "/proc/self"};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(setenv("TMPDIR", bad[i], 1), 0);
+        cr_assert_eq(smt_temp_file("t-", path, sizeof path, &e), 0, "%s: %s", bad[i], e.msg);
+        cr_assert(strncmp(path, bad[i], strlen(bad[i])) != 0 && stat(path, &st) == 0, "%s", path);
+        cr_assert_eq(unlink(path), 0);
+    }
+    char prefix[300];
+    memset(prefix, 'x', sizeof prefix - 1);
+    prefix[sizeof prefix - 1] = '\0';
+    char small[256];
+    cr_assert_eq(smt_temp_file(prefix, small, sizeof small, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, "cannot create a temporary file") &&
+                  strstr(e.msg, "$TMPDIR /proc/self: ") && strstr(e.msg, "/tmp: ") &&
+                  strstr(e.msg, "/var/tmp: ") && strstr(e.msg, "/dev/shm: "),
+              "%s", e.msg);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* ---------------------------------------------------------------- words */
 
 /* The sets, byte by byte: what each format calls a separator. */

@@ -450,3 +450,15 @@ def test_nul_as_kenlms_module(kenlm, sample_model):
         r = m.BaseFullScore(s, w, o)
         assert [r.log_prob, r.ngram_length, r.oov] == case["BaseFullScore"], w
     assert "the\0" in m
+
+
+def test_arpa_load_without_a_usable_tmpdir(kenlm, sample_model, sample_arpa, tmp_path, monkeypatch):
+    """KenLM loads an ARPA file whatever $TMPDIR is: so does fastsmt.kenlm, binarizing it in the
+    next temporary folder that takes a file when $TMPDIR is missing or read-only (/proc/self
+    refuses root too, where a 0555 folder does not)."""
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o555)
+    want = sample_model.score("in the beginning")
+    for bad in (str(tmp_path / "missing"), "/proc/self", str(ro)):
+        monkeypatch.setenv("TMPDIR", bad)
+        assert kenlm.Model(sample_arpa).score("in the beginning") == want, bad
