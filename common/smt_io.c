@@ -1,10 +1,12 @@
-/* smt_io.c — output stream checks and whole-file reads; see smt_io.h. */
+/* smt_io.c — output stream checks, whole-file reads and temporary files; see smt_io.h. */
+#define _DEFAULT_SOURCE /* mkstemp */
 #include "smt_io.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "smt_buf.h"
 
@@ -65,4 +67,33 @@ int smt_read_file(const char *path, char **data, size_t *len, smt_err *err)
     *data = buf.data;
     *len = buf.len;
     return 0;
+}
+
+int smt_temp_file(const char *prefix, char *path, size_t cap, smt_err *err)
+{
+    const char *env = getenv("TMPDIR");
+    const char *dirs[] = {env && *env ? env : NULL, "/tmp", "/var/tmp", "/dev/shm"};
+    char tried[SMT_ERR_MSG_MAX] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        if (!dirs[i])
+            continue;
+        int n = snprintf(path, cap, "%s/%sXXXXXX", dirs[i], prefix);
+        int e = ENAMETOOLONG;
+        if (n >= 0 && (size_t)n < cap) {
+            int fd = mkstemp(path);
+            if (fd >= 0) {
+                close(fd);
+                return 0;
+            }
+            e = errno;
+        }
+        int w = snprintf(tried + used, sizeof tried - used, "%s%s%s: %s", used ? "; " : "",
+                         i == 0 ? "$TMPDIR " : "", dirs[i], strerror(e));
+        if (w > 0)
+            used += (size_t)w < sizeof tried - used ? (size_t)w : sizeof tried - used - 1;
+    }
+    if (cap)
+        path[0] = '\0';
+    return smt_err_set(err, SMT_ERR_IO, "cannot create a temporary file (%s)", tried);
 }

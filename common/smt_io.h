@@ -1,6 +1,6 @@
-/* smt_io.h — the checks every tool makes on its output streams and paths, and reading a whole
- * file (a document such as a JSON config or a binary header; text read line by line goes through
- * smt_lines.h).
+/* smt_io.h — the checks every tool makes on its output streams and paths, reading a whole file (a
+ * document such as a JSON config or a binary header; text read line by line goes through
+ * smt_lines.h), and the temporary files a load builds into.
  *
  * A write that failed (a full disk, a closed pipe) must never read as success: an output stream is
  * finished with smt_flush_output (a stream that stays open, such as standard output inside a
@@ -34,6 +34,12 @@ int smt_same_file(const char *a, const char *b);
  * *len bytes; the caller frees it). Returns 0, SMT_ERR_IO ("PATH: <reason>" when it cannot be
  * opened, "PATH: read error: <reason>", also for a directory) or SMT_ERR_NOMEM. */
 int smt_read_file(const char *path, char **data, size_t *len, smt_err *err);
+
+/* Creates an empty temporary file <folder>/<prefix>XXXXXX (mkstemp) in the first folder that
+ * takes one: $TMPDIR when set, then /tmp, /var/tmp and /dev/shm (memory), so that a missing or
+ * read-only $TMPDIR does not stop a load. Its name goes to path (cap bytes); the caller removes it.
+ * Returns 0, or SMT_ERR_IO naming each folder tried and why it failed. */
+int smt_temp_file(const char *prefix, char *path, size_t cap, smt_err *err);
 
 #ifdef __cplusplus
 }

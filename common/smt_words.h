@@ -10,6 +10,8 @@
  *                 text): a stray carriage return or NUL separates words instead of sticking to one.
  *   SMT_WS_SPACE  every ASCII white space (C's isspace, KenLM's util::kSpaces: space, tab, LF, VT,
  *                 FF, CR) and NUL: text KenLM scores (glm query), moses.ini lines.
+ *   SMT_WS_ASCII  every ASCII white space, NUL not among them: Python's bytes.split(), which KenLM's
+ *                 Python module splits sentences with.
  *   SMT_WS_COMMA  the comma only: a comma-separated list of a tool's flag (file names, which may
  *                 hold blanks); empty items are skipped.
  * Every function takes explicit bounds: NUL is a byte like any other, a separator only where the
@@ -24,7 +26,7 @@
 #include <emmintrin.h>
 #endif
 
-typedef enum smt_ws { SMT_WS_BLANK, SMT_WS_LINE, SMT_WS_SPACE, SMT_WS_COMMA } smt_ws;
+typedef enum smt_ws { SMT_WS_BLANK, SMT_WS_LINE, SMT_WS_SPACE, SMT_WS_ASCII, SMT_WS_COMMA } smt_ws;
 
 /* 1 when c separates words in set (set is a constant at every call: the test folds to a few
  * compares, faster than a table in the parsers' inner loops). */
@@ -37,6 +39,8 @@ static inline int smt_is_sep(unsigned char c, smt_ws set)
         return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0';
     case SMT_WS_COMMA:
         return c == ',';
+    case SMT_WS_ASCII: /* space, 9..13 */
+        return c == ' ' || (unsigned)(c - 9) <= 4u;
     default: /* SMT_WS_SPACE: space, 9..13 (tab, LF, VT, FF, CR), NUL */
         return c == ' ' || (unsigned)(c - 9) <= 4u || c == '\0';
     }
@@ -113,10 +117,11 @@ static inline uint64_t smt_ws_mask64(const char *p, size_t n, smt_ws set)
         __m128i r = _mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, tab));
         if (set == SMT_WS_COMMA) {
             r = _mm_cmpeq_epi8(v, _mm_set1_epi8(','));
-        } else if (set == SMT_WS_SPACE) { /* 9..13 (tab, LF, VT, FF, CR) and NUL */
+        } else if (set == SMT_WS_SPACE || set == SMT_WS_ASCII) { /* 9..13 (and NUL for SPACE) */
             __m128i t = _mm_sub_epi8(v, nine);
             r = _mm_or_si128(r, _mm_cmpeq_epi8(_mm_min_epu8(t, four), t));
-            r = _mm_or_si128(r, _mm_cmpeq_epi8(v, nul));
+            if (set == SMT_WS_SPACE)
+                r = _mm_or_si128(r, _mm_cmpeq_epi8(v, nul));
         } else if (set == SMT_WS_LINE) {
             r = _mm_or_si128(r, _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, lf)));
             r = _mm_or_si128(r, _mm_cmpeq_epi8(v, nul));

@@ -66,8 +66,9 @@ typedef struct dec_options {
                                    * LMs are kept binarized, so that the next load maps them at
                                    * once (created when missing; docs/decoder.md); NULL (the
                                    * default): no cache, each load binarizes them into a temporary
-                                   * file in $TMPDIR, removed once mapped. The library reads no
-                                   * environment: dec_model_cache_dir gives the tools' folder */
+                                   * file ($TMPDIR, else /tmp, /var/tmp, /dev/shm), removed once
+                                   * mapped. The library reads no other environment:
+                                   * dec_model_cache_dir gives the tools' folder */
 } dec_options;
 
 /* Fills opt with "use the ini" for every setting (and no model cache). */

@@ -10,7 +10,7 @@
  * them). An entry is written by the component's writer (a
  * temporary name, fsync, rename: never half a file under the name) and opened with every checksum
  * verified; one that does not open is rebuilt. An input that changes during the build makes the
- * entry a temporary file. No cache folder: a temporary file in $TMPDIR, removed once mapped. */
+ * entry a temporary file. No cache folder: a temporary file (smt_temp_file), removed once mapped. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -23,6 +23,7 @@
 
 #include "dec_internal.h"
 #include "smt_hash.h"
+#include "smt_io.h"
 
 /* Bump when what the decoder asks the builders for changes (options, defaults). */
 #define DEC_CACHE_VERSION "fastsmt-model-cache 1"
@@ -171,15 +172,10 @@ int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n
         /* the cache could not be written (a full disk...): a temporary file instead */
     }
     free(path);
-    const char *tdir = getenv("TMPDIR");
-    char tmp[4096];
-    int n = snprintf(tmp, sizeof tmp, "%s/fastsmt-%s-XXXXXX", tdir && *tdir ? tdir : "/tmp", ext);
-    if (n < 0 || (size_t)n >= sizeof tmp)
-        return smt_err_set(err, SMT_ERR_IO, "$TMPDIR is too long for a temporary file name");
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return smt_err_errno(err, SMT_ERR_IO, errno, "%s: cannot create a temporary file", tmp);
-    close(fd);
+    char tmp[4096], prefix[64];
+    snprintf(prefix, sizeof prefix, "fastsmt-%s-", ext);
+    if ((rc = smt_temp_file(prefix, tmp, sizeof tmp, err)))
+        return rc;
     rc = build(in, tmp, err);
     if (!rc)
         rc = open_fn(obj, tmp, verify, err);

@@ -99,9 +99,10 @@ int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err);
 
 /* Opens either kind of model, as KenLM's query does: a fastsmt binary with glm_open, or an ARPA
  * file (plain, gzip, xz, bzip2 or zstd) binarized with glm_build (bopt; NULL: defaults) into a
- * temporary file in $TMPDIR (default /tmp) that is removed once open. The kind is told by the
- * file's first bytes (smt_file_kind). Returns glm_open's codes, glm_build's (a file that is neither
- * names its first bad line); a KenLM binary is opened by glm_open. */
+ * temporary file removed once open ($TMPDIR, else /tmp, /var/tmp or /dev/shm: smt_temp_file).
+ * The kind is told by the file's first bytes (smt_file_kind). Returns glm_open's codes,
+ * glm_build's (a file that is neither names its first bad line); a KenLM binary is opened by
+ * glm_open. */
 int glm_load(glm_model **out, const char *path, unsigned flags, const glm_build_options *bopt,
              smt_err *err);
 

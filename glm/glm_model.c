@@ -1,6 +1,6 @@
 /* glm_model.c — opening a model (a .glm file, or a KenLM binary through glm_kenlm.c), vocabulary,
  * decoder states, and the readable reference scoring (one walk per query, no interleaving). */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise, mkstemp */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #include "glm_internal.h"
 #include "glm_kenlm.h"
 #include "smt_hash.h"
+#include "smt_io.h"
 #include "smt_sniff.h"
 
 /* Every child range must be monotone and end at the next level's count: then no walk, whatever
@@ -462,15 +463,11 @@ int glm_load(glm_model **out, const char *path, unsigned flags, const glm_build_
         return glm_open(out, path, flags, err);
     if (kind == SMT_KIND_KENLM) /* queried in place (glm_kenlm.c) */
         return glm_open(out, path, flags, err);
-    const char *dir = getenv("TMPDIR");
     char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s/glm-arpa-XXXXXX", dir && *dir ? dir : "/tmp");
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return smt_err_set(err, SMT_ERR_IO, "%s: cannot create a temporary file: %s", tmp,
-                           strerror(errno));
-    close(fd);
-    int rc = glm_build(path, tmp, bopt, NULL, err);
+    int rc = smt_temp_file("glm-arpa-", tmp, sizeof tmp, err);
+    if (rc)
+        return rc;
+    rc = glm_build(path, tmp, bopt, NULL, err);
     if (!rc)
         rc = glm_open(out, tmp, flags, err);
     unlink(tmp); /* an open model keeps its mapping (or its copy) */

@@ -5,8 +5,9 @@
  * Types: Model (a glm model: score, perplexity, full_scores, the State calls, score_batch,
  * perplexity_batch, close), State (a glm_state: ordered and hashed as KenLM orders and hashes its
  * State's words), FullScoreReturn (log_prob, ngram_length, oov).
- * Words are split at SMT_WS_SPACE (common/smt_words.h: KenLM's white space, and NUL) and looked up
- * whole; a str is scored as its UTF-8 bytes, as KenLM's module does. */
+ * Words are split at ASCII white space and looked up whole; a str is scored as its UTF-8 bytes, as
+ * KenLM's module does. A NUL byte ends what KenLM's module reads (its C strings): the sentence of
+ * score and perplexity, else each word (kenlm_word, score_nul_text). */
 #include "fastsmt_types.h"
 
 #include <math.h>
@@ -97,9 +98,14 @@ static PyObject *State_copy(PyObject *self, PyObject *unused)
     return (PyObject *)s;
 }
 
-static PyObject *State_deepcopy(PyObject *self, PyObject *memo)
+/* __deepcopy__(memo=None): KenLM's module takes no memo (so copy.deepcopy fails there); both work */
+static PyObject *State_deepcopy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    (void)memo;
+    (void)args;
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError, "__deepcopy__() takes at most 1 argument (%zd given)", nargs);
+        return NULL;
+    }
     return State_copy(self, NULL);
 }
 
@@ -129,7 +135,8 @@ static PyObject *State_repr(PyObject *self)
 
 static PyMethodDef State_methods[] = {
     {"__copy__", State_copy, METH_NOARGS, "A copy of the state."},
-    {"__deepcopy__", State_deepcopy, METH_O, "A copy of the state."},
+    {"__deepcopy__", (PyCFunction)(void (*)(void))State_deepcopy, METH_FASTCALL,
+     "A copy of the state."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef State_getset[] = {
@@ -233,7 +240,8 @@ static PyType_Spec Fsr_spec = {"fastsmt._fastsmt.FullScoreReturn", sizeof(FsrObj
 typedef struct ModelObject {
     PyObject_HEAD
     glm_model *m;
-    PyObject *path;     /* bytes, absolute, as KenLM's module keeps it */
+    PyObject *path;     /* bytes (absolute, as KenLM's module keeps it) or NULL (None) */
+    int loaded;         /* __init__ succeeded (m is NULL again after close()) */
     PyObject *module;   /* for the State and FullScoreReturn types */
     unsigned busy;      /* batches running with the GIL released; close() refuses while > 0 */
 } ModelObject;
@@ -246,6 +254,7 @@ static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     if (self) {
         self->m = NULL;
         self->path = NULL;
+        self->loaded = 0;
         self->module = NULL;
         self->busy = 0;
     }
@@ -256,22 +265,46 @@ static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 enum { LOAD_LAZY = 0, LOAD_POPULATE_OR_LAZY = 1, LOAD_POPULATE_OR_READ = 2, LOAD_READ = 3,
        LOAD_PARALLEL_READ = 4 };
 
-/* Reads config.load_method / arpa_complain / show_progress when config is not None. */
+/* A fastsmt.kenlm.Config field as a C long; -1 with an exception set. */
+static int config_long(PyObject *config, const char *name, long *out)
+{
+    PyObject *v = PyObject_GetAttrString(config, name);
+    if (!v)
+        return -1;
+    *out = PyLong_AsLong(v);
+    Py_DECREF(v);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* The load flags and build options of config (None: Config()'s defaults). Anything but a
+ * fastsmt.kenlm.Config is a TypeError, as KenLM's module refuses anything but its Config. */
 static int config_flags(PyObject *config, unsigned *flags, glm_build_options *bopt)
 {
     *flags = GLM_OPEN_HUGE | GLM_OPEN_INDEX; /* as glm query's default (KenLM's POPULATE_OR_READ) */
     memset(bopt, 0, sizeof *bopt);
     bopt->K = 0;
-    bopt->progress = -1;
+    bopt->progress = 0;  /* show_progress: a meter on stderr when it is a terminal */
     bopt->warn = stderr; /* KenLM's default arpa_complain = ALL prints its warnings */
     if (!config || config == Py_None)
         return 0;
-    PyObject *v = PyObject_GetAttrString(config, "load_method");
-    if (!v)
+    PyObject *kenlm = PyImport_ImportModule("fastsmt.kenlm");
+    PyObject *cls = kenlm ? PyObject_GetAttrString(kenlm, "Config") : NULL;
+    Py_XDECREF(kenlm);
+    int ok = cls ? PyObject_IsInstance(config, cls) : -1;
+    Py_XDECREF(cls);
+    if (ok < 0)
         return -1;
-    long lm = PyLong_AsLong(v);
-    Py_DECREF(v);
-    if (lm == -1 && PyErr_Occurred())
+    if (!ok) {
+        PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(config), "__name__");
+        if (name)
+            PyErr_Format(PyExc_TypeError, "Argument 'config' has incorrect type (expected "
+                         "fastsmt.kenlm.Config, got %S)", name);
+        Py_XDECREF(name);
+        return -1;
+    }
+    long lm, complain, progress;
+    if (config_long(config, "load_method", &lm) || config_long(config, "arpa_complain", &complain) ||
+        config_long(config, "show_progress", &progress))
         return -1;
     switch (lm) {
     case LOAD_LAZY: *flags = GLM_OPEN_INDEX; break;
@@ -283,27 +316,10 @@ static int config_flags(PyObject *config, unsigned *flags, glm_build_options *bo
         PyErr_Format(PyExc_ValueError, "Config.load_method %ld: not one of LoadMethod's values", lm);
         return -1;
     }
-    if (PyObject_HasAttrString(config, "arpa_complain")) {
-        v = PyObject_GetAttrString(config, "arpa_complain");
-        if (!v)
-            return -1;
-        long c = PyLong_AsLong(v);
-        Py_DECREF(v);
-        if (c == -1 && PyErr_Occurred())
-            return -1;
-        if (c == 2) /* ARPALoadComplain.NONE */
-            bopt->warn = NULL;
-    }
-    if (PyObject_HasAttrString(config, "show_progress")) {
-        v = PyObject_GetAttrString(config, "show_progress");
-        if (!v)
-            return -1;
-        int p = PyObject_IsTrue(v);
-        Py_DECREF(v);
-        if (p < 0)
-            return -1;
-        bopt->progress = p ? 0 : -1; /* on a terminal, as KenLM shows it on stderr */
-    }
+    if (complain == 2) /* ARPALoadComplain.NONE */
+        bopt->warn = NULL;
+    if (!progress)
+        bopt->progress = -1;
     return 0;
 }
 
@@ -372,6 +388,7 @@ static int Model_init(PyObject *op, PyObject *args, PyObject *kw)
     self->module = module;
     self->m = m;
     self->path = abs;
+    self->loaded = 1;
     return 0;
 }
 
@@ -387,8 +404,8 @@ static void Model_dealloc(PyObject *op)
 static const glm_model *model_of(ModelObject *self)
 {
     if (!self->m)
-        PyErr_SetString(PyExc_ValueError, self->path ? "the model is closed"
-                                                     : "the model is not loaded (Model.__init__)");
+        PyErr_SetString(PyExc_ValueError, self->loaded ? "the model is closed"
+                                                       : "the model is not loaded (Model.__init__)");
     return self->m;
 }
 
@@ -411,10 +428,68 @@ static PyObject *Model_get_path(PyObject *op, void *c)
     return self->path;
 }
 
+/* KenLM's `cdef public bytes path`: bytes or None */
+static int Model_set_path(PyObject *op, PyObject *v, void *c)
+{
+    (void)c;
+    ModelObject *self = (ModelObject *)op;
+    if (!v) {
+        PyErr_SetString(PyExc_AttributeError, "the attribute path cannot be deleted");
+        return -1;
+    }
+    if (v != Py_None && !PyBytes_CheckExact(v)) {
+        PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(v), "__name__");
+        if (name)
+            PyErr_Format(PyExc_TypeError, "Expected bytes, got %S", name);
+        Py_XDECREF(name);
+        return -1;
+    }
+    PyObject *old = self->path;
+    self->path = v == Py_None ? NULL : Py_NewRef(v);
+    Py_XDECREF(old);
+    return 0;
+}
+
 static PyObject *Model_get_closed(PyObject *op, void *c)
 {
     (void)c;
     return PyBool_FromLong(((ModelObject *)op)->m == NULL);
+}
+
+/* The bytes of a word KenLM's module looks up: up to its first NUL (a C string). */
+static size_t kenlm_word(const char *w, size_t n)
+{
+    const char *z = memchr(w, '\0', n);
+    return z ? (size_t)(z - w) : n;
+}
+
+/* The state a sentence starts from: <s>, or the null context. */
+static void state_start(const glm_model *m, int bos, glm_state *st)
+{
+    if (bos)
+        glm_state_begin(m, st);
+    else
+        glm_state_null(st);
+}
+
+/* A text holding NUL, as KenLM's module reads it: with <s> and </s> (its ScoreSentence takes a C
+ * string) the text ends at the first NUL; otherwise (bytes.split(), then a C string per word) each
+ * word ends at its first NUL. *words: the words of the whole text, as its perplexity counts them.
+ * The float sum of glm_score per word, in order: the same arithmetic as glm_score_lines. */
+static void score_nul_text(const glm_model *m, const char *s, size_t n, int bos, int eos,
+                           float *total, uint32_t *words)
+{
+    *words = (uint32_t)smt_words_count(s, n, SMT_WS_ASCII);
+    const char *pos = s, *end = bos && eos ? s + kenlm_word(s, n) : s + n, *w;
+    size_t len;
+    glm_state st;
+    state_start(m, bos, &st);
+    float t = 0;
+    while (smt_word_next(&pos, end, SMT_WS_ASCII, &w, &len))
+        t += glm_score(m, &st, glm_index(m, w, kenlm_word(w, len)), &st, NULL);
+    if (eos)
+        t += glm_score(m, &st, glm_eos(m), &st, NULL);
+    *total = t;
 }
 
 /* The sum of the line's word scores (and </s>), KenLM's float arithmetic, and its words: glm's
@@ -423,6 +498,13 @@ static PyObject *Model_get_closed(PyObject *op, void *c)
 static int score_text(const glm_model *m, const char *s, size_t n, int bos, int eos, float *total,
                       size_t *nwords)
 {
+    if (memchr /* read as KenLM's module reads it */(s, '\0', n)) {
+        uint32_t words;
+        score_nul_text(m, s, n, bos, eos, total, &words);
+        if (nwords)
+            *nwords = words;
+        return 0;
+    }
     glm_lines_options opt = {bos, eos, 1};
     uint32_t words;
     smt_err e;
@@ -505,17 +587,14 @@ static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize
     if (!list)
         return NULL;
     glm_state st;
-    if (bos)
-        glm_state_begin(m, &st);
-    else
-        glm_state_null(&st);
+    state_start(m, bos, &st);
     const char *pos = s, *end = s + n, *w;
     size_t len;
     int more = 1;
     while (more) {
         glm_word id;
-        if (smt_word_next(&pos, end, SMT_WS_SPACE, &w, &len)) {
-            id = glm_index(m, w, len);
+        if (smt_word_next(&pos, end, SMT_WS_ASCII, &w, &len)) {
+            id = glm_index(m, w, kenlm_word(w, len));
         } else if (eos) {
             id = glm_eos(m);
             more = 0;
@@ -575,42 +654,47 @@ static PyObject *Model_NullContextWrite(PyObject *op, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-/* in_state, word, out_state → the score, out_state written; *oov and *nl set. */
-static int base_score(ModelObject *self, PyObject *args, const char *fname, float *p, unsigned *nl,
-                      int *oov)
+static const char *const base_names[] = {"in_state", "word", "out_state"};
+
+/* (in_state, word, out_state), by position or KenLM's keyword names → the score, out_state
+ * written; *oov and *nl set. */
+static int base_score(ModelObject *self, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *kwnames, const char *fname, float *p, unsigned *nl, int *oov)
 {
-    PyObject *in, *word, *out;
-    if (!PyArg_UnpackTuple(args, fname, 3, 3, &in, &word, &out))
+    PyObject *a[3];
+    if (fastsmt_parse_args(args, nargs, kwnames, base_names, 3, 3, fname, a))
         return -1;
     const glm_model *m = model_of(self);
-    StateObject *si = m ? state_arg(self, in, "in_state") : NULL;
-    StateObject *so = si ? state_arg(self, out, "out_state") : NULL;
+    StateObject *si = m ? state_arg(self, a[0], "in_state") : NULL;
+    StateObject *so = si ? state_arg(self, a[2], "out_state") : NULL;
     const char *w;
     Py_ssize_t n;
-    if (!so || fastsmt_text_of(word, &w, &n))
+    if (!so || fastsmt_text_of(a[1], &w, &n))
         return -1;
-    glm_word id = glm_index(m, w, (size_t)n);
+    glm_word id = glm_index(m, w, kenlm_word(w, (size_t)n));
     *oov = id == GLM_UNK;
     *p = glm_score(m, &si->st, id, &so->st, nl);
     return 0;
 }
 
-static PyObject *Model_BaseScore(PyObject *op, PyObject *args)
+static PyObject *Model_BaseScore(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames)
 {
     float p;
     unsigned nl;
     int oov;
-    if (base_score((ModelObject *)op, args, "BaseScore", &p, &nl, &oov))
+    if (base_score((ModelObject *)op, args, nargs, kwnames, "BaseScore", &p, &nl, &oov))
         return NULL;
     return PyFloat_FromDouble(p);
 }
 
-static PyObject *Model_BaseFullScore(PyObject *op, PyObject *args)
+static PyObject *Model_BaseFullScore(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
+                                     PyObject *kwnames)
 {
     float p;
     unsigned nl;
     int oov;
-    if (base_score((ModelObject *)op, args, "BaseFullScore", &p, &nl, &oov))
+    if (base_score((ModelObject *)op, args, nargs, kwnames, "BaseFullScore", &p, &nl, &oov))
         return NULL;
     return fsr_make((PyTypeObject *)mstate(op)->fsr_type, p, (int)nl, oov);
 }
@@ -624,14 +708,14 @@ static int Model_contains(PyObject *op, PyObject *word)
     const glm_model *m = model_of((ModelObject *)op);
     if (!m)
         return -1;
-    return glm_index(m, w, (size_t)n) != GLM_UNK;
+    return glm_index(m, w, kenlm_word(w, (size_t)n)) != GLM_UNK;
 }
 
 static PyObject *Model_repr(PyObject *op)
 {
     ModelObject *self = (ModelObject *)op;
     if (!self->path)
-        return PyUnicode_FromString("<Model (not loaded)>");
+        return PyUnicode_FromString(self->loaded ? "<Model (path None)>" : "<Model (not loaded)>");
     PyObject *ospath = PyImport_ImportModule("os.path");
     PyObject *base = ospath ? PyObject_CallMethod(ospath, "basename", "O", self->path) : NULL;
     Py_XDECREF(ospath);
@@ -647,7 +731,7 @@ static PyObject *Model_reduce(PyObject *op, PyObject *unused)
     (void)unused;
     ModelObject *self = (ModelObject *)op;
     if (!self->path) {
-        PyErr_SetString(PyExc_ValueError, "a model that was never loaded cannot be pickled");
+        PyErr_SetString(PyExc_ValueError, "a model without a path cannot be pickled");
         return NULL;
     }
     return Py_BuildValue("(O(O))", (PyObject *)Py_TYPE(op), self->path);
@@ -706,6 +790,9 @@ static int batch_score(ModelObject *self, batch *b, int bos, int eos, unsigned t
             PyErr_SetString(PyExc_ValueError, e.msg);
         return -1;
     }
+    for (Py_ssize_t i = 0; i < b->l.count; i++) /* as score() reads them */
+        if (memchr(b->l.s[i], '\0', b->l.n[i]))
+            score_nul_text(m, b->l.s[i], b->l.n[i], bos, eos, &b->total[i], &b->words[i]);
     return 0;
 }
 
@@ -827,9 +914,10 @@ static PyMethodDef Model_methods[] = {
      "full_scores(sentence, bos=True, eos=True) -> iterator of (log10 prob, ngram length, oov)"},
     {"BeginSentenceWrite", Model_BeginSentenceWrite, METH_O, "Sets state to the <s> context."},
     {"NullContextWrite", Model_NullContextWrite, METH_O, "Sets state to the empty context."},
-    {"BaseScore", Model_BaseScore, METH_VARARGS,
+    {"BaseScore", (PyCFunction)(void (*)(void))Model_BaseScore, METH_FASTCALL | METH_KEYWORDS,
      "BaseScore(in_state, word, out_state) -> log10 p(word | in_state); writes out_state"},
-    {"BaseFullScore", Model_BaseFullScore, METH_VARARGS,
+    {"BaseFullScore", (PyCFunction)(void (*)(void))Model_BaseFullScore,
+     METH_FASTCALL | METH_KEYWORDS,
      "BaseFullScore(in_state, word, out_state) -> FullScoreReturn; writes out_state"},
     {"score_batch", (PyCFunction)(void (*)(void))Model_score_batch, METH_FASTCALL | METH_KEYWORDS,
      "score_batch(sentences, bos=True, eos=True, threads=1, numpy=False) -> score() of each "
@@ -847,7 +935,8 @@ static PyMethodDef Model_methods[] = {
 
 static PyGetSetDef Model_getset[] = {
     {"order", Model_get_order, NULL, "the n-gram order", NULL},
-    {"path", Model_get_path, NULL, "the model's absolute path (bytes, as KenLM's module)", NULL},
+    {"path", Model_get_path, Model_set_path,
+     "the model's absolute path (bytes, or None; writable, as in KenLM's module)", NULL},
     {"closed", Model_get_closed, NULL, "True after close()", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 

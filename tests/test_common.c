@@ -1436,6 +1436,40 @@ Test(sniff, fifo_is_left_to_its_reader)
 }
 
 
+/* ---------------------------------------------------------------- temporary files */
+
+/* $TMPDIR when it takes a file; else the next folder that does (a missing one, and /proc/self,
+ * which refuses root too); an error naming each folder when none can (a name too long for all). */
+Test(io, temp_file_falls_back)
+{
+    char *dir = tu_tmpdir(), path[4096];
+    smt_err e;
+    cr_assert_eq(setenv("TMPDIR", dir, 1), 0);
+    cr_assert_eq(smt_temp_file("t-", path, sizeof path, &e), 0, "%s", e.msg);
+    cr_assert(strncmp(path, dir, strlen(dir)) == 0 && strstr(path, "/t-"), "%s", path);
+    struct stat st;
+    cr_assert(stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0);
+    cr_assert_eq(unlink(path), 0);
+    const char *bad[] = {"/nonexistent-fastsmt-tmp", "/proc/self"};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(setenv("TMPDIR", bad[i], 1), 0);
+        cr_assert_eq(smt_temp_file("t-", path, sizeof path, &e), 0, "%s: %s", bad[i], e.msg);
+        cr_assert(strncmp(path, bad[i], strlen(bad[i])) != 0 && stat(path, &st) == 0, "%s", path);
+        cr_assert_eq(unlink(path), 0);
+    }
+    char prefix[300];
+    memset(prefix, 'x', sizeof prefix - 1);
+    prefix[sizeof prefix - 1] = '\0';
+    char small[256];
+    cr_assert_eq(smt_temp_file(prefix, small, sizeof small, &e), SMT_ERR_IO);
+    cr_assert(strstr(e.msg, "cannot create a temporary file") &&
+                  strstr(e.msg, "$TMPDIR /proc/self: ") && strstr(e.msg, "/tmp: ") &&
+                  strstr(e.msg, "/var/tmp: ") && strstr(e.msg, "/dev/shm: "),
+              "%s", e.msg);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* ---------------------------------------------------------------- words */
 
 /* The sets, byte by byte: what each format calls a separator. */
@@ -1448,6 +1482,7 @@ Test(words, separator_sets)
         cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_BLANK), blank, "byte %d", c);
         cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_LINE), line, "byte %d", c);
         cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_SPACE), kenlm, "byte %d", c);
+        cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_ASCII), kenlm && c != '\0', "byte %d", c);
         cr_assert_eq(smt_is_sep((unsigned char)c, SMT_WS_COMMA), c == ',', "byte %d", c);
     }
 }
@@ -1467,6 +1502,7 @@ Test(words, iterator_trim_count)
     cr_assert_eq(smt_words_count(s, n, SMT_WS_BLANK), 2);
     cr_assert_eq(smt_words_count(s, n, SMT_WS_LINE), 4);  /* ab c d e\vf */
     cr_assert_eq(smt_words_count(s, n, SMT_WS_SPACE), 5); /* ab c d e f */
+    cr_assert_eq(smt_words_count(s, n, SMT_WS_ASCII), 4); /* ab c d\0e f */
     const char *b = s, *e = s + n;
     smt_trim(&b, &e, SMT_WS_BLANK);
     cr_assert(b == s + 2 && e == s + n - 1);

@@ -484,6 +484,23 @@ Test(dec_data, model_cache_flag)
     free(err), free(fastsmt), free(env), free(flag), free(dir), free(ini);
 }
 
+/* Loads the tiny model of ini with opt and checks its translation of "x y". */
+static void load_and_translate_xy(const char *ini, const dec_options *opt)
+{
+    dec_model *m;
+    smt_err e;
+    const char *t = getenv("TMPDIR");
+    cr_assert_eq(dec_model_load(&m, ini, opt, &e), 0, "TMPDIR=%s: %s", t ? t : "", e.msg);
+    dec_worker *w;
+    cr_assert_eq(dec_worker_create(&w, m, &e), 0, "%s", e.msg);
+    smt_buf best = {0};
+    cr_assert_eq(dec_translate(w, "x y", 3, 0, &best, NULL, 0, 0, NULL, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(best.data, "Y X \n");
+    smt_buf_free(&best);
+    dec_worker_free(w);
+    dec_model_free(m);
+}
+
 /* The library keeps its cache where dec_options.model_cache says, and with no folder writes none:
  * it reads no environment ($HOME, $XDG_CACHE_HOME and $FASTSMT_CACHE point at a folder that must
  * stay empty). */
@@ -502,17 +519,7 @@ Test(dec_data, model_cache_option)
         cr_assert_null(opt.model_cache);
         if (k)
             opt.model_cache = cdir;
-        dec_model *m;
-        smt_err e;
-        cr_assert_eq(dec_model_load(&m, ini, &opt, &e), 0, "%s", e.msg);
-        dec_worker *w;
-        cr_assert_eq(dec_worker_create(&w, m, &e), 0, "%s", e.msg);
-        smt_buf best = {0};
-        cr_assert_eq(dec_translate(w, "x y", 3, 0, &best, NULL, 0, 0, NULL, &e), 0, "%s", e.msg);
-        cr_assert_str_eq(best.data, "Y X \n");
-        smt_buf_free(&best);
-        dec_worker_free(w);
-        dec_model_free(m);
+        load_and_translate_xy(ini, &opt);
         char *ls = NULL;
         cr_assert_eq(tu_runf(&ls, NULL, "ls -A '%s'", home), 0);
         cr_assert_str_eq(ls, "", "the library wrote into $HOME: %s", ls);
@@ -521,6 +528,24 @@ Test(dec_data, model_cache_option)
         cr_assert_eq(cache_entries(cdir, "glm", NULL), k);
     }
     free(home), free(xdg), free(mine), free(cdir), free(dir), free(ini);
+}
+
+/* No cache folder and a $TMPDIR that is missing or takes no file (read-only; /proc/self refuses
+ * root too): the text tables and the ARPA LM are binarized in the next temporary folder that
+ * works (smt_temp_file), and the load succeeds. */
+Test(dec_data, load_without_a_usable_tmpdir)
+{
+    char *ro = tu_join(tmp, "ro");
+    cr_assert_eq(mkdir(ro, 0555), 0);
+    const char *bad[] = {"/nonexistent-fastsmt-tmp", "/proc/self", ro};
+    char *dir = tiny_copy("t"), *ini = tu_join(dir, "moses.ini");
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(setenv("TMPDIR", bad[i], 1), 0);
+        dec_options opt;
+        dec_options_default(&opt);
+        load_and_translate_xy(ini, &opt);
+    }
+    free(ro), free(dir), free(ini);
 }
 
 /* The tools' folder: $FASTSMT_CACHE=0 turns it off; then $XDG_CACHE_HOME (absolute), then $HOME. */

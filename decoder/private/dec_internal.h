@@ -85,7 +85,7 @@ int dec_glm_build(const char *arpa, const char *out, smt_err *err);
  * build, or finds the one built before from the same inputs (same paths, sizes, mtimes) in
  * cache_dir (dec_options.model_cache), and opens it with open_fn (a cached file with every
  * checksum checked; one that fails is rebuilt). No cache_dir (NULL or "") or a cache that cannot
- * be written: a temporary file in $TMPDIR, removed once open. */
+ * be written: a temporary file (smt_temp_file), removed once open. */
 typedef int (*dec_build_fn)(const char *const *in, const char *out, smt_err *err);
 typedef int (*dec_open_fn)(void **obj, const char *path, int verify, smt_err *err);
 int dec_cached_load(void **obj, const char *ext, const char *const *in, size_t n_in,

@@ -10,6 +10,8 @@ A model that cannot be read raises OSError("Cannot read model '<path>' (<file:li
 kind KenLM's module raises; MemoryError when memory runs out.
 """
 
+import operator
+
 from ._fastsmt import FullScoreReturn, Model, State
 
 __all__ = ["ARPALoadComplain", "Config", "FullScoreReturn", "LanguageModel", "LoadMethod",
@@ -38,12 +40,44 @@ class ARPALoadComplain:
     NONE = 2
 
 
+def _enum_value(value):
+    """An enum field's value as KenLM's module (Cython) converts it: an int (a bool or float
+    truncated to one); anything else is a TypeError at the assignment."""
+    if isinstance(value, (int, float)):
+        return int(value)
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError("an integer is required") from None
+
+
+def _field(name, convert, doc):
+    def get(self):
+        return getattr(self, name)
+
+    def set_(self, value):
+        setattr(self, name, convert(value))
+
+    def delete(self):
+        raise NotImplementedError("__del__")
+
+    return property(get, set_, delete, doc)
+
+
 class Config:
     """KenLM's Config: load_method (LoadMethod), arpa_complain (ARPALoadComplain) and
-    show_progress (a progress meter on a terminal while an ARPA file is binarized; off by
-    default). Other attributes are accepted and ignored."""
+    show_progress (glm's meter on stderr, when it is a terminal, while an ARPA file is binarized;
+    True by default, as in KenLM). A wrong type is refused at the assignment (TypeError), an
+    unknown attribute too (AttributeError), as KenLM's Config does; a value out of range is refused
+    by Model() (ValueError)."""
+
+    __slots__ = ("_load_method", "_show_progress", "_arpa_complain")
 
     def __init__(self):
-        self.load_method = LoadMethod.POPULATE_OR_READ
-        self.arpa_complain = ARPALoadComplain.ALL
-        self.show_progress = False
+        self._load_method = LoadMethod.POPULATE_OR_READ
+        self._show_progress = True
+        self._arpa_complain = ARPALoadComplain.ALL
+
+    load_method = _field("_load_method", _enum_value, "a LoadMethod value")
+    show_progress = _field("_show_progress", bool, "a truth value")
+    arpa_complain = _field("_arpa_complain", _enum_value, "an ARPALoadComplain value")

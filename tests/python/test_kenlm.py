@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from conftest import SOURCE, glm_query, glm_tool, require_module, shared_path
+from conftest import SOURCE, TESTDATA, glm_query, glm_tool, require_module, shared_path
 
 
 def f32(x):
@@ -330,3 +330,135 @@ def test_ppl_filter_example(kenlm, sample_arpa, tmp_path):
     assert [d["id"] for d in out] == [d["id"] for d in want]
     assert all(d["perplexity"] == round(ppl(d["text"]), 1) for d in out)
     assert "kept %d of 3" % len(want) in r.stderr.decode()
+
+
+def test_keywords_and_types_as_kenlms_module(kenlm, sample_model, sample_arpa):
+    """What KenLM's module (kpu/kenlm 4cb443e, python/kenlm.pyx built with cython3) accepts and
+    refuses, as observed with it: its keyword names, and the exception types code catches."""
+    m = sample_model
+    s, o = kenlm.State(), kenlm.State()
+    m.BeginSentenceWrite(s)
+    want = m.BaseScore(s, "in", o)
+    assert want == -1.8939048051834106  # KenLM's module: BaseScore(<s> state, "in")
+    for call in (m.BaseScore, m.BaseFullScore):
+        r = call(in_state=s, word="in", out_state=o)
+        assert (r if call == m.BaseScore else r.log_prob) == want
+        r = call(s, "in", out_state=o)
+        assert (r if call == m.BaseScore else r.log_prob) == want
+        with pytest.raises(TypeError):
+            call(state=s, word="in", out_state=o)
+        with pytest.raises(TypeError):
+            call(s, "in")
+        with pytest.raises(TypeError):
+            call(s, "in", o, word="in")
+    assert m.score(sentence="in the beginning", bos=False, eos=False) == -9.512939453125
+    assert list(m.full_scores(sentence="in the", bos=False, eos=True)) == [
+        (-1.8659290075302124, 1, False), (-0.7303158044815063, 2, False),
+        (-5.041356563568115, 1, False)]
+    assert kenlm.Model(path=sample_arpa, config=kenlm.Config()).order == 3
+    with pytest.raises(TypeError):  # keywords KenLM's module refuses too
+        m.BeginSentenceWrite(state=s)
+    with pytest.raises(TypeError):
+        m.perplexity(sentence="in the")
+    # Config: KenLM's defaults, a wrong type refused at the assignment
+    c = kenlm.Config()
+    assert c.show_progress is True
+    assert c.load_method == kenlm.LoadMethod.POPULATE_OR_READ == 2
+    assert c.arpa_complain == kenlm.ARPALoadComplain.ALL == 0
+    for field in ("load_method", "arpa_complain"):
+        for bad in ("x", None, b"1", [1]):
+            with pytest.raises(TypeError):
+                setattr(c, field, bad)
+        setattr(c, field, True)
+        assert getattr(c, field) == 1
+        setattr(c, field, 1.5)  # Cython's conversion truncates, as KenLM's module
+        assert getattr(c, field) == 1
+        with pytest.raises(NotImplementedError):
+            delattr(c, field)
+    for value, truth in (("x", True), (0, False), (None, False), ([], False), (2, True)):
+        c.show_progress = value
+        assert c.show_progress is truth
+    with pytest.raises(AttributeError):
+        c.foo = 1
+    with pytest.raises(AttributeError):
+        c.foo
+    with pytest.raises(TypeError):
+        kenlm.Config(1)
+    with pytest.raises(TypeError) as e:
+        kenlm.Model(sample_arpa, 1)
+    assert "config" in str(e.value)
+    with pytest.raises(TypeError):
+        kenlm.Model(sample_arpa, object())
+    # safer than KenLM's module, which reads garbage or crashes on these
+    c = kenlm.Config()
+    c.load_method = 99
+    with pytest.raises(ValueError):
+        kenlm.Model(sample_arpa, c)
+    c.load_method = -1
+    with pytest.raises(ValueError):
+        kenlm.Model(sample_arpa, c)
+    assert kenlm.Model(sample_arpa, None).order == 3
+    with pytest.raises(TypeError):
+        m.BeginSentenceWrite(None)
+    with pytest.raises(TypeError):
+        m.BaseScore(None, "in", o)
+    # path: writable bytes or None, as KenLM's `cdef public bytes path`
+    g = kenlm.Model(sample_arpa)
+    with pytest.raises(TypeError) as e:
+        g.path = "/x"
+    assert str(e.value) == "Expected bytes, got str"
+    g.path = b"/elsewhere/x.arpa"
+    assert g.path == b"/elsewhere/x.arpa" and repr(g) == "<Model from b'x.arpa'>"
+    assert g.__reduce__()[1] == (b"/elsewhere/x.arpa",)
+    g.path = None
+    assert g.path is None and g.score("in") == m.score("in")
+    with pytest.raises(AttributeError):
+        g.order = 2
+    with pytest.raises(AttributeError):
+        g.foo = 1
+    # State.__deepcopy__ with or without a memo (KenLM's takes none, so copy.deepcopy fails there)
+    assert s.__deepcopy__() == s and s.__deepcopy__({}) == s and copy.deepcopy(s) == s
+
+
+def test_nul_as_kenlms_module(kenlm, sample_model):
+    """A NUL byte ends what KenLM's module reads: the whole sentence in score and perplexity (its
+    ScoreSentence takes a C string; perplexity still counts the words of the whole text), each
+    word elsewhere (bytes.split(), then a C string per word). Fixture: KenLM's module's own
+    results (tests/data/python/kenlm_nul.json, made_by says how)."""
+    with open(os.path.join(TESTDATA, "python", "kenlm_nul.json")) as f:
+        want = json.load(f)
+    m = sample_model
+    for case in want["sentences"]:
+        s = case["sentence"]
+        for text in (s, s.encode()):
+            for key, score in case["score"].items():
+                bos, eos = key[0] == "1", key[1] == "1"
+                assert m.score(text, bos=bos, eos=eos) == score, (s, key)
+                assert m.score_batch([text, "in the"], bos=bos, eos=eos)[0] == score, (s, key)
+            assert m.perplexity(text) == case["perplexity"], s
+            assert m.perplexity_batch([text], threads=2) == [case["perplexity"]], s
+            assert [list(t) for t in m.full_scores(text)] == case["full_scores"], s
+            assert [list(t) for t in m.full_scores(text, bos=False, eos=False)] == \
+                case["full_scores_null_context"], s
+    assert m.score("in\0the beginning") == m.score("in")  # the issue's example
+    for case in want["words"]:
+        w = case["word"]
+        assert (w in m) == case["in_model"], w
+        s, o = kenlm.State(), kenlm.State()
+        m.BeginSentenceWrite(s)
+        assert m.BaseScore(s, w, o) == case["BaseScore"], w
+        r = m.BaseFullScore(s, w, o)
+        assert [r.log_prob, r.ngram_length, r.oov] == case["BaseFullScore"], w
+    assert "the\0" in m
+
+
+def test_arpa_load_without_a_usable_tmpdir(kenlm, sample_model, sample_arpa, tmp_path, monkeypatch):
+    """KenLM loads an ARPA file whatever $TMPDIR is: so does fastsmt.kenlm, binarizing it in the
+    next temporary folder that takes a file when $TMPDIR is missing or read-only (/proc/self
+    refuses root too, where a 0555 folder does not)."""
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o555)
+    want = sample_model.score("in the beginning")
+    for bad in (str(tmp_path / "missing"), "/proc/self", str(ro)):
+        monkeypatch.setenv("TMPDIR", bad)
+        assert kenlm.Model(sample_arpa).score("in the beginning") == want, bad
