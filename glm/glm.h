@@ -136,9 +136,9 @@ glm_word glm_eos(const glm_model *m); /* </s> */
 
 /* The right state of a hypothesis: the last words (most recent first), shortened to the longest
  * suffix that can still be extended, and their backoffs. Two states with equal words have equal
- * futures; compare with glm_state_equal and hash with glm_state_hash (backoffs are determined by
- * the words, so neither looks at them). Unused entries are kept zero so states can be copied
- * bytewise. */
+ * futures; compare with glm_state_equal and hash with glm_state_hash (KenLM's hash_value: the
+ * same hash as KenLM's for the same words; backoffs are determined by the words, so neither looks
+ * at them). Unused entries are kept zero so states can be copied bytewise. */
 typedef struct glm_state {
     glm_word words[GLM_MAX_ORDER - 1];
     float backoff[GLM_MAX_ORDER - 1];

@@ -1,6 +1,7 @@
 /* glm_arpa.c — reading an ARPA file with KenLM's semantics (lm/read_arpa.cc, lm/search_hashed.cc):
  * counts trusted exactly, \end\ required, -inf probabilities, zero backoff = "no extension" (-0.0)
- * until some n-gram uses the n-gram as context, a missing <unk> substituted with -100, missing
+ * until some n-gram uses the n-gram as context, a missing <unk> substituted with -100 and backoff
+ * +0.0 (KenLM's: it "extends", so a state after an unknown word keeps it), missing
  * <s>/</s> and unknown words errors, a missing context an error, and a missing suffix inserted as
  * KenLM's probing model does (probability = lower-order probability + backoffs), in file order,
  * because the inserted entries change which later n-grams find their context. */
@@ -582,7 +583,7 @@ static int read_unigrams(reader *r, glm_arpa *a)
     if (!seen[0]) {
         a->unk_added = 1;
         a->uprob[0] = a->unk_log10;
-        a->ubo[0] = -0.0f;
+        a->ubo[0] = 0.0f;
     } else if (a->nvocab != count) { /* cannot happen: ids are dense */
         rc = smt_err_set(r->err, SMT_ERR_PARSE, "%s: unigram count mismatch", r->path);
         goto out;

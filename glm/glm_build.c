@@ -647,7 +647,11 @@ static int write_probing(const char *out_path, const glm_arpa *a, const uint64_t
     memcpy(fx + 4, &mult, 4);
     /* model type 0 (probing) at fx + 8, search version 0 at fx + 16: the zeros already there */
     fx[12] = 1; /* has_vocabulary: the words follow the tables */
-    for (unsigned n = 1; n <= N; n++)
+    /* KenLM counts the ARPA's unigrams: <unk>, when substituted, is the bound's extra word and
+     * takes the unigrams' spare slot */
+    uint64_t nuni = count[1] - (a->unk_added ? 1 : 0);
+    memcpy(fx + GLM_KENLM_FIXED_BYTES, &nuni, 8);
+    for (unsigned n = 2; n <= N; n++)
         memcpy(fx + GLM_KENLM_FIXED_BYTES + 8 * (n - 1), &count[n], 8);
     size_t hlen = (size_t)glm_kenlm_header_bytes(N);
     if (!rc)
@@ -659,7 +663,7 @@ static int write_probing(const char *out_path, const glm_arpa *a, const uint64_t
     if (!rc)
         rc = smt_writer_write(w, vh, 8, err);
     if (!rc)
-        rc = ken_out_init(&o, count[1], mult, 12, err);
+        rc = ken_out_init(&o, nuni, mult, 12, err);
     for (uint32_t id = 1; id < count[1] && !rc; id++) {
         size_t len;
         const char *word = smt_vocab_word(&v, id, &len);
@@ -667,8 +671,8 @@ static int write_probing(const char *out_path, const glm_arpa *a, const uint64_t
     }
     if (!rc)
         rc = ken_out_write(&o, w, err);
-    /* the unigrams {prob, backoff} x (count[1] + 1) */
-    float *uni = rc ? NULL : calloc(2 * (count[1] + 1), sizeof *uni);
+    /* the unigrams {prob, backoff} x (nuni + 1) */
+    float *uni = rc ? NULL : calloc(2 * (nuni + 1), sizeof *uni);
     if (!rc && !uni)
         rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     for (uint64_t i = 0; i < count[1] && !rc; i++) {
@@ -679,7 +683,7 @@ static int write_probing(const char *out_path, const glm_arpa *a, const uint64_t
         uni[2 * i + 1] = a->ubo[i];
     }
     if (!rc)
-        rc = smt_writer_write(w, uni, 8 * (count[1] + 1), err);
+        rc = smt_writer_write(w, uni, 8 * (nuni + 1), err);
     free(uni);
     /* orders 2..N: {key, prob, backoff} (16 bytes), the highest {key, prob} (12 bytes) */
     for (unsigned n = 2; n <= N && !rc; n++) {

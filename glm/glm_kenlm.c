@@ -14,6 +14,8 @@
  *     padded to 8 bytes.
  *   Vocabulary: {uint32 version = 0, uint32 bound}, then a probing table of {uint64 hash, uint32
  *     id} (12 bytes) with buckets(count[1]).
+ *     bound is count[1], or count[1] + 1 when the ARPA had no <unk> (KenLM's header counts the
+ *     ARPA's unigrams; the unigrams' spare slot then holds <unk>, backoff +0.0: "extends").
  *   Search (probing): unigrams {float prob, float backoff} x (count[1] + 1); for each middle order
  *     n a table of {uint64 key, float prob, float backoff} with buckets(count[n]); the highest
  *     order a table of {uint64 key, float prob} (12 bytes). Rest probing (model type 1, made by
@@ -264,8 +266,10 @@ static int open_probing(glm_kenlm *k, const char *path, const uint8_t *b, size_t
         return smt_err_set(err, SMT_ERR_VERSION,
                            "%s: a KenLM binary with probing vocabulary version %u (0 expected)",
                            path, ld32(vh));
+    /* the words: the unigrams, plus <unk> when the ARPA lacked it (KenLM then counts the ARPA's
+     * unigrams only, and the spare unigram slot holds <unk>) */
     k->bound = ld32(vh + 4);
-    if (k->bound != k->count[1])
+    if (k->bound != k->count[1] && k->bound != k->count[1] + 1)
         return smt_err_set(err, SMT_ERR_CORRUPT,
                            "%s: a KenLM binary whose vocabulary holds %u words for %llu unigrams",
                            path, k->bound, (unsigned long long)k->count[1]);
@@ -622,6 +626,7 @@ int glm_kenlm_open(glm_model *m, const char *path, unsigned flags, smt_err *err)
     m->par.K = 0;
     for (unsigned n = 1; n <= order; n++)
         m->par.count[n] = m->par.declared[n] = k->count[n];
+    m->par.count[1] = k->bound; /* the stored words, <unk> included (glm's count) */
     m->par.bos = k->bos;
     m->par.eos = k->eos;
     m->lay.order = order;

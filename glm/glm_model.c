@@ -10,7 +10,6 @@
 
 #include "glm_internal.h"
 #include "glm_kenlm.h"
-#include "smt_hash.h"
 #include "smt_io.h"
 #include "smt_sniff.h"
 
@@ -415,9 +414,10 @@ int glm_state_equal(const glm_state *a, const glm_state *b)
            memcmp(a->words, b->words, a->length * sizeof a->words[0]) == 0;
 }
 
+/* KenLM's hash_value(State): MurmurHash64A (seed 0) of the words' bytes, so hashes equal KenLM's */
 uint64_t glm_state_hash(const glm_state *s)
 {
-    return smt_hash_bytes_seed(s->words, s->length * sizeof s->words[0], s->length);
+    return glm_kenlm_word_hash((const char *)s->words, s->length * sizeof s->words[0]);
 }
 
 /* ---------------------------------------------------------------- scoring one word */

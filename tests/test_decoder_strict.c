@@ -996,22 +996,65 @@ Test(strict, overlong_sentence_fails_the_run)
     dec_model_free(m);
 }
 
-/* A KenLM binary named as the LM is told by its magic (the common sniffer) and opened by glm,
- * never parsed as an ARPA file or mapped as a .glm: a damaged one is an error naming the file. */
-Test(strict, kenlm_binary_lm_damaged)
+/* The tiny model's ini (tiny_ini, nothing extra) with the LM at lm_path. */
+static char *tiny_ini_lm(const char *name, const char *lm_path)
 {
-    char *text = NULL, *ini = tiny_ini("kenlm.ini", "", "", "", "", &text);
-    char *kb = tu_join(tmp, "lm.binary");
-    static const char magic[] = "mmap lm http://kheafield.com/code format version 5\n\0\0\0";
-    cr_assert_eq(tu_write_file(kb, magic, sizeof magic - 1), 0);
+    char *text = NULL, *ini = tiny_ini(name, "", "", "", "", &text);
     char *lm = strstr(text, "/lm.arpa"), *t2 = NULL;
     cr_assert_not_null(lm);
     *lm = '\0';
     const char *lm_dir_end = strrchr(text, '=') + 1; /* path=<tiny> */
-    cr_assert(asprintf(&t2, "%.*s%s%s", (int)(lm_dir_end - text), text, kb, lm + 8) > 0);
+    cr_assert(asprintf(&t2, "%.*s%s%s", (int)(lm_dir_end - text), text, lm_path, lm + 8) > 0);
     cr_assert_eq(tu_write_file(ini, t2, strlen(t2)), 0);
+    free(text), free(t2);
+    return ini;
+}
+
+/* A KenLM binary named as the LM is told by its magic (the common sniffer) and opened by glm,
+ * never parsed as an ARPA file or mapped as a .glm: a damaged one is an error naming the file. */
+Test(strict, kenlm_binary_lm_damaged)
+{
+    char *kb = tu_join(tmp, "lm.binary");
+    static const char magic[] = "mmap lm http://kheafield.com/code format version 5\n\0\0\0";
+    cr_assert_eq(tu_write_file(kb, magic, sizeof magic - 1), 0);
+    char *ini = tiny_ini_lm("kenlm.ini", kb);
     dtu_expect_load_error(ini, NULL, SMT_ERR_CORRUPT, "lm.binary", NULL);
-    free(text), free(t2), free(ini), free(kb);
+    free(ini), free(kb);
+}
+
+/* An LM without <unk> (the tiny LM less its <unk>: tests/data/glm/upper_nounk.arpa) as KenLM's
+ * probing and trie binaries of it (KenLM made them): the decoder reads both, and its 1-best,
+ * scores and 10-best lists over sentences with unknown words equal those with the ARPA file. */
+Test(strict, kenlm_binary_lm_without_unk)
+{
+    static const char *const lms[] = {"glm/upper_nounk.arpa",
+                                      "glm/kenlm/tiny.upper_nounk.probing.bin",
+                                      "glm/kenlm/tiny.upper_nounk.trie.bin"};
+    static const char *const lines[] = {"a q b", "q c", "x q y q", "c y q", "q"};
+    char *want[5] = {0};
+    for (int k = 0; k < 3; k++) {
+        char *lm = tu_data_path(lms[k]), *ini = tiny_ini_lm("nounk.ini", lm);
+        dec_model *m;
+        smt_err e;
+        cr_assert_eq(dec_model_load(&m, ini, NULL, &e), 0, "%s: %s", lms[k], e.msg);
+        for (int i = 0; i < 5; i++) {
+            double score;
+            char *nbest = NULL, *best = translate(m, lines[i], &score, 10, &nbest), *all = NULL;
+            cr_assert(strstr(best, "q"), "%s: %s", lines[i], best); /* passed through */
+            cr_assert(asprintf(&all, "%s\n%.17g\n%s", best, score, nbest) > 0);
+            if (k == 0)
+                want[i] = all;
+            else {
+                cr_assert_str_eq(all, want[i], "%s, %s", lms[k], lines[i]);
+                free(all);
+            }
+            free(best), free(nbest);
+        }
+        dec_model_free(m);
+        free(lm), free(ini);
+    }
+    for (int i = 0; i < 5; i++)
+        free(want[i]);
 }
 
 /* Moses's binarized phrase tables are named, with what to give instead: a CompactPT, OnDisk or

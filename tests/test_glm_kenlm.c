@@ -346,6 +346,109 @@ Test(glm_kenlm, probing_writer_is_kenlms_bytes)
     free(tool), free(arpa), free(want), free(txt), free(query), free(out);
 }
 
+/* KenLM binaries of ARPA files without <unk> (tests/data/glm/chain_nounk.arpa, upper_nounk.arpa):
+ * KenLM's header then counts the ARPA's unigrams, one fewer than the words, and <unk> gets -100
+ * and backoff +0.0. Every layout (rest probing too), the ARPA itself and glm's own formats of it
+ * print what KenLM's query printed; `glm build probing` writes KenLM's bytes. */
+Test(glm_kenlm, nounk_query_is_kenlms)
+{
+    static const char *const names[] = {"chain_nounk.probing", "chain_nounk.rest",
+                                        "chain_nounk.trie", "chain_nounk.trie-q8-b8",
+                                        "chain_nounk.trie-a22", "upper_nounk.probing",
+                                        "upper_nounk.trie"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        tiny_case(names[i]);
+    char *tool = tu_bin_path("glm");
+    char *arpa = tu_data_path("glm/chain_nounk.arpa");
+    char *kb = tu_data_path("glm/kenlm/tiny.chain_nounk.probing.bin");
+    char *txt = tu_data_path("glm/kenlm/tiny.chain_nounk.probing.txt");
+    char *want = tu_data_path("glm/kenlm/tiny.chain_nounk.probing.query");
+    expect_query(arpa, txt, want, 0);
+    static const char *const builds[] = {"build probing", "build", "build -q 8 -b 8"};
+    for (size_t i = 0; i < sizeof builds / sizeof builds[0]; i++) {
+        char *out = tu_join(dir, "nounk.bin"), *errs = NULL;
+        cr_assert_eq(tu_runf(NULL, &errs, "'%s' %s '%s' '%s'", tool, builds[i], arpa, out), 0,
+                     "%s", errs);
+        free(errs);
+        if (i == 0)
+            expect_same_bytes(out, kb);
+        if (i < 2) /* quantized: other numbers */
+            expect_query(out, txt, want, 0);
+        free(out);
+    }
+    glm_model *m;
+    smt_err e;
+    cr_assert_eq(glm_open(&m, kb, 0, &e), 0, "%s", e.msg);
+    cr_assert_eq(glm_vocab_size(m), 6);
+    cr_assert_eq(glm_count(m, 1), 6); /* the stored words, <unk> included */
+    cr_assert_str_eq(glm_word_str(m, 0, NULL), "<unk>");
+    cr_assert_eq(glm_index(m, "c", 1), 5);
+    glm_close(m);
+    free(tool), free(arpa), free(kb), free(txt), free(want);
+}
+
+/* A value KenLM's Python module gave on a model (the fixture's "name<TAB>value" lines). */
+static long long kenlm_fact(const char *path, const char *name)
+{
+    size_t n;
+    char *t = tu_read_file(path, &n);
+    cr_assert_not_null(t, "%s", path);
+    size_t k = strlen(name);
+    const char *at = t;
+    while (at && !(strncmp(at, name, k) == 0 && at[k] == '\t'))
+        at = (at = strchr(at, '\n')) ? at + 1 : NULL;
+    cr_assert_not_null(at, "%s: no %s", path, name);
+    long long v = strtoll(at + k + 1, NULL, 10);
+    free(t);
+    return v;
+}
+
+/* After an unknown word, a model without <unk> keeps it in the state as KenLM does (its <unk>
+ * backoff +0.0 "extends"): length 1, word 0, unequal to the null state, equal after <s> or not,
+ * and hashed as KenLM hashes it (tiny.chain_nounk.<layout>.state: what KenLM's module gave). The
+ * score is -100 either way. */
+Test(glm_kenlm, nounk_state_after_unknown_is_kenlms)
+{
+    static const char *const layouts[] = {"probing", "rest", "trie", "trie-q8-b8", "trie-a22",
+                                          "arpa"};
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "glm/kenlm/tiny.chain_nounk.%s.state", layouts[i]);
+        char *facts = tu_data_path(rel);
+        if (strcmp(layouts[i], "arpa") == 0)
+            snprintf(rel, sizeof rel, "glm/chain_nounk.arpa");
+        else
+            snprintf(rel, sizeof rel, "glm/kenlm/tiny.chain_nounk.%s.bin", layouts[i]);
+        char *path = tu_data_path(rel);
+        glm_model *m;
+        smt_err e;
+        cr_assert_eq(glm_load(&m, path, 0, NULL, &e), 0, "%s", e.msg);
+        glm_state null, begin, unk, bunk, unk_a, a;
+        glm_state_null(&null);
+        glm_state_begin(m, &begin);
+        glm_word zzz = glm_index(m, "zzz", 3), wa = glm_index(m, "a", 1);
+        cr_assert_eq(zzz, GLM_UNK);
+        float p = glm_score(m, &null, zzz, &unk, NULL);
+        cr_assert(p == -100.0f, "%s: %g", path, (double)p);
+        cr_assert(glm_score(m, &begin, zzz, &bunk, NULL) == -100.5f);
+        cr_assert_eq(unk.length, 1, "%s", path);
+        cr_assert_eq(unk.words[0], GLM_UNK);
+        cr_assert(glm_state_equal(&unk, &bunk));
+        cr_assert(!glm_state_equal(&unk, &null));
+        glm_state ref;
+        glm_score_ref(m, &null, zzz, &ref, NULL);
+        cr_assert(memcmp(&ref, &unk, sizeof ref) == 0, "%s", path);
+        glm_score(m, &unk, wa, &unk_a, NULL);
+        glm_score(m, &null, wa, &a, NULL);
+        cr_assert(glm_state_equal(&unk_a, &a));
+        cr_assert_eq((long long)glm_state_hash(&null), kenlm_fact(facts, "hash(null)"));
+        cr_assert_eq((long long)glm_state_hash(&unk), kenlm_fact(facts, "hash(unk)"), "%s", path);
+        cr_assert_eq((long long)glm_state_hash(&a), kenlm_fact(facts, "hash(a)"), "%s", path);
+        glm_close(m);
+        free(facts), free(path);
+    }
+}
+
 Test(glm_kenlm, probing_writer_shared, .timeout = 300)
 {
     char *tool = tu_bin_path("glm");

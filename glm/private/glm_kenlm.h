@@ -143,7 +143,8 @@ typedef struct glm_kenlm {
 int glm_kenlm_open(struct glm_model *m, const char *path, unsigned flags, smt_err *err);
 void glm_kenlm_close(glm_kenlm *k);
 
-/* KenLM's word hash (util::MurmurHash64A, seed 0) and the id lookup by hash (0 when unknown). */
+/* KenLM's word hash (util::MurmurHash64A, seed 0; also its State hash over the ids' bytes) and
+ * the id lookup by hash (0 when unknown). */
 uint64_t glm_kenlm_word_hash(const char *word, size_t len);
 glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h);
 static inline void glm_kenlm_prefetch_word(const glm_kenlm *k, uint64_t h)

@@ -80,8 +80,13 @@ def glm_query(model, text_path, null_context=False):
     cmd = [glm_tool(), "query", "-v", "word"] + (["-n"] if null_context else []) + [model]
     with open(text_path, "rb") as f:
         out = subprocess.run(cmd, stdin=f, stdout=subprocess.PIPE, check=True).stdout
+    return parse_query(out.decode("utf-8"))
+
+
+def parse_query(out):
+    """KenLM query's per-word output (text) as glm_query returns it."""
     lines = []
-    for line in out.decode("utf-8").split("\n"):
+    for line in out.split("\n"):
         if "Total: " not in line:
             continue
         body, total = line.split("Total: ")
