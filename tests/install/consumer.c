@@ -131,6 +131,22 @@ static int use_decoder(const char *data)
     return rc ? fail("dec_translate", &err, rc) : 0;
 }
 
+/* The first line of path (without its newline) into buf: 0, or -1 when it cannot be read or does
+ * not fit. */
+static int first_line(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    int bad = !f || ferror(f);
+    if (f)
+        fclose(f);
+    char *nl = bad ? NULL : memchr(buf, '\n', n);
+    if (!nl)
+        return -1;
+    *nl = '\0';
+    return 0;
+}
+
 static int use_nmt(const char *data)
 {
     char dir[4096], srcp[4096], tgtp[4096];
@@ -140,13 +156,8 @@ static int use_nmt(const char *data)
         path_join(srcp, sizeof srcp, data, "nmt/fixture.src") ||
         path_join(tgtp, sizeof tgtp, data, "nmt/fixture.ref"))
         return 1;
-    FILE *fs = fopen(srcp, "r"), *ft = fopen(tgtp, "r");
-    int ok = fs && ft && fgets(src_line, sizeof src_line, fs) && fgets(tgt_line, sizeof tgt_line, ft);
-    if (fs)
-        fclose(fs);
-    if (ft)
-        fclose(ft);
-    if (!ok) {
+    if (first_line(srcp, src_line, sizeof src_line) ||
+        first_line(tgtp, tgt_line, sizeof tgt_line)) {
         fprintf(stderr, "consumer: cannot read the first line of %s and %s\n", srcp, tgtp);
         return 1;
     }
