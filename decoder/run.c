@@ -159,7 +159,6 @@ static int prepare(dec_worker *w, const char *line, size_t len, size_t *n, smt_e
     return rc ? smt_err_set(err, rc, "out of memory") : 0;
 }
 
-
 /* A refused or failed line: its empty output lines. */
 static void line_empty(smt_buf *best, smt_buf *align, smt_buf *unk)
 {

@@ -875,4 +875,3 @@ int dist_run(const dist_job *job, smt_err *err)
     free(d.chunks);
     return g_rank == 0 ? rc : 0;
 }
-

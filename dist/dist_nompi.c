@@ -43,4 +43,3 @@ int dist_run(const dist_job *job, smt_err *err)
 }
 
 void dist_end(int exit_code) { (void)exit_code; }
-
