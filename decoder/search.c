@@ -71,8 +71,11 @@ static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end,
     h->arcs = h->next_arc = h->hnext = NULL;
     h->alive = 0;
     h->id = s->next_id++;
-    if (!s->lm_batch)
+    if (!s->lm_batch) {
         finish(s, h, complete);
+        if (s->lm_nomem)
+            return NULL;
+    }
     return h; /* hash: computed by stack_add, as many hypotheses never leave the queue */
 }
 
@@ -512,7 +515,7 @@ int dec_search_finish_pending(dec_search *s, smt_err *err)
     for (size_t i = 0; i < s->n_pend && !rc; i++) {
         lm_pend *p = &s->pend[i];
         finish(s, p->h, p->complete);
-        rc = q_push(q, (qitem){p->h->total, p->h->id, p->slot});
+        rc = s->lm_nomem ? SMT_ERR_NOMEM : q_push(q, (qitem){p->h->total, p->h->id, p->slot});
     }
     s->lm_deferred = 0;
     s->n_pend = 0;
@@ -545,6 +548,7 @@ void dec_search_free(dec_search *s)
         return;
     arena_free(&s->ar);
     dec_lm_cache_free(s->lmk, s->lmv, DEC_MAX_LMS);
+    dec_lm_phrase_free(s->lmp, DEC_MAX_LMS);
     free(search_queue(s)->items);
     free(search_queue(s)->cells);
     free(s->pend);
@@ -606,6 +610,14 @@ int dec_search_begin(dec_search *s, char **tokens, const uint32_t *lens, size_t 
     s->nbest = want_nbest;
     s->next_id = 0;
     s->phase = PH_DONE;
+    s->lm_nomem = 0;
+    for (unsigned l = 0; l < s->m->n_lms; l++)
+        dec_lm_ids_reset(&s->lm_ids[l]);
+    if (++s->lm_epoch == 0) { /* wrapped: the entries of sentence 2^32 ago would look valid */
+        for (unsigned l = 0; l < s->m->n_lms && s->lmp[l]; l++)
+            memset(s->lmp[l], 0, ((size_t)1 << DEC_LM_PHRASE_BITS) * sizeof *s->lmp[l]);
+        s->lm_epoch = 1;
+    }
     if (n == 0)
         return 0;
     if (n > DEC_MAX_SENTENCE)
@@ -630,8 +642,14 @@ int dec_search_begin(dec_search *s, char **tokens, const uint32_t *lens, size_t 
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     h0->cov = c0;
     h0->start = h0->end = -1;
-    for (unsigned l = 0; l < s->m->n_lms; l++)
-        glm_state_begin(s->m->lms[l], &h0->lm[l]);
+    if (dec_lm_phrase_alloc(s->lmp, s->m->n_lms))
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    for (unsigned l = 0; l < s->m->n_lms; l++) {
+        glm_state st;
+        glm_state_begin(s->m->lms[l], &st);
+        if (dec_lm_id(&s->lm_ids[l], &s->ar, &st, &h0->lm[l]))
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    }
     h0->total = c0->future;
     h0->id = s->next_id++;
     h0->hash = hyp_hash(s, h0);

@@ -111,7 +111,7 @@ Test(dec_ff, recombination_compares_each_features_state)
 {
     dec_model *m = tiny();
     cr_assert_eq(m->lr_types, 3);
-    size_t size = sizeof(hyp) + m->n_lms * sizeof(glm_state);
+    size_t size = dec_hyp_size(m);
     hyp *a = calloc(1, size), *b = calloc(1, size);
     cr_assert(a && b);
     const float r1[6] = {-1, -2, -3, -4, -5, -6}, r2[6] = {-9, -9, -9, -4, -5, -6},
@@ -120,7 +120,7 @@ Test(dec_ff, recombination_compares_each_features_state)
     a->cand = &c1, b->cand = &c2; /* the same forward scores */
     a->start = b->start = 1;
     a->end = b->end = 2;
-    glm_state_begin(m->lms[0], &a->lm[0]);
+    a->lm[0] = 3; /* the LM state's id in the sentence */
     b->lm[0] = a->lm[0];
     cr_assert(dec_ff_state_equal(m, a, b));
     cr_assert_eq(dec_ff_state_hash(m, a, 7), dec_ff_state_hash(m, b, 7));
@@ -132,7 +132,7 @@ Test(dec_ff, recombination_compares_each_features_state)
     b->start = 0; /* another last start */
     cr_assert_not(dec_ff_state_equal(m, a, b));
     b->start = 1;
-    b->lm[0].length = 0; /* another LM state */
+    b->lm[0] = 4; /* another LM state */
     cr_assert_not(dec_ff_state_equal(m, a, b));
     b->lm[0] = a->lm[0];
     cr_assert(dec_ff_state_equal(m, a, b));
@@ -149,7 +149,7 @@ static hyp *hier_hyp(const dec_model *m, const dec_cand *c, int start, int end, 
     h->cand = c;
     h->start = (int16_t)start;
     h->end = (int16_t)end;
-    glm_state_begin(m->lms[0], &h->lm[0]);
+    h->lm[0] = 0;
     reo_block *b = dec_hyp_reo(m, h);
     b->below = below;
     b->start = (int16_t)top_start;
@@ -171,7 +171,7 @@ Test(dec_ff, hier_state_in_recombination)
     dec_cand c = {.reo = r};
     dec_model *pb = tiny();
     cr_assert_not(pb->lr_hier);
-    size_t plain = sizeof(hyp) + pb->n_lms * sizeof(glm_state);
+    size_t plain = sizeof(hyp);
     cr_assert_eq(dec_hyp_size(pb), plain, "phrase-based hypotheses do not grow");
     dec_model *m = tiny_type("hier-msd-bidirectional-fe");
     cr_assert(m->lr_hier);
@@ -184,7 +184,7 @@ Test(dec_ff, hier_state_in_recombination)
     pa->cand = pb_h->cand = &c;
     pa->start = pb_h->start = 1;
     pa->end = pb_h->end = 1;
-    glm_state_begin(pb->lms[0], &pa->lm[0]);
+    pa->lm[0] = 0;
     pb_h->lm[0] = pa->lm[0];
     cr_assert(dec_ff_state_equal(pb, pa, pb_h));
     /* equal stacks (made of other blocks) are equal states, with equal hashes */
@@ -238,4 +238,38 @@ Test(dec_ff, each_feature_defines_its_types_and_keys)
     cr_assert(m->off_reo < m->off_wp && m->off_dist < m->off_wp && m->off_lm[0] < m->off_wp);
     cr_assert_eq(m->n_scores, 6u + 1 + 1 + 1 + 1 + 1 + m->tables[0].n_scores);
     dec_model_free(m);
+}
+
+/* The sentence's LM state ids (hypotheses compare LM states as ids): a state met again gets its
+ * id back, through the table's growth; states of other words or another length get their own
+ * ids; the state kept is the first one given. */
+Test(dec_ff, lm_state_ids_name_equal_states_once)
+{
+    arena ar = {0};
+    lm_ids t;
+    dec_lm_ids_reset(&t);
+    enum { N = 3000 };
+    uint32_t ids[N];
+    for (uint32_t i = 0; i < N; i++) {
+        glm_state st = {0};
+        st.length = (uint8_t)(1 + i % 4);
+        for (unsigned k = 0; k < st.length; k++)
+            st.words[k] = i / 4 + k;
+        st.backoff[0] = (float)i;
+        cr_assert_eq(dec_lm_id(&t, &ar, &st, &ids[i]), 0);
+        cr_assert_eq(ids[i], i, "state %u is new", i);
+    }
+    cr_assert_eq(t.n, N);
+    for (uint32_t i = 0; i < N; i++) {
+        glm_state st = {0};
+        st.length = (uint8_t)(1 + i % 4);
+        for (unsigned k = 0; k < st.length; k++)
+            st.words[k] = i / 4 + k;
+        uint32_t id;
+        cr_assert_eq(dec_lm_id(&t, &ar, &st, &id), 0);
+        cr_assert_eq(id, ids[i], "state %u met again", i);
+        cr_assert_eq(t.st[id].backoff[0], (float)i, "the first state's backoffs are kept");
+    }
+    cr_assert_eq(t.n, N, "no state was added twice");
+    arena_free(&ar);
 }
