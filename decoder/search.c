@@ -575,10 +575,12 @@ int dec_search_step(dec_search *s, smt_err *err)
             s->phase = PH_POPS;
             s->pops = 0;
         } else if (s->pops < s->m->pop_limit && q->n) {
-            qcell it = q->cells[q_pop(q).slot];
+            /* the top's neighbours are queued in its place (with -lm-batch they wait: popped) */
+            qcell it = q->cells[(s->lm_batch ? q_pop(q) : q_take_top(q)).slot];
             s->pops++;
             if (!(rc = stack_add(s, st, it.h)) && !(rc = push_cell(s, it.e, it.x + 1, it.y, complete)))
                 rc = push_cell(s, it.e, it.x, it.y + 1, complete);
+            q_close_hole(q);
         } else { /* the stack is full: prune it and make the cubes of the next ones */
             if ((rc = prune_to_size(s, st, (uint32_t)s->m->stack_size)) || (rc = gather_covs(s, st)))
                 break;

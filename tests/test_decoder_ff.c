@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dec_ff.h"
+#include "dec_queue.h"
 #include "dec_testutil.h"
 #include "testutil.h"
 
@@ -272,4 +273,51 @@ Test(dec_ff, lm_state_ids_name_equal_states_once)
     }
     cr_assert_eq(t.n, N, "no state was added twice");
     arena_free(&ar);
+}
+
+/* The cube pruning's queue pops by (total, then creation order), whatever mix of pushes, pops and
+ * top replacements (q_take_top, then a push or q_close_hole) leads there: a replaced top and a
+ * popped top followed by the same pushes leave the same items. Checked against a plain list. */
+Test(dec_ff, queue_pops_in_order_through_top_replacement)
+{
+    queue q = {0};
+    qitem ref[4096];
+    size_t n_ref = 0;
+    uint32_t id = 0, rnd = 12345;
+    for (int step = 0; step < 3000; step++) {
+        rnd = rnd * 1103515245u + 12345u;
+        unsigned op = (rnd >> 16) % 4;
+        if (op < 2 || n_ref == 0) { /* push (totals repeat: the id decides) */
+            qitem it = {(double)((rnd >> 8) % 50), id++, 0};
+            cr_assert_eq(q_push(&q, it), 0);
+            ref[n_ref++] = it;
+            continue;
+        }
+        size_t best = 0; /* the reference's top */
+        for (size_t i = 1; i < n_ref; i++)
+            if (q_better(&ref[i], &ref[best]))
+                best = i;
+        qitem top = op == 2 ? q_pop(&q) : q_take_top(&q);
+        cr_assert_eq(top.id, ref[best].id, "step %d", step);
+        ref[best] = ref[--n_ref];
+        if (op == 3) { /* its place goes to 0, 1 or 2 new items */
+            unsigned k = (rnd >> 4) % 3;
+            for (unsigned j = 0; j < k; j++) {
+                qitem it = {(double)((rnd >> (8 + j)) % 50), id++, 0};
+                cr_assert_eq(q_push(&q, it), 0);
+                ref[n_ref++] = it;
+            }
+            q_close_hole(&q);
+        }
+        cr_assert_eq(q.n, n_ref);
+    }
+    while (n_ref) {
+        size_t best = 0;
+        for (size_t i = 1; i < n_ref; i++)
+            if (q_better(&ref[i], &ref[best]))
+                best = i;
+        cr_assert_eq(q_pop(&q).id, ref[best].id);
+        ref[best] = ref[--n_ref];
+    }
+    free(q.items);
 }
