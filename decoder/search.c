@@ -418,7 +418,12 @@ static int forward_todos(dec_search *s, uint32_t k)
         cov *c = st->covs[ci];
         if (!c->n_hyps)
             continue;
-        for (size_t start = 0; start < n; start++) {
+        /* past the first gap, a phrase must end within the distortion limit of it
+         * (distortion_ok): the starts and ends beyond are not tried */
+        size_t gap = c->first_gap, reach = dl < 0 ? n : gap + (size_t)dl;
+        for (size_t start = gap; start < n; start++) {
+            if (start != gap && start >= reach)
+                break;
             if (covered(c->bits, start))
                 continue;
             /* the rows depend on the start only: selected and sorted once for every length (with
@@ -428,7 +433,7 @@ static int forward_todos(dec_search *s, uint32_t k)
             int rows_done = 0;
             for (int len = 1; len <= s->max_len && start + len <= n; len++) {
                 size_t end = start + len - 1;
-                if (covered(c->bits, end))
+                if (covered(c->bits, end) || (start != gap && end >= reach))
                     break;
                 const cand_list *o = &s->opts[start * s->max_len + len - 1];
                 if (!o->n || !distortion_ok(s, c, (int)start, (int)end))
