@@ -55,6 +55,19 @@ static inline void q_sift_down(queue *q, size_t i, qitem it)
     q->items[i] = it;
 }
 
+/* Places it in the heap at position i or above (the place i is free). */
+static inline void q_sift_up(queue *q, size_t i, qitem it)
+{
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!q_better(&it, &q->items[parent]))
+            break;
+        q->items[i] = q->items[parent];
+        i = parent;
+    }
+    q->items[i] = it;
+}
+
 /* Queues it; after q_take_top, it takes the top's place instead (one sift down, which a good item
  * ends early, instead of a pop and a push). */
 static inline int q_push(queue *q, qitem it)
@@ -66,15 +79,7 @@ static inline int q_push(queue *q, qitem it)
     }
     if (q->n == q->cap && smt_grow(&q->items, &q->cap, q->n + 1, sizeof *q->items, 1024))
         return SMT_ERR_NOMEM;
-    size_t i = q->n++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!q_better(&it, &q->items[parent]))
-            break;
-        q->items[i] = q->items[parent];
-        i = parent;
-    }
-    q->items[i] = it;
+    q_sift_up(q, q->n++, it);
     return 0;
 }
 
@@ -91,14 +96,7 @@ static inline qitem q_pop(queue *q)
         q->items[i] = q->items[b];
         i = b;
     }
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!q_better(&last, &q->items[parent]))
-            break;
-        q->items[i] = q->items[parent];
-        i = parent;
-    }
-    q->items[i] = last;
+    q_sift_up(q, i, last);
     return top;
 }
 
