@@ -179,7 +179,7 @@ int dec_lm_batch_score(dec_lm_batch *b, dec_search *const *ss, size_t n_ss, smt_
                 ch->eos = p->complete ? m->lm_eos[l] : GLM_NONE;
                 ch->pos = 0;
                 ch->lp = 0;
-                ch->st = p->h->prev->lm[l];
+                ch->st = ss[i]->lm_ids[l].st[p->h->prev->lm[l]];
             }
         /* rounds: every live chain asks its next word; a chain that is done leaves the front */
         size_t n_live = live;
@@ -188,7 +188,8 @@ int dec_lm_batch_score(dec_lm_batch *b, dec_search *const *ss, size_t n_ss, smt_
             for (size_t i = 0; i < n_live; i++) {
                 chain *ch = &b->chains[i];
                 if (ch->pos == ch->n) { /* done: its results go to its hypothesis */
-                    ch->h->lm[l] = ch->st;
+                    if (dec_lm_id(&ch->s->lm_ids[l], &ch->s->ar, &ch->st, &ch->h->lm[l]))
+                        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
                     dec_hyp_lm_prob(m, ch->h)[l] = ch->lp;
                     continue;
                 }

@@ -71,8 +71,11 @@ static hyp *expand(dec_search *s, hyp *p, const dec_cand *c, int start, int end,
     h->arcs = h->next_arc = h->hnext = NULL;
     h->alive = 0;
     h->id = s->next_id++;
-    if (!s->lm_batch)
+    if (!s->lm_batch) {
         finish(s, h, complete);
+        if (s->lm_nomem)
+            return NULL;
+    }
     return h; /* hash: computed by stack_add, as many hypotheses never leave the queue */
 }
 
@@ -415,7 +418,12 @@ static int forward_todos(dec_search *s, uint32_t k)
         cov *c = st->covs[ci];
         if (!c->n_hyps)
             continue;
-        for (size_t start = 0; start < n; start++) {
+        /* past the first gap, a phrase must end within the distortion limit of it
+         * (distortion_ok): the starts and ends beyond are not tried */
+        size_t gap = c->first_gap, reach = dl < 0 ? n : gap + (size_t)dl;
+        for (size_t start = gap; start < n; start++) {
+            if (start != gap && start >= reach)
+                break;
             if (covered(c->bits, start))
                 continue;
             /* the rows depend on the start only: selected and sorted once for every length (with
@@ -425,7 +433,7 @@ static int forward_todos(dec_search *s, uint32_t k)
             int rows_done = 0;
             for (int len = 1; len <= s->max_len && start + len <= n; len++) {
                 size_t end = start + len - 1;
-                if (covered(c->bits, end))
+                if (covered(c->bits, end) || (start != gap && end >= reach))
                     break;
                 const cand_list *o = &s->opts[start * s->max_len + len - 1];
                 if (!o->n || !distortion_ok(s, c, (int)start, (int)end))
@@ -512,7 +520,7 @@ int dec_search_finish_pending(dec_search *s, smt_err *err)
     for (size_t i = 0; i < s->n_pend && !rc; i++) {
         lm_pend *p = &s->pend[i];
         finish(s, p->h, p->complete);
-        rc = q_push(q, (qitem){p->h->total, p->h->id, p->slot});
+        rc = s->lm_nomem ? SMT_ERR_NOMEM : q_push(q, (qitem){p->h->total, p->h->id, p->slot});
     }
     s->lm_deferred = 0;
     s->n_pend = 0;
@@ -545,6 +553,7 @@ void dec_search_free(dec_search *s)
         return;
     arena_free(&s->ar);
     dec_lm_cache_free(s->lmk, s->lmv, DEC_MAX_LMS);
+    dec_lm_phrase_free(s->lmp, DEC_MAX_LMS);
     free(search_queue(s)->items);
     free(search_queue(s)->cells);
     free(s->pend);
@@ -571,10 +580,12 @@ int dec_search_step(dec_search *s, smt_err *err)
             s->phase = PH_POPS;
             s->pops = 0;
         } else if (s->pops < s->m->pop_limit && q->n) {
-            qcell it = q->cells[q_pop(q).slot];
+            /* the top's neighbours are queued in its place (with -lm-batch they wait: popped) */
+            qcell it = q->cells[(s->lm_batch ? q_pop(q) : q_take_top(q)).slot];
             s->pops++;
             if (!(rc = stack_add(s, st, it.h)) && !(rc = push_cell(s, it.e, it.x + 1, it.y, complete)))
                 rc = push_cell(s, it.e, it.x, it.y + 1, complete);
+            q_close_hole(q);
         } else { /* the stack is full: prune it and make the cubes of the next ones */
             if ((rc = prune_to_size(s, st, (uint32_t)s->m->stack_size)) || (rc = gather_covs(s, st)))
                 break;
@@ -606,6 +617,14 @@ int dec_search_begin(dec_search *s, char **tokens, const uint32_t *lens, size_t 
     s->nbest = want_nbest;
     s->next_id = 0;
     s->phase = PH_DONE;
+    s->lm_nomem = 0;
+    for (unsigned l = 0; l < s->m->n_lms; l++)
+        dec_lm_ids_reset(&s->lm_ids[l]);
+    if (++s->lm_epoch == 0) { /* wrapped: the entries of sentence 2^32 ago would look valid */
+        for (unsigned l = 0; l < s->m->n_lms && s->lmp[l]; l++)
+            memset(s->lmp[l], 0, ((size_t)1 << DEC_LM_PHRASE_BITS) * sizeof *s->lmp[l]);
+        s->lm_epoch = 1;
+    }
     if (n == 0)
         return 0;
     if (n > DEC_MAX_SENTENCE)
@@ -630,8 +649,14 @@ int dec_search_begin(dec_search *s, char **tokens, const uint32_t *lens, size_t 
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     h0->cov = c0;
     h0->start = h0->end = -1;
-    for (unsigned l = 0; l < s->m->n_lms; l++)
-        glm_state_begin(s->m->lms[l], &h0->lm[l]);
+    if (dec_lm_phrase_alloc(s->lmp, s->m->n_lms))
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    for (unsigned l = 0; l < s->m->n_lms; l++) {
+        glm_state st;
+        glm_state_begin(s->m->lms[l], &st);
+        if (dec_lm_id(&s->lm_ids[l], &s->ar, &st, &h0->lm[l]))
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    }
     h0->total = c0->future;
     h0->id = s->next_id++;
     h0->hash = hyp_hash(s, h0);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dec_ff.h"
+#include "dec_queue.h"
 #include "dec_testutil.h"
 #include "testutil.h"
 
@@ -111,7 +112,7 @@ Test(dec_ff, recombination_compares_each_features_state)
 {
     dec_model *m = tiny();
     cr_assert_eq(m->lr_types, 3);
-    size_t size = sizeof(hyp) + m->n_lms * sizeof(glm_state);
+    size_t size = dec_hyp_size(m);
     hyp *a = calloc(1, size), *b = calloc(1, size);
     cr_assert(a && b);
     const float r1[6] = {-1, -2, -3, -4, -5, -6}, r2[6] = {-9, -9, -9, -4, -5, -6},
@@ -120,7 +121,7 @@ Test(dec_ff, recombination_compares_each_features_state)
     a->cand = &c1, b->cand = &c2; /* the same forward scores */
     a->start = b->start = 1;
     a->end = b->end = 2;
-    glm_state_begin(m->lms[0], &a->lm[0]);
+    a->lm[0] = 3; /* the LM state's id in the sentence */
     b->lm[0] = a->lm[0];
     cr_assert(dec_ff_state_equal(m, a, b));
     cr_assert_eq(dec_ff_state_hash(m, a, 7), dec_ff_state_hash(m, b, 7));
@@ -132,7 +133,7 @@ Test(dec_ff, recombination_compares_each_features_state)
     b->start = 0; /* another last start */
     cr_assert_not(dec_ff_state_equal(m, a, b));
     b->start = 1;
-    b->lm[0].length = 0; /* another LM state */
+    b->lm[0] = 4; /* another LM state */
     cr_assert_not(dec_ff_state_equal(m, a, b));
     b->lm[0] = a->lm[0];
     cr_assert(dec_ff_state_equal(m, a, b));
@@ -149,7 +150,7 @@ static hyp *hier_hyp(const dec_model *m, const dec_cand *c, int start, int end, 
     h->cand = c;
     h->start = (int16_t)start;
     h->end = (int16_t)end;
-    glm_state_begin(m->lms[0], &h->lm[0]);
+    h->lm[0] = 0;
     reo_block *b = dec_hyp_reo(m, h);
     b->below = below;
     b->start = (int16_t)top_start;
@@ -171,7 +172,7 @@ Test(dec_ff, hier_state_in_recombination)
     dec_cand c = {.reo = r};
     dec_model *pb = tiny();
     cr_assert_not(pb->lr_hier);
-    size_t plain = sizeof(hyp) + pb->n_lms * sizeof(glm_state);
+    size_t plain = sizeof(hyp);
     cr_assert_eq(dec_hyp_size(pb), plain, "phrase-based hypotheses do not grow");
     dec_model *m = tiny_type("hier-msd-bidirectional-fe");
     cr_assert(m->lr_hier);
@@ -184,7 +185,7 @@ Test(dec_ff, hier_state_in_recombination)
     pa->cand = pb_h->cand = &c;
     pa->start = pb_h->start = 1;
     pa->end = pb_h->end = 1;
-    glm_state_begin(pb->lms[0], &pa->lm[0]);
+    pa->lm[0] = 0;
     pb_h->lm[0] = pa->lm[0];
     cr_assert(dec_ff_state_equal(pb, pa, pb_h));
     /* equal stacks (made of other blocks) are equal states, with equal hashes */
@@ -238,4 +239,85 @@ Test(dec_ff, each_feature_defines_its_types_and_keys)
     cr_assert(m->off_reo < m->off_wp && m->off_dist < m->off_wp && m->off_lm[0] < m->off_wp);
     cr_assert_eq(m->n_scores, 6u + 1 + 1 + 1 + 1 + 1 + m->tables[0].n_scores);
     dec_model_free(m);
+}
+
+/* The sentence's LM state ids (hypotheses compare LM states as ids): a state met again gets its
+ * id back, through the table's growth; states of other words or another length get their own
+ * ids; the state kept is the first one given. */
+Test(dec_ff, lm_state_ids_name_equal_states_once)
+{
+    arena ar = {0};
+    lm_ids t;
+    dec_lm_ids_reset(&t);
+    enum { N = 3000 };
+    uint32_t ids[N];
+    for (uint32_t i = 0; i < N; i++) {
+        glm_state st = {0};
+        st.length = (uint8_t)(1 + i % 4);
+        for (unsigned k = 0; k < st.length; k++)
+            st.words[k] = i / 4 + k;
+        st.backoff[0] = (float)i;
+        cr_assert_eq(dec_lm_id(&t, &ar, &st, &ids[i]), 0);
+        cr_assert_eq(ids[i], i, "state %u is new", i);
+    }
+    cr_assert_eq(t.n, N);
+    for (uint32_t i = 0; i < N; i++) {
+        glm_state st = {0};
+        st.length = (uint8_t)(1 + i % 4);
+        for (unsigned k = 0; k < st.length; k++)
+            st.words[k] = i / 4 + k;
+        uint32_t id;
+        cr_assert_eq(dec_lm_id(&t, &ar, &st, &id), 0);
+        cr_assert_eq(id, ids[i], "state %u met again", i);
+        cr_assert_eq(t.st[id].backoff[0], (float)i, "the first state's backoffs are kept");
+    }
+    cr_assert_eq(t.n, N, "no state was added twice");
+    arena_free(&ar);
+}
+
+/* The cube pruning's queue pops by (total, then creation order), whatever mix of pushes, pops and
+ * top replacements (q_take_top, then a push or q_close_hole) leads there: a replaced top and a
+ * popped top followed by the same pushes leave the same items. Checked against a plain list. */
+Test(dec_ff, queue_pops_in_order_through_top_replacement)
+{
+    queue q = {0};
+    qitem ref[4096];
+    size_t n_ref = 0;
+    uint32_t id = 0, rnd = 12345;
+    for (int step = 0; step < 3000; step++) {
+        rnd = rnd * 1103515245u + 12345u;
+        unsigned op = (rnd >> 16) % 4;
+        if (op < 2 || n_ref == 0) { /* push (totals repeat: the id decides) */
+            qitem it = {(double)((rnd >> 8) % 50), id++, 0};
+            cr_assert_eq(q_push(&q, it), 0);
+            ref[n_ref++] = it;
+            continue;
+        }
+        size_t best = 0; /* the reference's top */
+        for (size_t i = 1; i < n_ref; i++)
+            if (q_better(&ref[i], &ref[best]))
+                best = i;
+        qitem top = op == 2 ? q_pop(&q) : q_take_top(&q);
+        cr_assert_eq(top.id, ref[best].id, "step %d", step);
+        ref[best] = ref[--n_ref];
+        if (op == 3) { /* its place goes to 0, 1 or 2 new items */
+            unsigned k = (rnd >> 4) % 3;
+            for (unsigned j = 0; j < k; j++) {
+                qitem it = {(double)((rnd >> (8 + j)) % 50), id++, 0};
+                cr_assert_eq(q_push(&q, it), 0);
+                ref[n_ref++] = it;
+            }
+            q_close_hole(&q);
+        }
+        cr_assert_eq(q.n, n_ref);
+    }
+    while (n_ref) {
+        size_t best = 0;
+        for (size_t i = 1; i < n_ref; i++)
+            if (q_better(&ref[i], &ref[best]))
+                best = i;
+        cr_assert_eq(q_pop(&q).id, ref[best].id);
+        ref[best] = ref[--n_ref];
+    }
+    free(q.items);
 }

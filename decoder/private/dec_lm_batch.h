@@ -18,7 +18,7 @@ int dec_lm_batch_create(dec_lm_batch **out, const dec_model *m, int backend, dec
                         smt_err *err);
 void dec_lm_batch_free(dec_lm_batch *b);
 
-/* Fills the LM states and probabilities (h->lm, dec_hyp_lm_prob) of every expansion waiting in
+/* Fills the LM state ids and probabilities (h->lm, dec_hyp_lm_prob) of every expansion waiting in
  * ss[0..n)->pend, exactly as ff_lm_query would; the caller then calls dec_search_finish_pending
  * on each. Returns 0, SMT_ERR_NOMEM or the back end's error. */
 int dec_lm_batch_score(dec_lm_batch *b, dec_search *const *ss, size_t n, smt_err *err);

@@ -1,5 +1,6 @@
 /* dec_lm_cache.h — a worker's cache of LM queries (lm_cache.c): one direct-mapped table per LM,
- * read by the LM feature's per-query path (ff_lm.h) and by the batched one (lm_batch.c). */
+ * read by the LM feature's per-query path (ff_lm.h) and by the batched one (lm_batch.c); the
+ * sentence's LM states by id (lm_ids) and the cache of whole phrases after a state (lm_phrase). */
 #ifndef DEC_LM_CACHE_H
 #define DEC_LM_CACHE_H
 
@@ -7,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dec_arena.h"
 #include "glm.h"
 
 /* A direct-mapped cache of LM queries, one per worker and LM: decoding asks the same (state, word)
@@ -21,6 +23,7 @@ typedef struct lm_cache_key {  /* 32 bytes: a probe reads half a cache line */
 typedef struct lm_cache_val {  /* read only on a hit */
     float prob;
     glm_state out;
+    uint32_t out_id, epoch;   /* out's id in the sentence epoch (lm_ids; epoch 0: none) */
 } lm_cache_val;
 
 #ifndef DEC_LM_CACHE_BITS
@@ -54,7 +57,48 @@ static inline void dec_lm_cache_put(lm_cache_key *k, lm_cache_val *v, const glm_
     k->valid = 1;
     v->prob = prob;
     v->out = *out;
+    v->epoch = 0;
 }
+
+/* The distinct LM states of one sentence and LM, each named by its index: equal states (the same
+ * length and words) have one id, so hypotheses keep ids, and their LM states compare and hash as
+ * ids. Arena memory, made empty by dec_lm_ids_reset at each sentence. */
+typedef struct lm_ids {
+    glm_state *st;            /* by id */
+    uint32_t n, cap;
+    uint32_t *slots;          /* open addressing: id + 1, 0 when empty */
+    uint32_t mask;
+} lm_ids;
+
+/* Forgets every state (the arena that held them was reset). */
+static inline void dec_lm_ids_reset(lm_ids *t) { memset(t, 0, sizeof *t); }
+
+/* The id of state st, given it when new. Returns 0 or SMT_ERR_NOMEM. */
+int dec_lm_id(lm_ids *t, arena *ar, const glm_state *st, uint32_t *id);
+
+/* A direct-mapped cache of whole phrases, one per worker and LM: the log10 probability of a
+ * candidate's words after the state in (summed word by word, as the per-word path sums them) and
+ * the state id after them. Valid within one sentence (epoch): candidates and ids are the
+ * sentence's. */
+typedef struct lm_phrase {
+    const void *cand;
+    uint32_t in, out;
+    float prob;
+    uint32_t epoch;
+} lm_phrase;
+
+#define DEC_LM_PHRASE_BITS 15
+
+static inline size_t dec_lm_phrase_slot(const void *cand, uint32_t in)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)cand ^ ((uint64_t)in << 40)) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> (64 - DEC_LM_PHRASE_BITS));
+}
+
+/* Makes the phrase caches of n LMs (zeroed: epoch 0 is never a sentence's) unless they exist.
+ * Returns 0 or SMT_ERR_NOMEM. */
+int dec_lm_phrase_alloc(lm_phrase **p, unsigned n);
+void dec_lm_phrase_free(lm_phrase **p, unsigned n);
 
 /* Makes the cache of n LMs (zeroed keys) unless it exists. Returns 0 or SMT_ERR_NOMEM. */
 int dec_lm_cache_alloc(lm_cache_key **keys, lm_cache_val **vals, unsigned n);

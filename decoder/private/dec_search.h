@@ -28,7 +28,7 @@ typedef struct hyp {
     int16_t start, end;       /* source range of the last phrase; -1 for the empty hypothesis */
     uint8_t alive;            /* in its stack (not pruned, not recombined away) */
     float lm_prob[DEC_MAX_LMS]; /* log10 p of the phrase per LM (dec_hyp_lm_prob) */
-    glm_state lm[];        /* one state per LM */
+    uint32_t lm[DEC_MAX_LMS]; /* the LM state after it per LM: its id in dec_search.lm_ids */
 } hyp;
 
 /* The hierarchical reordering model's stack (Moses's ReorderingStack), one block per run of source
@@ -44,8 +44,8 @@ typedef struct reo_block {
 
 static inline size_t dec_hyp_reo_offset(const dec_model *m)
 {
-    size_t o = offsetof(hyp, lm) + m->n_lms * sizeof(glm_state);
-    return (o + _Alignof(reo_block) - 1) & ~(_Alignof(reo_block) - 1);
+    (void)m;
+    return (sizeof(hyp) + _Alignof(reo_block) - 1) & ~(_Alignof(reo_block) - 1);
 }
 
 static inline int dec_hyp_has_reo_stack(const dec_model *m)
@@ -56,11 +56,9 @@ static inline int dec_hyp_has_reo_stack(const dec_model *m)
 /* The bytes of one hypothesis of model m. */
 static inline size_t dec_hyp_size(const dec_model *m)
 {
-    size_t plain = sizeof(hyp) + m->n_lms * sizeof(glm_state);
     if (!dec_hyp_has_reo_stack(m))
-        return plain;
-    size_t o = dec_hyp_reo_offset(m) + sizeof(reo_block);
-    return o > plain ? o : plain;
+        return sizeof(hyp);
+    return dec_hyp_reo_offset(m) + sizeof(reo_block);
 }
 
 /* h's top block (only with dec_hyp_has_reo_stack). */
@@ -134,6 +132,10 @@ typedef struct lm_pend {
 struct dec_search {
     lm_cache_key *lmk[DEC_MAX_LMS];
     lm_cache_val *lmv[DEC_MAX_LMS];
+    lm_phrase *lmp[DEC_MAX_LMS];
+    uint32_t lm_epoch;        /* the sentence's number in lmp (from 1) */
+    int lm_nomem;             /* an LM state id could not be given (out of memory) */
+    lm_ids lm_ids[DEC_MAX_LMS]; /* the sentence's LM states (hyp.lm) */
     dec_model *m;
     arena ar;
     /* the sentence */
@@ -206,7 +208,7 @@ void dec_path_features(const dec_search *s, hyp *const *path, size_t len, double
  * score their LM queries together (run.c, lm_batch.c). dec_search_begin sets a sentence up (as
  * dec_search_run, which is begin + step); dec_search_step runs it until it is done (0) or, with
  * s->lm_batch, until expansions wait in s->pend for their LM scores (1): the caller fills each
- * pending hypothesis's LM states and probabilities (h->lm, dec_hyp_lm_prob) and calls
+ * pending hypothesis's LM state ids and probabilities (h->lm, dec_hyp_lm_prob) and calls
  * dec_search_finish_pending before stepping again. The search pops exactly what dec_search_run
  * pops. Errors: SMT_ERR_* with err set. */
 int dec_search_begin(dec_search *s, char **tokens, const uint32_t *lens, size_t n, int want_nbest,

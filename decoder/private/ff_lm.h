@@ -64,22 +64,76 @@ static inline float ff_lm_cached(dec_search *s, unsigned l, const glm_state *in,
     return p;
 }
 
-/* The LM states and log10 probabilities of the expansion h of prev, one query at a time through
- * the worker's cache (the per-query path; lm_batch.c is the batched one, with the same floats). */
+/* The id of state st of LM l in the sentence (dec_lm_id); out of memory: 0, and s->lm_nomem set
+ * (the expansion then fails). */
+static inline uint32_t ff_lm_id(dec_search *s, unsigned l, const glm_state *st)
+{
+    uint32_t id = 0;
+    if (dec_lm_id(&s->lm_ids[l], &s->ar, st, &id))
+        s->lm_nomem = 1;
+    return id;
+}
+
+/* ff_lm_cached for the last word of a phrase: log10 p(w | *in) and the id of the new state, kept
+ * beside the cached answer for the rest of the sentence. */
+static inline float ff_lm_cached_id(dec_search *s, unsigned l, const glm_state *in, uint32_t w,
+                                    uint32_t *out_id)
+{
+    if (__builtin_expect(!s->lmk[0], 0) && dec_lm_cache_alloc(s->lmk, s->lmv, s->m->n_lms)) {
+        glm_state o;
+        float p = glm_score(s->m->lms[l], in, w, &o, NULL);
+        *out_id = ff_lm_id(s, l, &o);
+        return p;
+    }
+    size_t slot = dec_lm_cache_slot(in, w);
+    lm_cache_key *k = &s->lmk[l][slot];
+    lm_cache_val *v = &s->lmv[l][slot];
+    if (!dec_lm_cache_hit(k, in, w)) {
+        glm_state o;
+        float p = glm_score(s->m->lms[l], in, w, &o, NULL);
+        dec_lm_cache_put(k, v, in, w, p, &o);
+    }
+    if (v->epoch != s->lm_epoch) {
+        v->out_id = ff_lm_id(s, l, &v->out);
+        v->epoch = s->lm_epoch;
+    }
+    *out_id = v->out_id;
+    return v->prob;
+}
+
+/* The LM state ids and log10 probabilities of the expansion h of prev: the phrase after prev's
+ * state from the sentence's phrase cache, else one query at a time through the worker's cache
+ * (the per-query path; lm_batch.c is the batched one, with the same floats), then </s>. */
 static inline void ff_lm_query(dec_search *s, hyp *h, const hyp *prev, int complete)
 {
     const dec_model *m = s->m;
     const dec_cand *c = h->cand;
     float *prob = dec_hyp_lm_prob(m, h);
     for (unsigned l = 0; l < m->n_lms; l++) {
-        glm_state st = prev->lm[l];
-        const uint32_t *w = c->lm_words + (size_t)l * c->n_words;
-        float lp = 0;
-        for (unsigned i = 0; i < c->n_words; i++)
-            lp += ff_lm_cached(s, l, &st, w[i], &st);
-        if (complete)
-            lp += ff_lm_cached(s, l, &st, m->lm_eos[l], &st);
-        h->lm[l] = st;
+        uint32_t id = prev->lm[l];
+        lm_phrase *e = &s->lmp[l][dec_lm_phrase_slot(c, id)];
+        float lp;
+        if (e->cand == c && e->in == id && e->epoch == s->lm_epoch) {
+            lp = e->prob;
+            id = e->out;
+        } else {
+            glm_state st = s->lm_ids[l].st[id];
+            const uint32_t *w = c->lm_words + (size_t)l * c->n_words;
+            uint32_t out = id;
+            lp = 0;
+            if (c->n_words) {
+                for (unsigned i = 0; i + 1 < c->n_words; i++)
+                    lp += ff_lm_cached(s, l, &st, w[i], &st);
+                lp += ff_lm_cached_id(s, l, &st, w[c->n_words - 1], &out);
+            }
+            *e = (lm_phrase){c, id, out, lp, s->lm_epoch};
+            id = out;
+        }
+        if (complete) {
+            glm_state st = s->lm_ids[l].st[id];
+            lp += ff_lm_cached_id(s, l, &st, m->lm_eos[l], &id);
+        }
+        h->lm[l] = id;
         prob[l] = lp;
     }
 }
@@ -107,22 +161,19 @@ static inline void ff_lm_path(const dec_model *m, const hyp *h, const hyp *prev,
     }
 }
 
-/* The state: KenLM's minimized right state of each LM (unused entries zero). */
+/* The state: KenLM's minimized right state of each LM, as its id in the sentence (equal states,
+ * equal ids). */
 static inline uint64_t ff_lm_state_hash(const dec_model *m, const hyp *h, uint64_t k)
 {
-    for (unsigned l = 0; l < m->n_lms; l++) {
-        k = (k ^ h->lm[l].length) * 0xff51afd7ed558ccdull;
-        for (unsigned i = 0; i < h->lm[l].length; i++)
-            k = (k ^ h->lm[l].words[i]) * 0xc4ceb9fe1a85ec53ull;
-    }
+    for (unsigned l = 0; l < m->n_lms; l++)
+        k = (k ^ h->lm[l]) * 0xff51afd7ed558ccdull;
     return k;
 }
 
 static inline int ff_lm_state_equal(const dec_model *m, const hyp *a, const hyp *b)
 {
     for (unsigned l = 0; l < m->n_lms; l++)
-        if (a->lm[l].length != b->lm[l].length ||
-            memcmp(a->lm[l].words, b->lm[l].words, a->lm[l].length * 4) != 0)
+        if (a->lm[l] != b->lm[l])
             return 0;
     return 1;
 }
