@@ -727,19 +727,17 @@ static void sentences_ref(const glm_model *m, const glm_word *ids, const uint64_
     }
 }
 
-/* Level-synchronous scoring of the tokens of sentences [s0, s1): tokens are walked in chunks of
- * LS_CHUNK, each with its full history inside its sentence (up to N - 1 words, <s> first unless
- * null_context) instead of its state, so the walks are independent. The walks of a chunk advance
- * one memory step per round, grouped by phase (unigram, value, index probe, node search: one
- * loop each, no per-step dispatch); a step prefetches what the walk needs next, which arrives
- * while the rest of the round runs. Then one pass in text order applies KenLM's state logic
- * (glm_finish_backoffs). Exact: the state after a word holds the most recent words up to the deepest
- * n-gram that can be extended, so the walk from the state is a prefix of the full-history walk,
- * and the two are equal unless the full walk matched deeper than the state allows (len > state
- * length + 1, impossible for a model whose -0.0 backoffs are KenLM's); such a token is rescored
- * from its state by the reference walk. */
-#define LS_CHUNK 256
-_Static_assert(LS_CHUNK >= 1 && LS_CHUNK <= 65536, "walk indexes are 16-bit");
+/* Level-synchronous scoring of the tokens of sentences [s0, s1) in chunks of GLM_CHUNK, each token
+ * walked from its full history (glm_chunk_histories). The walks of a chunk advance one memory step
+ * per round, grouped by phase (unigram, value, index probe, node search: one loop each, no
+ * per-step dispatch); a step prefetches what the walk needs next, which arrives while the rest of
+ * the round runs. Then one pass in text order applies KenLM's state logic (glm_finish_backoffs).
+ * Exact: the state after a word holds the most recent words up to the deepest n-gram that can be
+ * extended, so the walk from the state is a prefix of the full-history walk, and the two are equal
+ * unless the full walk matched deeper than the state allows (len > state length + 1, impossible
+ * for a model whose -0.0 backoffs are KenLM's); such a token is rescored from its state by the
+ * reference walk. */
+_Static_assert(GLM_CHUNK >= 1 && GLM_CHUNK <= 65536, "walk indexes are 16-bit");
 
 static inline __attribute__((always_inline)) void
 sentences_levelsync_pk(const glm_model *m, const fast_layout *F, const glm_word *ids,
@@ -750,10 +748,11 @@ sentences_levelsync_pk(const glm_model *m, const fast_layout *F, const glm_word 
     glm_state begin, st;
     glm_state_start(&m->lay, m->par.bos, null_context, &begin);
     st = begin;
-    walk *wk = malloc(LS_CHUNK * sizeof *wk);
-    enum { RB = 2 * LS_CHUNK + GLM_MAX_ORDER + 2 };
-    glm_word *rb = malloc(RB * sizeof *rb);
-    uint16_t *cur = malloc(4 * LS_CHUNK * sizeof *cur), *nxt = malloc(4 * LS_CHUNK * sizeof *nxt);
+    walk *wk = malloc(GLM_CHUNK * sizeof *wk);
+    glm_word *rb = malloc(GLM_CHUNK_RB * sizeof *rb);
+    uint16_t *cur = malloc(4 * GLM_CHUNK * sizeof *cur), *nxt = malloc(4 * GLM_CHUNK * sizeof *nxt);
+    const glm_word *hist[GLM_CHUNK];
+    uint8_t nh[GLM_CHUNK];
     if (!wk || !rb || !cur || !nxt) { /* out of memory: the reference path needs none */
         free(wk), free(rb), free(cur), free(nxt);
         sentences_ref(m, ids, sstart, s0, s1, null_context, prob, len);
@@ -766,51 +765,28 @@ sentences_levelsync_pk(const glm_model *m, const fast_layout *F, const glm_word 
     uint64_t T1 = sstart[s1];
     uint64_t t0 = s < s1 ? sstart[s] : T1;
     while (t0 < T1) {
-        uint64_t t1 = t0 + LS_CHUNK < T1 ? t0 + LS_CHUNK : T1;
+        uint64_t t1 = t0 + GLM_CHUNK < T1 ? t0 + GLM_CHUNK : T1;
         unsigned nc[4] = {0, 0, 0, 0};
-        /* set up the walks. The histories live in rb, filled backwards in text order with <s>
-         * before every sentence (unless null_context): a token's history (most recent word
-         * first) starts just below the slot of its own word. Empty sentences hold no tokens, so
-         * only s moves over them. */
-        unsigned pos = RB;
-        {
-            while (t0 >= sstart[s + 1])
-                s++;
-            uint64_t p0 = t0 - sstart[s];
-            if (p0 > 0) { /* the chunk starts inside a sentence: its context first */
-                if (!null_context && p0 < H)
-                    rb[--pos] = m->par.bos;
-                for (unsigned u = p0 < H ? (unsigned)p0 : H; u > 0; u--)
-                    rb[--pos] = ids[t0 - u];
-            }
-        }
-        for (uint64_t t = t0; t < t1; t++) {
-            while (t >= sstart[s + 1])
-                s++;
-            unsigned i = (unsigned)(t - t0);
-            uint64_t p = t - sstart[s] + (null_context ? 0 : 1); /* history words available */
-            if (p == 1 && !null_context)
-                rb[--pos] = m->par.bos;
-            walk_start(F, &wk[i], ids[t], rb + pos, p < H ? (unsigned)p : H);
-            rb[--pos] = ids[t];
-        }
+        glm_chunk_histories(ids, sstart, &s, t0, t1, H, null_context, m->par.bos, rb, hist, nh);
+        for (unsigned i = 0; i < (unsigned)(t1 - t0); i++)
+            walk_start(F, &wk[i], ids[t0 + i], hist[i], nh[i]);
         /* the first round: every walk reads its unigram */
         for (unsigned i = 0; i < (unsigned)(t1 - t0); i++) {
             walk *k = &wk[i];
             walk_step(F, k, pk);
             if (k->phase != PH_DONE)
-                cur[k->phase * LS_CHUNK + nc[k->phase]++] = (uint16_t)i;
+                cur[k->phase * GLM_CHUNK + nc[k->phase]++] = (uint16_t)i;
         }
         /* then rounds: each live walk makes one step, phase by phase */
         while (nc[PH_VALUE] | nc[PH_HASH] | nc[PH_SEARCH]) {
             unsigned nn[4] = {0, 0, 0, 0};
 #define LS_PASS(P)                                                                                \
     for (unsigned x = 0; x < nc[P]; x++) {                                                       \
-        walk *k = &wk[cur[P * LS_CHUNK + x]];                                                     \
+        walk *k = &wk[cur[P * GLM_CHUNK + x]];                                                     \
         k->phase = P;                                                                             \
         walk_step(F, k, pk);                                                                          \
         if (k->phase != PH_DONE)                                                                  \
-            nxt[k->phase * LS_CHUNK + nn[k->phase]++] = cur[P * LS_CHUNK + x];                    \
+            nxt[k->phase * GLM_CHUNK + nn[k->phase]++] = cur[P * GLM_CHUNK + x];                    \
     }
             LS_PASS(PH_VALUE)
             LS_PASS(PH_HASH)
