@@ -155,16 +155,25 @@ static inline void prefetch_key(const glm_kenlm_table *t, size_t esz, uint64_t k
 
 glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h)
 {
-    if (k->sorted) { /* a trie: id = 1 + position among the sorted hashes */
-        uint64_t lo = 0, hi = k->nsorted;
+    if (k->sorted) { /* a trie: id = 1 + position among the sorted hashes, found by interpolation
+                      * (as KenLM finds it: the hashes are spread evenly) */
+        uint64_t lo = 0, hi = k->nsorted, lov = 0, hiv = UINT64_MAX; /* [lo, hi) in [lov, hiv] */
         while (lo < hi) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            if (ld64(k->sorted + 8 * mid) < h)
-                lo = mid + 1;
-            else
-                hi = mid;
+            double f = (double)(h - lov) / ((double)(hiv - lov) + 1.0);
+            uint64_t p = lo + (uint64_t)(f * (double)(hi - lo));
+            p = p < hi ? p : hi - 1;
+            uint64_t v = ld64(k->sorted + 8 * p);
+            if (v < h) {
+                lo = p + 1;
+                lov = v;
+            } else if (v > h) {
+                hi = p;
+                hiv = v;
+            } else {
+                return (glm_word)(p + 1);
+            }
         }
-        return lo < k->nsorted && ld64(k->sorted + 8 * lo) == h ? (glm_word)(lo + 1) : GLM_UNK;
+        return GLM_UNK;
     }
     const uint8_t *e = probe(&k->vocab, 12, h);
     return e ? ld32(e + 8) : GLM_UNK; /* ids were checked < bound at open */
