@@ -89,6 +89,13 @@ void glm_fast_free(glm_model *m);
 float glm_score_fast(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
                      unsigned *ngram_length);
 
+/* The readable references the tests hold the fast paths to (plain walks, one query at a time;
+ * identical results): glm_score's (glm_model.c) and glm_score_rows's (glm_batch.c). */
+float glm_score_ref(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
+                    unsigned *ngram_length);
+int glm_score_rows_ref(const glm_model *m, const glm_word *rows, size_t n_rows, float *prob,
+                       uint8_t *len, smt_err *err);
+
 /* Fills the K-dependent tables and level offsets of a layout from order, K and counts. */
 void glm_layout_setup(glm_layout *L, uint32_t order, uint32_t K, const uint64_t *count);
 /* After glm_layout_setup: the quantized layout's key bits (enough for the largest word id),
