@@ -969,10 +969,58 @@ float glm_kenlm_phrase_estimate(const glm_model *m, const glm_word *w, size_t n)
     return total;
 }
 
+/* Runs the c started walks wk[0..c) (c <= GLM_CHUNK) to their ends: every live walk one read per
+ * round, its next read prefetched, so the reads of one round overlap. */
+static void trie_run(const glm_kenlm *k, trie_cur *wk, unsigned c)
+{
+    uint16_t live[GLM_CHUNK];
+    unsigned nl = 0;
+    for (unsigned i = 0; i < c; i++)
+        if (!wk[i].done)
+            live[nl++] = (uint16_t)i;
+    while (nl) {
+        unsigned nn = 0;
+        for (unsigned x = 0; x < nl; x++) {
+            trie_cur *cu = &wk[live[x]];
+            trie_step(k, cu, 1);
+            if (!cu->done)
+                live[nn++] = live[x];
+        }
+        nl = nn;
+    }
+}
+
+/* glm_kenlm_score_states on a trie: chunks of queries walked together (trie_run), each finished
+ * from its own state once the chunk's walks are done (out may equal in). */
+static void trie_states(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
+                        float *prob, glm_state *out, uint8_t *len)
+{
+    const glm_kenlm *k = m->ken;
+    trie_cur wk[GLM_CHUNK];
+    for (size_t j0 = 0; j0 < n; j0 += GLM_CHUNK) {
+        unsigned c = n - j0 < GLM_CHUNK ? (unsigned)(n - j0) : GLM_CHUNK;
+        for (unsigned i = 0; i < c; i++)
+            __builtin_prefetch(k->uni + (uint64_t)w[j0 + i] * 16);
+        for (unsigned i = 0; i < c; i++)
+            trie_start(k, &wk[i], w[j0 + i], in[j0 + i].words, in[j0 + i].length, 1);
+        trie_run(k, wk, c);
+        for (unsigned i = 0; i < c; i++) {
+            size_t j = j0 + i;
+            if (len)
+                len[j] = (uint8_t)wk[i].len;
+            prob[j] = glm_finish(&m->lay, &in[j], w[j], wk[i].len, wk[i].prob, wk[i].bo, &out[j]);
+        }
+    }
+}
+
 void glm_kenlm_score_states(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
                             float *prob, glm_state *out, uint8_t *len)
 {
     const glm_kenlm *k = m->ken;
+    if (k->sorted && n > 2) { /* one or two queries: no walks to overlap, the loop below */
+        trie_states(m, in, w, n, prob, out, len);
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         if (i + 4 < n) /* a few queries ahead: every level's bucket (probing) or unigram (trie) */
             ken_prefetch(k, w[i + 4], in[i + 4].words, in[i + 4].length);
@@ -1114,32 +1162,19 @@ static void trie_sentences(const glm_model *m, const glm_word *ids, const uint64
     trie_cur wk[GLM_CHUNK];
     const glm_word *hist[GLM_CHUNK];
     uint8_t nh[GLM_CHUNK];
-    uint16_t live[GLM_CHUNK];
     glm_word rb[GLM_CHUNK_RB];
     glm_state st = *begin;
     size_t s = s0, fs = s0;
     uint64_t T1 = sstart[s1];
     for (uint64_t t0 = sstart[s0]; t0 < T1;) {
         uint64_t t1 = t0 + GLM_CHUNK < T1 ? t0 + GLM_CHUNK : T1;
-        unsigned c = (unsigned)(t1 - t0), nl = 0;
+        unsigned c = (unsigned)(t1 - t0);
         glm_chunk_histories(ids, sstart, &s, t0, t1, N - 1, null_context, k->bos, rb, hist, nh);
         for (unsigned i = 0; i < c; i++)
             __builtin_prefetch(k->uni + (uint64_t)ids[t0 + i] * 16);
-        for (unsigned i = 0; i < c; i++) {
+        for (unsigned i = 0; i < c; i++)
             trie_start(k, &wk[i], ids[t0 + i], hist[i], nh[i], 1);
-            if (!wk[i].done)
-                live[nl++] = (uint16_t)i;
-        }
-        while (nl) {
-            unsigned nn = 0;
-            for (unsigned x = 0; x < nl; x++) {
-                trie_cur *cu = &wk[live[x]];
-                trie_step(k, cu, 1);
-                if (!cu->done)
-                    live[nn++] = live[x];
-            }
-            nl = nn;
-        }
+        trie_run(k, wk, c);
         for (uint64_t t = t0; t < t1; t++) { /* KenLM's state logic in text order */
             while (t >= sstart[fs + 1])
                 fs++;
