@@ -24,6 +24,7 @@
 #endif
 
 #include "glm.h"
+#include "glm_internal.h"
 #include "smt_lines.h"
 #include "smt_num.h"
 #include "smt_io.h"

@@ -158,10 +158,6 @@ uint64_t glm_state_hash(const glm_state *s);
 float glm_score(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
                 unsigned *ngram_length);
 
-/* The readable reference of glm_score (a plain walk, no tricks); identical results. */
-float glm_score_ref(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
-                    unsigned *ngram_length);
-
 /* The estimate of phrase w[0..n) scored from the empty context, as Moses's KENLM feature makes it
  * (KenLM's lm::ngram::RuleScore): the words' scores in order (float sums), where the words at the
  * phrase's open left edge (their longest match may still extend left, and each one lengthened the
@@ -189,12 +185,9 @@ int glm_score_states(const glm_model *m, const glm_state *in, const glm_word *w,
 /* rows is (n_rows, order): row r holds an n-gram in text order, the predicted word last, shorter
  * contexts padded at the front with GLM_NONE. prob[r] receives log10 p(last | context) (the same
  * float a state built from that context gives) and len[r] the matched length (len may be NULL).
- * glm_score_rows_ref: one row at a time, the readable reference.
- * glm_score_rows: lanes of rows searched in lock-step with prefetching; threads > 1 splits the
- * batch over a private pool (0 = all CPUs). Returns 0, SMT_ERR_ARG (a word id out of range) or
- * SMT_ERR_NOMEM. Thread-safe. */
-int glm_score_rows_ref(const glm_model *m, const glm_word *rows, size_t n_rows, float *prob,
-                       uint8_t *len, smt_err *err);
+ * Lanes of rows are searched in lock-step with prefetching; threads > 1 splits the batch over a
+ * private pool (0 = all CPUs). Returns 0, SMT_ERR_ARG (a word id out of range) or SMT_ERR_NOMEM.
+ * Thread-safe. */
 int glm_score_rows(const glm_model *m, const glm_word *rows, size_t n_rows, float *prob,
                    uint8_t *len, unsigned threads, smt_err *err);
 

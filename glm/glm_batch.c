@@ -18,9 +18,7 @@
 #include "glm_kenlm.h"
 #include "smt_threads.h"
 
-#ifndef LANES
-#define LANES 16
-#endif
+#define LANES 16 /* walks in flight per lock-step driver (rows, small batches of states) */
 
 /* ---------------------------------------------------------------- the fast view of a layout */
 
@@ -282,7 +280,9 @@ static inline __attribute__((always_inline)) void walk_found(const fast_layout *
     k->phase = PH_VALUE;
 }
 
-/* One memory step of a walk (its data was prefetched by the previous step). */
+/* One memory step of a walk (its data was prefetched by the previous step). pk is a constant: 1
+ * for a quantized file (bit-packed keys and records), 0 for a float file; each driver is
+ * instantiated once per value, so a float walk carries none of the quantized branches. */
 static inline __attribute__((always_inline)) void walk_step(const fast_layout *F, walk *k,
                                                            const int pk)
 {
@@ -381,34 +381,6 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
     }
 }
 
-/* Starts a walk whose unigram entry is already in cache (prefetched a token earlier): reads it
- * and goes straight on to the first search. */
-static inline __attribute__((always_inline)) void walk_start_now(const fast_layout *F, walk *k,
-                                                                glm_word w,
-                                                                const glm_word *hist, unsigned nh,
-                                                                const int pk)
-{
-    k->w = w;
-    k->hist = hist;
-    k->nh = nh;
-    const glm_mid *u = F->mid[1] + w;
-    k->prob = u->prob;
-    k->bo[0] = u->backoff;
-    k->len = 1;
-    k->e = w;
-    walk_descend(F, k, u[0].child, u[1].child - u[0].child, pk);
-    if (k->phase == PH_HASH) /* its level-2 slot was prefetched with the unigram: probe now */
-        walk_step(F, k, pk);
-}
-
-/* walk_step's format flag pk: 1 for a quantized file (its keys bit-packed and its values in
- * bit-packed records, always both), 0 for a float file, so that a float file's walk carries none
- * of the quantized branches (tested at run time inside the walk they slow it: docs/glm.md,
- * "Speed"). The drivers each keep one copy of their loop per format (*_pk); a dispatch per step,
- * as here, does not win that back and serves only the lanes variant of the sentences
- * (GLM_SENTENCE_LANES). */
-#define WALK_STEP(F, k) ((F)->kbits ? walk_step((F), (k), 1) : walk_step((F), (k), 0))
-
 /* The fast paths compare keys as signed 32-bit integers: exact while every word id is < 2^31. */
 static int fast_ok(const glm_model *m) { return m->vocab.n <= (uint32_t)INT32_MAX; }
 
@@ -437,7 +409,7 @@ float glm_score_fast(const glm_model *m, const glm_state *in, glm_word w, glm_st
     walk k;
     k.prob = 0.0f; /* set by the first step; GCC cannot tell once glm_finish is inlined */
     walk_start(F, &k, w, in->words, in->length);
-    if (F->kbits) /* one copy per key format: see WALK_STEP */
+    if (F->kbits) /* one copy per key format: see walk_step */
         while (k.phase != PH_DONE)
             walk_step(F, &k, 1);
     else
@@ -541,7 +513,7 @@ rows_range_pk(const glm_model *m, const glm_word *rows, size_t r0, size_t r1, fl
 static void rows_range(const glm_model *m, const glm_word *rows, size_t r0, size_t r1,
                        float *prob, uint8_t *len)
 {
-    if (m->fast && m->fast->kbits) /* one copy per key format: see WALK_STEP */
+    if (m->fast && m->fast->kbits) /* one copy per key format: see walk_step */
         rows_range_pk(m, rows, r0, r1, prob, len, 1);
     else
         rows_range_pk(m, rows, r0, r1, prob, len, 0);
@@ -593,9 +565,7 @@ int glm_score_rows(const glm_model *m, const glm_word *rows, size_t n_rows, floa
 /* ---------------------------------------------------------------- states */
 
 /* Below this many queries glm_score_states loops glm_score_fast (no lanes to overlap). */
-#ifndef GLM_STATES_MIN_LANES
 #define GLM_STATES_MIN_LANES 3
-#endif
 
 /* Queries [0, n) in LANES lanes advanced in lock-step (as rows_range): each query is the walk
  * glm_score_fast makes (w through its state's words), finished by glm_finish, so prob and out are
@@ -640,7 +610,7 @@ states_lanes_pk(const glm_model *m, const glm_state *in, const glm_word *w, size
 static void states_lanes(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
                          float *prob, glm_state *out, uint8_t *len)
 {
-    if (m->fast && m->fast->kbits) /* one copy per key format: see WALK_STEP */
+    if (m->fast && m->fast->kbits) /* one copy per key format: see walk_step */
         states_lanes_pk(m, in, w, n, prob, out, len, 1);
     else
         states_lanes_pk(m, in, w, n, prob, out, len, 0);
@@ -650,9 +620,7 @@ static void states_lanes(const glm_model *m, const glm_state *in, const glm_word
  * of a chunk makes one memory step per round, the steps grouped by phase (one loop each, no
  * per-step dispatch), then the chunk is finished in order. The chunk's walks read in[] only
  * before any of its out[] is written: out may equal in. */
-#ifndef ST_CHUNK
 #define ST_CHUNK 128
-#endif
 _Static_assert(ST_CHUNK >= 1 && ST_CHUNK <= 256, "walk indexes are 8-bit");
 
 static inline __attribute__((always_inline)) void
@@ -707,15 +675,13 @@ states_levelsync_pk(const glm_model *m, const glm_state *in, const glm_word *w, 
 static void states_levelsync(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
                              float *prob, glm_state *out, uint8_t *len)
 {
-    if (m->fast && m->fast->kbits) /* one copy per key format: see WALK_STEP */
+    if (m->fast && m->fast->kbits) /* one copy per key format: see walk_step */
         states_levelsync_pk(m, in, w, n, prob, out, len, 1);
     else
         states_levelsync_pk(m, in, w, n, prob, out, len, 0);
 }
 
-#ifndef GLM_STATES_LEVELSYNC_MIN /* from this many queries on, the level-synchronous driver */
-#define GLM_STATES_LEVELSYNC_MIN 64
-#endif
+#define GLM_STATES_LEVELSYNC_MIN 64 /* from this many queries on, the level-synchronous driver */
 
 int glm_score_states(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
                      float *prob, glm_state *out, uint8_t *len, smt_err *err)
@@ -747,12 +713,6 @@ int glm_score_states(const glm_model *m, const glm_state *in, const glm_word *w,
 
 /* ---------------------------------------------------------------- sentences */
 
-typedef struct sent_lane {
-    uint64_t t, tend;
-    glm_state st;
-    walk k;
-} sent_lane;
-
 static void sentences_ref(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
                           size_t s0, size_t s1, int null_context, float *prob, uint8_t *len)
 {
@@ -767,37 +727,17 @@ static void sentences_ref(const glm_model *m, const glm_word *ids, const uint64_
     }
 }
 
-/* glm_finish in place for the lanes: glm_finish_backoffs, and w shifted into the words. */
-static inline float lane_finish(unsigned N, glm_state *st, glm_word w, const walk *k)
-{
-    glm_word *sw = st->words; /* shift in w (only the first words up to the length matter) */
-    _Static_assert(GLM_MAX_ORDER - 1 == 5, "state shift below is unrolled for 5 words");
-    sw[4] = sw[3];
-    sw[3] = sw[2];
-    sw[2] = sw[1];
-    sw[1] = sw[0];
-    sw[0] = w;
-    return glm_finish_backoffs(N, st, k->len, k->prob, k->bo);
-}
-
-/* Level-synchronous scoring of the tokens of sentences [s0, s1): tokens are walked in chunks of
- * LS_CHUNK, each with its full history inside its sentence (up to N - 1 words, <s> first unless
- * null_context) instead of its state, so the walks are independent. The walks of a chunk advance
- * one memory step per round, grouped by phase (unigram, value, index probe, node search: one
- * loop each, no per-step dispatch); a step prefetches what the walk needs next, which arrives
- * while the rest of the round runs. Then one pass in text order applies KenLM's state logic
- * (lane_finish). Exact: the state after a word holds the most recent words up to the deepest
- * n-gram that can be extended, so the walk from the state is a prefix of the full-history walk,
- * and the two are equal unless the full walk matched deeper than the state allows (len > state
- * length + 1, impossible for a model whose -0.0 backoffs are KenLM's); such a token is rescored
- * from its state by the reference walk. */
-#ifndef GLM_SENTENCE_LANES /* 1: the older path below (16 lanes of sentences, one state each) */
-#define GLM_SENTENCE_LANES 0
-#endif
-#ifndef LS_CHUNK
-#define LS_CHUNK 256
-#endif
-_Static_assert(LS_CHUNK >= 1 && LS_CHUNK <= 65536, "walk indexes are 16-bit");
+/* Level-synchronous scoring of the tokens of sentences [s0, s1) in chunks of GLM_CHUNK, each token
+ * walked from its full history (glm_chunk_histories). The walks of a chunk advance one memory step
+ * per round, grouped by phase (unigram, value, index probe, node search: one loop each, no
+ * per-step dispatch); a step prefetches what the walk needs next, which arrives while the rest of
+ * the round runs. Then one pass in text order applies KenLM's state logic (glm_finish_backoffs).
+ * Exact: the state after a word holds the most recent words up to the deepest n-gram that can be
+ * extended, so the walk from the state is a prefix of the full-history walk, and the two are equal
+ * unless the full walk matched deeper than the state allows (len > state length + 1, impossible
+ * for a model whose -0.0 backoffs are KenLM's); such a token is rescored from its state by the
+ * reference walk. */
+_Static_assert(GLM_CHUNK >= 1 && GLM_CHUNK <= 65536, "walk indexes are 16-bit");
 
 static inline __attribute__((always_inline)) void
 sentences_levelsync_pk(const glm_model *m, const fast_layout *F, const glm_word *ids,
@@ -808,10 +748,11 @@ sentences_levelsync_pk(const glm_model *m, const fast_layout *F, const glm_word 
     glm_state begin, st;
     glm_state_start(&m->lay, m->par.bos, null_context, &begin);
     st = begin;
-    walk *wk = malloc(LS_CHUNK * sizeof *wk);
-    enum { RB = 2 * LS_CHUNK + GLM_MAX_ORDER + 2 };
-    glm_word *rb = malloc(RB * sizeof *rb);
-    uint16_t *cur = malloc(4 * LS_CHUNK * sizeof *cur), *nxt = malloc(4 * LS_CHUNK * sizeof *nxt);
+    walk *wk = malloc(GLM_CHUNK * sizeof *wk);
+    glm_word *rb = malloc(GLM_CHUNK_RB * sizeof *rb);
+    uint16_t *cur = malloc(4 * GLM_CHUNK * sizeof *cur), *nxt = malloc(4 * GLM_CHUNK * sizeof *nxt);
+    const glm_word *hist[GLM_CHUNK];
+    uint8_t nh[GLM_CHUNK];
     if (!wk || !rb || !cur || !nxt) { /* out of memory: the reference path needs none */
         free(wk), free(rb), free(cur), free(nxt);
         sentences_ref(m, ids, sstart, s0, s1, null_context, prob, len);
@@ -824,51 +765,28 @@ sentences_levelsync_pk(const glm_model *m, const fast_layout *F, const glm_word 
     uint64_t T1 = sstart[s1];
     uint64_t t0 = s < s1 ? sstart[s] : T1;
     while (t0 < T1) {
-        uint64_t t1 = t0 + LS_CHUNK < T1 ? t0 + LS_CHUNK : T1;
+        uint64_t t1 = t0 + GLM_CHUNK < T1 ? t0 + GLM_CHUNK : T1;
         unsigned nc[4] = {0, 0, 0, 0};
-        /* set up the walks. The histories live in rb, filled backwards in text order with <s>
-         * before every sentence (unless null_context): a token's history (most recent word
-         * first) starts just below the slot of its own word. Empty sentences hold no tokens, so
-         * only s moves over them. */
-        unsigned pos = RB;
-        {
-            while (t0 >= sstart[s + 1])
-                s++;
-            uint64_t p0 = t0 - sstart[s];
-            if (p0 > 0) { /* the chunk starts inside a sentence: its context first */
-                if (!null_context && p0 < H)
-                    rb[--pos] = m->par.bos;
-                for (unsigned u = p0 < H ? (unsigned)p0 : H; u > 0; u--)
-                    rb[--pos] = ids[t0 - u];
-            }
-        }
-        for (uint64_t t = t0; t < t1; t++) {
-            while (t >= sstart[s + 1])
-                s++;
-            unsigned i = (unsigned)(t - t0);
-            uint64_t p = t - sstart[s] + (null_context ? 0 : 1); /* history words available */
-            if (p == 1 && !null_context)
-                rb[--pos] = m->par.bos;
-            walk_start(F, &wk[i], ids[t], rb + pos, p < H ? (unsigned)p : H);
-            rb[--pos] = ids[t];
-        }
+        glm_chunk_histories(ids, sstart, &s, t0, t1, H, null_context, m->par.bos, rb, hist, nh);
+        for (unsigned i = 0; i < (unsigned)(t1 - t0); i++)
+            walk_start(F, &wk[i], ids[t0 + i], hist[i], nh[i]);
         /* the first round: every walk reads its unigram */
         for (unsigned i = 0; i < (unsigned)(t1 - t0); i++) {
             walk *k = &wk[i];
             walk_step(F, k, pk);
             if (k->phase != PH_DONE)
-                cur[k->phase * LS_CHUNK + nc[k->phase]++] = (uint16_t)i;
+                cur[k->phase * GLM_CHUNK + nc[k->phase]++] = (uint16_t)i;
         }
         /* then rounds: each live walk makes one step, phase by phase */
         while (nc[PH_VALUE] | nc[PH_HASH] | nc[PH_SEARCH]) {
             unsigned nn[4] = {0, 0, 0, 0};
 #define LS_PASS(P)                                                                                \
     for (unsigned x = 0; x < nc[P]; x++) {                                                       \
-        walk *k = &wk[cur[P * LS_CHUNK + x]];                                                     \
+        walk *k = &wk[cur[P * GLM_CHUNK + x]];                                                     \
         k->phase = P;                                                                             \
         walk_step(F, k, pk);                                                                          \
         if (k->phase != PH_DONE)                                                                  \
-            nxt[k->phase * LS_CHUNK + nn[k->phase]++] = cur[P * LS_CHUNK + x];                    \
+            nxt[k->phase * GLM_CHUNK + nn[k->phase]++] = cur[P * GLM_CHUNK + x];                    \
     }
             LS_PASS(PH_VALUE)
             LS_PASS(PH_HASH)
@@ -906,8 +824,7 @@ sentences_levelsync_pk(const glm_model *m, const fast_layout *F, const glm_word 
     free(wk), free(rb), free(cur), free(nxt);
 }
 
-/* One copy of the level-synchronous loops per key format (WALK_STEP's reason, hoisted: the
- * dispatch per step alone did not give the float walk its speed back). */
+/* One copy of the level-synchronous loops per key format (see walk_step). */
 static void sentences_levelsync(const glm_model *m, const fast_layout *F, const glm_word *ids,
                                 const uint64_t *sstart, size_t s0, size_t s1, int null_context,
                                 float *prob, uint8_t *len)
@@ -926,67 +843,11 @@ void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t
         glm_kenlm_score_sentences(m, ids, sstart, s0, s1, null_context, fast, prob, len);
         return;
     }
-    if (fast && fast_ok(m) && !GLM_SENTENCE_LANES) {
-        fast_layout F;
-        fast_setup(m, &F);
-        sentences_levelsync(m, &F, ids, sstart, s0, s1, null_context, prob, len);
-        return;
-    }
     if (!fast || !fast_ok(m)) {
         sentences_ref(m, ids, sstart, s0, s1, null_context, prob, len);
         return;
     }
     fast_layout F;
     fast_setup(m, &F);
-    unsigned N = F.order;
-    glm_state begin;
-    glm_state_start(&m->lay, m->par.bos, null_context, &begin);
-    sent_lane lanes[LANES];
-    unsigned active = 0;
-    size_t next = s0;
-    for (;;) {
-        /* fill idle lanes with the next non-empty sentences */
-        while (active < LANES && next < s1) {
-            size_t s = next++;
-            if (sstart[s] == sstart[s + 1])
-                continue;
-            sent_lane *l = &lanes[active++];
-            l->t = sstart[s];
-            l->tend = sstart[s + 1];
-            l->st = begin;
-            walk_start(&F, &l->k, ids[l->t], l->st.words, l->st.length);
-            if (l->t + 1 < l->tend)
-                prefetch2(F.mid[1] + ids[l->t + 1], 2 * sizeof(glm_mid));
-        }
-        if (!active)
-            return;
-        for (unsigned i = 0; i < active; i++) {
-            sent_lane *l = &lanes[i];
-            WALK_STEP(&F, &l->k);
-            if (l->k.phase != PH_DONE)
-                continue;
-            uint64_t t = l->t;
-            prob[t] = lane_finish(N, &l->st, ids[t], &l->k);
-            len[t] = (uint8_t)l->k.len;
-            if (++l->t < l->tend) {
-                if (l->t + 1 < l->tend) { /* the next token's unigram and (a guess: its group
-                                              * is big) its level-2 index slot */
-                    prefetch2(F.mid[1] + ids[l->t + 1], 2 * sizeof(glm_mid));
-                    if (F.hs[2])
-                        __builtin_prefetch(F.hs[2] +
-                                           glm_bigidx_slot(ids[l->t + 1], ids[l->t], F.hn[2]));
-                }
-                if (F.kbits)
-                    walk_start_now(&F, &l->k, ids[l->t], l->st.words, l->st.length, 1);
-                else
-                    walk_start_now(&F, &l->k, ids[l->t], l->st.words, l->st.length, 0);
-            } else {
-                lanes[i] = lanes[--active];
-                lanes[i].k.hist = lanes[i].st.words;
-                i--;
-                if (active < LANES / 2 && next < s1)
-                    break; /* refill before the pipeline drains */
-            }
-        }
-    }
+    sentences_levelsync(m, &F, ids, sstart, s0, s1, null_context, prob, len);
 }

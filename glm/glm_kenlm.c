@@ -155,16 +155,25 @@ static inline void prefetch_key(const glm_kenlm_table *t, size_t esz, uint64_t k
 
 glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h)
 {
-    if (k->sorted) { /* a trie: id = 1 + position among the sorted hashes */
-        uint64_t lo = 0, hi = k->nsorted;
+    if (k->sorted) { /* a trie: id = 1 + position among the sorted hashes, found by interpolation
+                      * (as KenLM finds it: the hashes are spread evenly) */
+        uint64_t lo = 0, hi = k->nsorted, lov = 0, hiv = UINT64_MAX; /* [lo, hi) in [lov, hiv] */
         while (lo < hi) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            if (ld64(k->sorted + 8 * mid) < h)
-                lo = mid + 1;
-            else
-                hi = mid;
+            double f = (double)(h - lov) / ((double)(hiv - lov) + 1.0);
+            uint64_t p = lo + (uint64_t)(f * (double)(hi - lo));
+            p = p < hi ? p : hi - 1;
+            uint64_t v = ld64(k->sorted + 8 * p);
+            if (v < h) {
+                lo = p + 1;
+                lov = v;
+            } else if (v > h) {
+                hi = p;
+                hiv = v;
+            } else {
+                return (glm_word)(p + 1);
+            }
         }
-        return lo < k->nsorted && ld64(k->sorted + 8 * lo) == h ? (glm_word)(lo + 1) : GLM_UNK;
+        return GLM_UNK;
     }
     const uint8_t *e = probe(&k->vocab, 12, h);
     return e ? ld32(e + 8) : GLM_UNK; /* ids were checked < bound at open */
@@ -746,22 +755,6 @@ static inline float rd_f32(const uint8_t *base, uint64_t bit)
     return f;
 }
 
-/* The entry of word x among entries [lo, hi) of level L (sorted by word), or -1. */
-static inline int64_t trie_find(const glm_kenlm_bits *L, uint64_t lo, uint64_t hi, glm_word x)
-{
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        uint64_t w = glm_rd_bits(L->base, mid * L->total_bits, L->word_mask);
-        if (w < x)
-            lo = mid + 1;
-        else if (w > x)
-            hi = mid;
-        else
-            return (int64_t)mid;
-    }
-    return -1;
-}
-
 /* The last position j of L's offset array with off[j] <= x (off[0] is 0, checked at open). */
 static inline uint64_t last_not_above(const glm_kenlm_bits *L, uint64_t x)
 {
@@ -776,55 +769,133 @@ static inline uint64_t last_not_above(const glm_kenlm_bits *L, uint64_t x)
     return lo - 1;
 }
 
-/* ken_walk on a trie layout: KenLM's TrieSearch lookups (lm/search_trie.hh), one level at a time
- * inside the parent's child range. A range that is not inside the next level (a damaged file)
- * ends the walk instead of being read. */
+/* The trie walk (KenLM's TrieSearch lookups, lm/search_trie.hh) as a cursor of single reads:
+ * trie_walk runs one to its end, the sentence driver advances many in turn. Each level is searched
+ * inside the parent's child range by interpolation, as KenLM searches (word ids are hash ranks,
+ * spread evenly), so a big range costs a few reads instead of log2 of its size. The search keeps
+ * bounds known below and above the word sought (virtual ones at the range's ends, words -1 and
+ * bound); each pivot lies strictly between them, so it ends and reads only inside the range
+ * whatever a damaged file holds. A range that is not inside the next level ends the walk. */
+typedef struct trie_cur {
+    const glm_word *hist;
+    uint64_t bi, ai;  /* the entries left to search at level len + 1 */
+    uint64_t piv;     /* the next entry read */
+    int64_t bv, av;   /* the words of the bounds: the entries between lie in (bv, av) */
+    unsigned nh, len; /* history words, the matched length */
+    int done;
+    float prob, bo[GLM_MAX_ORDER];
+} trie_cur;
+
+/* The next pivot of c's search (pf: prefetch its entry), or the walk's end. */
+static inline __attribute__((always_inline)) void trie_pivot(const glm_kenlm *k, trie_cur *c,
+                                                             const int pf)
+{
+    int64_t x = c->hist[c->len - 1];
+    if (c->bi >= c->ai || x <= c->bv || x >= c->av) {
+        c->done = 1;
+        return;
+    }
+    uint64_t m = c->ai - c->bi, off = (uint64_t)(x - c->bv - 1), span = (uint64_t)(c->av - c->bv - 1);
+    c->piv = c->bi + (m < (1ull << 32) ? off * m / span
+                                       : (uint64_t)((unsigned __int128)off * m / span));
+    if (pf) {
+        const glm_kenlm_bits *L = &k->lev[c->len + 1];
+        __builtin_prefetch(L->base + ((c->piv * L->total_bits) >> 3));
+    }
+}
+
+/* Starts the search among children [lo, hi) of the entry matched at level len, or ends the walk. */
+static inline __attribute__((always_inline)) void trie_range(const glm_kenlm *k, trie_cur *c,
+                                                             uint64_t lo, uint64_t hi, const int pf)
+{
+    if (c->len > c->nh || c->len >= k->order || hi > k->count[c->len + 1]) {
+        c->done = 1;
+        return;
+    }
+    c->bi = lo;
+    c->ai = hi;
+    c->bv = -1;
+    c->av = k->bound;
+    trie_pivot(k, c, pf);
+}
+
+/* A walk from word w through hist[0..nh) (most recent first): reads w's unigram. */
+static inline __attribute__((always_inline)) void trie_start(const glm_kenlm *k, trie_cur *c,
+                                                             glm_word w, const glm_word *hist,
+                                                             unsigned nh, const int pf)
+{
+    const uint8_t *u = k->uni + (uint64_t)w * 16;
+    c->hist = hist;
+    c->nh = nh;
+    c->len = 1;
+    c->done = 0;
+    c->prob = ldf(u);
+    c->bo[0] = ldf(u + 4);
+    trie_range(k, c, ld64(u + 8), ld64(u + 24), pf);
+}
+
+/* One read of a walk: the pivot's word; on a match the entry's value and its child range. */
+static inline __attribute__((always_inline)) void trie_step(const glm_kenlm *k, trie_cur *c,
+                                                            const int pf)
+{
+    unsigned n = c->len + 1;
+    const glm_kenlm_bits *L = &k->lev[n];
+    int64_t x = c->hist[c->len - 1];
+    uint64_t e = c->piv, bit = e * L->total_bits;
+    int64_t w = (int64_t)glm_rd_bits(L->base, bit, L->word_mask);
+    if (w < x) {
+        c->bi = e + 1;
+        c->bv = w;
+        trie_pivot(k, c, pf);
+        return;
+    }
+    if (w > x) {
+        c->ai = e;
+        c->av = w;
+        trie_pivot(k, c, pf);
+        return;
+    }
+    bit += L->word_bits;
+    c->len = n;
+    if (n == k->order) {
+        c->prob = k->quant
+                      ? ldf(k->qprob[n] + 4 * glm_rd_bits(L->base, bit, (1ull << k->prob_bits) - 1))
+                      : with_sign(rd_f32(L->base, bit));
+        c->done = 1;
+        return;
+    }
+    if (k->quant) {
+        c->bo[n - 1] =
+            ldf(k->qbackoff[n] + 4 * glm_rd_bits(L->base, bit, (1ull << k->backoff_bits) - 1));
+        c->prob = ldf(k->qprob[n] +
+                      4 * glm_rd_bits(L->base, bit + k->backoff_bits, (1ull << k->prob_bits) - 1));
+    } else {
+        c->prob = with_sign(rd_f32(L->base, bit));
+        c->bo[n - 1] = rd_f32(L->base, bit + 31);
+    }
+    uint64_t nb = bit + L->value_bits;
+    uint64_t lo = glm_rd_bits(L->base, nb, L->next_mask);
+    uint64_t hi = glm_rd_bits(L->base, nb + L->total_bits, L->next_mask);
+    if (L->off) { /* array-compressed: the high bits from the offset array */
+        uint64_t jb = last_not_above(L, e), je = jb;
+        while (je + 1 < L->noff && ld64(L->off + 8 * (je + 1)) <= e + 1)
+            je++;
+        lo |= jb << L->next_bits;
+        hi |= je << L->next_bits;
+    }
+    trie_range(k, c, lo, hi, pf);
+}
+
 static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
                                  unsigned nh, float *prob, float *bo)
 {
-    const uint8_t *u = k->uni + (uint64_t)w * 16;
-    *prob = ldf(u);
-    bo[0] = ldf(u + 4);
-    uint64_t lo = ld64(u + 8), hi = ld64(u + 24);
-    unsigned len = 1;
-    while (len <= nh && lo < hi) {
-        unsigned n = len + 1;
-        const glm_kenlm_bits *L = &k->lev[n];
-        if (hi > k->count[n])
-            break;
-        int64_t e = trie_find(L, lo, hi, hist[len - 1]);
-        if (e < 0)
-            break;
-        uint64_t bit = (uint64_t)e * L->total_bits + L->word_bits;
-        if (n == k->order) {
-            *prob = k->quant
-                        ? ldf(k->qprob[n] + 4 * glm_rd_bits(L->base, bit, (1ull << k->prob_bits) - 1))
-                        : with_sign(rd_f32(L->base, bit));
-            len++;
-            break;
-        }
-        if (k->quant) {
-            bo[len] = ldf(k->qbackoff[n] +
-                          4 * glm_rd_bits(L->base, bit, (1ull << k->backoff_bits) - 1));
-            *prob = ldf(k->qprob[n] + 4 * glm_rd_bits(L->base, bit + k->backoff_bits,
-                                                      (1ull << k->prob_bits) - 1));
-        } else {
-            *prob = with_sign(rd_f32(L->base, bit));
-            bo[len] = rd_f32(L->base, bit + 31);
-        }
-        len++;
-        uint64_t nb = bit + L->value_bits;
-        lo = glm_rd_bits(L->base, nb, L->next_mask);
-        hi = glm_rd_bits(L->base, nb + L->total_bits, L->next_mask);
-        if (L->off) { /* array-compressed: the high bits from the offset array */
-            uint64_t jb = last_not_above(L, (uint64_t)e), je = jb;
-            while (je + 1 < L->noff && ld64(L->off + 8 * (je + 1)) <= (uint64_t)e + 1)
-                je++;
-            lo |= jb << L->next_bits;
-            hi |= je << L->next_bits;
-        }
-    }
-    return len;
+    trie_cur c;
+    trie_start(k, &c, w, hist, nh, 0);
+    while (!c.done)
+        trie_step(k, &c, 0);
+    *prob = c.prob;
+    memcpy(bo, c.bo, (c.len < k->order ? c.len : k->order - 1) * sizeof *bo);
+    return c.len;
 }
 
 /* Prefetches the buckets ken_walk will read for w after hist[0..nh) (the keys follow from the
@@ -898,10 +969,58 @@ float glm_kenlm_phrase_estimate(const glm_model *m, const glm_word *w, size_t n)
     return total;
 }
 
+/* Runs the c started walks wk[0..c) (c <= GLM_CHUNK) to their ends: every live walk one read per
+ * round, its next read prefetched, so the reads of one round overlap. */
+static void trie_run(const glm_kenlm *k, trie_cur *wk, unsigned c)
+{
+    uint16_t live[GLM_CHUNK];
+    unsigned nl = 0;
+    for (unsigned i = 0; i < c; i++)
+        if (!wk[i].done)
+            live[nl++] = (uint16_t)i;
+    while (nl) {
+        unsigned nn = 0;
+        for (unsigned x = 0; x < nl; x++) {
+            trie_cur *cu = &wk[live[x]];
+            trie_step(k, cu, 1);
+            if (!cu->done)
+                live[nn++] = live[x];
+        }
+        nl = nn;
+    }
+}
+
+/* glm_kenlm_score_states on a trie: chunks of queries walked together (trie_run), each finished
+ * from its own state once the chunk's walks are done (out may equal in). */
+static void trie_states(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
+                        float *prob, glm_state *out, uint8_t *len)
+{
+    const glm_kenlm *k = m->ken;
+    trie_cur wk[GLM_CHUNK];
+    for (size_t j0 = 0; j0 < n; j0 += GLM_CHUNK) {
+        unsigned c = n - j0 < GLM_CHUNK ? (unsigned)(n - j0) : GLM_CHUNK;
+        for (unsigned i = 0; i < c; i++)
+            __builtin_prefetch(k->uni + (uint64_t)w[j0 + i] * 16);
+        for (unsigned i = 0; i < c; i++)
+            trie_start(k, &wk[i], w[j0 + i], in[j0 + i].words, in[j0 + i].length, 1);
+        trie_run(k, wk, c);
+        for (unsigned i = 0; i < c; i++) {
+            size_t j = j0 + i;
+            if (len)
+                len[j] = (uint8_t)wk[i].len;
+            prob[j] = glm_finish(&m->lay, &in[j], w[j], wk[i].len, wk[i].prob, wk[i].bo, &out[j]);
+        }
+    }
+}
+
 void glm_kenlm_score_states(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
                             float *prob, glm_state *out, uint8_t *len)
 {
     const glm_kenlm *k = m->ken;
+    if (k->sorted && n > 2) { /* one or two queries: no walks to overlap, the loop below */
+        trie_states(m, in, w, n, prob, out, len);
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         if (i + 4 < n) /* a few queries ahead: every level's bucket (probing) or unigram (trie) */
             ken_prefetch(k, w[i + 4], in[i + 4].words, in[i + 4].length);
@@ -943,7 +1062,6 @@ void glm_kenlm_score_rows(const glm_model *m, const glm_word *rows, size_t n_row
     }
 }
 
-#define KEN_CHUNK 64 /* the tries' sentence path: tokens prefetched at once */
 /* The probing layout's sentence path: a sliding window of KEN_AHEAD tokens, across sentences,
  * their keys kept in a ring of KEN_RING (> KEN_AHEAD, a power of two). */
 #define KEN_AHEAD 32
@@ -953,9 +1071,8 @@ _Static_assert(KEN_AHEAD < KEN_RING && (KEN_RING & (KEN_RING - 1)) == 0, "the ri
 /* glm_kenlm_score_sentences on a probing file, fast: while token t is scored, the keys and buckets
  * of token t + KEN_AHEAD (from its full history in its sentence) are computed, kept in a ring and
  * prefetched. The walk from t's state then probes a prefix of that key chain (the state's words
- * are the first words of the same history) without hashing again (the tries prefetch chunks of
- * KEN_CHUNK tokens per sentence instead; docs/glm.md compares the two on the probing layout). usz
- * and msz: the unigram and middle entry bytes, constants in each caller below. */
+ * are the first words of the same history) without hashing again. usz and msz: the unigram and
+ * middle entry bytes, constants in each caller below. */
 static inline __attribute__((always_inline)) void
 probing_walk(const glm_model *m, const glm_word *ids, const uint64_t *sstart, size_t s0, size_t s1,
              int null_context, const glm_state *begin, float *prob, uint8_t *len, const size_t usz,
@@ -1031,6 +1148,53 @@ static void rest_probing_sentences(const glm_model *m, const glm_word *ids,
 {
     probing_walk(m, ids, sstart, s0, s1, null_context, begin, prob, len, 12, 20);
 }
+/* glm_kenlm_score_sentences on a trie, fast: the tokens of a chunk are walked each from its full
+ * history (glm_chunk_histories), every live walk one read per round with its next read
+ * prefetched, then KenLM's state logic in text order (exact for the reason glm_batch.c's
+ * sentences_levelsync gives; a token whose walk went deeper than its state allows is rescored
+ * from the state). */
+static void trie_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
+                           size_t s0, size_t s1, int null_context, const glm_state *begin,
+                           float *prob, uint8_t *len)
+{
+    const glm_kenlm *k = m->ken;
+    unsigned N = k->order;
+    trie_cur wk[GLM_CHUNK];
+    const glm_word *hist[GLM_CHUNK];
+    uint8_t nh[GLM_CHUNK];
+    glm_word rb[GLM_CHUNK_RB];
+    glm_state st = *begin;
+    size_t s = s0, fs = s0;
+    uint64_t T1 = sstart[s1];
+    for (uint64_t t0 = sstart[s0]; t0 < T1;) {
+        uint64_t t1 = t0 + GLM_CHUNK < T1 ? t0 + GLM_CHUNK : T1;
+        unsigned c = (unsigned)(t1 - t0);
+        glm_chunk_histories(ids, sstart, &s, t0, t1, N - 1, null_context, k->bos, rb, hist, nh);
+        for (unsigned i = 0; i < c; i++)
+            __builtin_prefetch(k->uni + (uint64_t)ids[t0 + i] * 16);
+        for (unsigned i = 0; i < c; i++)
+            trie_start(k, &wk[i], ids[t0 + i], hist[i], nh[i], 1);
+        trie_run(k, wk, c);
+        for (uint64_t t = t0; t < t1; t++) { /* KenLM's state logic in text order */
+            while (t >= sstart[fs + 1])
+                fs++;
+            if (t == sstart[fs])
+                st = *begin;
+            const trie_cur *cu = &wk[t - t0];
+            if (cu->len > (unsigned)st.length + 1u) {
+                unsigned l;
+                memcpy(st.words, cu->hist, st.length * sizeof st.words[0]);
+                prob[t] = glm_kenlm_score(m, &st, ids[t], &st, &l);
+                len[t] = (uint8_t)l;
+                continue;
+            }
+            prob[t] = glm_finish_backoffs(N, &st, cu->len, cu->prob, cu->bo);
+            len[t] = (uint8_t)cu->len;
+        }
+        t0 = t1;
+    }
+}
+
 void glm_kenlm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
                                size_t s0, size_t s1, int null_context, int fast, float *prob,
                                uint8_t *len)
@@ -1038,25 +1202,21 @@ void glm_kenlm_score_sentences(const glm_model *m, const glm_word *ids, const ui
     const glm_kenlm *k = m->ken;
     glm_state begin;
     glm_kenlm_state_start(k, null_context, &begin);
-    if (fast && !k->sorted) {
+    if (fast && k->sorted) {
+        trie_sentences(m, ids, sstart, s0, s1, null_context, &begin, prob, len);
+        return;
+    }
+    if (fast) {
         (k->type == KEN_REST_PROBING ? rest_probing_sentences : probing_sentences)(
             m, ids, sstart, s0, s1, null_context, &begin, prob, len);
         return;
     }
     for (size_t s = s0; s < s1; s++) {
         glm_state st = begin;
-        uint64_t t0 = sstart[s], t1 = sstart[s + 1];
-        for (uint64_t c = t0; c < t1; c += KEN_CHUNK) {
-            uint64_t ce = c + KEN_CHUNK < t1 ? c + KEN_CHUNK : t1;
-            if (fast) /* a trie (probing went above): each level's range follows from the
-                       * previous one, so only the chunk's unigrams can be fetched ahead */
-                for (uint64_t t = c; t < ce; t++)
-                    ken_prefetch(k, ids[t], NULL, 0);
-            for (uint64_t t = c; t < ce; t++) {
-                unsigned l;
-                prob[t] = glm_kenlm_score(m, &st, ids[t], &st, &l);
-                len[t] = (uint8_t)l;
-            }
+        for (uint64_t t = sstart[s]; t < sstart[s + 1]; t++) {
+            unsigned l;
+            prob[t] = glm_kenlm_score(m, &st, ids[t], &st, &l);
+            len[t] = (uint8_t)l;
         }
     }
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "glm.h"
+#include "glm_internal.h"
 #include "smt_buf.h"
 #include "testutil.h"
 

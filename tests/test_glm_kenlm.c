@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "glm.h"
+#include "glm_internal.h"
 #include "glm_kenlm.h"
 #include "testutil.h"
 

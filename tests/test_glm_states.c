@@ -310,20 +310,33 @@ Test(glm_states, bible_lm5_equal_glm_score, .timeout = 600)
     free(out);
 }
 
-Test(glm_states, bible_lm5_kenlm_probing_equal_glm_score, .timeout = 600)
+/* The states of test-a's first 300 lines on a KenLM binary of the shared bible lm.5 (xz packed). */
+static void bible_kenlm_states(const char *name, const char *what)
 {
-    char *xz = tu_shared_path("reference/kenlm-binaries/bible.lm5.probing.bin.xz");
+    char rel[96];
+    snprintf(rel, sizeof rel, "reference/kenlm-binaries/%s.xz", name);
+    char *xz = tu_shared_path(rel);
     char *text = tu_shared_path("data/bible/test-a.en");
     if (!xz || !text)
-        cr_skip_test("shared data absent: the KenLM probing lm.5 comparison did not run");
-    char *bin = tu_join(dir, "lm5.probing.bin");
+        cr_skip_test("shared data absent: the %s comparison did not run", what);
+    char *bin = tu_join(dir, name);
     cr_assert_eq(tu_runf(NULL, NULL, "xz -dc '%s' > '%s'", xz, bin), 0);
     glm_model *m;
     smt_err e;
     cr_assert_eq(glm_open(&m, bin, 0, &e), 0, "%s", e.msg);
-    check_model(m, text, 300, "bible lm.5 kenlm probing");
+    check_model(m, text, 300, what);
     glm_close(m);
     free(xz);
     free(text);
     free(bin);
+}
+
+Test(glm_states, bible_lm5_kenlm_probing_equal_glm_score, .timeout = 600)
+{
+    bible_kenlm_states("bible.lm5.probing.bin", "bible lm.5 kenlm probing");
+}
+
+Test(glm_states, bible_lm5_kenlm_quantized_trie_equal_glm_score, .timeout = 600)
+{
+    bible_kenlm_states("bible.lm5.trie-q8b8.bin", "bible lm.5 kenlm trie -q 8 -b 8");
 }

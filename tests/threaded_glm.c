@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "glm.h"
+#include "glm_internal.h"
 #include "tharness.h"
 #include "testutil.h"
 

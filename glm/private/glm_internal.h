@@ -89,6 +89,13 @@ void glm_fast_free(glm_model *m);
 float glm_score_fast(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
                      unsigned *ngram_length);
 
+/* The readable references the tests hold the fast paths to (plain walks, one query at a time;
+ * identical results): glm_score's (glm_model.c) and glm_score_rows's (glm_batch.c). */
+float glm_score_ref(const glm_model *m, const glm_state *in, glm_word w, glm_state *out,
+                    unsigned *ngram_length);
+int glm_score_rows_ref(const glm_model *m, const glm_word *rows, size_t n_rows, float *prob,
+                       uint8_t *len, smt_err *err);
+
 /* Fills the K-dependent tables and level offsets of a layout from order, K and counts. */
 void glm_layout_setup(glm_layout *L, uint32_t order, uint32_t K, const uint64_t *count);
 /* After glm_layout_setup: the quantized layout's key bits (enough for the largest word id),
@@ -179,6 +186,46 @@ static inline int glm_states_check(unsigned order, uint32_t nvocab, const glm_st
 void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
                          size_t s0, size_t s1, int null_context, int fast, float *prob,
                          uint8_t *len);
+
+/* ---- the level-synchronous sentence drivers (glm_batch.c's glm trie, glm_kenlm.c's KenLM trie):
+ * the tokens of a chunk are walked each with its full history inside its sentence (up to N - 1
+ * words, <s> first unless null_context) instead of its state, so no walk waits for the previous
+ * token; KenLM's state logic follows in text order. The histories are one array filled backwards
+ * in text order: a token's history (most recent word first) starts just below its own word. */
+#define GLM_CHUNK 256
+#define GLM_CHUNK_RB (2 * GLM_CHUNK + GLM_MAX_ORDER + 2)
+
+/* Fills rb (GLM_CHUNK_RB words) with the histories of tokens [t0, t1) (at most GLM_CHUNK, t1 not
+ * past the last sentence): hist[i] and nh[i] (at most H words) are token t0 + i's. *s is a
+ * sentence not after t0's; it is moved to t1 - 1's. */
+static inline void glm_chunk_histories(const glm_word *ids, const uint64_t *sstart, size_t *s,
+                                       uint64_t t0, uint64_t t1, unsigned H, int null_context,
+                                       glm_word bos, glm_word *rb, const glm_word **hist,
+                                       uint8_t *nh)
+{
+    size_t si = *s;
+    unsigned pos = GLM_CHUNK_RB;
+    while (t0 >= sstart[si + 1])
+        si++;
+    uint64_t p0 = t0 - sstart[si];
+    if (p0 > 0) { /* the chunk starts inside a sentence: its context first */
+        if (!null_context && p0 < H)
+            rb[--pos] = bos;
+        for (unsigned u = p0 < H ? (unsigned)p0 : H; u > 0; u--)
+            rb[--pos] = ids[t0 - u];
+    }
+    for (uint64_t t = t0; t < t1; t++) {
+        while (t >= sstart[si + 1])
+            si++;
+        uint64_t p = t - sstart[si] + (null_context ? 0 : 1); /* history words available */
+        if (p == 1 && !null_context)
+            rb[--pos] = bos;
+        hist[t - t0] = rb + pos;
+        nh[t - t0] = (uint8_t)(p < H ? p : H);
+        rb[--pos] = ids[t];
+    }
+    *s = si;
+}
 
 /* ---- text blocks (glm_text.c): lines tokenized (SMT_WS_SPACE) and looked up, ready for
  * glm_score_sentences. A zeroed block is empty; reset it by zeroing ntok, nlines and ntxt. */

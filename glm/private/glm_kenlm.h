@@ -149,8 +149,11 @@ uint64_t glm_kenlm_word_hash(const char *word, size_t len);
 glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h);
 static inline void glm_kenlm_prefetch_word(const glm_kenlm *k, uint64_t h)
 {
-    if (k->vocab.base) /* probing; a trie's sorted vocabulary is searched */
+    if (k->vocab.base) /* probing: the bucket */
         __builtin_prefetch(k->vocab.base + glm_kenlm_bucket(&k->vocab, h) * 12);
+    else if (k->nsorted) /* a trie: the first pivot of glm_kenlm_find_hashed's search */
+        __builtin_prefetch(k->sorted + 8 * (uint64_t)((double)h / 18446744073709551616.0 *
+                                                      (double)k->nsorted));
 }
 const char *glm_kenlm_word(const glm_kenlm *k, glm_word id, size_t *len);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
+#include "glm_internal.h"
 
 #define MAX_WORDS 48
 

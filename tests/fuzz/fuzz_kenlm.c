@@ -12,6 +12,7 @@
 
 #include "fuzz_util.h"
 #include "glm.h"
+#include "glm_internal.h"
 
 #define MAX_WORDS 64
 
