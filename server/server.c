@@ -278,7 +278,8 @@ typedef struct call_ctx {
 static xmlrpc_value *method_translate(xmlrpc_env *env, xmlrpc_value *params, void *server_info,
                                       void *call_info)
 {
-    call_ctx *cc = call_info;
+    call_ctx local = {server_info, SRV_OK, 0};
+    call_ctx *cc = call_info ? call_info : &local;
     srv *s = server_info;
     char msg[512];
     cc->ran = 1;
@@ -338,13 +339,14 @@ static void record(srv *s, struct MHD_Connection *c, const char *method, const c
                     ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
                                                            : sizeof(struct sockaddr_in),
                     host, sizeof host, NULL, 0, NI_NUMERICHOST);
+    const char *h = strncmp(host, "::ffff:", 7) || !strchr(host, '.') ? host : host + 7;
     time_t now = time(NULL);
     struct tm tm;
     char ts[32];
     gmtime_r(&now, &tm);
     strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
     pthread_mutex_lock(&s->log_mu);
-    fprintf(s->o.log, "%s %s \"%s %s\" %u %.6f %s\n", ts, host, method, url, status, secs,
+    fprintf(s->o.log, "%s %s \"%s %s\" %u %.6f %s\n", ts, h, method, url, status, secs,
             srv_kind_name(kind));
     fflush(s->o.log);
     pthread_mutex_unlock(&s->log_mu);

@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <xmlrpc-c/base.h>
 
@@ -649,15 +651,41 @@ static void test_health_metrics(int port)
     free(r.body);
 }
 
+/* A connection that sends nothing, and one that stops in the middle of its headers, are closed
+ * after --server-idle-timeout (1 s here). */
+static void test_idle(int port)
+{
+    for (int k = 0; k < 2; k++) {
+        int fd = connect_to(port);
+        TH_CHECK(fd >= 0, "connect");
+        if (fd < 0)
+            return;
+        if (k == 1)
+            write_all(fd, "POST /translate HTTP/1.1\r\nHost: x\r\n", 35);
+        struct timeval tv = {10, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        char c;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        ssize_t r = recv(fd, &c, 1, 0);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        TH_CHECK(r <= 0 && secs < 8, "connection %d: recv %zd after %.1f s, want closed within ~1 s", k,
+                 r, secs);
+        close(fd);
+    }
+}
+
 /* One worker, a queue of one: most of 24 simultaneous requests are refused at once, with 503 and
  * Retry-After (JSON) or a fault (XML-RPC); every answered one is right. */
 static void test_queue_full(void)
 {
     server s;
-    const char *extra[] = {"-threads", "1", "--server-queue", "1", NULL};
+    const char *extra[] = {"-threads", "1", "--server-queue", "1", "--server-idle-timeout", "1", NULL};
     TH_CHECK(start_server(&s, extra) == 0, "server with a queue of one");
     if (s.port <= 0)
         return;
+    test_idle(s.port);
     client cs[24];
     run_clients(s.port, 24, 4, cs);
     int refused = 0, answered = 0, ok = 0;
@@ -739,11 +767,10 @@ int main(void)
     free(text);
     char *dir = tu_tmpdir();
     TH_CHECK(load_expected(dir) == 0, "the command line's outputs");
-    tu_rmtree(dir);
-    free(dir);
+    char *log_path = tu_join(dir, "access.log");
     server s;
     const char *extra[] = {"-threads", "3", "--server-max-body", "4096", "--server-max-words",
-                           "50", "--server-max-nbest", "10", NULL};
+                           "50", "--server-max-nbest", "10", "--server-log", log_path, NULL};
     TH_CHECK(start_server(&s, extra) == 0, "the server starts");
     if (s.port > 0) {
         test_single(s.port);
@@ -755,7 +782,15 @@ int main(void)
         int st = stop_server(&s, &log);
         TH_CHECK(st == 0 && !strstr(log, "Sanitizer"), "exit status %d: %s", st, log);
         free(log);
+        char *access = tu_read_file(log_path, NULL);
+        TH_CHECK(access && strstr(access, " 127.0.0.1 \"POST /RPC2\" 200 ") &&
+                     strstr(access, "\"POST /translate\" 400 ") && strstr(access, " malformed\n"),
+                 "--server-log: %.300s", access ? access : "(no file)");
+        free(access);
     }
+    free(log_path);
+    tu_rmtree(dir);
+    free(dir);
     test_queue_full();
     test_sigterm();
     return th_summary("threaded_server");
