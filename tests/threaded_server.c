@@ -718,6 +718,37 @@ static void test_queue_full(void)
     free(log);
 }
 
+/* A sentence that takes longer than --server-request-timeout (a wide search over 75 words) is
+ * answered 504 when the time is up, not when the translation ends; the server then exits 0. */
+static void test_request_timeout(void)
+{
+    server s;
+    const char *extra[] = {"-threads", "1", "--server-request-timeout", "1", "-s", "1000",
+                           "-cube-pruning-pop-limit", "2000", "-dl", "-1", NULL};
+    TH_CHECK(start_server(&s, extra) == 0, "server with a 1 s request limit");
+    if (s.port <= 0)
+        return;
+    smt_buf text = {0};
+    for (size_t i = 0; i < 3; i++)
+        smt_buf_printf(&text, "%s ", sent[i]);
+    json_t *req = json_pack("{s:s}", "text", text.data), *res;
+    smt_buf_free(&text);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    reply r = post_json(s.port, req, &res);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    TH_CHECK(r.status == 504 && r.body && strstr(r.body, "longer than"), "status %d %s", r.status,
+             r.body ? r.body : "");
+    TH_CHECK(secs < 3, "the 504 came after %.1f s", secs);
+    json_decref(res);
+    json_decref(req);
+    free(r.body);
+    char *log;
+    TH_CHECK(stop_server(&s, &log) == 0, "exit status: %s", log);
+    free(log);
+}
+
 /* SIGTERM while 8 clients keep sending: every answered request is right, the server exits 0. */
 static void test_sigterm(void)
 {
@@ -793,5 +824,6 @@ int main(void)
     free(dir);
     test_queue_full();
     test_sigterm();
+    test_request_timeout();
     return th_summary("threaded_server");
 }
