@@ -52,6 +52,7 @@ struct srv {
     struct MHD_Daemon *d;
     int port;
     xmlrpc_registry *reg;
+    int xmlrpc_inited;
     pthread_mutex_t mu;
     pthread_cond_t work, idle;
     job **q;
@@ -73,6 +74,7 @@ struct srv {
 typedef struct conn_req {
     smt_buf body;
     int too_big;
+    int answered; /* refused before its body: the rest of the body is discarded */
     struct timespec t0;
 } conn_req;
 
@@ -525,11 +527,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *con_cls = cr;
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (post && cl && strtoull(cl, NULL, 10) > s->o.max_body) {
-            cr->too_big = 1; /* refused before the body is read; the connection is closed */
+            cr->too_big = cr->answered = 1; /* refused before the body is read */
             record(s, c, method, url, !strcmp(url, "/RPC2") ? API_RPC2 : API_JSON, SRV_E_TOO_BIG,
                    413, 0);
             return json_error(c, SRV_E_TOO_BIG, "the request body is over this server's limit");
         }
+        return MHD_YES;
+    }
+    if (cr->answered) {
+        *size = 0;
         return MHD_YES;
     }
     if (*size) {
@@ -626,8 +632,11 @@ int srv_start(srv **out, const srv_options *o, smt_err *err)
     cond_init(&s->idle);
     xmlrpc_env env;
     xmlrpc_env_init(&env);
+    xmlrpc_init(&env); /* the library's global state, before any thread uses it */
+    s->xmlrpc_inited = !env.fault_occurred;
     xmlrpc_limit_set(XMLRPC_XML_SIZE_LIMIT_ID, o->max_body);
-    s->reg = xmlrpc_registry_new(&env);
+    if (!env.fault_occurred)
+        s->reg = xmlrpc_registry_new(&env);
     if (!env.fault_occurred) {
         struct xmlrpc_method_info3 mi = {"translate", method_translate, s, 0, "S:S",
                                          "translates params.text (Moses's server)"};
@@ -779,6 +788,8 @@ void srv_free(srv *s)
     }
     if (s->reg)
         xmlrpc_registry_free(s->reg);
+    if (s->xmlrpc_inited)
+        xmlrpc_term();
     free(s->q);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->log_mu);

@@ -774,6 +774,11 @@ static void test_sigterm(void)
         answered += cs[c].answered, ok += cs[c].ok;
     TH_CHECK(st == 0 && strstr(log, "server stopped"), "exit status %d: %s", st, log);
     TH_CHECK(answered > 0 && ok == answered, "%d of %d answered requests correct", ok, answered);
+    int refused = 0;
+    for (int c = 0; c < 8; c++)
+        refused += cs[c].refused;
+    TH_CHECK(answered + refused == 8 * 40, "%d answered + %d refused of %d: %s", answered, refused,
+             8 * 40, cs[0].why);
     free(log);
 }
 
@@ -783,6 +788,9 @@ int main(void)
     if (!data || !bin)
         return th_skip("threaded_server", "FASTSMT_TESTDATA and FASTSMT_BIN are not set (ctest sets them)");
     signal(SIGPIPE, SIG_IGN);
+    xmlrpc_env env;
+    xmlrpc_env_init(&env);
+    xmlrpc_init(&env); /* before the client threads use the library */
     char p[4096];
     snprintf(p, sizeof p, "%s/../../examples/sample/moses.ini", data);
     ini_path = strdup(p);
@@ -825,5 +833,7 @@ int main(void)
     test_queue_full();
     test_sigterm();
     test_request_timeout();
+    xmlrpc_term();
+    xmlrpc_env_clean(&env);
     return th_summary("threaded_server");
 }
