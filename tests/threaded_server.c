@@ -45,8 +45,8 @@ typedef struct nb_line {
 typedef struct expect {
     char *plain, *seg;  /* the 1-best without and with -t */
     char *walign;       /* -alignment-output-file's line */
-    nb_line nb[NB];
-    size_t n_nb;
+    nb_line nb[2][NB]; /* the n-best list, and the distinct one */
+    size_t n_nb[2];
 } expect;
 static expect want[16];
 
@@ -85,31 +85,9 @@ static char *line_of(const char *text, size_t i)
     return dupn(p, e ? (size_t)(e - p) : strlen(p));
 }
 
-static int load_expected(const char *dir)
+/* The n-best lines of nb into want[id].nb[d]. */
+static void read_nbest(const char *nb, int d)
 {
-    smt_buf in = {0};
-    for (size_t i = 0; i < n_sent; i++)
-        smt_buf_printf(&in, "%s\n", sent[i]);
-    char *p = tu_join(dir, "in.txt");
-    tu_write_file(p, in.data, in.len);
-    free(p);
-    smt_buf_free(&in);
-    char a[1024], b[1024];
-    snprintf(a, sizeof a, "-alignment-output-file '%s/al.txt'", dir);
-    snprintf(b, sizeof b, "-t -n-best-list '%s/nb.txt' %d -include-segmentation-in-n-best "
-                          "-print-alignment-info-in-n-best", dir, NB);
-    char *plain = run_cli(dir, a), *seg = run_cli(dir, b);
-    char *alp = tu_join(dir, "al.txt"), *nbp = tu_join(dir, "nb.txt");
-    char *al = tu_read_file(alp, NULL), *nb = tu_read_file(nbp, NULL);
-    free(alp);
-    free(nbp);
-    if (!plain || !seg || !al || !nb)
-        return -1;
-    for (size_t i = 0; i < n_sent; i++) {
-        want[i].plain = line_of(plain, i);
-        want[i].seg = line_of(seg, i);
-        want[i].walign = line_of(al, i);
-    }
     for (size_t k = 0;; k++) {
         char *l = line_of(nb, k);
         if (!l || !*l) {
@@ -127,9 +105,8 @@ static int load_expected(const char *dir)
             s = e + 5;
         }
         size_t id = (size_t)atoi(f[0]);
-        expect *w = &want[id];
-        if (id < n_sent && w->n_nb < NB && nf >= 4) {
-            nb_line *n = &w->nb[w->n_nb++];
+        if (id < n_sent && want[id].n_nb[d] < NB && nf >= 4) {
+            nb_line *n = &want[id].nb[d][want[id].n_nb[d]++];
             n->words = dupn(f[1], strlen(f[1]));
             n->feats = f[2], n->total = f[3];
             n->seg = nf > 4 ? f[4] : strdup("");
@@ -140,10 +117,47 @@ static int load_expected(const char *dir)
             free(f[j]);
         free(l);
     }
+}
+
+static int load_expected(const char *dir)
+{
+    smt_buf in = {0};
+    for (size_t i = 0; i < n_sent; i++)
+        smt_buf_printf(&in, "%s\n", sent[i]);
+    char *p = tu_join(dir, "in.txt");
+    tu_write_file(p, in.data, in.len);
+    free(p);
+    smt_buf_free(&in);
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "-alignment-output-file '%s/al.txt'", dir);
+    snprintf(b, sizeof b, "-t -n-best-list '%s/nb.txt' %d -include-segmentation-in-n-best "
+                          "-print-alignment-info-in-n-best", dir, NB);
+    char *plain = run_cli(dir, a), *seg = run_cli(dir, b);
+    snprintf(b, sizeof b, "-t -n-best-list '%s/nbd.txt' %d distinct "
+                          "-include-segmentation-in-n-best -print-alignment-info-in-n-best", dir, NB);
+    char *segd = run_cli(dir, b);
+    char *alp = tu_join(dir, "al.txt"), *nbp = tu_join(dir, "nb.txt"), *nbdp = tu_join(dir, "nbd.txt");
+    char *al = tu_read_file(alp, NULL), *nb = tu_read_file(nbp, NULL), *nbd = tu_read_file(nbdp, NULL);
+    free(alp);
+    free(nbp);
+    free(nbdp);
+    if (!plain || !seg || !segd || !al || !nb || !nbd) {
+        free(plain), free(seg), free(segd), free(al), free(nb), free(nbd);
+        return -1;
+    }
+    for (size_t i = 0; i < n_sent; i++) {
+        want[i].plain = line_of(plain, i);
+        want[i].seg = line_of(seg, i);
+        want[i].walign = line_of(al, i);
+    }
+    read_nbest(nb, 0);
+    read_nbest(nbd, 1);
     free(plain);
     free(seg);
     free(al);
     free(nb);
+    free(nbd);
+    free(segd);
     return 0;
 }
 
@@ -188,11 +202,12 @@ static char *phrase_align(const json_t *a)
     return b.data;
 }
 
-/* 1 when res (an answer to sentence i; full: align, word-align, n-best with scores asked for)
- * equals the command line's; why says what differs. */
+/* 1 when res (an answer to sentence i; full: align, word-align, n-best with scores asked for,
+ * 2: a distinct n-best list) equals the command line's; why says what differs. */
 static int answer_ok(const json_t *res, size_t i, int full, char *why, size_t cap)
 {
     const expect *w = &want[i];
+    const int d = full == 2;
     const char *text = json_string_value(json_object_get(res, "text"));
     snprintf(why, cap, "sentence %zu", i);
     if (!text || strcmp(text, full ? w->seg : w->plain)) {
@@ -211,20 +226,20 @@ static int answer_ok(const json_t *res, size_t i, int full, char *why, size_t ca
     free(wa);
     free(ww);
     const json_t *nb = json_object_get(res, "nbest");
-    if (ok && json_array_size(nb) != w->n_nb) {
+    if (ok && json_array_size(nb) != w->n_nb[d]) {
         snprintf(why, cap, "sentence %zu: %zu n-best entries, want %zu", i, json_array_size(nb),
-                 w->n_nb);
+                 w->n_nb[d]);
         ok = 0;
     }
     char *pa = phrase_align(json_object_get(res, "align"));
-    if (ok && w->n_nb && strcmp(pa, w->nb[0].seg)) {
-        snprintf(why, cap, "sentence %zu: align '%s', want '%s'", i, pa, w->nb[0].seg);
+    if (ok && w->n_nb[d] && strcmp(pa, w->nb[d][0].seg)) {
+        snprintf(why, cap, "sentence %zu: align '%s', want '%s'", i, pa, w->nb[d][0].seg);
         ok = 0;
     }
     free(pa);
-    for (size_t k = 0; ok && k < w->n_nb; k++) {
+    for (size_t k = 0; ok && k < w->n_nb[d]; k++) {
         const json_t *e = json_array_get(nb, k);
-        const nb_line *n = &w->nb[k];
+        const nb_line *n = &w->nb[d][k];
         const char *hyp = json_string_value(json_object_get(e, "hyp"));
         const char *fv = json_string_value(json_object_get(e, "fvals"));
         char total[64];
@@ -436,8 +451,8 @@ static json_t *request(size_t i, int full)
 {
     if (!full)
         return json_pack("{s:s}", "text", sent[i]);
-    return json_pack("{s:s,s:s,s:b,s:i,s:b}", "text", sent[i], "align", "true", "word-align", 1,
-                     "nbest", NB, "add-score-breakdown", 1);
+    return json_pack("{s:s,s:s,s:b,s:i,s:b,s:b}", "text", sent[i], "align", "true", "word-align",
+                     1, "nbest", NB, "add-score-breakdown", 1, "nbest-distinct", full == 2);
 }
 
 /* ---- the tests ---- */
@@ -446,7 +461,7 @@ static void test_single(int port)
 {
     char why[1024], fault[512];
     for (size_t i = 0; i < n_sent; i++)
-        for (int full = 0; full < 2; full++) {
+        for (int full = 0; full < 3; full++) {
             json_t *req = request(i, full), *res;
             reply r = post_rpc(port, req, &res, fault, sizeof fault);
             TH_CHECK(r.status == 200 && res, "XML-RPC sentence %zu: status %d %s", i, r.status, fault);
@@ -476,7 +491,7 @@ static void *client_main(void *arg)
     char fault[512];
     for (int k = 0; k < c->n; k++) {
         size_t i = (size_t)(c->id + k) % n_sent;
-        int full = (c->id + k) % 2, rpc = (c->id + k / 2) % 2;
+        int full = (c->id + k) % 3, rpc = (c->id + k / 3) % 2;
         json_t *req = request(i, full), *res;
         fault[0] = 0;
         reply r = rpc ? post_rpc(c->port, req, &res, fault, sizeof fault) : post_json(c->port, req, &res);
