@@ -156,9 +156,13 @@ if(FASTSMT_TESTS)
   set_tests_properties(install_consumer PROPERTIES
     ENVIRONMENT "BUILD=${CMAKE_BINARY_DIR};SOURCE=${CMAKE_SOURCE_DIR};WORK=${CMAKE_BINARY_DIR}/install-test;CMAKE=${CMAKE_COMMAND};CC=${CMAKE_C_COMPILER};TOOLS=${_tools};MAN=${_man};SAN_FLAGS=${_san}"
     RESOURCE_LOCK fastsmt_build_tree TIMEOUT 600)
+  set(_server 0)
+  if(TARGET fastsmt_server)
+    set(_server 1)
+  endif()
   add_test(NAME package_deb COMMAND sh "${CMAKE_SOURCE_DIR}/tests/install/deb_test.sh")
   set_tests_properties(package_deb PROPERTIES
-    ENVIRONMENT "BUILD=${CMAKE_BINARY_DIR};SOURCE=${CMAKE_SOURCE_DIR};WORK=${CMAKE_BINARY_DIR}/deb-test;CPACK=${CMAKE_CPACK_COMMAND};VERSION=${PROJECT_VERSION};TOOLS=${_tools};MAN=${_man};SANITIZE=${FASTSMT_SANITIZE}"
+    ENVIRONMENT "BUILD=${CMAKE_BINARY_DIR};SOURCE=${CMAKE_SOURCE_DIR};WORK=${CMAKE_BINARY_DIR}/deb-test;CPACK=${CMAKE_CPACK_COMMAND};VERSION=${PROJECT_VERSION};TOOLS=${_tools};MAN=${_man};SANITIZE=${FASTSMT_SANITIZE};SERVER=${_server}"
     RESOURCE_LOCK fastsmt_build_tree SKIP_RETURN_CODE ${FASTSMT_SKIP_CODE} TIMEOUT 600)
   set_tests_properties(tools_help install_consumer package_deb PROPERTIES LABELS install)
 endif()

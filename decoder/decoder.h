@@ -219,6 +219,11 @@ typedef struct dec_feature_info {
 size_t dec_model_num_features(const dec_model *m);
 void dec_model_feature(const dec_model *m, size_t i, dec_feature_info *out);
 
+/* The feature field of an n-best line, appended to out: " Name= v v ..." for each tuneable
+ * feature in n-best order, each value printed with %g as a float (Moses's OutputAllFeatureScores,
+ * what its server returns as "fvals"); scores as dec_nbest_entry's. Returns 0 or SMT_ERR_NOMEM. */
+int dec_format_scores(const dec_model *m, const double *scores, smt_buf *out);
+
 /* One hypothesis of an n-best list. Its line is "id ||| WORDS ||| Name= v ... ||| total", where
  * WORDS is dec_translation_format(&t, the list's segmentation), each tuneable feature's values
  * are printed with %g, and the total too; then " ||| " and the segmentation (phrase by phrase

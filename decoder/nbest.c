@@ -353,6 +353,20 @@ void dec_model_feature(const dec_model *m, size_t i, dec_feature_info *out)
 
 /* weights · scores, summed in float feature by feature as Moses's ScoreComponentCollection
  * does, so that the printed total matches. */
+int dec_format_scores(const dec_model *m, const double *scores, smt_buf *out)
+{
+    int rc = 0;
+    for (unsigned f = 0; f < m->n_features && !rc; f++) {
+        const dec_feature *ft = &m->features[f];
+        if (!ft->tuneable)
+            continue;
+        rc = smt_buf_printf(out, " %s=", ft->name);
+        for (unsigned k = 0; k < ft->n && !rc; k++)
+            rc = smt_buf_printf(out, " %g", (double)(float)scores[ft->offset + k]);
+    }
+    return rc;
+}
+
 static double features_total(const dec_model *m, const double *sc)
 {
     float total = 0;
@@ -393,14 +407,8 @@ static int format_line(const dec_search *s, uint64_t id, const dec_translation *
         rc = dec_translation_format(t, s->out.seg_best, buf); /* Moses: -t marks the n-best words */
     if (!rc)
         rc = smt_buf_append(buf, " |||", 4);
-    for (unsigned f = 0; f < m->n_features && !rc; f++) {
-        const dec_feature *ft = &m->features[f];
-        if (!ft->tuneable)
-            continue;
-        rc = smt_buf_printf(buf, " %s=", ft->name);
-        for (unsigned k = 0; k < ft->n && !rc; k++)
-            rc = smt_buf_printf(buf, " %g", (double)(float)sc[ft->offset + k]);
-    }
+    if (!rc)
+        rc = dec_format_scores(m, sc, buf);
     if (!rc)
         rc = smt_buf_printf(buf, " ||| %g", (double)(float)total);
     if (!rc && s->out.seg_nbest && t->n_phrases)

@@ -7,6 +7,10 @@
  *           [-print-alignment-info-in-n-best] [-input-file FILE] < input > output
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +20,9 @@
 #include "smt_buf.h"
 #include "smt_io.h"
 #include "smt_num.h"
+#ifdef FASTSMT_HAVE_SERVER
+#include "server.h"
+#endif
 
 #define MAX_THREADS DEC_MAX_THREADS
 #define MAX_NBEST DEC_MAX_NBEST
@@ -41,6 +48,11 @@ static void usage(FILE *f)
             "               [--verify | -verify-models] [-lm-batch cpu|gpu|off] [-lm-batch-width W]\n"
             "               [-model-cache DIR|off]\n"
             "               [-resume] [-parts-dir DIR] [-chunk-bytes N]   (under mpirun/srun)\n"
+            "       fastsmt -f moses.ini --server [--server-port P] [--server-host ADDR]\n"
+            "               [--server-log FILE] [--server-queue N] [--server-max-body BYTES]\n"
+            "               [--server-max-words N] [--server-max-nbest N]\n"
+            "               [--server-max-connections N] [--server-request-timeout S]\n"
+            "               [--server-idle-timeout S] [--server-drain-timeout S] [decoder flags]\n"
             "Reads tokenized sentences (one per line) and writes one translation per line, in\n"
             "input order. FILE '-' writes the n-best list to standard output. -t reports the\n"
             "source span of each phrase, \"|start-end| \", after its words (Moses's format);\n"
@@ -62,9 +74,22 @@ static void usage(FILE *f)
             "process. A plain -input-file is read by each rank in parts, written as part files in\n"
             "-parts-dir (default ./INPUT.fastsmt-parts, on a file system every rank sees) with a\n"
             "manifest, so that -resume redoes only the chunks a failed job left; -chunk-bytes sets\n"
-            "their size. Standard input is read by rank 0 and handed out (docs/scale.md).\n",
+            "their size. Standard input is read by rank 0 and handed out (docs/scale.md).\n"
+            "--server serves translations over HTTP instead (docs/server.md): Moses's XML-RPC\n"
+            "protocol (POST /RPC2, method translate), JSON (POST /translate), GET /health, GET\n"
+            "/metrics and a page at GET /, with -threads workers (the flags may also be spelled\n"
+            "with one dash). --server-port (default 8080; 0: any free port) and --server-host\n"
+            "(default: every interface) say where it listens; --server-log appends a line per\n"
+            "request to FILE. Limits: --server-queue requests waiting for a worker (default 64;\n"
+            "past it a request is refused at once, HTTP 503 or a fault), --server-max-body bytes\n"
+            "(default 1048576), --server-max-words a sentence (default 200, at most %d),\n"
+            "--server-max-nbest (default 100), --server-max-connections open at once (default\n"
+            "256), --server-request-timeout seconds a request, queue and translation (default\n"
+            "60), --server-idle-timeout seconds before a silent connection is closed (default\n"
+            "30). SIGTERM or SIGINT: stops accepting, answers every accepted request (waiting\n"
+            "--server-drain-timeout seconds at most, default 120) and exits 0.\n",
             MAX_THREADS, DEC_MAX_STACK, DEC_MAX_POP_LIMIT, DEC_MAX_SENTENCE, DEC_MAX_SENTENCE,
-            DEC_MAX_TABLE_LIMIT, MAX_NBEST, MAX_VERBOSE);
+            DEC_MAX_TABLE_LIMIT, MAX_NBEST, MAX_VERBOSE, DEC_MAX_SENTENCE);
 }
 
 /* A flag's integer value, strictly (whole token, in [lo, hi]); a message naming the flag. */
@@ -181,6 +206,155 @@ static int fs_dist_run(dec_model *m, const dec_run_options *run, int argc, char 
     return rc;
 }
 
+/* --server's flags, as given (-1 / NULL: the server's default). */
+typedef struct fs_server_flags {
+    int on, port, queue, max_words, max_nbest, max_connections, request_s, idle_s, drain_s;
+    long long max_body;
+    const char *host, *log;
+} fs_server_flags;
+
+/* a is the flag --NAME or -NAME (Moses spells the server's flags with two dashes). */
+static int is_server_flag(const char *a, const char *name)
+{
+    if (a[0] != '-')
+        return 0;
+    a += a[1] == '-' ? 2 : 1;
+    return !strcmp(a, name);
+}
+
+/* Parses one of --server's flags at argv[*i]: 1 when it was one (*i past its value), 0 when not,
+ * -1 on a bad value (said on stderr). */
+static int server_flag(int argc, char **argv, int *i, fs_server_flags *f)
+{
+    const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    static const struct {
+        const char *name;
+        int lo, hi;
+        size_t off;
+    } ints[] = {
+        {"server-port", 0, 65535, offsetof(fs_server_flags, port)},
+        {"server-queue", 1, 100000, offsetof(fs_server_flags, queue)},
+        {"server-max-words", 1, DEC_MAX_SENTENCE, offsetof(fs_server_flags, max_words)},
+        {"server-max-nbest", 0, DEC_MAX_NBEST, offsetof(fs_server_flags, max_nbest)},
+        {"server-max-connections", 1, 100000, offsetof(fs_server_flags, max_connections)},
+        {"server-request-timeout", 1, 86400, offsetof(fs_server_flags, request_s)},
+        {"server-idle-timeout", 1, 86400, offsetof(fs_server_flags, idle_s)},
+        {"server-drain-timeout", 0, 86400, offsetof(fs_server_flags, drain_s)},
+    };
+    if (is_server_flag(a, "server")) {
+        f->on = 1;
+        return 1;
+    }
+    for (size_t k = 0; k < sizeof ints / sizeof *ints; k++)
+        if (is_server_flag(a, ints[k].name)) {
+            if (int_flag(a, v, ints[k].lo, ints[k].hi, (int *)((char *)f + ints[k].off)))
+                return -1;
+            (*i)++;
+            return 1;
+        }
+    if (is_server_flag(a, "server-max-body")) {
+        smt_err e;
+        if (smt_parse_ll_arg(a, v, 1, 1ll << 30, &f->max_body, &e)) {
+            fprintf(stderr, "fastsmt: %s\n", e.msg);
+            return -1;
+        }
+        (*i)++;
+        return 1;
+    }
+    if (is_server_flag(a, "server-host") || is_server_flag(a, "server-log")) {
+        if (!v || !*v) {
+            fprintf(stderr, "fastsmt: %s needs a value\n", a);
+            return -1;
+        }
+        *(is_server_flag(a, "server-host") ? &f->host : &f->log) = v;
+        (*i)++;
+        return 1;
+    }
+    return 0;
+}
+
+/* fastsmt --server: listens, then loads the model, serves until SIGTERM or SIGINT, then drains.
+ * Returns the exit status. */
+static int run_server(const char *ini, const dec_options *opt, const dec_run_options *ro,
+                      const fs_server_flags *f)
+{
+#ifdef FASTSMT_HAVE_SERVER
+    srv_options so;
+    srv_options_default(&so);
+    so.host = f->host;
+    so.port = f->port >= 0 ? f->port : 8080;
+    int *dst[] = {&so.queue, &so.max_words, &so.max_nbest, &so.max_connections,
+                  &so.request_seconds, &so.idle_seconds, &so.drain_seconds};
+    const int src[] = {f->queue, f->max_words, f->max_nbest, f->max_connections,
+                       f->request_s, f->idle_s, f->drain_s};
+    for (size_t k = 0; k < sizeof src / sizeof *src; k++)
+        if (src[k] >= 0)
+            *dst[k] = src[k];
+    if (f->max_body > 0)
+        so.max_body = (size_t)f->max_body;
+    if (f->log && !(so.log = fopen(f->log, "a"))) {
+        fprintf(stderr, "fastsmt: --server-log %s: %s\n", f->log, strerror(errno));
+        return 1;
+    }
+    /* SIGTERM and SIGINT are taken by sigwait below: blocked in every thread the server starts */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    smt_err err;
+    smt_err_clear(&err);
+    srv *s;
+    int rc = srv_start(&s, &so, &err);
+    if (rc) {
+        fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
+        if (so.log)
+            fclose(so.log);
+        return 1;
+    }
+    fprintf(stderr, "fastsmt: server listening on port %d\n", srv_port(s));
+    dec_model *m = NULL;
+    dec_run_options run;
+    int have_run = 0;
+    rc = dec_model_load(&m, ini, opt, &err);
+    if (!rc && !(rc = dec_run_options_resolve(m, ro, &run, &err)))
+        have_run = 1;
+    if (!rc)
+        rc = srv_serve(s, m, &run, run.threads, &err);
+    int status = 0;
+    if (rc) {
+        fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
+        status = 1;
+    } else {
+        fprintf(stderr, "fastsmt: server ready\n");
+        int sig = 0;
+        sigwait(&sigs, &sig);
+        fprintf(stderr, "fastsmt: server: %s, stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        if ((rc = srv_drain(s, &err)) != 0) {
+            fprintf(stderr, "fastsmt: %s\n", smt_err_text(&err, rc));
+            status = 1;
+        }
+    }
+    srv_free(s);
+    if (have_run)
+        dec_run_options_release(&run);
+    dec_model_free(m);
+    if (so.log && fclose(so.log)) {
+        fprintf(stderr, "fastsmt: --server-log %s: %s\n", f->log, strerror(errno));
+        status = 1;
+    }
+    if (!status)
+        fprintf(stderr, "fastsmt: server stopped\n");
+    return status;
+#else
+    (void)ini, (void)opt, (void)ro, (void)f;
+    fprintf(stderr, "fastsmt: --server: this build has no server (it needs libmicrohttpd-dev, "
+                    "libxmlrpc-core-c3-dev and libjansson-dev; docs/server.md)\n");
+    return 2;
+#endif
+}
+
 /* The tool; size: the MPI ranks (1: one process); *collective: dist_run was reached (every rank
  * ends on its own then). */
 static int tool_main(int argc, char **argv, int rank, int size, int *collective)
@@ -194,9 +368,15 @@ static int tool_main(int argc, char **argv, int rank, int size, int *collective)
     static smt_buf fo; /* the -feature-overwrite specs, one per line (static: lives to the end) */
     dec_run_options ro; /* what the flags give; the library fills the rest from the ini */
     dec_run_options_default(&ro);
+    fs_server_flags sf = {0, -1, -1, -1, -1, -1, -1, -1, -1, -1, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int sv = server_flag(argc, argv, &i, &sf);
+        if (sv < 0)
+            return 2;
+        if (sv > 0)
+            continue;
         if (!strcmp(a, "-f") || !strcmp(a, "-config")) {
             if (!v) {
                 fprintf(stderr, "fastsmt: %s needs a file\n", a);
@@ -420,6 +600,13 @@ static int tool_main(int argc, char **argv, int rank, int size, int *collective)
         cache = dec_model_cache_dir(getenv("FASTSMT_CACHE"), getenv("XDG_CACHE_HOME"),
                                     getenv("HOME"));
     opt.model_cache = cache_flag ? (strcmp(cache_flag, "off") ? cache_flag : NULL) : cache;
+    if (sf.on) {
+        int st = size > 1 ? 2 : run_server(ini, &opt, &ro, &sf);
+        if (size > 1)
+            fprintf(stderr, "fastsmt: --server runs in one process, not under mpirun/srun\n");
+        free(cache);
+        return st;
+    }
     int rc = dec_model_load(&m, ini, &opt, &err);
     free(cache);
     if (rc) {

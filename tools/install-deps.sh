@@ -11,7 +11,7 @@
 # root directly, otherwise through sudo when there is one; else it prints what to install and fails.
 set -eu
 
-packages="cmake make gcc pkg-config zlib1g-dev libxxhash-dev liblzma-dev libbz2-dev libzstd-dev"
+packages="cmake make gcc pkg-config zlib1g-dev libxxhash-dev liblzma-dev libbz2-dev libzstd-dev libmicrohttpd-dev libxmlrpc-core-c3-dev libjansson-dev"
 for arg in "$@"; do
   case "$arg" in
     --tests) packages="$packages libcriterion-dev python3-dev python3-pytest python3-venv python3-pip python3-numpy python3-dask python3-distributed python3-pandas help2man dpkg-dev file libopenmpi-dev openmpi-bin" ;;

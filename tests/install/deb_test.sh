@@ -6,10 +6,10 @@
 # ctest label install; skipped (77) in a sanitizer build (its programs need the sanitizer runtimes:
 # not a package to ship) and without dpkg-deb (not a Debian system).
 # Environment (set by ctest): BUILD SOURCE WORK VERSION TOOLS MAN (1: man pages expected) SANITIZE
-# CPACK.
+# CPACK SERVER (1: fastsmt has --server, which links libmicrohttpd, xmlrpc-c and Jansson).
 set -u
 : "${BUILD:?}" "${SOURCE:?}" "${WORK:?}" "${VERSION:?}" "${TOOLS:?}" "${CPACK:?}"
-MAN=${MAN:-0} SANITIZE=${SANITIZE:-}
+MAN=${MAN:-0} SANITIZE=${SANITIZE:-} SERVER=${SERVER:-0}
 if [ -n "$SANITIZE" ]; then
   echo "skipped: a sanitizer build (-DFASTSMT_SANITIZE=$SANITIZE) makes no .deb to ship"; exit 77
 fi
@@ -30,7 +30,9 @@ echo "made $(basename "$deb")"
 [ "$(dpkg-deb -f "$deb" Version)" = "$VERSION" ] || fail "Version: $(dpkg-deb -f "$deb" Version)"
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
-for d in libc6 zlib1g liblzma5 libbz2-1.0 libzstd1; do
+server_deps=""
+[ "$SERVER" = 1 ] && server_deps="libmicrohttpd12 libxmlrpc-core-c3 libjansson4"
+for d in libc6 zlib1g liblzma5 libbz2-1.0 libzstd1 $server_deps; do
   echo ", $depends," | grep -q ", $d[ ,]" || fail "Depends lacks $d"
 done
 

@@ -29,7 +29,7 @@ for t in "$@"; do
     echo "FAIL $t: $page is older than the tool"; fails=$((fails + 1))
   fi
   sed -e 's/^\.S[SH] "\(.*\)"$/\1/' -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' -e "s/\\\\(aq/'/g" \
-      -e 's/\\(dq/"/g' -e 's/\\&//g' -e 's/\\e/\\/g' "$page" | tr -s ' \t' '\n\n' >"$tmp/page"
+      -e 's/\\(dq/"/g' -e 's/\\&//g' -e 's/\\[,\/]//g' -e 's/\\e/\\/g' "$page" | tr -s ' \t' '\n\n' >"$tmp/page"
   tr -s ' \t' '\n\n' <"$tmp/out" | sort -u | while IFS= read -r w; do
     [ -z "$w" ] || grep -qxF -- "$w" "$tmp/page" || echo "$w"
   done >"$tmp/missing"
