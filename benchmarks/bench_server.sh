@@ -88,6 +88,7 @@ cleanup() {
     wait "$p" 2>/dev/null || true
   done
   rm -rf "$W"
+  rm -f "/tmp/moses-server.$MPORT.pid" # the pid file Moses2's server writes and leaves when killed
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
