@@ -254,7 +254,7 @@ def main():
     sample = os.path.join(source, "examples", "sample")
     ini = os.path.join(sample, "moses.ini")
     with open(os.path.join(sample, "sample.es"), encoding="utf-8") as f:
-        sentence = f.readline().strip()
+        sentence = f.read().split("\n")[2].strip()  # a sentence whose phrases are reordered
     cli = subprocess.run([fastsmt, "-f", ini, "-v", "0"], input=sentence + "\n",
                          capture_output=True, text=True, timeout=TIMEOUT_S)
     if cli.returncode != 0:
