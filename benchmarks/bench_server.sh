@@ -47,11 +47,9 @@ while [ $# -gt 0 ]; do
   *) break ;;
   esac
 done
-if [ $# -eq 0 ] || [ -z "$1" ]; then
-  echo "bench_server: skipped: no Moses2 binary given (benchmarks/bench_server.sh --help)" >&2
-  exit 77
-fi
-if [ $# -lt 4 ] || [ $# -gt 5 ]; then usage; fi
+BENCH=bench_server
+. "$(dirname "$0")/moses2_args.sh"
+[ -x "$FBIN/bench_server" ] || not "$FBIN/bench_server" "an executable (FASTSMT_BIN/bench_server)"
 count() { # count NAME VALUE: a whole number >= 1
   case $2 in '' | *[!0-9]* | 0*) echo "bench_server: $1 wants a count >= 1, not '$2'" >&2; exit 2 ;; esac
 }
@@ -60,23 +58,6 @@ count -t "$THREADS"
 count -d "$SECONDS_OVER"
 count -p "$MPORT"
 case ,$CLIENTS, in *,,* | *[!0-9,]* | *,0*) echo "bench_server: -c wants counts >= 1 like 1,8,64, not '$CLIENTS'" >&2; exit 2 ;; esac
-MOSES2=$1 MOSES2_INI=$2 FBIN=$3 FMODEL=$4
-if [ $# -eq 5 ]; then
-  INPUT=$5
-elif [ -n "${FASTSMT_SHARED:-}" ]; then
-  INPUT=$FASTSMT_SHARED/data/bible/test-a.es
-else
-  echo "bench_server: no INPUT given and FASTSMT_SHARED not set" >&2
-  exit 2
-fi
-[ -d "$FMODEL" ] && FMODEL=$FMODEL/moses.ini
-not() { echo "bench_server: $1: not $2" >&2; exit 2; }
-[ -x "$MOSES2" ] || not "$MOSES2" "an executable (MOSES2)"
-[ -f "$MOSES2_INI" ] || not "$MOSES2_INI" "a file (MOSES2_INI)"
-[ -x "$FBIN/fastsmt" ] || not "$FBIN/fastsmt" "an executable (FASTSMT_BIN/fastsmt)"
-[ -x "$FBIN/bench_server" ] || not "$FBIN/bench_server" "an executable (FASTSMT_BIN/bench_server)"
-[ -f "$FMODEL" ] || not "$FMODEL" "a file (FASTSMT_MODEL)"
-[ -f "$INPUT" ] || not "$INPUT" "a file (INPUT)"
 
 W=$(mktemp -d)
 FPID="" MPID=""
