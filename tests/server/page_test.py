@@ -103,11 +103,9 @@ class Chromium:
     def __init__(self, binary, profile):
         to_child, self._w = os.pipe()
         self._r, from_child = os.pipe()
-        # fds 5 to 9 in the child (the shell's redirections take one digit), moved onto 3 and 4
-        cin = fcntl.fcntl(to_child, fcntl.F_DUPFD_CLOEXEC, 5)
-        cout = fcntl.fcntl(from_child, fcntl.F_DUPFD_CLOEXEC, 5)
-        if cout > 9:
-            fail("no free file descriptor from 5 to 9 for Chromium's pipe")
+        # fds from 10 on (never 3 or 4, whatever the test inherited), which bash moves onto 3 and 4
+        cin = fcntl.fcntl(to_child, fcntl.F_DUPFD_CLOEXEC, 10)
+        cout = fcntl.fcntl(from_child, fcntl.F_DUPFD_CLOEXEC, 10)
         os.close(to_child)
         os.close(from_child)
         args = ["--headless", "--remote-debugging-pipe", "--user-data-dir=" + profile,
@@ -119,7 +117,8 @@ class Chromium:
             args.insert(0, "--no-sandbox")  # Chromium refuses to run as root with its sandbox
         self.log = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(
-            ["sh", "-c", 'exec "$0" "$@" 3<&%d 4>&%d %d<&- %d>&-' % (cin, cout, cin, cout), binary]
+            [shutil.which("bash") or "/bin/bash", "-c",
+             'exec "$0" "$@" 3<&%d 4>&%d %d<&- %d>&-' % (cin, cout, cin, cout), binary]
             + args, pass_fds=(cin, cout), stdin=subprocess.DEVNULL, stdout=self.log,
             stderr=subprocess.STDOUT)
         os.close(cin)
