@@ -36,29 +36,10 @@ while [ $# -gt 0 ]; do
   *) break ;;
   esac
 done
-if [ $# -eq 0 ] || [ -z "$1" ]; then
-  echo "bench_moses2: skipped: no Moses2 binary given (benchmarks/bench_moses2.sh --help)" >&2
-  exit 77
-fi
-if [ $# -lt 4 ] || [ $# -gt 5 ]; then usage; fi
+BENCH=bench_moses2
+. "$(dirname "$0")/moses2_args.sh"
 case $RUNS in '' | *[!0-9]* | 0*) echo "bench_moses2: -n wants a count >= 1, not '$RUNS'" >&2; exit 2 ;; esac
 case ,$THREADS, in *,,* | *[!0-9,]* | *,0*) echo "bench_moses2: -t wants counts >= 1 like 1,2, not '$THREADS'" >&2; exit 2 ;; esac
-MOSES2=$1 MOSES2_INI=$2 FBIN=$3 FMODEL=$4
-if [ $# -eq 5 ]; then
-  INPUT=$5
-elif [ -n "${FASTSMT_SHARED:-}" ]; then
-  INPUT=$FASTSMT_SHARED/data/bible/test-a.es
-else
-  echo "bench_moses2: no INPUT given and FASTSMT_SHARED not set" >&2
-  exit 2
-fi
-[ -d "$FMODEL" ] && FMODEL=$FMODEL/moses.ini
-not() { echo "bench_moses2: $1: not $2" >&2; exit 2; }
-[ -x "$MOSES2" ] || not "$MOSES2" "an executable (MOSES2)"
-[ -f "$MOSES2_INI" ] || not "$MOSES2_INI" "a file (MOSES2_INI)"
-[ -x "$FBIN/fastsmt" ] || not "$FBIN/fastsmt" "an executable (FASTSMT_BIN/fastsmt)"
-[ -f "$FMODEL" ] || not "$FMODEL" "a file (FASTSMT_MODEL)"
-[ -f "$INPUT" ] || not "$INPUT" "a file (INPUT)"
 
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT

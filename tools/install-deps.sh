@@ -5,7 +5,8 @@
 #   tools/install-deps.sh --tests    also what the tests need (Criterion; Python for the package,
 #                                    Dask and pandas for fastsmt.dask; help2man for the man pages,
 #                                    dpkg-dev and file for the .deb's dependencies: install tests;
-#                                    Open MPI for the tests over MPI ranks)
+#                                    Open MPI for the tests over MPI ranks; Chromium for the
+#                                    server page's test)
 #   tools/install-deps.sh --tests PKG...   and further packages (CI: clang for the fuzzers)
 # Installs only what dpkg does not list as installed (apt-get update once, then apt-get install): as
 # root directly, otherwise through sudo when there is one; else it prints what to install and fails.
@@ -14,7 +15,7 @@ set -eu
 packages="cmake make gcc pkg-config zlib1g-dev libxxhash-dev liblzma-dev libbz2-dev libzstd-dev libmicrohttpd-dev libxmlrpc-core-c3-dev libjansson-dev"
 for arg in "$@"; do
   case "$arg" in
-    --tests) packages="$packages libcriterion-dev python3-dev python3-pytest python3-venv python3-pip python3-numpy python3-dask python3-distributed python3-pandas help2man dpkg-dev file libopenmpi-dev openmpi-bin" ;;
+    --tests) packages="$packages libcriterion-dev python3-dev python3-pytest python3-venv python3-pip python3-numpy python3-dask python3-distributed python3-pandas help2man dpkg-dev file libopenmpi-dev openmpi-bin chromium" ;;
     -h|--help)
       sed -n '2,12s/^# \{0,1\}//p' "$0"
       exit 0 ;;
