@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +21,120 @@
 
 /* ---------------------------------------------------------------- number printing */
 
+#ifdef __SIZEOF_INT128__
+__extension__ typedef unsigned __int128 u128;
+
+/* 10^k for k in [0, 38] */
+static u128 pow10_u128(int k)
+{
+    static const uint64_t p[20] = {1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
+                                   100000000u, 1000000000u, 10000000000u, 100000000000u,
+                                   1000000000000u, 10000000000000u, 100000000000000u,
+                                   1000000000000000u, 10000000000000000u, 100000000000000000u,
+                                   1000000000000000000u, 10000000000000000000u};
+    return k < 20 ? (u128)p[k] : (u128)p[19] * p[k - 19];
+}
+
+/* m * 2^e compared with 10^j, exactly (-1, 0, 1), for float_shortest's range */
+static int cmp_pow10(uint32_t m, int e, int j)
+{
+    u128 a = m, b = 1;
+    if (e >= 0)
+        a <<= e;
+    else
+        b <<= -e;
+    if (j >= 0)
+        b *= pow10_u128(j);
+    else
+        a *= pow10_u128(-j);
+    return a < b ? -1 : a > b;
+}
+
+/* writes v in decimal at b, returns the length */
+static int put_u64(char *b, uint64_t v)
+{
+    char t[20];
+    int n = 0;
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (int i = 0; i < n; i++)
+        b[i] = t[n - 1 - i];
+    return n;
+}
+
+/* float_shortest's range: every product it forms fits 128 bits */
+#define FLOAT_FAST_MIN 1e-18f
+#define FLOAT_FAST_MAX 1e18f
+
+/* The same digits as `shortest` below for a float x in [FLOAT_FAST_MIN, FLOAT_FAST_MAX], in integer
+ * arithmetic: for p = 1, 2, ... the p significant digits of x rounded half-even (as printf's %.*e),
+ * the first that lies inside x's rounding interval (strtof reads it back as x). All is scaled by
+ * 10^k so that x's 9 significant digits are the integer part: x = m * P / den. */
+static int float_shortest(char *digits, int *exp10, float x)
+{
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    uint32_t m = (bits & 0x7fffffu) | 0x800000u;
+    int e = (int)((bits >> 23) & 0xffu) - 150; /* x = m * 2^e */
+    int E = (int)floor(log10((double)x));
+    while (cmp_pow10(m, e, E) < 0)
+        E--;
+    while (cmp_pow10(m, e, E + 1) >= 0)
+        E++;
+    int k = 8 - E;
+    u128 P = 1, den = 1;
+    if (e >= 0)
+        P <<= e;
+    else
+        den <<= -e;
+    if (k >= 0)
+        P *= pow10_u128(k);
+    else
+        den *= pow10_u128(-k);
+    u128 num = m * P;
+    uint64_t q9 = (uint64_t)(num / den);
+    u128 r9 = num % den;
+    /* the rounding interval's ends, times 4 * den: (4m+2) P above, (4m-2) P below (or (4m-1) P at
+     * a power of two); ties read back as x when m is even */
+    u128 hi = (4 * (u128)m + 2) * P, lo = (4 * (u128)m - (m == 0x800000u ? 1 : 2)) * P;
+    int inclusive = (m & 1u) == 0;
+    uint64_t d = 100000000u;
+    for (int n = 1; n <= 9; n++, d /= 10) {
+        uint64_t q = q9 / d;
+        u128 twice_rem = 2 * ((u128)(q9 % d) * den + r9), dd = (u128)d * den;
+        if (twice_rem > dd || (twice_rem == dd && (q & 1)))
+            q++;
+        u128 c = (u128)q * d * den * 4;
+        if ((c < hi || (c == hi && inclusive)) && (c > lo || (c == lo && inclusive))) {
+            int En = E;
+            if (q == (uint64_t)pow10_u128(n)) {
+                q /= 10;
+                En++;
+            }
+            int nd = put_u64(digits, q);
+            while (nd > 1 && digits[nd - 1] == '0')
+                nd--;
+            digits[nd] = '\0';
+            *exp10 = En;
+            return nd;
+        }
+    }
+    return -1;
+}
+#endif
+
 /* digits/exponent of the shortest %.*e form of x that reads back as x */
 static int shortest(char *digits, int *exp10, double x, int is_float)
 {
+#ifdef __SIZEOF_INT128__
+    if (is_float && x >= FLOAT_FAST_MIN && x <= FLOAT_FAST_MAX) {
+        int nd = float_shortest(digits, exp10, (float)x);
+        if (nd > 0)
+            return nd;
+    }
+#endif
     char tmp[64];
     int maxp = is_float ? 9 : 17;
     for (int p = 1; p <= maxp; p++) {
@@ -467,7 +579,12 @@ static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, gl
             if (verbosity >= GLM_VERBOSE_WORD && o->f) {
                 const char *w = b->woff[t] == UINT32_MAX ? "</s>" : b->txt + b->woff[t];
                 ob_put(o, w, strlen(w));
-                int n = sprintf(num, "=%u %u ", b->ids[t], b->len[t]);
+                int n = 0;
+                num[n++] = '=';
+                n += put_u64(num + n, b->ids[t]);
+                num[n++] = ' ';
+                n += put_u64(num + n, b->len[t]);
+                num[n++] = ' ';
                 n += glm_format_float(num + n, p);
                 num[n++] = '\t';
                 ob_put(o, num, (size_t)n);

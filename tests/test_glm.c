@@ -501,6 +501,42 @@ Test(glm, format_numbers)
     }
 }
 
+/* the shortest %.*e of x that strtof reads back as x, by trying each precision */
+static double shortest_by_printf(float x)
+{
+    char t[40];
+    for (int p = 1; p <= 9; p++) {
+        snprintf(t, sizeof t, "%.*e", p - 1, (double)x);
+        if (strtof(t, NULL) == x)
+            break;
+    }
+    return strtod(t, NULL);
+}
+
+static void format_like_printf(uint32_t u)
+{
+    float x;
+    char b[40];
+    memcpy(&x, &u, 4);
+    if (!isfinite(x))
+        return;
+    glm_format_float(b, x);
+    cr_assert_eq(strtod(b, NULL), shortest_by_printf(x), "%s for %a", b, (double)x);
+}
+
+/* the integer path of the float printer gives printf's digits: a sample of every float, and the
+ * floats of few significant bits (where rounding ties happen) over every exponent */
+Test(glm, format_float_digits_as_printf)
+{
+    for (uint64_t u = 0; u < 0x100000000u; u += 16381)
+        format_like_printf((uint32_t)u);
+    for (uint32_t ex = 1; ex < 255; ex++)
+        for (uint32_t top = 0; top < 256; top++)
+            format_like_printf(ex << 23 | top << 15);
+    for (uint32_t u = 0x3f800000u - 5000; u < 0x3f800000u + 5000; u++)
+        format_like_printf(u);
+}
+
 /* ---------------------------------------------------------------- state API and rows */
 
 Test(glm, states_and_rows)
