@@ -35,19 +35,28 @@ static u128 pow10_u128(int k)
     return k < 20 ? (u128)p[k] : (u128)p[19] * p[k - 19];
 }
 
-/* m * 2^e compared with 10^j, exactly (-1, 0, 1), for float_shortest's range */
+/* 2^e * 10^k as the fraction *num / *den of integers, for float_shortest's range */
+static void scale_2_10(int e, int k, u128 *num, u128 *den)
+{
+    *num = 1;
+    *den = 1;
+    if (e >= 0)
+        *num <<= e;
+    else
+        *den <<= -e;
+    if (k >= 0)
+        *num *= pow10_u128(k);
+    else
+        *den *= pow10_u128(-k);
+}
+
+/* m * 2^e compared with 10^j, exactly (-1, 0, 1) */
 static int cmp_pow10(uint32_t m, int e, int j)
 {
-    u128 a = m, b = 1;
-    if (e >= 0)
-        a <<= e;
-    else
-        b <<= -e;
-    if (j >= 0)
-        b *= pow10_u128(j);
-    else
-        a *= pow10_u128(-j);
-    return a < b ? -1 : a > b;
+    u128 num, den;
+    scale_2_10(e, -j, &num, &den);
+    num *= m;
+    return num < den ? -1 : num > den;
 }
 
 /* writes v in decimal at b, returns the length */
@@ -83,16 +92,8 @@ static int float_shortest(char *digits, int *exp10, float x)
         E--;
     while (cmp_pow10(m, e, E + 1) >= 0)
         E++;
-    int k = 8 - E;
-    u128 P = 1, den = 1;
-    if (e >= 0)
-        P <<= e;
-    else
-        den <<= -e;
-    if (k >= 0)
-        P *= pow10_u128(k);
-    else
-        den *= pow10_u128(-k);
+    u128 P, den;
+    scale_2_10(e, 8 - E, &P, &den);
     u128 num = m * P;
     uint64_t q9 = (uint64_t)(num / den);
     u128 r9 = num % den;
