@@ -378,6 +378,20 @@ static int bits_level(const char *path, const uint8_t *b, size_t len, uint64_t *
                                    path, n);
             prev = v;
         }
+        /* the index of j by entry: buckets of 2^jshift entries, at least one per two j */
+        unsigned sh = 0;
+        while (sh < 63 && (entries >> sh) + 1 > 2 * L->noff)
+            sh++;
+        uint64_t nb = (entries >> sh) + 1, j = 0;
+        L->jshift = sh;
+        L->jidx = malloc((size_t)nb * sizeof *L->jidx);
+        if (!L->jidx)
+            return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+        for (uint64_t bk = 0; bk < nb; bk++) {
+            while (j + 1 < L->noff && ld64(L->off + 8 * (j + 1)) <= bk << sh)
+                j++;
+            L->jidx[bk] = (uint32_t)j;
+        }
     }
     L->value_bits = value_bits;
     unsigned total = (unsigned)L->word_bits + value_bits + L->next_bits;
@@ -660,6 +674,8 @@ void glm_kenlm_close(glm_kenlm *k)
         munmap(k->map, k->map_len);
     free(k->word_off);
     free(k->vstart);
+    for (unsigned n = 0; n <= GLM_MAX_ORDER; n++)
+        free(k->lev[n].jidx);
     free(k);
 }
 
@@ -760,20 +776,6 @@ static inline float rd_f32(const uint8_t *base, uint64_t bit)
     float f;
     memcpy(&f, &u, 4);
     return f;
-}
-
-/* The last position j of L's offset array with off[j] <= x (off[0] is 0, checked at open). */
-static inline uint64_t last_not_above(const glm_kenlm_bits *L, uint64_t x)
-{
-    uint64_t lo = 0, hi = L->noff; /* the first position above x, in [1, noff] */
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (ld64(L->off + 8 * mid) <= x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo - 1;
 }
 
 /* The trie walk (KenLM's TrieSearch lookups, lm/search_trie.hh) as a cursor of single reads:
@@ -884,8 +886,10 @@ static inline __attribute__((always_inline)) void trie_step(const glm_kenlm *k, 
     uint64_t lo = glm_rd_bits(L->base, nb, L->next_mask);
     uint64_t hi = glm_rd_bits(L->base, nb + L->total_bits, L->next_mask);
     if (L->off) { /* array-compressed: the high bits from the offset array */
-        uint64_t jb = last_not_above(L, e), je = jb;
-        while (je + 1 < L->noff && ld64(L->off + 8 * (je + 1)) <= e + 1)
+        uint64_t jb = L->jidx[e >> L->jshift], je;
+        while (jb + 1 < L->noff && ld64(L->off + 8 * (jb + 1)) <= e)
+            jb++;
+        for (je = jb; je + 1 < L->noff && ld64(L->off + 8 * (je + 1)) <= e + 1;)
             je++;
         lo |= jb << L->next_bits;
         hi |= je << L->next_bits;

@@ -96,6 +96,9 @@ typedef struct glm_kenlm_bits {
      * j the last position of off[] (noff uint64) not above the entry's index */
     const uint8_t *off;
     uint64_t noff;
+    uint32_t *jidx; /* (entries >> jshift) + 1 entries: jidx[b], the last j with off[j] <=
+                     * b << jshift (about two per j), where the search for an entry's j starts */
+    unsigned jshift;
     uint64_t word_mask, next_mask;
     uint8_t word_bits, value_bits, next_bits, total_bits;
 } glm_kenlm_bits;
