@@ -13,6 +13,13 @@ best of --repeat runs (the machine may be shared); cpu_seconds is the process's 
 threads), the steadier figure for one thread on a loaded machine. Every run checks that score_batch equals the
 score loop, sentence by sentence.
 
+--vs-kenlm DIR imports KenLM's own Python module (its "kenlm", found in DIR) beside fastsmt.kenlm
+and measures, for each --model (several may be given: KenLM's binaries of every layout), the loops
+KenLM users write with each module in the same process, taken in turns: score() per line,
+list(full_scores()) per line and BaseScore word by word from BeginSentenceWrite; the best CPU
+time of --repeat turns each, the ratio KenLM's / fastsmt's (above 1: fastsmt faster), and a check
+that both modules give the same scores.
+
 --dask W adds fastsmt.dask.score_bag on a distributed LocalCluster of W worker processes (one
 thread each) over the same sentences written to a file and read back by the workers as a bag of
 4*W partitions (dask.bag.read_text with a block size: how a pipeline reads a corpus; a bag made
@@ -62,13 +69,16 @@ def best(fn, repeat):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", help="a glm binary or an ARPA file (default: the mono lm.5)")
+    ap.add_argument("--model", nargs="+",
+                    help="a glm or KenLM binary or an ARPA file, or several (default: the mono lm.5)")
     ap.add_argument("--text", default=shared("data/mono/sample.en.xz"))
     ap.add_argument("--lines", type=int, default=100000)
     ap.add_argument("--threads", type=int, nargs="*", default=[1, 2])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--glm", default=os.path.join(ROOT, "build", "bin", "glm"),
                     help="the glm tool that builds the default model once")
+    ap.add_argument("--vs-kenlm", metavar="DIR",
+                    help="compare with KenLM's Python module (import kenlm from DIR) per --model")
     ap.add_argument("--dask", type=int, default=0, metavar="W",
                     help="also fastsmt.dask.score_bag on a LocalCluster of W workers")
     ap.add_argument("--kenlm-sps", type=float, default=250000.0,
@@ -77,7 +87,12 @@ def main():
 
     import fastsmt.kenlm as kenlm
 
-    model_path = a.model
+    if a.vs_kenlm:
+        return bench_vs_kenlm(a, kenlm)
+    if a.model and len(a.model) > 1:
+        print("bench_python: several --model only with --vs-kenlm", file=sys.stderr)
+        return 2
+    model_path = a.model[0] if a.model else None
     if not model_path:
         model_path = "/tmp/fastsmt-bench-mono.5.glm"
         if not os.path.exists(model_path):
@@ -125,6 +140,59 @@ def main():
                  n / cpu / a.kenlm_sps))
     if a.dask > 0:
         return bench_dask(a, model_path, model, sentences, tokens, want)
+    return 0
+
+
+def bench_vs_kenlm(a, fast):
+    sys.path.insert(0, a.vs_kenlm)
+    import kenlm as ken
+    if not a.model:
+        print("bench_python: --vs-kenlm needs --model (KenLM binaries)", file=sys.stderr)
+        return 2
+    sentences = read_lines(a.text, a.lines)
+    n = len(sentences)
+    tokens = sum(len(s.encode("utf-8").split()) + 1 for s in sentences)
+
+    def score_loop(m, mod):
+        score = m.score
+        return [score(s) for s in sentences]
+
+    def full_scores_loop(m, mod):
+        full_scores = m.full_scores
+        return [list(full_scores(s)) for s in sentences]
+
+    def base_score_loop(m, mod):
+        out = []
+        base = m.BaseScore
+        for s in sentences:
+            st, st2 = mod.State(), mod.State()
+            m.BeginSentenceWrite(st)
+            total = 0.0
+            for w in s.split():
+                total += base(st, w, st2)
+                st, st2 = st2, st
+            out.append(total + base(st, "</s>", st2))
+        return out
+
+    for path in a.model:
+        models = (("kenlm", ken, ken.Model(path)), ("fastsmt", fast, fast.Model(path)))
+        for name, loop in (("score", score_loop), ("full_scores", full_scores_loop),
+                           ("BaseScore", base_score_loop)):
+            cpu = {"kenlm": [], "fastsmt": []}
+            got = {}
+            for _ in range(a.repeat):
+                for tag, mod, m in models:
+                    c0 = time.process_time()
+                    got[tag] = loop(m, mod)
+                    cpu[tag].append(time.process_time() - c0)
+            if got["kenlm"] != got["fastsmt"]:
+                print("bench_python: %s differs from KenLM's module on %s" % (name, path),
+                      file=sys.stderr)
+                return 1
+            k, f = min(cpu["kenlm"]), min(cpu["fastsmt"])
+            print("python_bench vs_kenlm model=%s loop=%s sentences=%d tokens=%d kenlm_cpu_s=%.3f "
+                  "fastsmt_cpu_s=%.3f ratio_cpu=%.2f" % (os.path.basename(path), name, n, tokens,
+                                                         k, f, k / f), flush=True)
     return 0
 
 

@@ -155,23 +155,13 @@ static inline void prefetch_key(const glm_kenlm_table *t, size_t esz, uint64_t k
 
 glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h)
 {
-    if (k->sorted) { /* a trie: id = 1 + position among the sorted hashes, found by interpolation
-                      * (as KenLM finds it: the hashes are spread evenly) */
-        uint64_t lo = 0, hi = k->nsorted, lov = 0, hiv = UINT64_MAX; /* [lo, hi) in [lov, hiv] */
-        while (lo < hi) {
-            double f = (double)(h - lov) / ((double)(hiv - lov) + 1.0);
-            uint64_t p = lo + (uint64_t)(f * (double)(hi - lo));
-            p = p < hi ? p : hi - 1;
+    if (k->sorted) { /* a trie: id = 1 + position among the sorted hashes, found from the index
+                      * of their top bits */
+        uint64_t b = h >> k->vshift;
+        for (uint32_t p = k->vstart[b], e = k->vstart[b + 1]; p < e; p++) {
             uint64_t v = ld64(k->sorted + 8 * p);
-            if (v < h) {
-                lo = p + 1;
-                lov = v;
-            } else if (v > h) {
-                hi = p;
-                hiv = v;
-            } else {
-                return (glm_word)(p + 1);
-            }
+            if (v >= h)
+                return v == h ? (glm_word)(p + 1) : GLM_UNK;
         }
         return GLM_UNK;
     }
@@ -388,6 +378,20 @@ static int bits_level(const char *path, const uint8_t *b, size_t len, uint64_t *
                                    path, n);
             prev = v;
         }
+        /* the index of j by entry: buckets of 2^jshift entries, at least one per two j */
+        unsigned sh = 0;
+        while (sh < 63 && (entries >> sh) + 1 > 2 * L->noff)
+            sh++;
+        uint64_t nb = (entries >> sh) + 1, j = 0;
+        L->jshift = sh;
+        L->jidx = malloc((size_t)nb * sizeof *L->jidx);
+        if (!L->jidx)
+            return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+        for (uint64_t bk = 0; bk < nb; bk++) {
+            while (j + 1 < L->noff && ld64(L->off + 8 * (j + 1)) <= bk << sh)
+                j++;
+            L->jidx[bk] = (uint32_t)j;
+        }
     }
     L->value_bits = value_bits;
     unsigned total = (unsigned)L->word_bits + value_bits + L->next_bits;
@@ -420,12 +424,28 @@ static int open_trie(glm_kenlm *k, const char *path, const uint8_t *b, size_t le
                            "%s: a KenLM binary whose vocabulary holds %llu words for %llu unigrams",
                            path, (unsigned long long)k->nsorted + 1,
                            (unsigned long long)k->count[1]);
-    for (uint64_t i = 1; i < k->nsorted; i++)
-        if (ld64(k->sorted + 8 * (i - 1)) >= ld64(k->sorted + 8 * i))
+    /* the index of the hashes by their top bits (one bucket per word, rounded up to a power of
+     * two), made in the pass that checks their order */
+    unsigned bits = 1;
+    while (((uint64_t)1 << bits) < k->nsorted)
+        bits++;
+    uint64_t nb = (uint64_t)1 << bits, next = 0;
+    k->vshift = 64 - bits;
+    k->vstart = malloc((size_t)(nb + 1) * sizeof *k->vstart);
+    if (!k->vstart)
+        return smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+    for (uint64_t i = 0; i < k->nsorted; i++) {
+        uint64_t h = ld64(k->sorted + 8 * i);
+        if (i > 0 && ld64(k->sorted + 8 * (i - 1)) >= h)
             return smt_err_set(err, SMT_ERR_CORRUPT,
                                "%s: a KenLM binary whose sorted vocabulary is out of order at %llu: "
                                "damaged",
                                path, (unsigned long long)i);
+        for (uint64_t top = h >> k->vshift; next <= top; next++)
+            k->vstart[next] = (uint32_t)i;
+    }
+    while (next <= nb)
+        k->vstart[next++] = (uint32_t)k->nsorted;
     k->bound = (uint32_t)k->count[1];
     uint8_t mid_bits = 63, top_bits = 31;
     if (k->type == KEN_QUANT_TRIE || k->type == KEN_QUANT_ARRAY_TRIE) {
@@ -653,6 +673,9 @@ void glm_kenlm_close(glm_kenlm *k)
     else if (k->map)
         munmap(k->map, k->map_len);
     free(k->word_off);
+    free(k->vstart);
+    for (unsigned n = 0; n <= GLM_MAX_ORDER; n++)
+        free(k->lev[n].jidx);
     free(k);
 }
 
@@ -753,20 +776,6 @@ static inline float rd_f32(const uint8_t *base, uint64_t bit)
     float f;
     memcpy(&f, &u, 4);
     return f;
-}
-
-/* The last position j of L's offset array with off[j] <= x (off[0] is 0, checked at open). */
-static inline uint64_t last_not_above(const glm_kenlm_bits *L, uint64_t x)
-{
-    uint64_t lo = 0, hi = L->noff; /* the first position above x, in [1, noff] */
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (ld64(L->off + 8 * mid) <= x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo - 1;
 }
 
 /* The trie walk (KenLM's TrieSearch lookups, lm/search_trie.hh) as a cursor of single reads:
@@ -877,8 +886,10 @@ static inline __attribute__((always_inline)) void trie_step(const glm_kenlm *k, 
     uint64_t lo = glm_rd_bits(L->base, nb, L->next_mask);
     uint64_t hi = glm_rd_bits(L->base, nb + L->total_bits, L->next_mask);
     if (L->off) { /* array-compressed: the high bits from the offset array */
-        uint64_t jb = last_not_above(L, e), je = jb;
-        while (je + 1 < L->noff && ld64(L->off + 8 * (je + 1)) <= e + 1)
+        uint64_t jb = L->jidx[e >> L->jshift], je;
+        while (jb + 1 < L->noff && ld64(L->off + 8 * (jb + 1)) <= e)
+            jb++;
+        for (je = jb; je + 1 < L->noff && ld64(L->off + 8 * (je + 1)) <= e + 1;)
             je++;
         lo |= jb << L->next_bits;
         hi |= je << L->next_bits;

@@ -10,6 +10,9 @@
 #include "smt_threads.h"
 
 #define CHUNK_LINES 2048 /* lines per task: ~40k tokens of prose, a block that stays in cache */
+/* tokens of a block on the stack for one line of at most 2 * (SMALL_TOKENS - 2) bytes: the
+ * block's reservation (a token per two bytes, and </s>) then never grows its arrays */
+#define SMALL_TOKENS 512
 
 typedef struct lines_job {
     const glm_model *m;
@@ -68,6 +71,19 @@ int glm_score_lines(const glm_model *m, const char *const *lines, const size_t *
             return smt_err_set(err, SMT_ERR_LIMIT,
                                "glm_score_lines: line %zu has %zu bytes (at most 4 GiB - 2)", i,
                                lens[i]);
+    }
+    if (n == 1 && lens[0] / 2 + 2 <= SMALL_TOKENS) { /* one short line: a block on the stack */
+        glm_word ids[SMALL_TOKENS];
+        uint32_t woff[SMALL_TOKENS], nwords[2];
+        float prob[SMALL_TOKENS];
+        uint8_t len[SMALL_TOKENS];
+        uint64_t sstart[2];
+        glm_block b = {.ids = ids, .woff = woff, .sstart = sstart, .nwords = nwords,
+                       .prob = prob, .len = len, .captok = SMALL_TOKENS, .caplines = 2};
+        int failed = 0;
+        lines_job j = {m, lines, lens, n, opt->bos, opt->eos, total, words, oovs, &b, &failed};
+        lines_chunk(&j, 0, 0);
+        return 0;
     }
     size_t tasks = (n + CHUNK_LINES - 1) / CHUNK_LINES;
     smt_pool *pool = NULL;

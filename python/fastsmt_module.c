@@ -574,6 +574,28 @@ static PyObject *Model_perplexity(PyObject *op, PyObject *sentence)
     return PyFloat_FromDouble(perplexity_of(total, words));
 }
 
+/* Sets list[i] to KenLM's tuple (log10 prob, ngram length, oov). Holding a float, an int and a
+ * bool, it can be in no reference cycle: it is untracked at once, as the collector would untrack
+ * it at its first pass, so collections triggered by a long loop do not walk every tuple. */
+static int score_tuple(PyObject *list, Py_ssize_t i, float p, unsigned nl, int oov)
+{
+    PyObject *t = PyTuple_New(3), *f = PyFloat_FromDouble((double)p),
+             *l = PyLong_FromUnsignedLong(nl);
+    if (!t || !f || !l) {
+        Py_XDECREF(t);
+        Py_XDECREF(f);
+        Py_XDECREF(l);
+        return -1;
+    }
+    PyObject *b = oov ? Py_True : Py_False;
+    Py_INCREF(b);
+    PyTuple_SetItem(t, 0, f);
+    PyTuple_SetItem(t, 1, l);
+    PyTuple_SetItem(t, 2, b);
+    PyObject_GC_UnTrack(t);
+    return PyList_SetItem(list, i, t);
+}
+
 static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
                                    PyObject *kwnames)
 {
@@ -583,34 +605,25 @@ static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize
     const glm_model *m;
     if (sentence_args(op, args, nargs, kwnames, "full_scores", &s, &n, &bos, &eos, &m))
         return NULL;
-    PyObject *list = PyList_New(0);
+    size_t nw = smt_words_count(s, (size_t)n, SMT_WS_ASCII);
+    Py_ssize_t nt = (Py_ssize_t)(nw + (eos ? 1 : 0));
+    PyObject *list = PyList_New(nt);
     if (!list)
         return NULL;
     glm_state st;
     state_start(m, bos, &st);
     const char *pos = s, *end = s + n, *w;
     size_t len;
-    int more = 1;
-    while (more) {
-        glm_word id;
-        if (smt_word_next(&pos, end, SMT_WS_ASCII, &w, &len)) {
-            id = glm_index(m, w, kenlm_word(w, len));
-        } else if (eos) {
-            id = glm_eos(m);
-            more = 0;
-        } else {
-            break;
-        }
+    for (Py_ssize_t i = 0; i < nt; i++) {
+        glm_word id = smt_word_next(&pos, end, SMT_WS_ASCII, &w, &len)
+                          ? glm_index(m, w, kenlm_word(w, len))
+                          : glm_eos(m);
         unsigned nl = 0;
         float p = glm_score(m, &st, id, &st, &nl);
-        /* KenLM's tuple: (log10 prob, ngram length, oov); </s> is never an OOV */
-        PyObject *t = Py_BuildValue("(dIN)", (double)p, nl, PyBool_FromLong(more && id == GLM_UNK));
-        if (!t || PyList_Append(list, t)) {
-            Py_XDECREF(t);
+        if (score_tuple(list, i, p, nl, (size_t)i < nw && id == GLM_UNK)) {
             Py_DECREF(list);
             return NULL;
         }
-        Py_DECREF(t);
     }
     PyObject *it = PyObject_GetIter(list);
     Py_DECREF(list);
@@ -620,7 +633,7 @@ static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize
 static StateObject *state_arg(ModelObject *self, PyObject *o, const char *what)
 {
     PyObject *tp = mstate((PyObject *)self)->state_type;
-    int ok = PyObject_IsInstance(o, tp);
+    int ok = (PyObject *)Py_TYPE(o) == tp ? 1 : PyObject_IsInstance(o, tp);
     if (ok < 0)
         return NULL;
     if (!ok) {

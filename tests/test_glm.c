@@ -1360,6 +1360,32 @@ Test(glm, score_lines_equals_word_scores)
     glm_close(m);
 }
 
+/* One line per call (Python's score), at the lengths where the one-line block on the stack gives
+ * way to the allocated one: words of one byte and one separator, the most tokens per byte. */
+Test(glm, score_lines_one_line_at_every_length)
+{
+    glm_model *m = build_open("chain.arpa", 4, NULL);
+    static char line[1200];
+    for (size_t i = 0; i < sizeof line; i++)
+        line[i] = i % 2 ? ' ' : "abcz"[(i / 2) % 4];
+    smt_err e;
+    for (size_t n = 990; n <= sizeof line; n++)
+        for (int eos = 0; eos < 2; eos++) {
+            const char *l = line;
+            glm_lines_options opt = {1, eos, 1};
+            float tot;
+            uint32_t words, oovs, w, o;
+            cr_assert_eq(glm_score_lines(m, &l, &n, 1, &opt, &tot, &words, &oovs, &e), 0, "%s",
+                         e.msg);
+            float want = sum_words(m, line, n, 1, eos, &w, &o);
+            cr_assert(memcmp(&want, &tot, sizeof want) == 0, "%zu bytes: %.9g != %.9g", n,
+                      (double)tot, (double)want);
+            cr_assert_eq(words, w, "%zu bytes", n);
+            cr_assert_eq(oovs, o, "%zu bytes", n);
+        }
+    glm_close(m);
+}
+
 /* KenLM build_binary's -u and -i (glm_build_options): a missing <unk> gets the given log10
  * probability instead of -100; a positive log10 probability (IRSTLM's bug) reads as 0 instead of
  * being an error. The glm tool speaks the same words and refuses, by name, the ones with no

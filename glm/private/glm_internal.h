@@ -244,7 +244,9 @@ typedef struct glm_block {
     uint64_t wseen;
 } glm_block;
 
-/* Appends line [line, line + n) (n < 2^32) to the block: its word ids, then </s> when eos.
+/* Appends line [line, line + n) (n < 2^32) to the block: its word ids, then </s> when eos. It
+ * reserves n / 2 + 2 more tokens and 2 more lines, growing the arrays (smt_grow) only past captok
+ * and caplines: a block on caller-owned arrays with room for those never reallocates them.
  * Returns 0 or -1 (out of memory). A block serves one model from its first line to
  * glm_block_free (the word cache holds that model's ids; another model empties it). */
 int glm_block_add_line(glm_block *b, const glm_model *m, const char *line, size_t n, int eos);

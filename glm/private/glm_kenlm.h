@@ -96,6 +96,9 @@ typedef struct glm_kenlm_bits {
      * j the last position of off[] (noff uint64) not above the entry's index */
     const uint8_t *off;
     uint64_t noff;
+    uint32_t *jidx; /* (entries >> jshift) + 1 entries: jidx[b], the last j with off[j] <=
+                     * b << jshift (about two per j), where the search for an entry's j starts */
+    unsigned jshift;
     uint64_t word_mask, next_mask;
     uint8_t word_bits, value_bits, next_bits, total_bits;
 } glm_kenlm_bits;
@@ -119,6 +122,9 @@ typedef struct glm_kenlm {
      * {float prob, float backoff, uint64 first child} x (count[1] + 2), levels 2..order */
     const uint8_t *sorted;
     uint64_t nsorted;
+    uint32_t *vstart; /* 2^(64 - vshift) + 1 entries: vstart[b], the first position of the sorted
+                       * hashes whose top bits are >= b (about one word per b) */
+    unsigned vshift;
     size_t uni_size; /* bytes per unigram: 8 (probing), 12 (rest probing) or 16 (trie) */
     size_t mid_size; /* bytes per middle entry (probing layouts): 16, or 20 with the rest cost */
     glm_kenlm_bits lev[GLM_MAX_ORDER + 1];
@@ -151,9 +157,8 @@ static inline void glm_kenlm_prefetch_word(const glm_kenlm *k, uint64_t h)
 {
     if (k->vocab.base) /* probing: the bucket */
         __builtin_prefetch(k->vocab.base + glm_kenlm_bucket(&k->vocab, h) * 12);
-    else if (k->nsorted) /* a trie: the first pivot of glm_kenlm_find_hashed's search */
-        __builtin_prefetch(k->sorted + 8 * (uint64_t)((double)h / 18446744073709551616.0 *
-                                                      (double)k->nsorted));
+    else if (k->vstart) /* a trie: the index entry of glm_kenlm_find_hashed's search */
+        __builtin_prefetch(k->vstart + (h >> k->vshift));
 }
 const char *glm_kenlm_word(const glm_kenlm *k, glm_word id, size_t *len);
 
