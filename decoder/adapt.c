@@ -93,7 +93,7 @@ int dec_pt_text_open(dec_pt **out, const char *pt, const char *reo, int verify,
 
 static int glm_build_fn(const char *const *in, const char *out, smt_err *err)
 {
-    return dec_glm_build(in[0], out, err);
+    return dec_glm_build(in[0], out, 0, err);
 }
 
 static int glm_open_fn(void **obj, const char *path, int verify, smt_err *err)
@@ -123,7 +123,8 @@ int dec_lm_open(glm_model **out, const char *path, int verify, const char *cache
     return rc;
 }
 
-int dec_glm_build(const char *arpa, const char *out, smt_err *err)
+int dec_glm_build(const char *arpa, const char *out, int probing, smt_err *err)
 {
-    return glm_build(arpa, out, NULL, NULL, err);
+    glm_build_options opt = {.probing = probing};
+    return glm_build(arpa, out, &opt, NULL, err);
 }

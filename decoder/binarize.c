@@ -23,6 +23,13 @@ static int is_fsmt(const char *path)
     return smt_file_kind(path, NULL, NULL) == SMT_KIND_FASTSMT;
 }
 
+/* An LM that is already binary (a .glm or a KenLM binary): referenced, not rebuilt. */
+static int is_binary_lm(const char *path)
+{
+    int kind = smt_file_kind(path, NULL, NULL);
+    return kind == SMT_KIND_FASTSMT || kind == SMT_KIND_KENLM;
+}
+
 /* The feature line rewritten: type replaced (when new_type), path= replaced or dropped
  * (new_path NULL), extra appended. */
 static char *rewrite(const dec_ini_feature *f, const char *new_type, const char *new_path,
@@ -201,8 +208,20 @@ static int nomem(smt_err *err)
     return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
 }
 
-int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_err *err)
+/* The binary an ARPA LM feature becomes: OUTDIR/<name>.glm, or OUTDIR/<name>.probing. */
+static int lm_out_path(char **out, const char *out_dir, const char *name, int probing)
 {
+    if (asprintf(out, "%s/%s.%s", out_dir, name, probing ? "probing" : "glm") < 0) {
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int dec_binarize(const char *ini_path, const char *out_dir, const dec_binarize_options *opt,
+                 FILE *report, smt_err *err)
+{
+    int lm_probing = opt && opt->lm_probing;
     dec_ini *ini;
     int rc = dec_ini_load(&ini, ini_path, err);
     if (rc)
@@ -314,8 +333,8 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
     file_sections_resolve(ini, base, file_name, file_line);
     for (size_t i = 0; i < ini->n_features; i++) {
         char *glm_out = NULL;
-        if (lm_paths[i] && !is_fsmt(lm_paths[i])) {
-            if (asprintf(&glm_out, "%s/%s.glm", out_dir, ini->features[i].name) < 0) {
+        if (lm_paths[i] && !is_binary_lm(lm_paths[i])) {
+            if (lm_out_path(&glm_out, out_dir, ini->features[i].name, lm_probing) < 0) {
                 rc = nomem(err);
                 goto done;
             }
@@ -351,18 +370,18 @@ int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_er
                                                                             : "property-index=0");
         } else if (lm_paths[i]) {
             char *ref = NULL;
-            if (is_fsmt(lm_paths[i])) {
+            if (is_binary_lm(lm_paths[i])) {
                 if ((rc = ini_name(lm_paths[i], base, &ref, err)) != 0)
                     goto done;
             } else {
                 char *glm_out = NULL;
-                if (asprintf(&glm_out, "%s/%s.glm", out_dir, f->name) < 0) {
+                if (lm_out_path(&glm_out, out_dir, f->name, lm_probing) < 0) {
                     rc = nomem(err);
                     goto done;
                 }
                 if (report)
                     fprintf(report, "fastsmt-binarize: %s -> %s\n", lm_paths[i], glm_out);
-                rc = dec_glm_build(lm_paths[i], glm_out, err);
+                rc = dec_glm_build(lm_paths[i], glm_out, lm_probing, err);
                 if (!rc)
                     rc = ini_name(glm_out, base, &ref, err);
                 free(glm_out);

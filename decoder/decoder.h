@@ -123,10 +123,18 @@ int dec_model_param_bool(const dec_model *m, const char *section, int *out, smt_
  * feature names, counts and starting weights). Returns 0 or SMT_ERR_IO. */
 int dec_model_show_weights(const dec_model *m, FILE *out);
 
+/* What dec_binarize makes of an ARPA language model. */
+typedef struct dec_binarize_options {
+    int lm_probing; /* 1: KenLM's probing binary (out_dir/<name>.probing, glm build probing's
+                     * bytes): the decoder's fastest LM walk, a larger file, no checksums (KenLM's
+                     * format has none), scored on the CPU only; 0: a .glm (checksummed, smaller,
+                     * also for -lm-batch gpu) */
+} dec_binarize_options;
+
 /* Binarizes the text models ini_path names, for fast loading (what fastsmt-binarize does): the
  * phrase table and its lexicalized reordering table become one probingpt file
  * (out_dir/phrase-table.ppt, reordering integrated), every KENLM ARPA file a glm file
- * (out_dir/<name>.glm), and out_dir/moses.ini is the input ini with [relative-paths] ini, those
+ * (out_dir/<name>.glm; opt->lm_probing: out_dir/<name>.probing; opt may be NULL: a .glm), and out_dir/moses.ini is the input ini with [relative-paths] ini, those
  * feature lines pointing at the binaries and every other line kept as it was (an old-format ini:
  * written converted, in the new format). Files under out_dir (the binaries, and any other file
  * the ini names there) are named relative to it, so that out_dir can be moved or copied; files
@@ -137,7 +145,8 @@ int dec_model_show_weights(const dec_model *m, FILE *out);
  * (dec_model_load) before it takes its name: success means the binarized model works. report (may
  * be NULL) receives one line per table built. Returns 0, SMT_ERR_IO, SMT_ERR_PARSE,
  * SMT_ERR_FORMAT, SMT_ERR_ARG, SMT_ERR_NOMEM or what the load of a table returns. */
-int dec_binarize(const char *ini_path, const char *out_dir, FILE *report, smt_err *err);
+int dec_binarize(const char *ini_path, const char *out_dir, const dec_binarize_options *opt,
+                 FILE *report, smt_err *err);
 
 /* The files the model was loaded from: the moses.ini, each file its features name (tables, LMs,
  * found as the load found them) and its [weight-file]. *files is one malloc'ed block holding the

@@ -1296,7 +1296,7 @@ Test(decoder, dec_binarize_in_the_library)
     size_t rlen = 0;
     FILE *rep = open_memstream(&report, &rlen);
     smt_err e;
-    cr_assert_eq(dec_binarize(ini, dir, rep, &e), 0, "%s", e.msg);
+    cr_assert_eq(dec_binarize(ini, dir, NULL, rep, &e), 0, "%s", e.msg);
     fclose(rep);
     cr_assert(strstr(report, "phrase-table.ppt"), "%s", report);
     dec_model *mt = dtu_load(ini, NULL), *mb = dtu_load(bin_ini, NULL);
@@ -1313,11 +1313,53 @@ Test(decoder, dec_binarize_in_the_library)
     /* into the model's own folder: refused, its moses.ini untouched */
     size_t before_len, after_len;
     char *before = tu_read_file(bin_ini, &before_len);
-    cr_assert_eq(dec_binarize(bin_ini, dir, NULL, &e), SMT_ERR_ARG);
+    cr_assert_eq(dec_binarize(bin_ini, dir, NULL, NULL, &e), SMT_ERR_ARG);
     cr_assert(strstr(e.msg, "refusing to overwrite"), "%s", e.msg);
     char *after = tu_read_file(bin_ini, &after_len);
     cr_assert_str_eq(before, after);
     free(before), free(after), free(report), free(ini), free(dir), free(bin_ini);
+}
+
+/* --lm probing: the ARPA LM becomes KenLM's probing binary OUTDIR/LM0.probing (a KenLM file, not a
+ * .glm), the model translates as the text one (1-best and n-best), and binarizing the new ini again
+ * references that binary instead of reading it as an ARPA file. */
+Test(decoder, dec_binarize_lm_probing)
+{
+    char *ini = tu_data_path("decoder/tiny/moses.ini"), *dir = tu_join(tmp, "lib-bin-probing");
+    char *dir2 = tu_join(tmp, "lib-bin-probing2"), *bin_ini = tu_join(dir, "moses.ini");
+    char *lm = tu_join(dir, "LM0.probing"), *glm = tu_join(dir, "LM0.glm");
+    char *bin_ini2 = tu_join(dir2, "moses.ini");
+    dec_binarize_options opt = {.lm_probing = 1};
+    smt_err e;
+    cr_assert_eq(dec_binarize(ini, dir, &opt, NULL, &e), 0, "%s", e.msg);
+    struct stat st;
+    cr_assert_eq(stat(lm, &st), 0, "no %s", lm);
+    cr_assert_neq(stat(glm, &st), 0, "%s written too", glm);
+    size_t len;
+    char *head = tu_read_file(lm, &len), *text = tu_read_file(bin_ini, &len);
+    cr_assert(head && !strncmp(head, "mmap lm http://kheafield.com/code", 33), "not a KenLM binary");
+    cr_assert(strstr(text, " path=LM0.probing "), "%s", text);
+    dec_model *mt = dtu_load(ini, NULL), *mb = dtu_load(bin_ini, NULL);
+    dec_worker *wt, *wb;
+    cr_assert_eq(dec_worker_create(&wt, mt, &e), 0);
+    cr_assert_eq(dec_worker_create(&wb, mb, &e), 0);
+    smt_buf t = {0}, b = {0}, tn = {0}, bn = {0};
+    cr_assert_eq(dec_translate(wt, "b a c x y q a b", 15, 0, &t, &tn, 5, 0, NULL, &e), 0);
+    cr_assert_eq(dec_translate(wb, "b a c x y q a b", 15, 0, &b, &bn, 5, 0, NULL, &e), 0);
+    cr_assert_str_eq(t.data, b.data);
+    cr_assert_str_eq(tn.data, bn.data);
+    smt_buf_free(&t), smt_buf_free(&b), smt_buf_free(&tn), smt_buf_free(&bn);
+    dec_worker_free(wt), dec_worker_free(wb);
+    dec_model_free(mt), dec_model_free(mb);
+    /* the binarized ini again: its LM is already binary, named by absolute path, not rebuilt */
+    cr_assert_eq(dec_binarize(bin_ini, dir2, &opt, NULL, &e), 0, "%s", e.msg);
+    char *text2 = tu_read_file(bin_ini2, &len), *real = realpath(lm, NULL), *want = NULL;
+    cr_assert(asprintf(&want, " path=%s ", real) > 0);
+    cr_assert(strstr(text2, want), "%s", text2);
+    char *lm2 = tu_join(dir2, "LM0.probing");
+    cr_assert_neq(stat(lm2, &st), 0, "%s rebuilt", lm2);
+    free(head), free(text), free(text2), free(real), free(want), free(lm2);
+    free(ini), free(dir), free(dir2), free(bin_ini), free(bin_ini2), free(lm), free(glm);
 }
 
 /* fastsmt-binarize names the files of [input-file] and [weight-file] by absolute path in the new
@@ -1345,7 +1387,7 @@ Test(decoder, binarize_keeps_file_sections)
         cr_assert_eq(tu_write_file(ini, ini_text, strlen(ini_text)), 0);
         cr_assert_eq(tu_write_file(input, "a b\n", 4), 0);
         smt_err e;
-        cr_assert_eq(dec_binarize(ini, out, NULL, &e), 0, "%s", e.msg);
+        cr_assert_eq(dec_binarize(ini, out, NULL, NULL, &e), 0, "%s", e.msg);
         char *bin_ini = tu_join(out, "moses.ini"), *real = realpath(input, NULL);
         size_t bl;
         char *bin_text = tu_read_file(bin_ini, &bl), *want = NULL;

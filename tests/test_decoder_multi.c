@@ -297,7 +297,7 @@ Test(multi, binarized_tables_translate_as_the_text_tables)
     char *ini = lr_ini("lr.ini");
     char *dir = tu_join(tmp, "bin");
     smt_err e;
-    cr_assert_eq(dec_binarize(ini, dir, NULL, &e), 0, "%s", e.msg);
+    cr_assert_eq(dec_binarize(ini, dir, NULL, NULL, &e), 0, "%s", e.msg);
     char *bini = tu_join(dir, "moses.ini");
     char *btext = tu_read_file(bini, NULL);
     cr_assert(strstr(btext, "ProbingPT name=TranslationModel0"), "%s", btext);

@@ -79,7 +79,7 @@ int dec_pt_text_open(dec_pt **out, const char *pt, const char *reo, int verify,
                      const char *cache_dir, smt_err *err);
 /* Binarizes with probingpt / glm (as fastsmt-binarize does). */
 int dec_ppt_build(const char *pt, const char *reo, const char *out, smt_err *err);
-int dec_glm_build(const char *arpa, const char *out, smt_err *err);
+int dec_glm_build(const char *arpa, const char *out, int probing, smt_err *err);
 
 /* The model cache (model_cache.c): builds in[0..n_in) (in[n_in] is NULL) into a .ext file with
  * build, or finds the one built before from the same inputs (same paths, sizes, mtimes) in
