@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "glm_internal.h"
+#include "glm_kenlm.h"
 #include "smt_buf.h"
 #include "smt_hash.h"
 #include "smt_lines.h"
@@ -243,6 +244,22 @@ static int ostore_add_unique(glm_ostore *s, const uint32_t *ids, uint64_t h, flo
     if (rc == 0) /* the empty slot the probe ended on is still free */
         s->slots[i] = slot_value(s, h, r);
     return 0;
+}
+
+int glm_kenlm_fill_init(glm_kenlm_fill *f, uint64_t entries, float mult, size_t esz)
+{
+    memset(f, 0, sizeof *f);
+    glm_kenlm_table_size(&f->t, glm_kenlm_buckets(entries, mult));
+    f->esz = esz;
+    if (f->t.buckets > SIZE_MAX / esz || !(f->tab = calloc(f->t.buckets, esz)))
+        return -1;
+    return 0;
+}
+
+void glm_kenlm_fill_free(glm_kenlm_fill *f)
+{
+    free(f->tab);
+    memset(f, 0, sizeof *f);
 }
 
 /* ------------------------------------------------------------------ line parsing */
@@ -628,10 +645,161 @@ nomem:
                        (unsigned long long)lineno(r));
 }
 
+/* The error for an n-gram (ids reversed) whose context (its first n - 1 words) is not stored. */
+static int missing_context(reader *r, glm_arpa *a, unsigned n, const uint32_t *ids)
+{
+    smt_vocab v = smt_vocab_builder_view(a->vocab);
+    char buf[256] = "";
+    for (unsigned k = 0; k + 1 < n && strlen(buf) < 200; k++) {
+        strcat(buf, k ? " " : "");
+        strncat(buf, smt_vocab_word(&v, ids[n - 1 - k], NULL), 40);
+    }
+    return smt_err_set(r->err, SMT_ERR_PARSE,
+                       "%s:%llu: the context '%s' of this %u-gram is not a %u-gram "
+                       "(KenLM: the context of every n-gram should appear)",
+                       r->path, (unsigned long long)lineno(r), buf, n, n - 1);
+}
+
+/* Stores a read n-gram in the trie's stores (o[]): the duplicate check, the missing suffixes
+ * inserted, the context's backoff marked as extended. */
+static int store_ngram(reader *r, glm_arpa *a, unsigned n, const uint32_t *ids, float prob,
+                       float bo)
+{
+    glm_ostore *s = &a->o[n];
+    /* the three lookups of this n-gram (itself, its suffix, its context) start together */
+    uint64_t hs = s->slots ? hash_ahead(s, ids) : 0, hsuf = 0, hctx = 0;
+    if (n > 2) {
+        hsuf = hash_ahead(&a->o[n - 1], ids);
+        hctx = hash_ahead(&a->o[n - 1], ids + 1);
+    }
+    int rc = ostore_add_unique(s, ids, hs, prob, bo);
+    if (rc == -3)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate %u-gram", r->path,
+                           (unsigned long long)lineno(r), n);
+    if (rc)
+        return smt_err_set(r->err, rc == -2 ? SMT_ERR_LIMIT : SMT_ERR_NOMEM,
+                           "%s:%llu: cannot store the %u-gram", r->path,
+                           (unsigned long long)lineno(r), n);
+    /* the longest stored suffix (w, h1, .., h_{lower+1}) and its record at */
+    int lower = (int)n - 3;
+    int64_t at = lower >= 0 ? find_hashed(&a->o[n - 1], ids, hsuf) : -1;
+    while (lower >= 0 && at < 0)
+        if (--lower >= 0)
+            at = glm_ostore_find(&a->o[lower + 2], ids);
+    if (lower != (int)n - 3) {
+        float lp = lower < 0 ? a->uprob[ids[0]] : a->o[lower + 2].prob[at];
+        if ((rc = insert_suffixes(r, a, n, ids, lower, fabsf(lp))))
+            return rc;
+    }
+    /* the context h_{n-1} .. h1 must exist; it can now be extended */
+    if (n == 2) {
+        set_extension(&a->ubo[ids[1]]);
+    } else {
+        int64_t c = find_hashed(&a->o[n - 1], ids + 1, hctx);
+        if (c < 0)
+            return missing_context(r, a, n, ids);
+        set_extension(&a->o[n - 1].bo[c]);
+    }
+    return 0;
+}
+
+/* glm build probing: an entry's {prob, backoff} after its 8-byte key. */
+static inline float *pt_prob(uint8_t *e) { return (float *)(void *)(e + 8); }
+static inline float *pt_bo(uint8_t *e) { return (float *)(void *)(e + 12); }
+
+/* Adds an n-gram of order n with key to the probing table: 0, or an error naming the line. */
+static int pt_add(reader *r, glm_arpa *a, unsigned n, uint64_t key, float prob, float bo,
+                  uint8_t **e)
+{
+    glm_kenlm_fill *t = &a->pt[n];
+    if (key == 0)
+        return smt_err_set(r->err, SMT_ERR_LIMIT, "%s:%llu: a %u-gram hashes to 0, which KenLM's "
+                           "probing layout cannot store: build a trie", r->path,
+                           (unsigned long long)lineno(r), n);
+    int rc = glm_kenlm_fill_add(t, key, e);
+    if (rc > 0)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate %u-gram (or one with the "
+                           "64-bit hash of another, which KenLM's probing layout cannot store)",
+                           r->path, (unsigned long long)lineno(r), n);
+    if (rc < 0)
+        return smt_err_set(r->err, SMT_ERR_LIMIT, "%s:%llu: the %u-grams' probing table is full: "
+                           "too many missing suffixes inserted (KenLM: avoid pruning n-grams like "
+                           "\"bar baz quux\" when \"foo bar baz quux\" is still in the model, or "
+                           "increase the multiplier -p)", r->path, (unsigned long long)lineno(r),
+                           n);
+    memcpy(pt_prob(*e), &prob, 4);
+    if (n < a->order)
+        memcpy(pt_bo(*e), &bo, 4);
+    return 0;
+}
+
+/* store_ngram for the probing tables, keyed as KenLM keys them (glm_kenlm_combine of the ids,
+ * predicted word first); the same semantics, and the "extends left" marks set as they arise:
+ * every stored n-gram's suffix one order down gets its sign bit cleared. */
+static int store_probing(reader *r, glm_arpa *a, unsigned n, const uint32_t *ids, float prob,
+                         float bo)
+{
+    /* suf[k]: the key of ids[0..k) (the suffixes); ctx[k]: of ids[1..1+k) (the contexts) */
+    uint64_t suf[GLM_MAX_ORDER + 1], ctx[GLM_MAX_ORDER + 1];
+    suf[1] = ids[0];
+    ctx[1] = ids[1];
+    for (unsigned k = 2; k <= n; k++)
+        suf[k] = glm_kenlm_combine(suf[k - 1], ids[k - 1]);
+    for (unsigned k = 2; k < n; k++)
+        ctx[k] = glm_kenlm_combine(ctx[k - 1], ids[k]);
+    glm_kenlm_fill_ahead(&a->pt[n], suf[n]);
+    if (n > 2) {
+        glm_kenlm_fill_ahead(&a->pt[n - 1], suf[n - 1]);
+        glm_kenlm_fill_ahead(&a->pt[n - 1], ctx[n - 1]);
+    }
+    uint8_t *e;
+    int rc = pt_add(r, a, n, suf[n], prob, bo, &e);
+    if (rc)
+        return rc;
+    /* the longest stored suffix, order m (1: the unigram), its entry at */
+    unsigned m = n - 1;
+    uint8_t *at = NULL;
+    while (m >= 2 && !(at = suf[m] ? glm_kenlm_fill_find(&a->pt[m], suf[m]) : NULL))
+        m--;
+    float lp = m == 1 ? a->uprob[ids[0]] : *pt_prob(at);
+    if (m == 1)
+        a->uprob[ids[0]] = fabsf(lp);
+    else
+        *pt_prob(at) = fabsf(lp);
+    if (m + 1 < n) { /* KenLM's FixSRI, as insert_suffixes; each inserted one extends left */
+        float blank = fabsf(lp);
+        unsigned k = m + 1;
+        if (m == 1) {
+            blank -= a->ubo[ids[1]];
+            set_extension(&a->ubo[ids[1]]);
+            if ((rc = pt_add(r, a, 2, suf[2], fabsf(blank), -0.0f, &e)))
+                return rc;
+            k = 3;
+        }
+        for (; k < n; k++) {
+            uint8_t *c = ctx[k - 1] ? glm_kenlm_fill_find(&a->pt[k - 1], ctx[k - 1]) : NULL;
+            if (c) {
+                set_extension(pt_bo(c));
+                blank -= *pt_bo(c);
+            }
+            if ((rc = pt_add(r, a, k, suf[k], fabsf(blank), -0.0f, &e)))
+                return rc;
+        }
+    }
+    if (n == 2) {
+        set_extension(&a->ubo[ids[1]]);
+    } else {
+        uint8_t *c = ctx[n - 1] ? glm_kenlm_fill_find(&a->pt[n - 1], ctx[n - 1]) : NULL;
+        if (!c)
+            return missing_context(r, a, n, ids);
+        set_extension(pt_bo(c));
+    }
+    return 0;
+}
+
 static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
 {
     uint64_t count = a->declared[n];
-    glm_ostore *s = &a->o[n];
     int rc = read_header(r, n);
     if (rc)
         return rc;
@@ -657,48 +825,8 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
                                    (unsigned long long)lineno(r), f[1 + k], n);
             ids[n - 1 - k] = id;
         }
-        /* the three lookups of this n-gram (itself, its suffix, its context) start together */
-        uint64_t hs = s->slots ? hash_ahead(s, ids) : 0, hsuf = 0, hctx = 0;
-        if (n > 2) {
-            hsuf = hash_ahead(&a->o[n - 1], ids);
-            hctx = hash_ahead(&a->o[n - 1], ids + 1);
-        }
-        if ((rc = ostore_add_unique(s, ids, hs, prob, bo)) == -3)
-            return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate %u-gram", r->path,
-                               (unsigned long long)lineno(r), n);
-        if (rc)
-            return smt_err_set(r->err, rc == -2 ? SMT_ERR_LIMIT : SMT_ERR_NOMEM,
-                               "%s:%llu: cannot store the %u-gram", r->path,
-                               (unsigned long long)lineno(r), n);
-        /* the longest stored suffix (w, h1, .., h_{lower+1}) and its record at */
-        int lower = (int)n - 3;
-        int64_t at = lower >= 0 ? find_hashed(&a->o[n - 1], ids, hsuf) : -1;
-        while (lower >= 0 && at < 0)
-            if (--lower >= 0)
-                at = glm_ostore_find(&a->o[lower + 2], ids);
-        if (lower != (int)n - 3) {
-            float lp = lower < 0 ? a->uprob[ids[0]] : a->o[lower + 2].prob[at];
-            if ((rc = insert_suffixes(r, a, n, ids, lower, fabsf(lp))))
-                return rc;
-        }
-        /* the context h_{n-1} .. h1 must exist; it can now be extended */
-        if (n == 2) {
-            set_extension(&a->ubo[ids[1]]);
-        } else {
-            int64_t c = find_hashed(&a->o[n - 1], ids + 1, hctx);
-            if (c < 0) {
-                char buf[256] = "";
-                for (unsigned k = 0; k + 1 < n && strlen(buf) < 200; k++) {
-                    strcat(buf, k ? " " : "");
-                    strncat(buf, smt_vocab_word(&v, ids[n - 1 - k], NULL), 40);
-                }
-                return smt_err_set(r->err, SMT_ERR_PARSE,
-                                   "%s:%llu: the context '%s' of this %u-gram is not a %u-gram "
-                                   "(KenLM: the context of every n-gram should appear)",
-                                   r->path, (unsigned long long)lineno(r), buf, n, n - 1);
-            }
-            set_extension(&a->o[n - 1].bo[c]);
-        }
+        if ((rc = (a->pt ? store_probing : store_ngram)(r, a, n, ids, prob, bo)))
+            return rc;
     }
     return 0;
 }
@@ -727,11 +855,15 @@ void glm_arpa_free(glm_arpa *a)
     free(a->ubo);
     for (unsigned n = 0; n <= GLM_MAX_ORDER; n++)
         glm_ostore_free(&a->o[n]);
+    if (a->pt)
+        for (unsigned n = 0; n <= GLM_MAX_ORDER; n++)
+            glm_kenlm_fill_free(&a->pt[n]);
+    free(a->pt);
     memset(a, 0, sizeof *a);
 }
 
 int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float unk_log10,
-                  int positive_to_zero, smt_err *err)
+                  int positive_to_zero, float probing_mult, smt_err *err)
 {
     memset(a, 0, sizeof *a);
     reader r = {0};
@@ -745,7 +877,17 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float
     smt_progress_init(&r.prog, "reading ARPA", smt_lines_total_bytes(r.lines), progress);
     if ((rc = smt_vocab_builder_create(&a->vocab, err)) || (rc = read_counts(&r, a)))
         goto out;
-    for (unsigned n = 2; n <= a->order; n++)
+    if (probing_mult != 0.0f && !(a->pt = calloc(GLM_MAX_ORDER + 1, sizeof *a->pt))) {
+        rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    for (unsigned n = 2; n <= a->order && a->pt; n++)
+        if (glm_kenlm_fill_init(&a->pt[n], a->declared[n], probing_mult, n < a->order ? 16 : 12)) {
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory for the probing table of "
+                             "%llu %u-grams", path, (unsigned long long)a->declared[n], n);
+            goto out;
+        }
+    for (unsigned n = 2; n <= a->order && !a->pt; n++)
         if (ostore_init(&a->o[n], n, input_cap(&r, n, a->declared[n] + a->declared[n] / 64 + 16),
                         n < a->order)) {
             rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory for %llu %u-grams", path,
