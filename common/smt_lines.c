@@ -477,8 +477,8 @@ int smt_lines_open(smt_lines **out, const char *path, unsigned flags, smt_err *e
     if (!is_stdin && r->regular)
         r->total = (uint64_t)st.st_size;
     /* a small file needs no 4 MiB chunks (many small inputs, e.g. inis, would pay for them) */
-    r->chunk_size = CHUNK_SIZE;
-    if (r->regular && (uint64_t)st.st_size < CHUNK_SIZE)
+    r->chunk_size = (flags & SMT_LINES_SMALL) ? CHUNK_MIN : CHUNK_SIZE;
+    if (r->regular && (uint64_t)st.st_size < r->chunk_size)
         r->chunk_size = (uint64_t)st.st_size < CHUNK_MIN ? CHUNK_MIN : (size_t)st.st_size;
     r->threaded = (flags & SMT_LINES_THREADED) != 0;
     int n_chunks = r->threaded ? QUEUE_LEN + 1 : 1;

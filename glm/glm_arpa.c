@@ -273,9 +273,14 @@ typedef struct reader {
     size_t len;
     size_t flen[GLM_MAX_ORDER + 3]; /* the lengths of the fields ngram_line split */
     int positive_to_zero;           /* build_binary -i */
+    uint64_t at_line;               /* nonzero: the line of the n-gram being stored */
 } reader;
 
-static uint64_t lineno(const reader *r) { return smt_lines_lineno(r->lines); }
+/* The line an error names: the line read, or the earlier one being stored (at_line). */
+static uint64_t lineno(const reader *r)
+{
+    return r->at_line ? r->at_line : smt_lines_lineno(r->lines);
+}
 
 /* Next line; 1, 0 at end of input, or an error code. */
 static int next_line(reader *r)
@@ -645,14 +650,72 @@ nomem:
                        (unsigned long long)lineno(r));
 }
 
+/* The word with id (error messages only: the words of a probing build are scanned). */
+static const char *word_of(const glm_arpa *a, uint32_t id)
+{
+    if (a->vocab) {
+        smt_vocab v = smt_vocab_builder_view(a->vocab);
+        return smt_vocab_word(&v, id, NULL);
+    }
+    const char *w = a->words;
+    for (uint32_t i = 0; i < id; i++)
+        w += strlen(w) + 1;
+    return w;
+}
+
+/* The id of an n-gram's word, or SMT_VOCAB_NONE: through the builder, or in a probing build
+ * through KenLM's table of word hashes (hash: the word's glm_kenlm_word_hash; as KenLM looks
+ * words up; <unk> is not in it). */
+static inline uint32_t word_id(const glm_arpa *a, const smt_vocab *v, const char *w, size_t len,
+                               uint64_t hash)
+{
+    if (a->vocab)
+        return smt_vocab_find(v, w, len);
+    const uint8_t *e = glm_kenlm_fill_find(&a->pt[1], hash);
+    uint32_t id = SMT_VOCAB_NONE;
+    if (e)
+        memcpy(&id, e + 8, 4);
+    else if (len == 5 && memcmp(w, "<unk>", 5) == 0)
+        id = 0;
+    return id;
+}
+
+/* A probing build after its unigrams: the vocabulary becomes KenLM's table of word hashes (pt[1],
+ * ids 1..nvocab-1) and a copy of the words, and the builder is freed. A word hashing to 0 or to
+ * another word's hash is refused (a KenLM table holds neither). */
+static int vocab_to_probing(reader *r, glm_arpa *a, float mult)
+{
+    smt_vocab v = smt_vocab_builder_view(a->vocab);
+    if (glm_kenlm_fill_init(&a->pt[1], a->declared[1], mult, 12))
+        return smt_err_set(r->err, SMT_ERR_NOMEM, "%s: out of memory for the vocabulary's "
+                           "probing table", r->path);
+    for (uint32_t id = 1; id < a->nvocab; id++) {
+        size_t len;
+        const char *word = smt_vocab_word(&v, id, &len);
+        uint64_t key = glm_kenlm_word_hash(word, len);
+        uint8_t *e;
+        if (!key || glm_kenlm_fill_add(&a->pt[1], key, &e))
+            return smt_err_set(r->err, SMT_ERR_LIMIT, "%s: unigram '%s' hashes to %s, which "
+                               "KenLM's probing layout cannot store: build a trie", r->path, word,
+                               key ? "the 64-bit hash of another" : "0");
+        memcpy(e + 8, &id, 4);
+    }
+    a->words_len = (size_t)v.off[a->nvocab];
+    if (!(a->words = malloc(a->words_len)))
+        return smt_err_set(r->err, SMT_ERR_NOMEM, "%s: out of memory", r->path);
+    memcpy(a->words, v.str, a->words_len);
+    smt_vocab_builder_free(a->vocab);
+    a->vocab = NULL;
+    return 0;
+}
+
 /* The error for an n-gram (ids reversed) whose context (its first n - 1 words) is not stored. */
 static int missing_context(reader *r, glm_arpa *a, unsigned n, const uint32_t *ids)
 {
-    smt_vocab v = smt_vocab_builder_view(a->vocab);
     char buf[256] = "";
     for (unsigned k = 0; k + 1 < n && strlen(buf) < 200; k++) {
         strcat(buf, k ? " " : "");
-        strncat(buf, smt_vocab_word(&v, ids[n - 1 - k], NULL), 40);
+        strncat(buf, word_of(a, ids[n - 1 - k]), 40);
     }
     return smt_err_set(r->err, SMT_ERR_PARSE,
                        "%s:%llu: the context '%s' of this %u-gram is not a %u-gram "
@@ -733,25 +796,42 @@ static int pt_add(reader *r, glm_arpa *a, unsigned n, uint64_t key, float prob, 
     return 0;
 }
 
+/* An n-gram of a probing build between its line and its storing (PT_AHEAD lines later, its
+ * buckets fetched meanwhile): suf[k] the key of ids[0..k) (the suffixes), ctx[k] of ids[1..1+k)
+ * (the contexts). */
+#define PT_AHEAD 8
+typedef struct pt_pending {
+    uint32_t ids[GLM_MAX_ORDER];
+    uint64_t suf[GLM_MAX_ORDER + 1], ctx[GLM_MAX_ORDER + 1];
+    float prob, bo;
+    uint64_t line;
+} pt_pending;
+
+/* Fills p's keys from its ids and starts the reads of the buckets store_probing looks at. */
+static void pt_keys(const glm_arpa *a, unsigned n, pt_pending *p)
+{
+    const uint32_t *ids = p->ids;
+    p->suf[1] = ids[0];
+    p->ctx[1] = ids[1];
+    for (unsigned k = 2; k <= n; k++)
+        p->suf[k] = glm_kenlm_combine(p->suf[k - 1], ids[k - 1]);
+    for (unsigned k = 2; k < n; k++)
+        p->ctx[k] = glm_kenlm_combine(p->ctx[k - 1], ids[k]);
+    glm_kenlm_fill_ahead(&a->pt[n], p->suf[n]);
+    if (n > 2) {
+        glm_kenlm_fill_ahead(&a->pt[n - 1], p->suf[n - 1]);
+        glm_kenlm_fill_ahead(&a->pt[n - 1], p->ctx[n - 1]);
+    }
+}
+
 /* store_ngram for the probing tables, keyed as KenLM keys them (glm_kenlm_combine of the ids,
  * predicted word first); the same semantics, and the "extends left" marks set as they arise:
  * every stored n-gram's suffix one order down gets its sign bit cleared. */
-static int store_probing(reader *r, glm_arpa *a, unsigned n, const uint32_t *ids, float prob,
-                         float bo)
+static int store_probing(reader *r, glm_arpa *a, unsigned n, const pt_pending *p)
 {
-    /* suf[k]: the key of ids[0..k) (the suffixes); ctx[k]: of ids[1..1+k) (the contexts) */
-    uint64_t suf[GLM_MAX_ORDER + 1], ctx[GLM_MAX_ORDER + 1];
-    suf[1] = ids[0];
-    ctx[1] = ids[1];
-    for (unsigned k = 2; k <= n; k++)
-        suf[k] = glm_kenlm_combine(suf[k - 1], ids[k - 1]);
-    for (unsigned k = 2; k < n; k++)
-        ctx[k] = glm_kenlm_combine(ctx[k - 1], ids[k]);
-    glm_kenlm_fill_ahead(&a->pt[n], suf[n]);
-    if (n > 2) {
-        glm_kenlm_fill_ahead(&a->pt[n - 1], suf[n - 1]);
-        glm_kenlm_fill_ahead(&a->pt[n - 1], ctx[n - 1]);
-    }
+    const uint32_t *ids = p->ids;
+    const uint64_t *suf = p->suf, *ctx = p->ctx;
+    float prob = p->prob, bo = p->bo;
     uint8_t *e;
     int rc = pt_add(r, a, n, suf[n], prob, bo, &e);
     if (rc)
@@ -797,38 +877,86 @@ static int store_probing(reader *r, glm_arpa *a, unsigned n, const uint32_t *ids
     return 0;
 }
 
+/* store_probing of a pending n-gram, errors naming its line. */
+static int pt_store(reader *r, glm_arpa *a, unsigned n, const pt_pending *p)
+{
+    r->at_line = p->line;
+    int rc = store_probing(r, a, n, p);
+    r->at_line = 0;
+    return rc;
+}
+
+/* Reads the i-th n-gram line of order n (of count): its ids (reversed), probability, backoff. */
+static int parse_ngram(reader *r, glm_arpa *a, unsigned n, uint64_t i, uint64_t count,
+                       const smt_vocab *v, uint32_t *ids, float *prob, float *bo)
+{
+    char *f[GLM_MAX_ORDER + 3];
+    unsigned nf;
+    int rc;
+    *prob = 0.0f;
+    *bo = -0.0f;
+    if ((rc = ngram_line(r, n, i, count, f, &nf)) ||
+        (rc = parse_prob(r, f[0], r->flen[0], prob)) ||
+        (nf == n + 2 && (rc = parse_backoff(r, f[n + 1], r->flen[n + 1], bo))))
+        return rc;
+    if (n == a->order && nf == n + 2 && *bo != 0.0f)
+        return smt_err_set(r->err, SMT_ERR_PARSE,
+                           "%s:%llu: non-zero backoff %s on the highest order", r->path,
+                           (unsigned long long)lineno(r), f[n + 1]);
+    uint64_t wh[GLM_MAX_ORDER] = {0};
+    for (unsigned k = 0; a->pt && k < n; k++) { /* the words' buckets fetched together */
+        wh[k] = glm_kenlm_word_hash(f[1 + k], r->flen[1 + k]);
+        glm_kenlm_fill_ahead(&a->pt[1], wh[k]);
+    }
+    for (unsigned k = 0; k < n; k++) {
+        uint32_t id = word_id(a, v, f[1 + k], r->flen[1 + k], wh[k]);
+        if (id == SMT_VOCAB_NONE || (id == 0 && a->unk_added))
+            return smt_err_set(r->err, SMT_ERR_PARSE,
+                               "%s:%llu: word '%s' of a %u-gram is not a unigram", r->path,
+                               (unsigned long long)lineno(r), f[1 + k], n);
+        ids[n - 1 - k] = id;
+    }
+    return 0;
+}
+
+/* The n-grams of order n, each stored (store_ngram), or in a probing build stored PT_AHEAD lines
+ * after it is read (store_probing; the earlier lines are stored before a line's error is given,
+ * so the first error in the file is the one reported). */
 static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
 {
-    uint64_t count = a->declared[n];
+    uint64_t count = a->declared[n], i = 0;
     int rc = read_header(r, n);
     if (rc)
         return rc;
-    smt_vocab v = smt_vocab_builder_view(a->vocab);
+    smt_vocab v = {0};
+    if (a->vocab)
+        v = smt_vocab_builder_view(a->vocab);
     uint32_t ids[GLM_MAX_ORDER];
-    for (uint64_t i = 0; i < count; i++) {
-        char *f[GLM_MAX_ORDER + 3];
-        unsigned nf;
-        float prob = 0.0f, bo = -0.0f;
-        if ((rc = ngram_line(r, n, i, count, f, &nf)) ||
-            (rc = parse_prob(r, f[0], r->flen[0], &prob)) ||
-            (nf == n + 2 && (rc = parse_backoff(r, f[n + 1], r->flen[n + 1], &bo))))
-            return rc;
-        if (n == a->order && nf == n + 2 && bo != 0.0f)
-            return smt_err_set(r->err, SMT_ERR_PARSE,
-                               "%s:%llu: non-zero backoff %s on the highest order", r->path,
-                               (unsigned long long)lineno(r), f[n + 1]);
-        for (unsigned k = 0; k < n; k++) {
-            uint32_t id = smt_vocab_find(&v, f[1 + k], r->flen[1 + k]);
-            if (id == SMT_VOCAB_NONE || (id == 0 && a->unk_added))
-                return smt_err_set(r->err, SMT_ERR_PARSE,
-                                   "%s:%llu: word '%s' of a %u-gram is not a unigram", r->path,
-                                   (unsigned long long)lineno(r), f[1 + k], n);
-            ids[n - 1 - k] = id;
+    float prob, bo;
+    pt_pending ring[PT_AHEAD];
+    for (; i < count; i++) {
+        if ((rc = parse_ngram(r, a, n, i, count, &v, ids, &prob, &bo)))
+            break;
+        if (!a->pt) {
+            if ((rc = store_ngram(r, a, n, ids, prob, bo)))
+                return rc;
+            continue;
         }
-        if ((rc = (a->pt ? store_probing : store_ngram)(r, a, n, ids, prob, bo)))
+        pt_pending *p = &ring[i % PT_AHEAD];
+        if (i >= PT_AHEAD && (rc = pt_store(r, a, n, p)))
             return rc;
+        memcpy(p->ids, ids, n * sizeof *ids);
+        p->prob = prob;
+        p->bo = bo;
+        p->line = lineno(r);
+        pt_keys(a, n, p);
     }
-    return 0;
+    for (uint64_t j = i > PT_AHEAD ? i - PT_AHEAD : 0; a->pt && j < i; j++) {
+        int src = pt_store(r, a, n, &ring[j % PT_AHEAD]);
+        if (src)
+            return src;
+    }
+    return rc;
 }
 
 static int read_end(reader *r)
@@ -859,6 +987,7 @@ void glm_arpa_free(glm_arpa *a)
         for (unsigned n = 0; n <= GLM_MAX_ORDER; n++)
             glm_kenlm_fill_free(&a->pt[n]);
     free(a->pt);
+    free(a->words);
     memset(a, 0, sizeof *a);
 }
 
@@ -871,7 +1000,10 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float
     r.err = err;
     r.positive_to_zero = positive_to_zero;
     a->unk_log10 = unk_log10;
-    int rc = smt_lines_open(&r.lines, path, SMT_LINES_THREADED, err);
+    /* a probing build reads on its own thread and in small chunks: the reading thread's chunks
+     * would be memory beyond the output's tables */
+    int rc = smt_lines_open(&r.lines, path,
+                            probing_mult != 0.0f ? SMT_LINES_SMALL : SMT_LINES_THREADED, err);
     if (rc)
         return rc;
     smt_progress_init(&r.prog, "reading ARPA", smt_lines_total_bytes(r.lines), progress);
@@ -894,7 +1026,7 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float
                              (unsigned long long)a->declared[n], n);
             goto out;
         }
-    if ((rc = read_unigrams(&r, a)))
+    if ((rc = read_unigrams(&r, a)) || (a->pt && (rc = vocab_to_probing(&r, a, probing_mult))))
         goto out;
     if (a->unk_added && warn)
         fprintf(warn, "%s: warning: the ARPA file is missing <unk>; substituting log10 "

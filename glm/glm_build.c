@@ -547,33 +547,6 @@ static int fill_write(glm_kenlm_fill *f, smt_writer *w, smt_err *err)
     return rc;
 }
 
-/* The vocabulary's table {hash, id} of every word but <unk> (ids 1..nvocab-1), written. Refuses
- * a word hashing to 0 or two words with one hash (a KenLM table holds neither). */
-static int write_vocab_table(const glm_arpa *a, uint64_t nuni, float mult, smt_writer *w,
-                             smt_err *err)
-{
-    smt_vocab v = smt_vocab_builder_view(a->vocab);
-    glm_kenlm_fill f;
-    if (glm_kenlm_fill_init(&f, nuni, mult, 12))
-        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory for the vocabulary's probing "
-                           "table (%llu words)", (unsigned long long)nuni);
-    for (uint32_t id = 1; id < a->nvocab; id++) {
-        size_t len;
-        const char *word = smt_vocab_word(&v, id, &len);
-        uint64_t key = glm_kenlm_word_hash(word, len);
-        uint8_t *e;
-        int got = key ? glm_kenlm_fill_add(&f, key, &e) : 1;
-        if (got) {
-            glm_kenlm_fill_free(&f);
-            return smt_err_set(err, SMT_ERR_LIMIT, "word %u '%s' hashes to %s, which KenLM's "
-                               "probing layout cannot store: build a trie", id, word,
-                               key ? "the 64-bit hash of another" : "0");
-        }
-        memcpy(e + 8, &id, 4);
-    }
-    return fill_write(&f, w, err);
-}
-
 /* Writes the model read into KenLM's probing tables (a->pt) as KenLM's probing binary
  * (build_binary probing; the layout is described in glm_kenlm.c): format 5, model type 0, the
  * tables sized by mult from the declared counts (which the header holds, as KenLM's), glm's word
@@ -605,31 +578,26 @@ static int write_probing(const char *out_path, glm_arpa *a, float mult, smt_err 
     uint32_t vh[2] = {0, a->nvocab};
     if (!rc)
         rc = smt_writer_write(w, vh, 8, err);
-    if (!rc)
-        rc = write_vocab_table(a, nuni, mult, w, err);
-    /* the unigrams {prob, backoff} x (nuni + 1) */
-    float *uni = rc ? NULL : calloc(2 * (nuni + 1), sizeof *uni);
-    if (!rc && !uni)
-        rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-    for (uint64_t i = 0; i < a->nvocab && !rc; i++) {
-        /* the sign is already clear where the unigram extends; KenLM leaves the others as read,
-         * so the "0" of <s> stays +0.0 (glm's reader gives -0.0) */
-        uni[2 * i] = a->uprob[i] == 0.0f ? 0.0f : a->uprob[i];
-        uni[2 * i + 1] = a->ubo[i];
-    }
-    if (!rc)
-        rc = smt_writer_write(w, uni, 8 * (nuni + 1), err);
-    free(uni);
-    /* orders 2..N: {key, prob, backoff} (16 bytes), the highest {key, prob} (12 bytes) */
-    for (unsigned n = 2; n <= N && !rc; n++)
+    /* the vocabulary's table, the unigrams {prob, backoff} x (nuni + 1) in blocks, orders 2..N
+     * ({key, prob, backoff}, 16 bytes; the highest {key, prob}, 12 bytes), the words in id order,
+     * each NUL-terminated, <unk> first */
+    for (unsigned n = 1; n <= N && !rc; n++) {
         rc = fill_write(&a->pt[n], w, err);
-    /* the words in id order, each NUL-terminated (as the vocabulary stores them), <unk> first */
-    smt_vocab v = smt_vocab_builder_view(a->vocab);
-    for (uint32_t id = 0; id < a->nvocab && !rc; id++) {
-        size_t len;
-        const char *word = smt_vocab_word(&v, id, &len);
-        rc = smt_writer_write(w, word, len + 1, err);
+        float uni[2 * 1024];
+        for (uint64_t i = 0; n == 1 && i <= nuni && !rc; i += 1024) {
+            uint64_t b = nuni + 1 - i < 1024 ? nuni + 1 - i : 1024;
+            for (uint64_t j = 0; j < b; j++) {
+                /* the sign is already clear where the unigram extends; KenLM leaves the others
+                 * as read, so the "0" of <s> stays +0.0 (glm's reader gives -0.0) */
+                float p = i + j < a->nvocab ? a->uprob[i + j] : 0.0f;
+                uni[2 * j] = p == 0.0f ? 0.0f : p;
+                uni[2 * j + 1] = i + j < a->nvocab ? a->ubo[i + j] : 0.0f;
+            }
+            rc = smt_writer_write(w, uni, 8 * b, err);
+        }
     }
+    if (!rc)
+        rc = smt_writer_write(w, a->words, a->words_len, err);
     if (!rc)
         rc = smt_writer_finish(w, err);
     else

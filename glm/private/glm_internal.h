@@ -139,6 +139,10 @@ typedef struct glm_arpa {
      * the declared counts), not into o[]; an n-gram's probability there has its sign bit clear
      * once it extends left, and so does a unigram's in uprob */
     struct glm_kenlm_fill *pt;
+    /* and, after the unigrams, the vocabulary is KenLM's table of word hashes pt[1] (every word
+     * but <unk>) and the words (each NUL-terminated, in id order); vocab is then freed */
+    char *words;
+    size_t words_len;
 } glm_arpa;
 
 /* Reads an ARPA file with KenLM's semantics (see docs/glm.md). On failure a is freed. */

@@ -101,9 +101,11 @@ typedef struct glm_kenlm_fill {
 int glm_kenlm_fill_init(glm_kenlm_fill *f, uint64_t entries, float mult, size_t esz);
 void glm_kenlm_fill_free(glm_kenlm_fill *f);
 
-/* The entry holding key (not 0), or NULL. */
+/* The entry holding key, or NULL (always for key 0, which no table holds). */
 static inline uint8_t *glm_kenlm_fill_find(const glm_kenlm_fill *f, uint64_t key)
 {
+    if (key == 0)
+        return NULL;
     for (uint64_t b = glm_kenlm_bucket(&f->t, key);;) {
         uint8_t *e = f->tab + b * f->esz;
         uint64_t got;
