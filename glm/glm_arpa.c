@@ -5,9 +5,11 @@
  * <s>/</s> and unknown words errors, a missing context an error, and a missing suffix inserted as
  * KenLM's probing model does (probability = lower-order probability + backoffs), in file order,
  * because the inserted entries change which later n-grams find their context. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "glm_internal.h"
 #include "glm_kenlm.h"
@@ -246,20 +248,45 @@ static int ostore_add_unique(glm_ostore *s, const uint32_t *ids, uint64_t h, flo
     return 0;
 }
 
-int glm_kenlm_fill_init(glm_kenlm_fill *f, uint64_t entries, float mult, size_t esz)
+/* Anonymous memory, 2 MB aligned and advised to huge pages (but its tail: no part of a huge page
+ * beyond bytes is made resident); raw and len are for munmap. */
+void *glm_alloc_huge(size_t bytes, void **raw, size_t *len)
 {
-    memset(f, 0, sizeof *f);
-    glm_kenlm_table_size(&f->t, glm_kenlm_buckets(entries, mult));
-    f->esz = esz;
-    if (f->t.buckets > SIZE_MAX / esz || !(f->tab = calloc(f->t.buckets, esz)))
-        return -1;
-    return 0;
+    const size_t huge = 2u << 20;
+    *len = (bytes + 2 * huge - 1) & ~(huge - 1);
+    char *r = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED)
+        return NULL;
+    char *base = (char *)(((uintptr_t)r + huge - 1) & ~(uintptr_t)(huge - 1));
+#ifdef MADV_HUGEPAGE /* the whole 2 MB pages of [base, base + bytes): a tail is no huge page */
+    if (bytes >= huge) /* a hint: failure is harmless */
+        madvise(base, bytes & ~(huge - 1), MADV_HUGEPAGE);
+#endif
+    *raw = r;
+    return base;
 }
 
-void glm_kenlm_fill_free(glm_kenlm_fill *f)
+/* A probing build's tables pt[1..order] (the vocabulary's, then each order's, sized from the
+ * declared counts as KenLM sizes them), zeroed, in one mapping of 2 MB pages: 0 or -1. */
+static int pt_alloc(glm_arpa *a, float mult)
 {
-    free(f->tab);
-    memset(f, 0, sizeof *f);
+    uint64_t total = 0;
+    for (unsigned n = 1; n <= a->order; n++) {
+        glm_kenlm_fill *f = &a->pt[n];
+        f->esz = n == 1 ? 12 : n < a->order ? 16 : 12;
+        glm_kenlm_table_size(&f->t, glm_kenlm_buckets(a->declared[n], mult));
+        if (f->t.buckets > (SIZE_MAX / 2 - total) / f->esz)
+            return -1;
+        total += (f->t.buckets * f->esz + 63) & ~63ull;
+    }
+    uint8_t *p = glm_alloc_huge((size_t)total, &a->pt_mem, &a->pt_mem_len);
+    if (!p)
+        return -1;
+    for (unsigned n = 1; n <= a->order; n++) {
+        a->pt[n].tab = p;
+        p += (a->pt[n].t.buckets * a->pt[n].esz + 63) & ~63ull;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ line parsing */
@@ -683,12 +710,9 @@ static inline uint32_t word_id(const glm_arpa *a, const smt_vocab *v, const char
 /* A probing build after its unigrams: the vocabulary becomes KenLM's table of word hashes (pt[1],
  * ids 1..nvocab-1) and a copy of the words, and the builder is freed. A word hashing to 0 or to
  * another word's hash is refused (a KenLM table holds neither). */
-static int vocab_to_probing(reader *r, glm_arpa *a, float mult)
+static int vocab_to_probing(reader *r, glm_arpa *a)
 {
     smt_vocab v = smt_vocab_builder_view(a->vocab);
-    if (glm_kenlm_fill_init(&a->pt[1], a->declared[1], mult, 12))
-        return smt_err_set(r->err, SMT_ERR_NOMEM, "%s: out of memory for the vocabulary's "
-                           "probing table", r->path);
     for (uint32_t id = 1; id < a->nvocab; id++) {
         size_t len;
         const char *word = smt_vocab_word(&v, id, &len);
@@ -983,9 +1007,8 @@ void glm_arpa_free(glm_arpa *a)
     free(a->ubo);
     for (unsigned n = 0; n <= GLM_MAX_ORDER; n++)
         glm_ostore_free(&a->o[n]);
-    if (a->pt)
-        for (unsigned n = 0; n <= GLM_MAX_ORDER; n++)
-            glm_kenlm_fill_free(&a->pt[n]);
+    if (a->pt_mem)
+        munmap(a->pt_mem, a->pt_mem_len);
     free(a->pt);
     free(a->words);
     memset(a, 0, sizeof *a);
@@ -1013,12 +1036,11 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float
         rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
         goto out;
     }
-    for (unsigned n = 2; n <= a->order && a->pt; n++)
-        if (glm_kenlm_fill_init(&a->pt[n], a->declared[n], probing_mult, n < a->order ? 16 : 12)) {
-            rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory for the probing table of "
-                             "%llu %u-grams", path, (unsigned long long)a->declared[n], n);
-            goto out;
-        }
+    if (a->pt && pt_alloc(a, probing_mult)) {
+        rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory for the probing tables of the "
+                         "declared counts", path);
+        goto out;
+    }
     for (unsigned n = 2; n <= a->order && !a->pt; n++)
         if (ostore_init(&a->o[n], n, input_cap(&r, n, a->declared[n] + a->declared[n] / 64 + 16),
                         n < a->order)) {
@@ -1026,7 +1048,7 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float
                              (unsigned long long)a->declared[n], n);
             goto out;
         }
-    if ((rc = read_unigrams(&r, a)) || (a->pt && (rc = vocab_to_probing(&r, a, probing_mult))))
+    if ((rc = read_unigrams(&r, a)) || (a->pt && (rc = vocab_to_probing(&r, a))))
         goto out;
     if (a->unk_added && warn)
         fprintf(warn, "%s: warning: the ARPA file is missing <unk>; substituting log10 "

@@ -539,20 +539,11 @@ static int write_model(const char *out_path, const glm_arpa *a, const glm_layout
 
 /* ---------------------------------------------------------------- KenLM probing output */
 
-/* Writes a filled table and frees it. */
-static int fill_write(glm_kenlm_fill *f, smt_writer *w, smt_err *err)
-{
-    int rc = smt_writer_write(w, f->tab, f->t.buckets * f->esz, err);
-    glm_kenlm_fill_free(f);
-    return rc;
-}
-
 /* Writes the model read into KenLM's probing tables (a->pt) as KenLM's probing binary
  * (build_binary probing; the layout is described in glm_kenlm.c): format 5, model type 0, the
  * tables sized by mult from the declared counts (which the header holds, as KenLM's), glm's word
  * ids (ARPA order, <unk> 0: the numbering of KenLM's probing files), "extends left" already in
- * each probability's sign bit (glm_arpa.c), the words at the end. The tables are freed as they
- * are written. The same bytes as KenLM's for the fixtures and the shared models (tests). */
+ * each probability's sign bit (glm_arpa.c), the words at the end. The same bytes as KenLM's for the fixtures and the shared models (tests). */
 static int write_probing(const char *out_path, glm_arpa *a, float mult, smt_err *err)
 {
     unsigned N = a->order;
@@ -582,7 +573,7 @@ static int write_probing(const char *out_path, glm_arpa *a, float mult, smt_err 
      * ({key, prob, backoff}, 16 bytes; the highest {key, prob}, 12 bytes), the words in id order,
      * each NUL-terminated, <unk> first */
     for (unsigned n = 1; n <= N && !rc; n++) {
-        rc = fill_write(&a->pt[n], w, err);
+        rc = smt_writer_write(w, a->pt[n].tab, a->pt[n].t.buckets * a->pt[n].esz, err);
         float uni[2 * 1024];
         for (uint64_t i = 0; n == 1 && i <= nuni && !rc; i += 1024) {
             uint64_t b = nuni + 1 - i < 1024 ? nuni + 1 - i : 1024;

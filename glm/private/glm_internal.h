@@ -143,7 +143,13 @@ typedef struct glm_arpa {
      * but <unk>) and the words (each NUL-terminated, in id order); vocab is then freed */
     char *words;
     size_t words_len;
+    void *pt_mem; /* the mapping holding pt[1..order]'s tables (glm_alloc_huge) */
+    size_t pt_mem_len;
 } glm_arpa;
+
+/* Anonymous memory, 2 MB aligned and advised to huge pages but for its tail (less than 2 MB),
+ * zeroed; *raw and *len are for munmap. NULL when out of memory. */
+void *glm_alloc_huge(size_t bytes, void **raw, size_t *len);
 
 /* Reads an ARPA file with KenLM's semantics (see docs/glm.md). On failure a is freed. */
 /* unk_log10: <unk>'s log10 probability when the file lacks it (KenLM: -100); positive_to_zero:

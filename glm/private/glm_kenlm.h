@@ -97,10 +97,6 @@ typedef struct glm_kenlm_fill {
     uint64_t count;
 } glm_kenlm_fill;
 
-/* A zeroed table for `entries` entries (KenLM's sizing by mult): 0 or -1 (out of memory). */
-int glm_kenlm_fill_init(glm_kenlm_fill *f, uint64_t entries, float mult, size_t esz);
-void glm_kenlm_fill_free(glm_kenlm_fill *f);
-
 /* The entry holding key, or NULL (always for key 0, which no table holds). */
 static inline uint8_t *glm_kenlm_fill_find(const glm_kenlm_fill *f, uint64_t key)
 {
