@@ -589,16 +589,24 @@ Test(lines, mem_is_verbatim)
 
 Test(lines, long_lines_span_chunks)
 {
-    /* 3 lines of 5 MB each cross the 4 MB chunk boundary */
+    /* 3 lines of 5 MB each cross the 4 MB chunk boundary (and many 64 KiB ones: SMT_LINES_SMALL),
+     * compressed and plain */
     size_t L = 5u << 20;
     char *text = malloc(3 * (L + 1));
     for (int i = 0; i < 3; i++) {
         memset(text + i * (L + 1), 'a' + i, L);
         text[i * (L + 1) + L] = '\n';
     }
-    char *p = tu_join(dir, "long.gz");
+    char *p = tu_join(dir, "long.gz"), *plain = tu_join(dir, "long.txt");
     gz_write(p, text, 3 * (L + 1));
-    for (unsigned flags = 0; flags <= SMT_LINES_THREADED; flags++) {
+    cr_assert_eq(tu_write_file(plain, text, 3 * (L + 1)), 0);
+    static const unsigned fl[] = {0, SMT_LINES_THREADED, SMT_LINES_SMALL};
+    for (unsigned k = 0; k < 6; k++) {
+        unsigned flags = fl[k % 3];
+        if (k == 3) {
+            free(p);
+            p = plain;
+        }
         smt_lines *r;
         smt_err e;
         cr_assert_eq(smt_lines_open(&r, p, flags, &e), 0);
