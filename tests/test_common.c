@@ -1361,6 +1361,27 @@ Test(num, fast_path_equals_strtod)
     }
 }
 
+Test(num, float_midpoints_equal_strtof)
+{
+    /* decimals at and next to the midpoint between two floats (15 significant digits, within
+     * the double fast path's mantissa): a double landing on the midpoint must not decide the
+     * float by itself */
+    uint64_t x = 2463534242ull;
+    char buf[64];
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        float lo = (float)((double)(x % 100000000u) * 1e-7 + 1e-3);
+        double mid = ((double)lo + (double)nextafterf(lo, INFINITY)) / 2;
+        for (int k = -1; k <= 1; k++) {
+            int n = snprintf(buf, sizeof buf, "%.14e", k ? nextafter(mid, k * INFINITY) : mid);
+            float f, fr = strtof(buf, NULL);
+            cr_assert_eq(smt_parse_float(buf, (size_t)n, -HUGE_VALF, HUGE_VALF, 0, &f), 0, "%s",
+                         buf);
+            cr_assert(f == fr, "%s: %a vs strtof %a", buf, f, fr);
+        }
+    }
+}
+
 /* ---- smt_sniff.h: one table of magics */
 
 TestSuite(sniff, .init = setup, .fini = teardown);
