@@ -543,7 +543,8 @@ static int write_model(const char *out_path, const glm_arpa *a, const glm_layout
  * (build_binary probing; the layout is described in glm_kenlm.c): format 5, model type 0, the
  * tables sized by mult from the declared counts (which the header holds, as KenLM's), glm's word
  * ids (ARPA order, <unk> 0: the numbering of KenLM's probing files), "extends left" already in
- * each probability's sign bit (glm_arpa.c), the words at the end. The same bytes as KenLM's for the fixtures and the shared models (tests). */
+ * each probability's sign bit (glm_arpa.c), the words at the end. The same bytes as KenLM's for
+ * the fixtures and the shared models (tests). */
 static int write_probing(const char *out_path, glm_arpa *a, float mult, smt_err *err)
 {
     unsigned N = a->order;

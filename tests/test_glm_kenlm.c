@@ -349,7 +349,8 @@ Test(glm_kenlm, probing_writer_is_kenlms_bytes)
 
 /* A probing build's tables are sized from the header's counts, as KenLM's: suffix.arpa's missing
  * suffixes do not fit them with -p 1.5 (refused as KenLM refuses it, naming the line, no file
- * left), and with -p 3 the file is KenLM's, byte for byte, its header holding the declared counts. */
+ * left), and with -p 3 the file is KenLM's, byte for byte, its header holding the declared
+ * counts. */
 Test(glm_kenlm, probing_inserted_suffixes_are_kenlms)
 {
     char *tool = tu_bin_path("glm"), *arpa = tu_data_path("glm/suffix.arpa");
