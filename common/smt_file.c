@@ -16,6 +16,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#define WRITER_BUF (1u << 20) /* the stdio buffer of a writer */
+
 #define BYTE_ORDER_MARK 0x01020304u
 #define SANITY_U64 0x0123456789abcdefull
 #define SANITY_DOUBLE (-1.0 / 3.0)
@@ -150,7 +152,7 @@ static int writer_create(smt_writer **out, const char *path, smt_err *err)
     smt_writer *w = calloc(1, sizeof *w);
     size_t n = strlen(target);
     if (!w || !(w->path = malloc(n + 1)) || !(w->tmp_path = malloc(n + 32)) ||
-        !(w->iobuf = malloc(1 << 20))) {
+        !(w->iobuf = malloc(WRITER_BUF))) {
         if (w) {
             free(w->path);
             free(w->tmp_path);
@@ -178,7 +180,7 @@ static int writer_create(smt_writer **out, const char *path, smt_err *err)
         free(w);
         return smt_err_errno(err, SMT_ERR_IO, e, "%s: cannot create", path);
     }
-    setvbuf(w->f, w->iobuf, _IOFBF, 1 << 20);
+    setvbuf(w->f, w->iobuf, _IOFBF, WRITER_BUF);
     *out = w;
     return 0;
 }
@@ -247,10 +249,26 @@ int smt_writer_set_params(smt_writer *w, const void *params, size_t size, smt_er
     return 0;
 }
 
+/* A block of at least the buffer's size goes to the file from where it is, not through the
+ * buffer (which a large table's writer would otherwise add to its peak memory). */
 static int write_raw(smt_writer *w, const void *data, size_t size, smt_err *err)
 {
-    if (size && fwrite(data, 1, size, w->f) != size)
+    if (size >= WRITER_BUF) {
+        if (fflush(w->f) != 0)
+            return smt_err_errno(err, SMT_ERR_IO, errno, "%s: write failed", w->path);
+        for (const char *p = data, *end = p + size; p < end;) {
+            ssize_t k = write(fileno(w->f), p, (size_t)(end - p) < (1u << 30) ? (size_t)(end - p)
+                                                                              : (1u << 30));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0)
+                return smt_err_errno(err, SMT_ERR_IO, k < 0 ? errno : ENOSPC, "%s: write failed",
+                                     w->path);
+            p += k;
+        }
+    } else if (size && fwrite(data, 1, size, w->f) != size) {
         return smt_err_errno(err, SMT_ERR_IO, errno, "%s: write failed", w->path);
+    }
     w->pos += size;
     return 0;
 }

@@ -56,7 +56,7 @@ struct smt_lines {
     /* raw (compressed) input and the decoder state, used by the filling thread only */
     int fmt;
     unsigned char *in;
-    size_t in_pos, in_len;
+    size_t in_pos, in_len, in_size; /* in_size: the bytes at in */
     int in_eof;
     int pending;     /* the decoder's last call filled the chunk: it may hold more output */
     int member_done; /* gzip/bzip2: a member ended; more input starts another */
@@ -136,9 +136,9 @@ static int read_input(smt_lines *r, chunk *c)
 {
     if (r->in_pos == r->in_len)
         r->in_pos = r->in_len = 0;
-    if (r->in_len == IN_SIZE)
+    if (r->in_len == r->in_size)
         return 0;
-    ssize_t n = read_some(r, r->in + r->in_len, IN_SIZE - r->in_len);
+    ssize_t n = read_some(r, r->in + r->in_len, r->in_size - r->in_len);
     if (n < 0)
         return fail(c, "%s", strerror(errno));
     if (n == 0)
@@ -456,7 +456,9 @@ int smt_lines_open(smt_lines **out, const char *path, unsigned flags, smt_err *e
     int is_stdin = strcmp(path, "-") == 0;
     const char *name = is_stdin ? "<stdin>" : path;
     smt_lines *r = calloc(1, sizeof *r);
-    if (!r || !(r->path = strdup(name)) || !(r->in = malloc(IN_SIZE))) {
+    if (r)
+        r->in_size = (flags & SMT_LINES_SMALL) ? CHUNK_MIN : IN_SIZE;
+    if (!r || !(r->path = strdup(name)) || !(r->in = malloc(r->in_size))) {
         if (r)
             free(r->path);
         free(r);
@@ -477,8 +479,8 @@ int smt_lines_open(smt_lines **out, const char *path, unsigned flags, smt_err *e
     if (!is_stdin && r->regular)
         r->total = (uint64_t)st.st_size;
     /* a small file needs no 4 MiB chunks (many small inputs, e.g. inis, would pay for them) */
-    r->chunk_size = CHUNK_SIZE;
-    if (r->regular && (uint64_t)st.st_size < CHUNK_SIZE)
+    r->chunk_size = (flags & SMT_LINES_SMALL) ? CHUNK_MIN : CHUNK_SIZE;
+    if (r->regular && (uint64_t)st.st_size < r->chunk_size)
         r->chunk_size = (uint64_t)st.st_size < CHUNK_MIN ? CHUNK_MIN : (size_t)st.st_size;
     r->threaded = (flags & SMT_LINES_THREADED) != 0;
     int n_chunks = r->threaded ? QUEUE_LEN + 1 : 1;
@@ -668,7 +670,7 @@ int smt_lines_open_stream(smt_lines **out, FILE *f, const char *name, smt_err *e
 {
     *out = NULL;
     smt_lines *r = calloc(1, sizeof *r);
-    if (!r || !(r->path = strdup(name)) || !(r->in = malloc(IN_SIZE)) ||
+    if (!r || !(r->path = strdup(name)) || !(r->in = malloc(r->in_size = IN_SIZE)) ||
         !(r->pool[0].data = malloc(CHUNK_MIN))) {
         if (r)
             free(r->path), free(r->in);

@@ -27,7 +27,9 @@ extern "C" {
 
 typedef struct smt_lines smt_lines;
 
-enum { SMT_LINES_THREADED = 1u << 0 };
+/* SMT_LINES_SMALL: 64 KiB chunks of text instead of 4 MiB (a reader whose memory counts; not
+ * with SMT_LINES_THREADED). */
+enum { SMT_LINES_THREADED = 1u << 0, SMT_LINES_SMALL = 1u << 1 };
 
 /* Opens path ("-" reads standard input). Returns 0, SMT_ERR_IO (also for a directory) or
  * SMT_ERR_NOMEM. */

@@ -2,6 +2,7 @@
 #include "smt_num.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -215,6 +216,23 @@ int smt_parse_double(const char *s, size_t len, double lo, double hi, unsigned f
     return 0;
 }
 
+/* *f = d rounded to float, when that is the float nearest the exact value d was rounded from:
+ * 1, or 0 (the caller's general path then decides). d is a normal float's magnitude here, so every
+ * midpoint between two floats is a double and rounding to double keeps the exact value's side of
+ * each; only a d landing on a midpoint (the low 29 of its 52 fraction bits 1000...0) may have
+ * come from either side. */
+static int float_of_double(double d, float *f)
+{
+    if (!(d >= FLT_MIN && d <= FLT_MAX))
+        return 0;
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    if ((b & ((UINT64_C(1) << 29) - 1)) == (UINT64_C(1) << 28))
+        return 0;
+    *f = (float)d;
+    return 1;
+}
+
 int smt_parse_float(const char *s, size_t len, float lo, float hi, unsigned flags, float *out)
 {
     double d;
@@ -224,9 +242,17 @@ int smt_parse_float(const char *s, size_t len, float lo, float hi, unsigned flag
     /* m <= 2^24 and 10^|ex| <= 10^10 are exact floats; a double operation on two floats rounded
      * again to float is the correctly rounded float (53 >= 2*24+2 bits; Figueroa, "When is double
      * rounding innocuous?", 1995), which is what strtof gives. */
-    if (scan_decimal(s, len, &neg, &m, &ex) && m <= (UINT64_C(1) << 24) && ex >= -10 && ex <= 10) {
+    int fast = scan_decimal(s, len, &neg, &m, &ex);
+    if (fast && m <= (UINT64_C(1) << 24) && ex >= -10 && ex <= 10) {
         d = (double)m;
         f = (float)(ex < 0 ? d / pow10_tab[-ex] : d * pow10_tab[ex]);
+        if (neg)
+            f = -f;
+    } else if (fast && m <= (UINT64_C(1) << 53) && ex >= -22 && ex <= 22 &&
+               float_of_double(ex < 0 ? (double)m / pow10_tab[-ex] : (double)m * pow10_tab[ex],
+                               &f)) {
+        /* longer mantissas (8 digits: lmplz's output): the correctly rounded double (Clinger),
+         * rounded to float where that is the correctly rounded float */
         if (neg)
             f = -f;
     } else {

@@ -5,11 +5,14 @@
  * <s>/</s> and unknown words errors, a missing context an error, and a missing suffix inserted as
  * KenLM's probing model does (probability = lower-order probability + backoffs), in file order,
  * because the inserted entries change which later n-grams find their context. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "glm_internal.h"
+#include "glm_kenlm.h"
 #include "smt_buf.h"
 #include "smt_hash.h"
 #include "smt_lines.h"
@@ -245,6 +248,47 @@ static int ostore_add_unique(glm_ostore *s, const uint32_t *ids, uint64_t h, flo
     return 0;
 }
 
+/* Anonymous memory, 2 MB aligned and advised to huge pages (but its tail: no part of a huge page
+ * beyond bytes is made resident); raw and len are for munmap. */
+void *glm_alloc_huge(size_t bytes, void **raw, size_t *len)
+{
+    const size_t huge = 2u << 20;
+    *len = (bytes + 2 * huge - 1) & ~(huge - 1);
+    char *r = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED)
+        return NULL;
+    char *base = (char *)(((uintptr_t)r + huge - 1) & ~(uintptr_t)(huge - 1));
+#ifdef MADV_HUGEPAGE /* the whole 2 MB pages of [base, base + bytes): a tail is no huge page */
+    if (bytes >= huge) /* a hint: failure is harmless */
+        madvise(base, bytes & ~(huge - 1), MADV_HUGEPAGE);
+#endif
+    *raw = r;
+    return base;
+}
+
+/* A probing build's tables pt[1..order] (the vocabulary's, then each order's, sized from the
+ * declared counts as KenLM sizes them), zeroed, in one mapping of 2 MB pages: 0 or -1. */
+static int pt_alloc(glm_arpa *a, float mult)
+{
+    uint64_t total = 0;
+    for (unsigned n = 1; n <= a->order; n++) {
+        glm_kenlm_fill *f = &a->pt[n];
+        f->esz = n == 1 ? 12 : n < a->order ? 16 : 12;
+        glm_kenlm_table_size(&f->t, glm_kenlm_buckets(a->declared[n], mult));
+        if (f->t.buckets > (SIZE_MAX / 2 - total) / f->esz)
+            return -1;
+        total += (f->t.buckets * f->esz + 63) & ~63ull;
+    }
+    uint8_t *p = glm_alloc_huge((size_t)total, &a->pt_mem, &a->pt_mem_len);
+    if (!p)
+        return -1;
+    for (unsigned n = 1; n <= a->order; n++) {
+        a->pt[n].tab = p;
+        p += (a->pt[n].t.buckets * a->pt[n].esz + 63) & ~63ull;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ line parsing */
 
 typedef struct reader {
@@ -256,9 +300,14 @@ typedef struct reader {
     size_t len;
     size_t flen[GLM_MAX_ORDER + 3]; /* the lengths of the fields ngram_line split */
     int positive_to_zero;           /* build_binary -i */
+    uint64_t at_line;               /* nonzero: the line of the n-gram being stored */
 } reader;
 
-static uint64_t lineno(const reader *r) { return smt_lines_lineno(r->lines); }
+/* The line an error names: the line read, or the earlier one being stored (at_line). */
+static uint64_t lineno(const reader *r)
+{
+    return r->at_line ? r->at_line : smt_lines_lineno(r->lines);
+}
 
 /* Next line; 1, 0 at end of input, or an error code. */
 static int next_line(reader *r)
@@ -628,79 +677,310 @@ nomem:
                        (unsigned long long)lineno(r));
 }
 
+/* The word with id (error messages only: the words of a probing build are scanned). */
+static const char *word_of(const glm_arpa *a, uint32_t id)
+{
+    if (a->vocab) {
+        smt_vocab v = smt_vocab_builder_view(a->vocab);
+        return smt_vocab_word(&v, id, NULL);
+    }
+    const char *w = a->words;
+    for (uint32_t i = 0; i < id; i++)
+        w += strlen(w) + 1;
+    return w;
+}
+
+/* The id of an n-gram's word, or SMT_VOCAB_NONE: through the builder, or in a probing build
+ * through KenLM's table of word hashes (hash: the word's glm_kenlm_word_hash; as KenLM looks
+ * words up; <unk> is not in it). */
+static inline uint32_t word_id(const glm_arpa *a, const smt_vocab *v, const char *w, size_t len,
+                               uint64_t hash)
+{
+    if (a->vocab)
+        return smt_vocab_find(v, w, len);
+    const uint8_t *e = glm_kenlm_fill_find(&a->pt[1], hash);
+    uint32_t id = SMT_VOCAB_NONE;
+    if (e)
+        memcpy(&id, e + 8, 4);
+    else if (len == 5 && memcmp(w, "<unk>", 5) == 0)
+        id = 0;
+    return id;
+}
+
+/* A probing build after its unigrams: the vocabulary becomes KenLM's table of word hashes (pt[1],
+ * ids 1..nvocab-1) and a copy of the words, and the builder is freed. A word hashing to 0 or to
+ * another word's hash is refused (a KenLM table holds neither). */
+static int vocab_to_probing(reader *r, glm_arpa *a)
+{
+    smt_vocab v = smt_vocab_builder_view(a->vocab);
+    for (uint32_t id = 1; id < a->nvocab; id++) {
+        size_t len;
+        const char *word = smt_vocab_word(&v, id, &len);
+        uint64_t key = glm_kenlm_word_hash(word, len);
+        uint8_t *e;
+        if (!key || glm_kenlm_fill_add(&a->pt[1], key, &e))
+            return smt_err_set(r->err, SMT_ERR_LIMIT, "%s: unigram '%s' hashes to %s, which "
+                               "KenLM's probing layout cannot store: build a trie", r->path, word,
+                               key ? "the 64-bit hash of another" : "0");
+        memcpy(e + 8, &id, 4);
+    }
+    a->words_len = (size_t)v.off[a->nvocab];
+    if (!(a->words = malloc(a->words_len)))
+        return smt_err_set(r->err, SMT_ERR_NOMEM, "%s: out of memory", r->path);
+    memcpy(a->words, v.str, a->words_len);
+    smt_vocab_builder_free(a->vocab);
+    a->vocab = NULL;
+    return 0;
+}
+
+/* The error for an n-gram (ids reversed) whose context (its first n - 1 words) is not stored. */
+static int missing_context(reader *r, glm_arpa *a, unsigned n, const uint32_t *ids)
+{
+    char buf[256] = "";
+    for (unsigned k = 0; k + 1 < n && strlen(buf) < 200; k++) {
+        strcat(buf, k ? " " : "");
+        strncat(buf, word_of(a, ids[n - 1 - k]), 40);
+    }
+    return smt_err_set(r->err, SMT_ERR_PARSE,
+                       "%s:%llu: the context '%s' of this %u-gram is not a %u-gram "
+                       "(KenLM: the context of every n-gram should appear)",
+                       r->path, (unsigned long long)lineno(r), buf, n, n - 1);
+}
+
+/* Stores a read n-gram in the trie's stores (o[]): the duplicate check, the missing suffixes
+ * inserted, the context's backoff marked as extended. */
+static int store_ngram(reader *r, glm_arpa *a, unsigned n, const uint32_t *ids, float prob,
+                       float bo)
+{
+    glm_ostore *s = &a->o[n];
+    /* the three lookups of this n-gram (itself, its suffix, its context) start together */
+    uint64_t hs = s->slots ? hash_ahead(s, ids) : 0, hsuf = 0, hctx = 0;
+    if (n > 2) {
+        hsuf = hash_ahead(&a->o[n - 1], ids);
+        hctx = hash_ahead(&a->o[n - 1], ids + 1);
+    }
+    int rc = ostore_add_unique(s, ids, hs, prob, bo);
+    if (rc == -3)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate %u-gram", r->path,
+                           (unsigned long long)lineno(r), n);
+    if (rc)
+        return smt_err_set(r->err, rc == -2 ? SMT_ERR_LIMIT : SMT_ERR_NOMEM,
+                           "%s:%llu: cannot store the %u-gram", r->path,
+                           (unsigned long long)lineno(r), n);
+    /* the longest stored suffix (w, h1, .., h_{lower+1}) and its record at */
+    int lower = (int)n - 3;
+    int64_t at = lower >= 0 ? find_hashed(&a->o[n - 1], ids, hsuf) : -1;
+    while (lower >= 0 && at < 0)
+        if (--lower >= 0)
+            at = glm_ostore_find(&a->o[lower + 2], ids);
+    if (lower != (int)n - 3) {
+        float lp = lower < 0 ? a->uprob[ids[0]] : a->o[lower + 2].prob[at];
+        if ((rc = insert_suffixes(r, a, n, ids, lower, fabsf(lp))))
+            return rc;
+    }
+    /* the context h_{n-1} .. h1 must exist; it can now be extended */
+    if (n == 2) {
+        set_extension(&a->ubo[ids[1]]);
+    } else {
+        int64_t c = find_hashed(&a->o[n - 1], ids + 1, hctx);
+        if (c < 0)
+            return missing_context(r, a, n, ids);
+        set_extension(&a->o[n - 1].bo[c]);
+    }
+    return 0;
+}
+
+/* glm build probing: an entry's {prob, backoff} after its 8-byte key. */
+static inline float *pt_prob(uint8_t *e) { return (float *)(void *)(e + 8); }
+static inline float *pt_bo(uint8_t *e) { return (float *)(void *)(e + 12); }
+
+/* Adds an n-gram of order n with key to the probing table: 0, or an error naming the line. */
+static int pt_add(reader *r, glm_arpa *a, unsigned n, uint64_t key, float prob, float bo,
+                  uint8_t **e)
+{
+    glm_kenlm_fill *t = &a->pt[n];
+    if (key == 0)
+        return smt_err_set(r->err, SMT_ERR_LIMIT, "%s:%llu: a %u-gram hashes to 0, which KenLM's "
+                           "probing layout cannot store: build a trie", r->path,
+                           (unsigned long long)lineno(r), n);
+    int rc = glm_kenlm_fill_add(t, key, e);
+    if (rc > 0)
+        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate %u-gram (or one with the "
+                           "64-bit hash of another, which KenLM's probing layout cannot store)",
+                           r->path, (unsigned long long)lineno(r), n);
+    if (rc < 0)
+        return smt_err_set(r->err, SMT_ERR_LIMIT, "%s:%llu: the %u-grams' probing table is full: "
+                           "too many missing suffixes inserted (KenLM: avoid pruning n-grams like "
+                           "\"bar baz quux\" when \"foo bar baz quux\" is still in the model, or "
+                           "increase the multiplier -p)", r->path, (unsigned long long)lineno(r),
+                           n);
+    memcpy(pt_prob(*e), &prob, 4);
+    if (n < a->order)
+        memcpy(pt_bo(*e), &bo, 4);
+    return 0;
+}
+
+/* An n-gram of a probing build between its line and its storing (PT_AHEAD lines later, its
+ * buckets fetched meanwhile): suf[k] the key of ids[0..k) (the suffixes), ctx[k] of ids[1..1+k)
+ * (the contexts). */
+#define PT_AHEAD 8
+typedef struct pt_pending {
+    uint32_t ids[GLM_MAX_ORDER];
+    uint64_t suf[GLM_MAX_ORDER + 1], ctx[GLM_MAX_ORDER + 1];
+    float prob, bo;
+    uint64_t line;
+} pt_pending;
+
+/* Fills p's keys from its ids and starts the reads of the buckets store_probing looks at. */
+static void pt_keys(const glm_arpa *a, unsigned n, pt_pending *p)
+{
+    const uint32_t *ids = p->ids;
+    p->suf[1] = ids[0];
+    p->ctx[1] = ids[1];
+    for (unsigned k = 2; k <= n; k++)
+        p->suf[k] = glm_kenlm_combine(p->suf[k - 1], ids[k - 1]);
+    for (unsigned k = 2; k < n; k++)
+        p->ctx[k] = glm_kenlm_combine(p->ctx[k - 1], ids[k]);
+    glm_kenlm_fill_ahead(&a->pt[n], p->suf[n]);
+    if (n > 2) {
+        glm_kenlm_fill_ahead(&a->pt[n - 1], p->suf[n - 1]);
+        glm_kenlm_fill_ahead(&a->pt[n - 1], p->ctx[n - 1]);
+    }
+}
+
+/* store_ngram for the probing tables, keyed as KenLM keys them (glm_kenlm_combine of the ids,
+ * predicted word first); the same semantics, and the "extends left" marks set as they arise:
+ * every stored n-gram's suffix one order down gets its sign bit cleared. */
+static int store_probing(reader *r, glm_arpa *a, unsigned n, const pt_pending *p)
+{
+    const uint32_t *ids = p->ids;
+    const uint64_t *suf = p->suf, *ctx = p->ctx;
+    float prob = p->prob, bo = p->bo;
+    uint8_t *e;
+    int rc = pt_add(r, a, n, suf[n], prob, bo, &e);
+    if (rc)
+        return rc;
+    /* the longest stored suffix, order m (1: the unigram), its entry at */
+    unsigned m = n - 1;
+    uint8_t *at = NULL;
+    while (m >= 2 && !(at = suf[m] ? glm_kenlm_fill_find(&a->pt[m], suf[m]) : NULL))
+        m--;
+    float lp = m == 1 ? a->uprob[ids[0]] : *pt_prob(at);
+    if (m == 1)
+        a->uprob[ids[0]] = fabsf(lp);
+    else
+        *pt_prob(at) = fabsf(lp);
+    if (m + 1 < n) { /* KenLM's FixSRI, as insert_suffixes; each inserted one extends left */
+        float blank = fabsf(lp);
+        unsigned k = m + 1;
+        if (m == 1) {
+            blank -= a->ubo[ids[1]];
+            set_extension(&a->ubo[ids[1]]);
+            if ((rc = pt_add(r, a, 2, suf[2], fabsf(blank), -0.0f, &e)))
+                return rc;
+            k = 3;
+        }
+        for (; k < n; k++) {
+            uint8_t *c = ctx[k - 1] ? glm_kenlm_fill_find(&a->pt[k - 1], ctx[k - 1]) : NULL;
+            if (c) {
+                set_extension(pt_bo(c));
+                blank -= *pt_bo(c);
+            }
+            if ((rc = pt_add(r, a, k, suf[k], fabsf(blank), -0.0f, &e)))
+                return rc;
+        }
+    }
+    if (n == 2) {
+        set_extension(&a->ubo[ids[1]]);
+    } else {
+        uint8_t *c = ctx[n - 1] ? glm_kenlm_fill_find(&a->pt[n - 1], ctx[n - 1]) : NULL;
+        if (!c)
+            return missing_context(r, a, n, ids);
+        set_extension(pt_bo(c));
+    }
+    return 0;
+}
+
+/* store_probing of a pending n-gram, errors naming its line. */
+static int pt_store(reader *r, glm_arpa *a, unsigned n, const pt_pending *p)
+{
+    r->at_line = p->line;
+    int rc = store_probing(r, a, n, p);
+    r->at_line = 0;
+    return rc;
+}
+
+/* Reads the i-th n-gram line of order n (of count): its ids (reversed), probability, backoff. */
+static int parse_ngram(reader *r, glm_arpa *a, unsigned n, uint64_t i, uint64_t count,
+                       const smt_vocab *v, uint32_t *ids, float *prob, float *bo)
+{
+    char *f[GLM_MAX_ORDER + 3];
+    unsigned nf;
+    int rc;
+    *prob = 0.0f;
+    *bo = -0.0f;
+    if ((rc = ngram_line(r, n, i, count, f, &nf)) ||
+        (rc = parse_prob(r, f[0], r->flen[0], prob)) ||
+        (nf == n + 2 && (rc = parse_backoff(r, f[n + 1], r->flen[n + 1], bo))))
+        return rc;
+    if (n == a->order && nf == n + 2 && *bo != 0.0f)
+        return smt_err_set(r->err, SMT_ERR_PARSE,
+                           "%s:%llu: non-zero backoff %s on the highest order", r->path,
+                           (unsigned long long)lineno(r), f[n + 1]);
+    uint64_t wh[GLM_MAX_ORDER] = {0};
+    for (unsigned k = 0; a->pt && k < n; k++) { /* the words' buckets fetched together */
+        wh[k] = glm_kenlm_word_hash(f[1 + k], r->flen[1 + k]);
+        glm_kenlm_fill_ahead(&a->pt[1], wh[k]);
+    }
+    for (unsigned k = 0; k < n; k++) {
+        uint32_t id = word_id(a, v, f[1 + k], r->flen[1 + k], wh[k]);
+        if (id == SMT_VOCAB_NONE || (id == 0 && a->unk_added))
+            return smt_err_set(r->err, SMT_ERR_PARSE,
+                               "%s:%llu: word '%s' of a %u-gram is not a unigram", r->path,
+                               (unsigned long long)lineno(r), f[1 + k], n);
+        ids[n - 1 - k] = id;
+    }
+    return 0;
+}
+
+/* The n-grams of order n, each stored (store_ngram), or in a probing build stored PT_AHEAD lines
+ * after it is read (store_probing; the earlier lines are stored before a line's error is given,
+ * so the first error in the file is the one reported). */
 static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
 {
-    uint64_t count = a->declared[n];
-    glm_ostore *s = &a->o[n];
+    uint64_t count = a->declared[n], i = 0;
     int rc = read_header(r, n);
     if (rc)
         return rc;
-    smt_vocab v = smt_vocab_builder_view(a->vocab);
+    smt_vocab v = {0};
+    if (a->vocab)
+        v = smt_vocab_builder_view(a->vocab);
     uint32_t ids[GLM_MAX_ORDER];
-    for (uint64_t i = 0; i < count; i++) {
-        char *f[GLM_MAX_ORDER + 3];
-        unsigned nf;
-        float prob = 0.0f, bo = -0.0f;
-        if ((rc = ngram_line(r, n, i, count, f, &nf)) ||
-            (rc = parse_prob(r, f[0], r->flen[0], &prob)) ||
-            (nf == n + 2 && (rc = parse_backoff(r, f[n + 1], r->flen[n + 1], &bo))))
-            return rc;
-        if (n == a->order && nf == n + 2 && bo != 0.0f)
-            return smt_err_set(r->err, SMT_ERR_PARSE,
-                               "%s:%llu: non-zero backoff %s on the highest order", r->path,
-                               (unsigned long long)lineno(r), f[n + 1]);
-        for (unsigned k = 0; k < n; k++) {
-            uint32_t id = smt_vocab_find(&v, f[1 + k], r->flen[1 + k]);
-            if (id == SMT_VOCAB_NONE || (id == 0 && a->unk_added))
-                return smt_err_set(r->err, SMT_ERR_PARSE,
-                                   "%s:%llu: word '%s' of a %u-gram is not a unigram", r->path,
-                                   (unsigned long long)lineno(r), f[1 + k], n);
-            ids[n - 1 - k] = id;
-        }
-        /* the three lookups of this n-gram (itself, its suffix, its context) start together */
-        uint64_t hs = s->slots ? hash_ahead(s, ids) : 0, hsuf = 0, hctx = 0;
-        if (n > 2) {
-            hsuf = hash_ahead(&a->o[n - 1], ids);
-            hctx = hash_ahead(&a->o[n - 1], ids + 1);
-        }
-        if ((rc = ostore_add_unique(s, ids, hs, prob, bo)) == -3)
-            return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate %u-gram", r->path,
-                               (unsigned long long)lineno(r), n);
-        if (rc)
-            return smt_err_set(r->err, rc == -2 ? SMT_ERR_LIMIT : SMT_ERR_NOMEM,
-                               "%s:%llu: cannot store the %u-gram", r->path,
-                               (unsigned long long)lineno(r), n);
-        /* the longest stored suffix (w, h1, .., h_{lower+1}) and its record at */
-        int lower = (int)n - 3;
-        int64_t at = lower >= 0 ? find_hashed(&a->o[n - 1], ids, hsuf) : -1;
-        while (lower >= 0 && at < 0)
-            if (--lower >= 0)
-                at = glm_ostore_find(&a->o[lower + 2], ids);
-        if (lower != (int)n - 3) {
-            float lp = lower < 0 ? a->uprob[ids[0]] : a->o[lower + 2].prob[at];
-            if ((rc = insert_suffixes(r, a, n, ids, lower, fabsf(lp))))
+    float prob, bo;
+    pt_pending ring[PT_AHEAD];
+    for (; i < count; i++) {
+        if ((rc = parse_ngram(r, a, n, i, count, &v, ids, &prob, &bo)))
+            break;
+        if (!a->pt) {
+            if ((rc = store_ngram(r, a, n, ids, prob, bo)))
                 return rc;
+            continue;
         }
-        /* the context h_{n-1} .. h1 must exist; it can now be extended */
-        if (n == 2) {
-            set_extension(&a->ubo[ids[1]]);
-        } else {
-            int64_t c = find_hashed(&a->o[n - 1], ids + 1, hctx);
-            if (c < 0) {
-                char buf[256] = "";
-                for (unsigned k = 0; k + 1 < n && strlen(buf) < 200; k++) {
-                    strcat(buf, k ? " " : "");
-                    strncat(buf, smt_vocab_word(&v, ids[n - 1 - k], NULL), 40);
-                }
-                return smt_err_set(r->err, SMT_ERR_PARSE,
-                                   "%s:%llu: the context '%s' of this %u-gram is not a %u-gram "
-                                   "(KenLM: the context of every n-gram should appear)",
-                                   r->path, (unsigned long long)lineno(r), buf, n, n - 1);
-            }
-            set_extension(&a->o[n - 1].bo[c]);
-        }
+        pt_pending *p = &ring[i % PT_AHEAD];
+        if (i >= PT_AHEAD && (rc = pt_store(r, a, n, p)))
+            return rc;
+        memcpy(p->ids, ids, n * sizeof *ids);
+        p->prob = prob;
+        p->bo = bo;
+        p->line = lineno(r);
+        pt_keys(a, n, p);
     }
-    return 0;
+    for (uint64_t j = i > PT_AHEAD ? i - PT_AHEAD : 0; a->pt && j < i; j++) {
+        int src = pt_store(r, a, n, &ring[j % PT_AHEAD]);
+        if (src)
+            return src;
+    }
+    return rc;
 }
 
 static int read_end(reader *r)
@@ -727,11 +1007,15 @@ void glm_arpa_free(glm_arpa *a)
     free(a->ubo);
     for (unsigned n = 0; n <= GLM_MAX_ORDER; n++)
         glm_ostore_free(&a->o[n]);
+    if (a->pt_mem)
+        munmap(a->pt_mem, a->pt_mem_len);
+    free(a->pt);
+    free(a->words);
     memset(a, 0, sizeof *a);
 }
 
 int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float unk_log10,
-                  int positive_to_zero, smt_err *err)
+                  int positive_to_zero, float probing_mult, smt_err *err)
 {
     memset(a, 0, sizeof *a);
     reader r = {0};
@@ -739,20 +1023,32 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float
     r.err = err;
     r.positive_to_zero = positive_to_zero;
     a->unk_log10 = unk_log10;
-    int rc = smt_lines_open(&r.lines, path, SMT_LINES_THREADED, err);
+    /* a probing build reads on its own thread and in small chunks: the reading thread's chunks
+     * would be memory beyond the output's tables */
+    int rc = smt_lines_open(&r.lines, path,
+                            probing_mult != 0.0f ? SMT_LINES_SMALL : SMT_LINES_THREADED, err);
     if (rc)
         return rc;
     smt_progress_init(&r.prog, "reading ARPA", smt_lines_total_bytes(r.lines), progress);
     if ((rc = smt_vocab_builder_create(&a->vocab, err)) || (rc = read_counts(&r, a)))
         goto out;
-    for (unsigned n = 2; n <= a->order; n++)
+    if (probing_mult != 0.0f && !(a->pt = calloc(GLM_MAX_ORDER + 1, sizeof *a->pt))) {
+        rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    if (a->pt && pt_alloc(a, probing_mult)) {
+        rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory for the probing tables of the "
+                         "declared counts", path);
+        goto out;
+    }
+    for (unsigned n = 2; n <= a->order && !a->pt; n++)
         if (ostore_init(&a->o[n], n, input_cap(&r, n, a->declared[n] + a->declared[n] / 64 + 16),
                         n < a->order)) {
             rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory for %llu %u-grams", path,
                              (unsigned long long)a->declared[n], n);
             goto out;
         }
-    if ((rc = read_unigrams(&r, a)))
+    if ((rc = read_unigrams(&r, a)) || (a->pt && (rc = vocab_to_probing(&r, a))))
         goto out;
     if (a->unk_added && warn)
         fprintf(warn, "%s: warning: the ARPA file is missing <unk>; substituting log10 "

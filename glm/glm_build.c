@@ -539,106 +539,19 @@ static int write_model(const char *out_path, const glm_arpa *a, const glm_layout
 
 /* ---------------------------------------------------------------- KenLM probing output */
 
-/* One probing table of entries {uint64 key, payload} (esz bytes), filled by linear probing from
- * bucket key % buckets (glm_kenlm_bucket), written and freed. Refuses a zero or repeated key (a
- * KenLM table cannot hold either; a 64-bit hash collision of two words or n-grams). */
-typedef struct ken_out {
-    glm_kenlm_table t;
-    uint8_t *tab;
-    size_t esz;
-} ken_out;
-
-static int ken_out_init(ken_out *o, uint64_t entries, float mult, size_t esz, smt_err *err)
-{
-    memset(o, 0, sizeof *o);
-    glm_kenlm_table_size(&o->t, glm_kenlm_buckets(entries, mult));
-    o->esz = esz;
-    if (o->t.buckets > SIZE_MAX / esz || !(o->tab = calloc(o->t.buckets, esz)))
-        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory for a probing table of %llu "
-                           "buckets", (unsigned long long)o->t.buckets);
-    return 0;
-}
-
-static int ken_put(ken_out *o, uint64_t key, const void *payload, const char *what, uint64_t i,
-                   smt_err *err)
-{
-    if (key == 0)
-        return smt_err_set(err, SMT_ERR_LIMIT, "%s %llu hashes to 0, which KenLM's probing "
-                           "layout cannot store: build a trie", what, (unsigned long long)i);
-    for (uint64_t b = glm_kenlm_bucket(&o->t, key);;) {
-        uint8_t *e = o->tab + b * o->esz;
-        uint64_t got;
-        memcpy(&got, e, 8);
-        if (got == 0) {
-            memcpy(e, &key, 8);
-            memcpy(e + 8, payload, o->esz - 8);
-            return 0;
-        }
-        if (got == key)
-            return smt_err_set(err, SMT_ERR_LIMIT, "%s %llu has the 64-bit hash of another, "
-                               "which KenLM's probing layout cannot store: build a trie", what,
-                               (unsigned long long)i);
-        if (++b == o->t.buckets)
-            b = 0;
-    }
-}
-
-/* The bucket a later ken_put of key starts at, prefetched for writing. */
-static inline void ken_put_ahead(const ken_out *o, uint64_t key)
-{
-    __builtin_prefetch(o->tab + glm_kenlm_bucket(&o->t, key) * o->esz, 1);
-}
-
-/* KenLM's probing key of an n-gram (ids most recent first: the predicted word, then its
- * history). */
-static inline uint64_t ngram_key(const uint32_t *ids, unsigned n)
-{
-    uint64_t key = ids[0];
-    for (unsigned i = 1; i < n; i++)
-        key = glm_kenlm_combine(key, ids[i]);
-    return key;
-}
-
-static int ken_out_write(ken_out *o, smt_writer *w, smt_err *err)
-{
-    int rc = smt_writer_write(w, o->tab, o->t.buckets * o->esz, err);
-    free(o->tab);
-    o->tab = NULL;
-    return rc;
-}
-
-/* Writes the parsed model as KenLM's probing binary (build_binary probing; the layout is described
- * in glm_kenlm.c): format 5, model type 0, the tables sized by mult, glm's word ids (ARPA order,
- * <unk> 0: the numbering of KenLM's probing files), each probability below the highest order
- * with its sign bit clear when an n-gram one order up has it as its suffix ("extends left"), the
- * words at the end; count[n]: the stored n-grams of order n (count[1] the words). The same bytes
- * as KenLM's for the fixtures and the shared models (tests). */
-static int write_probing(const char *out_path, const glm_arpa *a, const uint64_t *count,
-                         float mult, smt_err *err)
+/* Writes the model read into KenLM's probing tables (a->pt) as KenLM's probing binary
+ * (build_binary probing; the layout is described in glm_kenlm.c): format 5, model type 0, the
+ * tables sized by mult from the declared counts (which the header holds, as KenLM's), glm's word
+ * ids (ARPA order, <unk> 0: the numbering of KenLM's probing files), "extends left" already in
+ * each probability's sign bit (glm_arpa.c), the words at the end. The same bytes as KenLM's for
+ * the fixtures and the shared models (tests). */
+static int write_probing(const char *out_path, glm_arpa *a, float mult, smt_err *err)
 {
     unsigned N = a->order;
-    int rc = 0;
-    /* "extends left": the n-gram is the suffix (the reversed ids' prefix) of an (n+1)-gram */
-    uint8_t *ext[GLM_MAX_ORDER + 1] = {0};
-    for (unsigned n = 1; n < N && !rc; n++)
-        if (!(ext[n] = calloc(count[n] ? count[n] : 1, 1)))
-            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-    for (unsigned n = 2; n <= N && !rc; n++) {
-        const glm_ostore *s = &a->o[n];
-        for (uint64_t r = 0; r < s->count && !rc; r++) {
-            const uint32_t *ids = s->ids + r * n;
-            if (n > 2 && r + BUILD_AHEAD < s->count)
-                glm_ostore_prefetch(&a->o[n - 1], ids + BUILD_AHEAD * n);
-            int64_t j = n == 2 ? (int64_t)ids[0] : glm_ostore_find(&a->o[n - 1], ids);
-            if (j < 0) /* the reader inserts every missing suffix */
-                rc = smt_err_set(err, SMT_ERR_CORRUPT, "a %u-gram without its suffix", n);
-            else
-                ext[n - 1][j] = 1;
-        }
-    }
     smt_writer *w = NULL;
-    if (!rc)
-        rc = smt_writer_open_foreign(&w, out_path, err);
+    int rc = smt_writer_open_foreign(&w, out_path, err);
+    if (rc)
+        return rc;
     /* the sanity header and the fixed parameters, the counts, padded to 8 bytes */
     uint8_t hdr[GLM_KENLM_SANITY_BYTES + GLM_KENLM_FIXED_BYTES + 8 * GLM_MAX_ORDER + 8] = {0};
     glm_kenlm_sanity(hdr);
@@ -649,73 +562,38 @@ static int write_probing(const char *out_path, const glm_arpa *a, const uint64_t
     fx[12] = 1; /* has_vocabulary: the words follow the tables */
     /* KenLM counts the ARPA's unigrams: <unk>, when substituted, is the bound's extra word and
      * takes the unigrams' spare slot */
-    uint64_t nuni = count[1] - (a->unk_added ? 1 : 0);
-    memcpy(fx + GLM_KENLM_FIXED_BYTES, &nuni, 8);
-    for (unsigned n = 2; n <= N; n++)
-        memcpy(fx + GLM_KENLM_FIXED_BYTES + 8 * (n - 1), &count[n], 8);
-    size_t hlen = (size_t)glm_kenlm_header_bytes(N);
-    if (!rc)
-        rc = smt_writer_write(w, hdr, hlen, err);
-    /* the vocabulary: {uint32 version 0, uint32 bound}, then {hash, id} of every word but <unk> */
-    smt_vocab v = smt_vocab_builder_view(a->vocab);
-    uint32_t vh[2] = {0, (uint32_t)count[1]};
-    ken_out o = {0};
+    uint64_t nuni = a->declared[1];
+    for (unsigned n = 1; n <= N; n++)
+        memcpy(fx + GLM_KENLM_FIXED_BYTES + 8 * (n - 1), &a->declared[n], 8);
+    rc = smt_writer_write(w, hdr, (size_t)glm_kenlm_header_bytes(N), err);
+    /* the vocabulary: {uint32 version 0, uint32 bound}, then its table */
+    uint32_t vh[2] = {0, a->nvocab};
     if (!rc)
         rc = smt_writer_write(w, vh, 8, err);
-    if (!rc)
-        rc = ken_out_init(&o, nuni, mult, 12, err);
-    for (uint32_t id = 1; id < count[1] && !rc; id++) {
-        size_t len;
-        const char *word = smt_vocab_word(&v, id, &len);
-        rc = ken_put(&o, glm_kenlm_word_hash(word, len), &id, "word", id, err);
-    }
-    if (!rc)
-        rc = ken_out_write(&o, w, err);
-    /* the unigrams {prob, backoff} x (nuni + 1) */
-    float *uni = rc ? NULL : calloc(2 * (nuni + 1), sizeof *uni);
-    if (!rc && !uni)
-        rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
-    for (uint64_t i = 0; i < count[1] && !rc; i++) {
-        /* KenLM clears the sign of an extended unigram and leaves the others as read, so the
-         * "0" of <s> stays +0.0 (glm's reader gives -0.0); only a walk predicting <s> sees it */
-        uni[2 * i] = ext[1][i] || a->uprob[i] == 0.0f ? glm_kenlm_set_sign(a->uprob[i], 0)
-                                                       : a->uprob[i];
-        uni[2 * i + 1] = a->ubo[i];
-    }
-    if (!rc)
-        rc = smt_writer_write(w, uni, 8 * (nuni + 1), err);
-    free(uni);
-    /* orders 2..N: {key, prob, backoff} (16 bytes), the highest {key, prob} (12 bytes) */
-    for (unsigned n = 2; n <= N && !rc; n++) {
-        const glm_ostore *s = &a->o[n];
-        char what[32];
-        snprintf(what, sizeof what, "%u-gram", n);
-        rc = ken_out_init(&o, count[n], mult, n < N ? 16 : 12, err);
-        for (uint64_t r = 0; r < s->count && !rc; r++) {
-            const uint32_t *ids = s->ids + r * n;
-            if (r + BUILD_AHEAD < s->count)
-                ken_put_ahead(&o, ngram_key(ids + BUILD_AHEAD * n, n));
-            uint64_t key = ngram_key(ids, n);
-            float pay[2] = {n < N ? glm_kenlm_set_sign(s->prob[r], !ext[n][r]) : s->prob[r],
-                            n < N ? s->bo[r] : 0.0f};
-            rc = ken_put(&o, key, pay, what, r, err);
+    /* the vocabulary's table, the unigrams {prob, backoff} x (nuni + 1) in blocks, orders 2..N
+     * ({key, prob, backoff}, 16 bytes; the highest {key, prob}, 12 bytes), the words in id order,
+     * each NUL-terminated, <unk> first */
+    for (unsigned n = 1; n <= N && !rc; n++) {
+        rc = smt_writer_write(w, a->pt[n].tab, a->pt[n].t.buckets * a->pt[n].esz, err);
+        float uni[2 * 1024];
+        for (uint64_t i = 0; n == 1 && i <= nuni && !rc; i += 1024) {
+            uint64_t b = nuni + 1 - i < 1024 ? nuni + 1 - i : 1024;
+            for (uint64_t j = 0; j < b; j++) {
+                /* the sign is already clear where the unigram extends; KenLM leaves the others
+                 * as read, so the "0" of <s> stays +0.0 (glm's reader gives -0.0) */
+                float p = i + j < a->nvocab ? a->uprob[i + j] : 0.0f;
+                uni[2 * j] = p == 0.0f ? 0.0f : p;
+                uni[2 * j + 1] = i + j < a->nvocab ? a->ubo[i + j] : 0.0f;
+            }
+            rc = smt_writer_write(w, uni, 8 * b, err);
         }
-        if (!rc)
-            rc = ken_out_write(&o, w, err);
     }
-    free(o.tab);
-    /* the words in id order, each NUL-terminated (as the vocabulary stores them), <unk> first */
-    for (uint32_t id = 0; id < count[1] && !rc; id++) {
-        size_t len;
-        const char *word = smt_vocab_word(&v, id, &len);
-        rc = smt_writer_write(w, word, len + 1, err);
-    }
+    if (!rc)
+        rc = smt_writer_write(w, a->words, a->words_len, err);
     if (!rc)
         rc = smt_writer_finish(w, err);
     else
         smt_writer_abort(w);
-    for (unsigned n = 1; n < N; n++)
-        free(ext[n]);
     return rc;
 }
 
@@ -763,7 +641,8 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
                            "overwrite it", out_path);
     glm_arpa a;
     int rc = glm_arpa_read(&a, arpa_path, opt->progress, opt->warn,
-                           opt->unk_given ? opt->unk_log10 : -100.0f, opt->positive_to_zero, err);
+                           opt->unk_given ? opt->unk_log10 : -100.0f, opt->positive_to_zero,
+                           opt->probing ? mult : 0.0f, err);
     if (rc)
         return rc;
     glm_params par; /* the stored counts, of either layout (the trie's build frees a's n-grams) */
@@ -774,10 +653,10 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     for (unsigned k = 1; k <= a.order; k++) {
         par.declared[k] = a.declared[k];
         if (k >= 2)
-            par.count[k] = a.o[k].count;
+            par.count[k] = opt->probing ? a.pt[k].count : a.o[k].count;
     }
     if (opt->probing) {
-        rc = write_probing(out_path, &a, par.count, mult, err);
+        rc = write_probing(out_path, &a, mult, err);
         if (!rc && stats)
             fill_stats(stats, &par, a.unk_added, out_path);
         glm_arpa_free(&a);

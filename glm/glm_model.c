@@ -109,22 +109,6 @@ static int load_huge(glm_model *m, smt_err *err)
     return 0;
 }
 
-/* Anonymous memory, 2 MB aligned and advised to huge pages; raw and len are for munmap. */
-static void *alloc_huge(size_t bytes, void **raw, size_t *len)
-{
-    const size_t huge = 2u << 20;
-    *len = (bytes + 2 * huge - 1) & ~(huge - 1);
-    char *r = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (r == MAP_FAILED)
-        return NULL;
-    char *base = (char *)(((uintptr_t)r + huge - 1) & ~(uintptr_t)(huge - 1));
-#ifdef MADV_HUGEPAGE
-    madvise(base, (size_t)(r + *len - base), MADV_HUGEPAGE); /* a hint: failure is harmless */
-#endif
-    *raw = r;
-    return base;
-}
-
 static void free_bigidx(glm_bigidx *X)
 {
     if (X->mem)
@@ -158,7 +142,7 @@ static int bigidx_tables(glm_model *m, uint64_t min_n, smt_err *err)
     }
     if (!total)
         return 0;
-    char *base = alloc_huge((size_t)total, &X->mem, &X->mem_len);
+    char *base = glm_alloc_huge((size_t)total, &X->mem, &X->mem_len);
     if (!base)
         return smt_err_set(err, SMT_ERR_NOMEM, "%s: cannot allocate the index (%llu bytes)",
                            smt_mapped_path(m->map), (unsigned long long)total);

@@ -589,16 +589,24 @@ Test(lines, mem_is_verbatim)
 
 Test(lines, long_lines_span_chunks)
 {
-    /* 3 lines of 5 MB each cross the 4 MB chunk boundary */
+    /* 3 lines of 5 MB each cross the 4 MB chunk boundary (and many 64 KiB ones: SMT_LINES_SMALL),
+     * compressed and plain */
     size_t L = 5u << 20;
     char *text = malloc(3 * (L + 1));
     for (int i = 0; i < 3; i++) {
         memset(text + i * (L + 1), 'a' + i, L);
         text[i * (L + 1) + L] = '\n';
     }
-    char *p = tu_join(dir, "long.gz");
+    char *p = tu_join(dir, "long.gz"), *plain = tu_join(dir, "long.txt");
     gz_write(p, text, 3 * (L + 1));
-    for (unsigned flags = 0; flags <= SMT_LINES_THREADED; flags++) {
+    cr_assert_eq(tu_write_file(plain, text, 3 * (L + 1)), 0);
+    static const unsigned fl[] = {0, SMT_LINES_THREADED, SMT_LINES_SMALL};
+    for (unsigned k = 0; k < 6; k++) {
+        unsigned flags = fl[k % 3];
+        if (k == 3) {
+            free(p);
+            p = plain;
+        }
         smt_lines *r;
         smt_err e;
         cr_assert_eq(smt_lines_open(&r, p, flags, &e), 0);
@@ -1350,6 +1358,27 @@ Test(num, fast_path_equals_strtod)
         cr_assert(f == fr && signbit(f) == signbit(fr), "%s: %a vs strtof %a", buf, f, fr);
         cr_assert_eq(smt_parse_double(buf, n, -HUGE_VAL, HUGE_VAL, 0, &d), 0, "%s", buf);
         cr_assert(d == dr && signbit(d) == signbit(dr), "%s: %a vs strtod %a", buf, d, dr);
+    }
+}
+
+Test(num, float_midpoints_equal_strtof)
+{
+    /* decimals at and next to the midpoint between two floats (15 significant digits, within
+     * the double fast path's mantissa): a double landing on the midpoint must not decide the
+     * float by itself */
+    uint64_t x = 2463534242ull;
+    char buf[64];
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        float lo = (float)((double)(x % 100000000u) * 1e-7 + 1e-3);
+        double mid = ((double)lo + (double)nextafterf(lo, INFINITY)) / 2;
+        for (int k = -1; k <= 1; k++) {
+            int n = snprintf(buf, sizeof buf, "%.14e", k ? nextafter(mid, k * INFINITY) : mid);
+            float f, fr = strtof(buf, NULL);
+            cr_assert_eq(smt_parse_float(buf, (size_t)n, -HUGE_VALF, HUGE_VALF, 0, &f), 0, "%s",
+                         buf);
+            cr_assert(f == fr, "%s: %a vs strtof %a", buf, f, fr);
+        }
     }
 }
 

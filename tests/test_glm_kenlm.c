@@ -347,6 +347,62 @@ Test(glm_kenlm, probing_writer_is_kenlms_bytes)
     free(tool), free(arpa), free(want), free(txt), free(query), free(out);
 }
 
+/* A probing build's tables are sized from the header's counts, as KenLM's: suffix.arpa's missing
+ * suffixes do not fit them with -p 1.5 (refused as KenLM refuses it, naming the line, no file
+ * left), and with -p 3 the file is KenLM's, byte for byte, its header holding the declared
+ * counts. */
+Test(glm_kenlm, probing_inserted_suffixes_are_kenlms)
+{
+    char *tool = tu_bin_path("glm"), *arpa = tu_data_path("glm/suffix.arpa");
+    char *out = tu_join(dir, "suffix.probing.bin"), *errs = NULL;
+    for (int p3 = 1; p3 >= 0; p3--) {
+        int rc = tu_runf(NULL, &errs, "'%s' build probing %s '%s' '%s'", tool, p3 ? "-p 3" : "",
+                         arpa, out);
+        cr_assert_eq(rc, p3 ? 0 : 1, "%s", errs);
+        cr_assert(p3 || strstr(errs, "suffix.arpa:20: the 2-grams' probing table is full"), "%s",
+                  errs);
+        free(errs);
+        if (p3) {
+            char *want = tu_data_path("glm/kenlm/tiny.suffix.probing-p3.bin");
+            expect_same_bytes(out, want);
+            free(want);
+            cr_assert_eq(unlink(out), 0);
+        }
+    }
+    cr_assert_eq(access(out, F_OK), -1, "a refused build left %s", out);
+    free(tool), free(arpa), free(out);
+}
+
+/* A probing build stores each n-gram a few lines after reading it: an error still names the
+ * n-gram's own line, and a broken line after a duplicate does not hide the duplicate (the first
+ * error of the file is the one given). */
+Test(glm_kenlm, probing_errors_name_their_line)
+{
+    char *tool = tu_bin_path("glm");
+    char *arpa = tu_join(dir, "dup.arpa"), *out = tu_join(dir, "dup.bin");
+    static const char head[] = "\\data\\\nngram 1=5\nngram 2=14\n\n\\1-grams:\n-1\t<unk>\n"
+                               "-1\t<s>\t-0.5\n-1\t</s>\n-1\ta\t-0.5\n-1\tb\t-0.5\n\n\\2-grams:\n";
+    static const char *const pairs[] = {"<s> a", "<s> b", "a b", "b a", "a </s>", "b </s>",
+                                        "a a", "b b", "<s> a", "<s> </s>", "a <unk>",
+                                        "b <unk>", "<s> <unk>", "<unk> a"};
+    for (int broken = 0; broken < 2; broken++) {
+        char text[2048];
+        size_t n = (size_t)snprintf(text, sizeof text, "%s", head);
+        for (int i = 0; i < 14; i++) /* line 13 + i; the duplicate "<s> a" at line 21 */
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s\t%s\n",
+                                  broken && i == 11 ? "junk" : "-0.5", pairs[i]);
+        n += (size_t)snprintf(text + n, sizeof text - n, "\n\\end\\\n");
+        cr_assert_eq(tu_write_file(arpa, text, n), 0);
+        char *errs = NULL;
+        cr_assert_eq(tu_runf(NULL, &errs, "'%s' build probing '%s' '%s'", tool, arpa, out), 1,
+                     "%s", errs);
+        cr_assert(strstr(errs, "dup.arpa:21: duplicate 2-gram"), "%s", errs);
+        cr_assert_eq(access(out, F_OK), -1);
+        free(errs);
+    }
+    free(tool), free(arpa), free(out);
+}
+
 /* KenLM binaries of ARPA files without <unk> (tests/data/glm/chain_nounk.arpa, upper_nounk.arpa):
  * KenLM's header then counts the ARPA's unigrams, one fewer than the words, and <unk> gets -100
  * and backoff +0.0. Every layout (rest probing too), the ARPA itself and glm's own formats of it

@@ -135,13 +135,28 @@ typedef struct glm_arpa {
     uint32_t bos, eos;
     int unk_added;
     float unk_log10; /* what a missing <unk> gets */
+    /* glm build probing: orders 2..order go straight into KenLM's probing tables pt[n] (sized by
+     * the declared counts), not into o[]; an n-gram's probability there has its sign bit clear
+     * once it extends left, and so does a unigram's in uprob */
+    struct glm_kenlm_fill *pt;
+    /* and, after the unigrams, the vocabulary is KenLM's table of word hashes pt[1] (every word
+     * but <unk>) and the words (each NUL-terminated, in id order); vocab is then freed */
+    char *words;
+    size_t words_len;
+    void *pt_mem; /* the mapping holding pt[1..order]'s tables (glm_alloc_huge) */
+    size_t pt_mem_len;
 } glm_arpa;
+
+/* Anonymous memory, 2 MB aligned and advised to huge pages but for its tail (less than 2 MB),
+ * zeroed; *raw and *len are for munmap. NULL when out of memory. */
+void *glm_alloc_huge(size_t bytes, void **raw, size_t *len);
 
 /* Reads an ARPA file with KenLM's semantics (see docs/glm.md). On failure a is freed. */
 /* unk_log10: <unk>'s log10 probability when the file lacks it (KenLM: -100); positive_to_zero:
  * a positive log10 probability reads as 0 (build_binary -i) instead of being an error. */
+/* probing_mult: 0 for the trie's stores (o[]), else the multiplier of the probing tables (pt). */
 int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float unk_log10,
-                  int positive_to_zero, smt_err *err);
+                  int positive_to_zero, float probing_mult, smt_err *err);
 void glm_arpa_free(glm_arpa *a);
 /* The record index of the n-gram ids[0..n) (reversed) in order n (a middle order), or -1. */
 int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids);

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "glm.h"
 #include "smt_error.h"
@@ -85,6 +86,62 @@ static inline uint64_t glm_kenlm_bucket(const glm_kenlm_table *t, uint64_t key)
     uint64_t q = (uint64_t)(((unsigned __int128)key * t->m) >> 64);
     uint64_t r = key - q * t->buckets;
     return r >= t->buckets ? r - t->buckets : r;
+}
+
+/* A probing table being filled (glm build probing): buckets entries of esz bytes {uint64 key,
+ * payload}, key 0 empty, linear probing from glm_kenlm_bucket; count entries so far. */
+typedef struct glm_kenlm_fill {
+    glm_kenlm_table t;
+    uint8_t *tab;
+    size_t esz;
+    uint64_t count;
+} glm_kenlm_fill;
+
+/* The entry holding key, or NULL (always for key 0, which no table holds). */
+static inline uint8_t *glm_kenlm_fill_find(const glm_kenlm_fill *f, uint64_t key)
+{
+    if (key == 0)
+        return NULL;
+    for (uint64_t b = glm_kenlm_bucket(&f->t, key);;) {
+        uint8_t *e = f->tab + b * f->esz;
+        uint64_t got;
+        memcpy(&got, e, 8);
+        if (got == key)
+            return e;
+        if (got == 0)
+            return NULL;
+        if (++b == f->t.buckets)
+            b = 0;
+    }
+}
+
+/* Adds key (not 0): 0 and *e its new entry (payload zero), 1 when key is there already (*e: its
+ * entry), -1 when the table is full (KenLM keeps one bucket empty). */
+static inline int glm_kenlm_fill_add(glm_kenlm_fill *f, uint64_t key, uint8_t **e)
+{
+    for (uint64_t b = glm_kenlm_bucket(&f->t, key);;) {
+        uint8_t *x = f->tab + b * f->esz;
+        uint64_t got;
+        memcpy(&got, x, 8);
+        *e = x;
+        if (got == key)
+            return 1;
+        if (got == 0) {
+            if (f->count + 1 >= f->t.buckets)
+                return -1;
+            f->count++;
+            memcpy(x, &key, 8);
+            return 0;
+        }
+        if (++b == f->t.buckets)
+            b = 0;
+    }
+}
+
+/* Starts the read of key's first bucket. */
+static inline void glm_kenlm_fill_ahead(const glm_kenlm_fill *f, uint64_t key)
+{
+    __builtin_prefetch(f->tab + glm_kenlm_bucket(&f->t, key) * f->esz, 1);
 }
 
 /* One bit-packed trie level: entry i at bit i * total_bits holds the word (word_bits), the value
