@@ -214,11 +214,6 @@ int glm_gpu_set_lanes(glm_gpu *g, unsigned lanes, smt_err *err);
 int glm_gpu_score_rows(glm_gpu *g, const glm_word *rows, size_t n_rows, float *prob, uint8_t *len,
                        smt_err *err);
 
-/* The same with rows/prob/len already in device memory (no copies; len may be NULL).
- * Synchronizes before returning. */
-int glm_gpu_score_rows_device(glm_gpu *g, const glm_word *d_rows, size_t n_rows, float *d_prob,
-                              uint8_t *d_len, smt_err *err);
-
 /* glm_score_states on the device: in/w/prob/out/len in host memory (len may be NULL), copied
  * both ways through page-locked staging buffers kept in g (grown as needed, so repeated calls of
  * a similar size allocate nothing). The walk, the value decoding and KenLM's state logic are the

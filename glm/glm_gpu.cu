@@ -47,45 +47,36 @@ struct glm_gpu {
     int s_active; /* 1 between glm_gpu_states_start and glm_gpu_states_finish */
 };
 
-/* glm_walk on the device, the node search done by count(keys, cnt, x, &less, &hit) with all the
- * row's lanes (every lane gets the same less and hit; keys: glm_layout.h's handle of uint32 or
- * packed keys); the rest is the shared GLM_HD code. */
+/* glm_walk on the device: its level step (glm_layout.h's glm_walk_cur), the node search done by
+ * count(keys, cnt, x, &less, &hit) with all the row's lanes (every lane gets the same less and
+ * hit; keys: glm_layout.h's handle of uint32 or packed keys). */
 template <typename Count>
 static __device__ unsigned dev_walk(const glm_layout &L, glm_word w, const glm_word *hist,
                                     unsigned nh, float *prob, float *bo, Count count)
 {
-    const glm_mid *u = L.mid + L.mid_off[1] + w;
-    *prob = u->prob;
-    bo[0] = u->backoff;
-    unsigned len = 1;
-    uint64_t e = w;
-    while (len <= nh && len < L.order) {
-        uint64_t first, n;
-        glm_children(&L, len, e, &first, &n);
-        if (n == 0)
-            break;
-        glm_keys keys = glm_keys_at(&L, len + 1, first);
-        glm_word x = hist[len - 1];
-        glm_bt_cursor c;
-        glm_bt_init(&L, &c, keys.w, n);
+    glm_walk_cur c;
+    *prob = glm_walk_start(&L, &c, w, bo);
+    while (c.len <= nh && glm_walk_children(&L, &c)) {
+        glm_word x = hist[c.len - 1];
+        glm_keys keys = glm_walk_keys(&L, &c);
+        glm_bt_cursor bt;
+        glm_bt_init(&L, &bt, keys.w, c.n);
         int64_t got;
         for (;;) {
             uint64_t start;
             uint32_t cnt, less;
             int hit;
-            glm_bt_node(&L, &c, &start, &cnt);
+            glm_bt_node(&L, &bt, &start, &cnt);
             count(glm_keys_add(keys, start), cnt, x, &less, &hit);
-            got = glm_bt_advance(&L, &c, start, cnt, less, hit);
+            got = glm_bt_advance(&L, &bt, start, cnt, less, hit);
             if (got != -2)
                 break;
         }
         if (got < 0)
             break;
-        e = first + (uint64_t)got;
-        len++;
-        *prob = glm_value(&L, len, e, &bo[len - 1]); /* the CPU's decode (quantized or not) */
+        *prob = glm_walk_enter(&L, &c, got, bo);
     }
-    return len;
+    return c.len;
 }
 
 /* A node searched by a warp's 32 lanes at once (ballots; K > 33 takes several rounds): the kernel

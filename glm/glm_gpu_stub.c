@@ -1,6 +1,7 @@
 /* glm_gpu_stub.c — the GPU API in a build without CUDA: every call says "not supported", so
  * callers fall back to the CPU paths. */
 #include "glm.h"
+#include "glm_internal.h"
 
 int glm_gpu_available(void) { return 0; }
 

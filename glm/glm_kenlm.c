@@ -689,9 +689,8 @@ static inline int independent_left(float p)
     return (v.u >> 31) != 0;
 }
 
-/* The walk of glm_layout.h's glm_walk on the hash tables: from w through hist[0..nh) (most recent
- * first) as deep as KenLM goes (it stops early where an n-gram extends no further left: the next
- * probe would miss). Returns the matched length; prob, bo as glm_walk's. */
+/* The walk of glm_layout.h's glm_walk on a KenLM trie (below): from w through hist[0..nh) (most
+ * recent first) as deep as KenLM goes. Returns the matched length; prob, bo as glm_walk's. */
 static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
                                  unsigned nh, float *prob, float *bo);
 
@@ -723,32 +722,49 @@ static inline int ken_level(const glm_kenlm_table *t, int top, size_t msz, uint6
     return !independent_left(p);
 }
 
-/* The walk (as trie_walk's) on the hash tables of the probing layouts. For the phrase estimate
- * (rest and indep may be NULL): *rest gets the longest match's rest cost (its probability where
- * the file stores none, and at the highest order), *indep KenLM's
- * FullScoreReturn::independent_left: 0 only when the history ran out while the match could still
- * extend left (before a miss, an n-gram marked as not extended, or the highest order). */
-static inline unsigned hash_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
-                                 unsigned nh, float *prob, float *bo, float *rest, int *indep)
+/* The keys of a walk computed ahead (the sentence window's ring): the (l + 1)-gram's key and bucket
+ * are key[l - 1] and bkt[l - 1], its table lt[l]. */
+typedef struct hash_keys {
+    const glm_kenlm_table *lt;
+    const uint64_t *key, *bkt;
+} hash_keys;
+
+/* The hashed family's one walk (as trie_walk's, over ken_level): from w (unigram entries of usz
+ * bytes, middle ones of msz) through nh words of history as deep as KenLM goes (it stops early
+ * where an n-gram extends no further left), each level's key hashed from hist (most recent first)
+ * as it goes, or taken from ks where it is not NULL. For the phrase estimate (rest
+ * and indep may be NULL): *rest gets the longest match's rest cost (its probability where the
+ * file stores none, and at the highest order), *indep KenLM's FullScoreReturn::independent_left:
+ * 0 only when the history ran out while the match could still extend left. */
+static inline __attribute__((always_inline)) unsigned
+hash_walk(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh, const hash_keys *ks,
+          size_t usz, size_t msz, float *prob, float *bo, float *rest, int *indep)
 {
     int has_rest = k->type == KEN_REST_PROBING;
-    const uint8_t *u = k->uni + (uint64_t)w * k->uni_size;
+    const uint8_t *u = k->uni + (uint64_t)w * usz;
     float p = ldf(u);
     *prob = with_sign(p);
     bo[0] = ldf(u + 4);
     if (rest)
         *rest = has_rest ? ldf(u + 8) : *prob;
     int more = !independent_left(p);
-    unsigned len = 1;
-    uint64_t key = w;
+    unsigned len = 1, N = k->order;
+    uint64_t key = w, bkt;
     while (len <= nh && more) {
-        key = glm_kenlm_combine(key, hist[len - 1]);
-        int top = len + 1 == k->order;
-        const glm_kenlm_table *t = top ? &k->longest : &k->mid[len + 1];
+        int top = len + 1 == N;
+        const glm_kenlm_table *t;
+        if (ks) {
+            t = &ks->lt[len];
+            key = ks->key[len - 1];
+            bkt = ks->bkt[len - 1];
+        } else {
+            key = glm_kenlm_combine(key, hist[len - 1]);
+            t = top ? &k->longest : &k->mid[len + 1];
+            bkt = glm_kenlm_bucket(t, key);
+        }
         float lp;
         const uint8_t *e = NULL;
-        if ((more = ken_level(t, top, k->mid_size, key, glm_kenlm_bucket(t, key), &lp, &bo[len],
-                              rest ? &e : NULL)) < 0)
+        if ((more = ken_level(t, top, msz, key, bkt, &lp, &bo[len], rest ? &e : NULL)) < 0)
             break;
         *prob = lp;
         if (rest)
@@ -765,7 +781,7 @@ static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *
 {
     if (k->sorted)
         return trie_walk(k, w, hist, nh, prob, bo);
-    return hash_walk(k, w, hist, nh, prob, bo, NULL, NULL);
+    return hash_walk(k, w, hist, nh, NULL, k->uni_size, k->mid_size, prob, bo, NULL, NULL);
 }
 
 /* A bit-packed level's fields are read as util/bit_packing.hh reads them, by glm_rd_bits
@@ -965,7 +981,8 @@ float glm_kenlm_phrase_estimate(const glm_model *m, const glm_word *w, size_t n)
         float prob, rest, bo[GLM_MAX_ORDER];
         int indep;
         unsigned before = st.length;
-        unsigned len = hash_walk(k, w[i], st.words, st.length, &prob, bo, &rest, &indep);
+        unsigned len = hash_walk(k, w[i], st.words, st.length, NULL, k->uni_size, k->mid_size, &prob,
+                                 bo, &rest, &indep);
         prob = glm_finish(&m->lay, &st, w[i], len, prob, bo, &st);
         if (left_done) {
             total += prob;
@@ -1081,13 +1098,13 @@ _Static_assert(KEN_AHEAD < KEN_RING && (KEN_RING & (KEN_RING - 1)) == 0, "the ri
 
 /* glm_kenlm_score_sentences on a probing file, fast: while token t is scored, the keys and buckets
  * of token t + KEN_AHEAD (from its full history in its sentence) are computed, kept in a ring and
- * prefetched. The walk from t's state then probes a prefix of that key chain (the state's words
+ * prefetched. hash_walk from t's state then probes a prefix of that key chain (the state's words
  * are the first words of the same history) without hashing again. usz and msz: the unigram and
  * middle entry bytes, constants in each caller below. */
 static inline __attribute__((always_inline)) void
-probing_walk(const glm_model *m, const glm_word *ids, const uint64_t *sstart, size_t s0, size_t s1,
-             int null_context, const glm_state *begin, float *prob, uint8_t *len, const size_t usz,
-             const size_t msz)
+probing_window(const glm_model *m, const glm_word *ids, const uint64_t *sstart, size_t s0,
+               size_t s1, int null_context, const glm_state *begin, float *prob, uint8_t *len,
+               const size_t usz, const size_t msz)
 {
     const glm_kenlm *k = m->ken;
     unsigned N = k->order;
@@ -1124,21 +1141,9 @@ probing_walk(const glm_model *m, const glm_word *ids, const uint64_t *sstart, si
                 }
             }
             /* the walk from the state follows a prefix of the key chain just computed */
-            const uint64_t *rk = ring[t % KEN_RING].key, *rb = ring[t % KEN_RING].bkt;
-            glm_word w = ids[t];
-            const uint8_t *u = k->uni + (uint64_t)w * usz;
-            float p = ldf(u), pr = with_sign(p), bo[GLM_MAX_ORDER];
-            bo[0] = ldf(u + 4);
-            int more = !independent_left(p);
-            unsigned l = 1;
-            while (l <= st.length && more) { /* ken_walk's loop on the keys of the ring */
-                float lp;
-                if ((more = ken_level(&lt[l], l + 1 == N, msz, rk[l - 1], rb[l - 1], &lp, &bo[l],
-                                      NULL)) < 0)
-                    break;
-                pr = lp;
-                l++;
-            }
+            hash_keys ks = {lt, ring[t % KEN_RING].key, ring[t % KEN_RING].bkt};
+            float pr, bo[GLM_MAX_ORDER];
+            unsigned l = hash_walk(k, ids[t], NULL, st.length, &ks, usz, msz, &pr, bo, NULL, NULL);
             prob[t] = glm_finish_backoffs(N, &st, l, pr, bo); /* the keys hold the words */
             len[t] = (uint8_t)l;
         }
@@ -1151,13 +1156,13 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
                               size_t s0, size_t s1, int null_context, const glm_state *begin,
                               float *prob, uint8_t *len)
 {
-    probing_walk(m, ids, sstart, s0, s1, null_context, begin, prob, len, 8, 16);
+    probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 8, 16);
 }
 static void rest_probing_sentences(const glm_model *m, const glm_word *ids,
                                    const uint64_t *sstart, size_t s0, size_t s1, int null_context,
                                    const glm_state *begin, float *prob, uint8_t *len)
 {
-    probing_walk(m, ids, sstart, s0, s1, null_context, begin, prob, len, 12, 20);
+    probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 12, 20);
 }
 /* glm_kenlm_score_sentences on a trie, fast: the tokens of a chunk are walked each from its full
  * history (glm_chunk_histories), every live walk one read per round with its next read

@@ -170,6 +170,12 @@ void glm_ostore_free(glm_ostore *s);
  * n-key B-tree. */
 void glm_bt_order(const glm_layout *L, uint64_t n, uint32_t *slot_to_rank);
 
+/* ---- glm_gpu_score_rows with rows/prob/len already in device memory (no copies; len may be
+ * NULL), for bench_glm's measure of the kernel alone (glm_gpu.cu). Synchronizes before
+ * returning. */
+int glm_gpu_score_rows_device(glm_gpu *g, const glm_word *d_rows, size_t n_rows, float *d_prob,
+                              uint8_t *d_len, smt_err *err);
+
 /* ---- glm_score_states (glm_batch.c) and glm_gpu_score_states (glm_gpu.cu): the check both make
  * before any walk (which trust the ids): every word and every state word below nvocab, every
  * state no longer than order - 1. Returns 0 or SMT_ERR_ARG naming the query. */

@@ -331,6 +331,52 @@ static inline GLM_HD float glm_value(const glm_layout *L, unsigned k, uint64_t e
     return m->prob;
 }
 
+/* glm_walk's cursor: the match so far (entry e of level len) and where its next level is searched
+ * (the n children of e from first). The level step (glm_walk_children, a node search among
+ * glm_walk_keys, glm_walk_enter) is shared by the CPU's walk and the GPU's, which differ in the
+ * node search. */
+typedef struct glm_walk_cur {
+    uint64_t e, first, n;
+    unsigned len;
+} glm_walk_cur;
+
+/* Starts c at the unigram w: returns its probability, its backoff to bo[0]. */
+static inline GLM_HD float glm_walk_start(const glm_layout *L, glm_walk_cur *c, glm_word w,
+                                          float *bo)
+{
+    const glm_mid *u = L->mid + L->mid_off[1] + w;
+    bo[0] = u->backoff;
+    c->e = w;
+    c->len = 1;
+    return u->prob;
+}
+
+/* The children of c's match, among which the next word is searched; 0 when it has none (or is of
+ * the highest order). */
+static inline GLM_HD int glm_walk_children(const glm_layout *L, glm_walk_cur *c)
+{
+    if (c->len >= L->order)
+        return 0;
+    glm_children(L, c->len, c->e, &c->first, &c->n);
+    return c->n != 0;
+}
+
+/* The keys of c's children. */
+static inline GLM_HD glm_keys glm_walk_keys(const glm_layout *L, const glm_walk_cur *c)
+{
+    return glm_keys_at(L, c->len + 1, c->first);
+}
+
+/* Enters the child found at slot: returns its probability, its backoff to bo[len - 1] (below the
+ * highest order). */
+static inline GLM_HD float glm_walk_enter(const glm_layout *L, glm_walk_cur *c, int64_t slot,
+                                          float *bo)
+{
+    c->e = c->first + (uint64_t)slot;
+    c->len++;
+    return glm_value(L, c->len, c->e, &bo[c->len - 1]); /* every path's decode */
+}
+
 /* The walk every score is made of: from word w (level 1) through hist[0..nh) (the previous words,
  * most recent first) as deep as the trie goes. Returns the matched length len (>= 1); prob gets
  * the probability of the longest match and bo[i] (i < min(len, order-1)) the backoff of the
@@ -338,22 +384,15 @@ static inline GLM_HD float glm_value(const glm_layout *L, unsigned k, uint64_t e
 static inline GLM_HD unsigned glm_walk(const glm_layout *L, glm_word w, const glm_word *hist,
                                        unsigned nh, float *prob, float *bo)
 {
-    const glm_mid *u = L->mid + L->mid_off[1] + w;
-    *prob = u->prob;
-    bo[0] = u->backoff;
-    unsigned len = 1;
-    uint64_t e = w;
-    while (len <= nh && len < L->order) {
-        uint64_t first, n;
-        glm_children(L, len, e, &first, &n);
-        int64_t slot = glm_keys_find(L, glm_keys_at(L, len + 1, first), n, hist[len - 1]);
+    glm_walk_cur c;
+    *prob = glm_walk_start(L, &c, w, bo);
+    while (c.len <= nh && glm_walk_children(L, &c)) {
+        int64_t slot = glm_keys_find(L, glm_walk_keys(L, &c), c.n, hist[c.len - 1]);
         if (slot < 0)
             break;
-        e = first + (uint64_t)slot;
-        len++;
-        *prob = glm_value(L, len, e, &bo[len - 1]);
+        *prob = glm_walk_enter(L, &c, slot, bo);
     }
-    return len;
+    return c.len;
 }
 
 /* ---- KenLM's state logic: one copy, used by glm_model.c (the public score), glm_batch.c (the
