@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench_glm_kenlm.sh — glm query beside KenLM's query, whole processes, on the same machine in the
 # same run: each of glm's load methods and KenLM's default load, per model layout.
-#   benchmarks/bench_glm_kenlm.sh [-n RUNS] [-w DIR] MODEL_ARPA KENLM_BIN_DIR GLM_BIN QUERY_TEXT
+#   benchmarks/bench_glm_kenlm.sh [-n RUNS] [-w DIR] [-v word|summary] MODEL_ARPA KENLM_BIN_DIR GLM_BIN QUERY_TEXT
 # MODEL_ARPA: an ARPA model (plain or compressed as glm reads it); KENLM_BIN_DIR: the folder of
 # KenLM's build_binary and query, built from KenLM's public sources (never part of this
 # repository); GLM_BIN: the glm binary; QUERY_TEXT: the sentences to score (plain or .xz/.gz).
@@ -9,10 +9,15 @@
 # binaries made from the ARPA (KenLM probing and trie with build_binary, glm's trie and its
 # 8-bit quantized trie with glm build) and the decompressed text; they are reused while newer
 # than the ARPA. RUNS (default 3): runs of each measurement, taken in turns, the best kept.
-# Every command writes KenLM's query output (-v word is both tools' default) to a file; the first
-# round checks that glm's per-word output equals KenLM's on each KenLM layout (a mismatch stops).
+# MODE (-v, default word): word runs both tools without -v, their default (a line of scores per
+# sentence, each word's and the total), summary with -v summary (the perplexities only). Every
+# command writes its output to a file; the first round checks that glm's output equals KenLM's
+# on each KenLM layout (word: the per-word lines; summary: the perplexity, OOV and token lines),
+# a mismatch stops.
 # One line per (layout, tool, load), machine-readable key=value:
-#   layout=L tool=glm|kenlm load=M wall_s user_s sys_s cpu_s max_rss_mb ratio_wall ratio_cpu
+#   mode=word|summary layout=L tool=glm|kenlm load=M wall_s user_s sys_s cpu_s max_rss_mb
+#   ratio_wall ratio_cpu
+# load=default is glm query without -l (its default load), the other loads are its -l values.
 # wall_s, user_s, sys_s and max_rss_mb are of the run with the best wall, cpu_s the best user +
 # sys; ratio_* is KenLM query's figure on the same layout (glm's own layouts: on KenLM's probing
 # binary, KenLM's fastest) divided by this one's, so above 1 means faster than KenLM. Warm page
@@ -23,12 +28,14 @@ usage() {
   sed -n '4p' "$0" | sed 's/^# */usage: /' >&2
   exit 2
 }
-RUNS=3 DIR=""
+RUNS=3 DIR="" MODE=word
 while [ $# -gt 0 ]; do
   case $1 in
   -n) [ $# -ge 2 ] || usage; RUNS=$2; shift 2 ;;
   -w) [ $# -ge 2 ] || usage; DIR=$2; shift 2 ;;
-  -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -v) [ $# -ge 2 ] || usage; MODE=$2; shift 2
+      case $MODE in word | summary) ;; *) echo "bench_glm_kenlm: -v wants word or summary" >&2; usage ;; esac ;;
+  -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   --) shift; break ;;
   -*) echo "bench_glm_kenlm: unknown option $1" >&2; usage ;;
   *) break ;;
@@ -70,16 +77,20 @@ for f in kenlm.probing kenlm.trie glm.glm glm-q8b8.glm "$T"; do cat "$DIR/$f" > 
 # the measurements: "layout tool load file"; KenLM's first in each layout
 cat > "$W/list" << EOF
 kenlm-probing kenlm default kenlm.probing
+kenlm-probing glm default kenlm.probing
 kenlm-probing glm lazy kenlm.probing
 kenlm-probing glm populate kenlm.probing
 kenlm-probing glm read kenlm.probing
 kenlm-trie kenlm default kenlm.trie
+kenlm-trie glm default kenlm.trie
 kenlm-trie glm lazy kenlm.trie
 kenlm-trie glm populate kenlm.trie
 kenlm-trie glm read kenlm.trie
+glm-trie glm default glm.glm
 glm-trie glm lazy glm.glm
 glm-trie glm populate glm.glm
 glm-trie glm read glm.glm
+glm-trie-q8b8 glm default glm-q8b8.glm
 glm-trie-q8b8 glm lazy glm-q8b8.glm
 glm-trie-q8b8 glm populate glm-q8b8.glm
 glm-trie-q8b8 glm read glm-q8b8.glm
@@ -88,10 +99,15 @@ EOF
 # one run: appends "wall user sys rss_kb" to $W/times.N (N: the line of the list)
 once() {
   n=$1 tool=$2 load=$3 file=$4
+  # word: no -v, both tools' default (KenLM's own -v word drops the Total lines and line breaks)
+  v=""
+  [ "$MODE" = summary ] && v="-v summary"
   if [ "$tool" = kenlm ]; then
-    set -- "$KEN/query" "$DIR/$file"
+    set -- "$KEN/query" $v "$DIR/$file"
+  elif [ "$load" = default ]; then
+    set -- "$GLM" query $v "$DIR/$file"
   else
-    set -- "$GLM" query -l "$load" "$DIR/$file"
+    set -- "$GLM" query $v -l "$load" "$DIR/$file"
   fi
   /usr/bin/time -f '%e %U %S %M' -o "$W/t" "$@" < "$DIR/$T" > "$W/out.$n" 2> "$W/err" || {
     cat "$W/err" >&2
@@ -100,8 +116,15 @@ once() {
   }
   cat "$W/t" >> "$W/times.$n"
 }
-# the per-word lines of a query output (KenLM's summary lines and timings differ by design)
-words() { grep -v '^\(Perplexity\|OOVs\|Tokens\|Name\|name\|VmPeak\|RSSMax\)' "$1" | grep 'Total:'; }
+# the lines both tools print alike: the per-word lines (KenLM's summary lines and timings differ
+# by design), or with -v summary the perplexities, OOVs and tokens
+words() {
+  if [ "$MODE" = summary ]; then
+    grep '^\(Perplexity\|OOVs\|Tokens\)' "$1"
+  else
+    grep -v '^\(Perplexity\|OOVs\|Tokens\|Name\|name\|VmPeak\|RSSMax\)' "$1" | grep 'Total:'
+  fi
+}
 r=0
 while [ $r -lt "$RUNS" ]; do
   n=0
@@ -109,10 +132,13 @@ while [ $r -lt "$RUNS" ]; do
     n=$((n + 1))
     once $n "$tool" "$load" "$file"
     if [ $r -eq 0 ] && [ "$tool" = kenlm ]; then
-      words "$W/out.$n" > "$W/ref.$layout"
+      words "$W/out.$n" > "$W/ref.$layout" || {
+        echo "bench_glm_kenlm: KenLM's query printed no lines to compare on $file" >&2
+        exit 1
+      }
     elif [ $r -eq 0 ] && [ -f "$W/ref.$layout" ]; then
       words "$W/out.$n" | cmp -s - "$W/ref.$layout" || {
-        echo "bench_glm_kenlm: glm query -l $load differs from KenLM's query on $file" >&2
+        echo "bench_glm_kenlm: glm query -v $MODE (load $load) differs from KenLM's query on $file" >&2
         exit 1
       }
     fi
@@ -135,9 +161,9 @@ while read -r layout tool load file; do
   elif [ "$layout" = glm-trie ] || [ "$layout" = glm-trie-q8b8 ]; then
     ref_wall=$probe_wall ref_cpu=$probe_cpu
   fi
-  awk -v l="$layout" -v t="$tool" -v m="$load" -v w="$1" -v u="$2" -v s="$3" -v k="$4" \
-    -v c="$cpu" -v rw="$ref_wall" -v rc="$ref_cpu" 'BEGIN {
-      f = "layout=%s tool=%s load=%s wall_s=%.2f user_s=%.2f sys_s=%.2f cpu_s=%.2f"
+  awk -v v="$MODE" -v l="$layout" -v t="$tool" -v m="$load" -v w="$1" -v u="$2" -v s="$3" \
+    -v k="$4" -v c="$cpu" -v rw="$ref_wall" -v rc="$ref_cpu" 'BEGIN {
+      f = "mode=%s layout=%s tool=%s load=%s wall_s=%.2f user_s=%.2f sys_s=%.2f cpu_s=%.2f"
       f = f " max_rss_mb=%.0f ratio_wall=%.2f ratio_cpu=%.2f\n"
-      printf f, l, t, m, w, u, s, c, k / 1024, (w > 0 ? rw / w : 0), (c > 0 ? rc / c : 0) }'
+      printf f, v, l, t, m, w, u, s, c, k / 1024, (w > 0 ? rw / w : 0), (c > 0 ? rc / c : 0) }'
 done < "$W/list"

@@ -99,7 +99,7 @@ static int glm_build_fn(const char *const *in, const char *out, smt_err *err)
 static int glm_open_fn(void **obj, const char *path, int verify, smt_err *err)
 {
     glm_model *g = NULL;
-    int rc = glm_open(&g, path, verify ? GLM_OPEN_VERIFY : 0, err);
+    int rc = glm_open(&g, path, GLM_OPEN_DEFAULT | (verify ? GLM_OPEN_VERIFY : 0u), err);
     *obj = g;
     return rc;
 }
@@ -112,9 +112,9 @@ int dec_lm_open(glm_model **out, const char *path, int verify, const char *cache
     if (kind < 0)
         return kind;
     if (kind == SMT_KIND_FASTSMT) /* a .glm: mapped as it is (glm_open checks its kind) */
-        return glm_open(out, path, verify ? GLM_OPEN_VERIFY : 0, err);
+        return glm_open(out, path, GLM_OPEN_DEFAULT | (verify ? GLM_OPEN_VERIFY : 0u), err);
     if (kind == SMT_KIND_KENLM) /* queried in place by glm; it has no checksums to verify */
-        return glm_open(out, path, 0, err);
+        return glm_open(out, path, GLM_OPEN_DEFAULT, err);
     const char *in[2] = {path, NULL};
     void *obj = NULL;
     int rc = dec_cached_load(&obj, "glm", in, 1, glm_build_fn, glm_open_fn, verify, cache_dir,

@@ -79,13 +79,17 @@ enum {
     GLM_OPEN_POPULATE = 1u << 1, /* pre-fault the mapping */
     GLM_OPEN_READ = 1u << 2,     /* read the file into memory instead of mapping it */
     GLM_OPEN_HUGE = 1u << 3,     /* copy the trie and vocabulary (a KenLM binary: the whole
-                                    file) into 2 MB pages (faster queries on large models: far
-                                    fewer TLB misses; costs one copy) */
+                                    file) into 2 MB pages (fewer TLB misses where the kernel maps
+                                    the page cache with 4 KB pages only; costs one copy, 1-2 s of
+                                    system time per GB) */
     GLM_OPEN_INDEX = 1u << 4     /* build an in-memory hash index over the big B-tree groups (at
                                     least 256 keys) for the fast paths (glm_score_rows,
                                     glm_query_text): one probe instead of 2-4 node steps; mono
                                     lm.5: ~20 MB and ~0.1 s. Scores are unchanged. */
 };
+/* The load every tool and binding uses unless told otherwise (glm query, the decoder, the Python
+ * module): the file mapped and read in at once, as KenLM's default; docs/glm.md has why. */
+enum { GLM_OPEN_DEFAULT = GLM_OPEN_POPULATE };
 
 /* Opens a model written by glm_build. Always checks the container, the parameters and every
  * section size; with GLM_OPEN_VERIFY also checksums and every child pointer and key, so that a

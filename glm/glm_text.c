@@ -21,108 +21,218 @@
 
 /* ---------------------------------------------------------------- number printing */
 
+static const uint64_t pow10_u64[20] = {
+    1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u, 1000000000u,
+    10000000000u, 100000000000u, 1000000000000u, 10000000000000u, 100000000000000u,
+    1000000000000000u, 10000000000000000u, 100000000000000000u, 1000000000000000000u,
+    10000000000000000000u};
+
 #ifdef __SIZEOF_INT128__
 __extension__ typedef unsigned __int128 u128;
 
 /* 10^k for k in [0, 38] */
 static u128 pow10_u128(int k)
 {
-    static const uint64_t p[20] = {1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
-                                   100000000u, 1000000000u, 10000000000u, 100000000000u,
-                                   1000000000000u, 10000000000000u, 100000000000000u,
-                                   1000000000000000u, 10000000000000000u, 100000000000000000u,
-                                   1000000000000000000u, 10000000000000000000u};
-    return k < 20 ? (u128)p[k] : (u128)p[19] * p[k - 19];
+    return k < 20 ? (u128)pow10_u64[k] : (u128)pow10_u64[19] * pow10_u64[k - 19];
 }
+#endif
 
-/* 2^e * 10^k as the fraction *num / *den of integers, for float_shortest's range */
-static void scale_2_10(int e, int k, u128 *num, u128 *den)
+/* writes the n last decimal digits of v at b (v < 10^n) */
+static void put_digits(char *b, uint64_t v, int n)
 {
-    *num = 1;
-    *den = 1;
-    if (e >= 0)
-        *num <<= e;
-    else
-        *den <<= -e;
-    if (k >= 0)
-        *num *= pow10_u128(k);
-    else
-        *den *= pow10_u128(-k);
-}
-
-/* m * 2^e compared with 10^j, exactly (-1, 0, 1) */
-static int cmp_pow10(uint32_t m, int e, int j)
-{
-    u128 num, den;
-    scale_2_10(e, -j, &num, &den);
-    num *= m;
-    return num < den ? -1 : num > den;
+    static const char pairs[201] = "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+                                   "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+    char *p = b + n;
+    while (p - b >= 2) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        p -= 2;
+        memcpy(p, pairs + 2 * r, 2);
+    }
+    if (p > b)
+        b[0] = (char)('0' + v);
 }
 
 /* writes v in decimal at b, returns the length */
 static int put_u64(char *b, uint64_t v)
 {
-    char t[20];
-    int n = 0;
-    do {
-        t[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (int i = 0; i < n; i++)
-        b[i] = t[n - 1 - i];
+    int n = 1;
+    while (n < 20 && v >= pow10_u64[n])
+        n++;
+    put_digits(b, v, n);
     return n;
 }
 
+#ifdef __SIZEOF_INT128__
 /* float_shortest's range: every product it forms fits 128 bits */
 #define FLOAT_FAST_MIN 1e-18f
 #define FLOAT_FAST_MAX 1e18f
 
+/* The n significant digits q (10^n when rounding carried into a new decade) of x = q * 10^(E-n+1)
+ * as `shortest` gives them: trailing zeros dropped; the count. */
+static int digits_of(char *digits, int *exp10, uint64_t q, int n, int E)
+{
+    if (q == pow10_u64[n]) {
+        q /= 10;
+        E++;
+    }
+    while (n > 1 && q % 10 == 0) {
+        q /= 10;
+        n--;
+    }
+    put_digits(digits, q, n);
+    digits[n] = '\0';
+    *exp10 = E;
+    return n;
+}
+
+/* x scaled by 10^k to 9 integer digits q9 (+ the fraction r9 / den), and its rounding interval's
+ * ends in the same units (see float_shortest) */
+typedef struct digit_search {
+    uint64_t q9, hi_q, lo_q;
+    int hi_in, lo_in, frac_half, frac_zero;
+} digit_search;
+
+/* q9's first digits above d (a power of ten), rounded half-even by the rest below them (low +
+ * r9 / den against d / 2), when that lies inside the interval; else 0 */
+static inline uint64_t round_in_d(const digit_search *s, uint64_t d)
+{
+    uint64_t q = s->q9 / d, low2 = 2 * (s->q9 - q * d);
+    q += low2 > d            ? 1u
+         : low2 == d         ? (uint64_t)(!s->frac_zero || (q & 1))
+         : low2 + 1 == d     ? (uint64_t)(s->frac_half > 0 || (s->frac_half == 0 && (q & 1)))
+                             : 0u;
+    uint64_t c = q * d;
+    int in = (c < s->hi_q || (c == s->hi_q && s->hi_in)) &&
+             (c > s->lo_q || (c == s->lo_q && s->lo_in));
+    return in ? q : 0;
+}
+
+/* round_in_d for n significant digits (1..9), each with its constant divisor */
+static uint64_t rounded_in(const digit_search *s, int n)
+{
+    switch (n) {
+    case 1: return round_in_d(s, 100000000u);
+    case 2: return round_in_d(s, 10000000u);
+    case 3: return round_in_d(s, 1000000u);
+    case 4: return round_in_d(s, 100000u);
+    case 5: return round_in_d(s, 10000u);
+    case 6: return round_in_d(s, 1000u);
+    case 7: return round_in_d(s, 100u);
+    case 8: return round_in_d(s, 10u);
+    default: return round_in_d(s, 1u);
+    }
+}
+
 /* The same digits as `shortest` below for a float x in [FLOAT_FAST_MIN, FLOAT_FAST_MAX], in integer
  * arithmetic: for p = 1, 2, ... the p significant digits of x rounded half-even (as printf's %.*e),
  * the first that lies inside x's rounding interval (strtof reads it back as x). All is scaled by
- * 10^k so that x's 9 significant digits are the integer part: x = m * P / den. */
+ * 10^k so that x's 9 significant digits are the integer part q9: x * 10^k = m * P / den = q9 +
+ * r9 / den, where den is either 2^s or 10^j (never both), so that no step divides 128 bits. */
 static int float_shortest(char *digits, int *exp10, float x)
 {
     uint32_t bits;
     memcpy(&bits, &x, sizeof bits);
     uint32_t m = (bits & 0x7fffffu) | 0x800000u;
-    int e = (int)((bits >> 23) & 0xffu) - 150; /* x = m * 2^e */
-    int E = (int)floor(log10((double)x));
-    while (cmp_pow10(m, e, E) < 0)
-        E--;
-    while (cmp_pow10(m, e, E + 1) >= 0)
-        E++;
-    u128 P, den;
-    scale_2_10(e, 8 - E, &P, &den);
-    u128 num = m * P;
-    uint64_t q9 = (uint64_t)(num / den);
-    u128 r9 = num % den;
-    /* the rounding interval's ends, times 4 * den: (4m+2) P above, (4m-2) P below (or (4m-1) P at
-     * a power of two); ties read back as x when m is even */
-    u128 hi = (4 * (u128)m + 2) * P, lo = (4 * (u128)m - (m == 0x800000u ? 1 : 2)) * P;
-    int inclusive = (m & 1u) == 0;
-    uint64_t d = 100000000u;
-    for (int n = 1; n <= 9; n++, d /= 10) {
-        uint64_t q = q9 / d;
-        u128 twice_rem = 2 * ((u128)(q9 % d) * den + r9), dd = (u128)d * den;
-        if (twice_rem > dd || (twice_rem == dd && (q & 1)))
-            q++;
-        u128 c = (u128)q * d * den * 4;
-        if ((c < hi || (c == hi && inclusive)) && (c > lo || (c == lo && inclusive))) {
-            int En = E;
-            if (q == (uint64_t)pow10_u128(n)) {
-                q /= 10;
-                En++;
+    int e = (int)((bits >> 23) & 0xffu) - 150; /* x = m * 2^e, x in [2^(e+23), 2^(e+24)) */
+    /* E = floor(log10(x)): first floor((e + 23) log10(2)), then set by q9's digit count */
+    int E = ((e + 23) * 78913 + 64 * 262144) / 262144 - 64;
+    int s = e < 0 ? -e : 0, fast = 0;
+    /* The rounding interval's ends H and L in q9's units, (4m + 2) P / (4 den) and (4m - 2) P /
+     * (4 den) ((4m - 1) P / (4 den) at a power of two), as their integer parts hi_q, lo_q and
+     * whether each is that integer exactly; the ends belong to the interval when m is even (ties
+     * read back as x). r9 / den against 1/2: frac_half (-1, 0, 1), frac_zero. */
+    uint32_t mlo = m == 0x800000u ? 4 * m - 1 : 4 * m - 2;
+    uint64_t q9 = 0, hi_q = 0, lo_q = 0;
+    int hi_exact = 0, lo_exact = 0, frac_half = 0, frac_zero = 0;
+    if (e < 0 && s <= 61) { /* x in [1e-3, 2^23) (k in 1..11): every product fits 64 bits */
+        for (int tries = 0; tries < 3; tries++) {
+            int k = 8 - E;
+            if (k < 1 || k > 11)
+                break;
+            uint64_t N = (uint64_t)m * pow10_u64[k];
+            q9 = N >> s;
+            if (q9 >= 1000000000u) {
+                E++;
+            } else if (q9 < 100000000u) {
+                E--;
+            } else {
+                uint64_t r9 = N & ((1ull << s) - 1), half = 1ull << (s - 1);
+                frac_half = r9 < half ? -1 : r9 > half;
+                frac_zero = r9 == 0;
+                uint64_t hn = (uint64_t)(2 * m + 1) * pow10_u64[k], ln = (uint64_t)mlo * pow10_u64[k];
+                hi_q = hn >> (s + 1), lo_q = ln >> (s + 2);
+                hi_exact = (hn & ((2ull << s) - 1)) == 0;
+                lo_exact = (ln & ((4ull << s) - 1)) == 0;
+                fast = 1;
+                break;
             }
-            int nd = put_u64(digits, q);
-            while (nd > 1 && digits[nd - 1] == '0')
-                nd--;
-            digits[nd] = '\0';
-            *exp10 = En;
-            return nd;
         }
     }
-    return -1;
+    if (!fast) {
+        int j = 0;
+        u128 P = 0, r9 = 0;
+        for (int tries = 0; tries < 3; tries++) {
+            int k = 8 - E;
+            if (k > 27 || k < -18)
+                return -1;
+            j = k < 0 ? -k : 0;
+            P = ((u128)1 << (e > 0 ? e : 0)) * pow10_u128(k > 0 ? k : 0);
+            u128 N = m * P;
+            if (j) { /* x >= 1e9 > 2^23: e > 0, N = m * 2^e < 2^64 */
+                q9 = (uint64_t)N / pow10_u64[j];
+                r9 = (uint64_t)N - q9 * pow10_u64[j];
+            } else {
+                q9 = (uint64_t)(N >> s);
+                r9 = N & (((u128)1 << s) - 1);
+            }
+            if (q9 >= 1000000000u)
+                E++;
+            else if (q9 < 100000000u)
+                E--;
+            else
+                break;
+        }
+        if (q9 >= 1000000000u || q9 < 100000000u)
+            return -1;
+        if (j) { /* den = 10^j, P = 2^e: (4m + 2) 2^e / (4 10^j) = (2m + 1) 2^(e-1) / 10^j */
+            uint64_t hn = (uint64_t)(2 * m + 1) << (e - 1), ln = (uint64_t)mlo << (e - 2);
+            hi_q = hn / pow10_u64[j], lo_q = ln / pow10_u64[j];
+            hi_exact = hn % pow10_u64[j] == 0;
+            lo_exact = ln % pow10_u64[j] == 0;
+        } else { /* den = 2^s: the ends times 4 den are (4m + 2) P and mlo P */
+            u128 hn = (4 * (u128)m + 2) * P, ln = mlo * P, mask = ((u128)1 << (s + 2)) - 1;
+            hi_q = (uint64_t)(hn >> (s + 2)), lo_q = (uint64_t)(ln >> (s + 2));
+            hi_exact = (hn & mask) == 0;
+            lo_exact = (ln & mask) == 0;
+        }
+        u128 den_half = j ? (u128)pow10_u64[j] : (u128)1 << s;
+        frac_half = 2 * r9 < den_half ? -1 : 2 * r9 > den_half;
+        frac_zero = r9 == 0;
+    }
+    /* c < H is c <= hi_q unless H is exactly hi_q; c > L is c > lo_q; c == L only when exact */
+    int hi_in = !hi_exact || (m & 1u) == 0, lo_in = lo_exact && (m & 1u) == 0;
+    digit_search ds = {q9, hi_q, lo_q, hi_in, lo_in, frac_half, frac_zero};
+    /* Inside a symmetric interval (m not a power of two) the n digits rounded are inside exactly
+     * when some multiple of 10^(9-n) is, true for every n from the shortest on: so from 9 down,
+     * to the last n inside. At a power of two, from 1 up to the first inside. */
+    int n = 9;
+    uint64_t q = rounded_in(&ds, 9);
+    if (!q)
+        return -1;
+    if (m != 0x800000u) {
+        for (uint64_t t; n > 1 && (t = rounded_in(&ds, n - 1)); n--)
+            q = t;
+    } else {
+        for (int i = 1; i < 9; i++)
+            if ((q = rounded_in(&ds, i))) {
+                n = i;
+                break;
+            }
+        if (n == 9)
+            q = rounded_in(&ds, 9);
+    }
+    return digits_of(digits, exp10, q, n, E);
 }
 #endif
 
@@ -579,16 +689,24 @@ static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, gl
             }
             if (verbosity >= GLM_VERBOSE_WORD && o->f) {
                 const char *w = b->woff[t] == UINT32_MAX ? "</s>" : b->txt + b->woff[t];
-                ob_put(o, w, strlen(w));
+                size_t wl = strlen(w);
+                ob_put(o, w, wl);
+                /* "=id len prob\t", formatted in the buffer itself when it has room */
+                if (o->n + sizeof num > o->cap)
+                    ob_flush(o);
+                char *q = o->cap >= sizeof num ? o->p + o->n : num;
                 int n = 0;
-                num[n++] = '=';
-                n += put_u64(num + n, b->ids[t]);
-                num[n++] = ' ';
-                n += put_u64(num + n, b->len[t]);
-                num[n++] = ' ';
-                n += glm_format_float(num + n, p);
-                num[n++] = '\t';
-                ob_put(o, num, (size_t)n);
+                q[n++] = '=';
+                n += put_u64(q + n, b->ids[t]);
+                q[n++] = ' ';
+                n += put_u64(q + n, b->len[t]);
+                q[n++] = ' ';
+                n += glm_format_float(q + n, p);
+                q[n++] = '\t';
+                if (q == num)
+                    ob_put(o, num, (size_t)n);
+                else
+                    o->n += (size_t)n;
             }
         }
         st->tokens += b->sstart[s + 1] - b->sstart[s];

@@ -280,7 +280,7 @@ static int config_long(PyObject *config, const char *name, long *out)
  * fastsmt.kenlm.Config is a TypeError, as KenLM's module refuses anything but its Config. */
 static int config_flags(PyObject *config, unsigned *flags, glm_build_options *bopt)
 {
-    *flags = GLM_OPEN_HUGE | GLM_OPEN_INDEX; /* as glm query's default (KenLM's POPULATE_OR_READ) */
+    *flags = GLM_OPEN_DEFAULT | GLM_OPEN_INDEX; /* as glm query's default (POPULATE_OR_READ) */
     memset(bopt, 0, sizeof *bopt);
     bopt->K = 0;
     bopt->progress = 0;  /* show_progress: a meter on stderr when it is a terminal */
@@ -309,9 +309,9 @@ static int config_flags(PyObject *config, unsigned *flags, glm_build_options *bo
     switch (lm) {
     case LOAD_LAZY: *flags = GLM_OPEN_INDEX; break;
     case LOAD_POPULATE_OR_LAZY: *flags = GLM_OPEN_POPULATE | GLM_OPEN_INDEX; break;
-    case LOAD_POPULATE_OR_READ:
+    case LOAD_POPULATE_OR_READ: break;
     case LOAD_READ:
-    case LOAD_PARALLEL_READ: break;
+    case LOAD_PARALLEL_READ: *flags = GLM_OPEN_HUGE | GLM_OPEN_INDEX; break;
     default:
         PyErr_Format(PyExc_ValueError, "Config.load_method %ld: not one of LoadMethod's values", lm);
         return -1;

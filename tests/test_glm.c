@@ -535,6 +535,14 @@ Test(glm, format_float_digits_as_printf)
             format_like_printf(ex << 23 | top << 15);
     for (uint32_t u = 0x3f800000u - 5000; u < 0x3f800000u + 5000; u++)
         format_like_printf(u);
+    /* the edges of the 64-bit path (x in [1e-3, 2^23)) and typical log10 probabilities */
+    const float edge[] = {1e-3f, 8388608.0f, 1e-4f, 2.0209007f, 0.13670383f, 100.0f};
+    for (size_t i = 0; i < sizeof edge / sizeof *edge; i++) {
+        uint32_t c;
+        memcpy(&c, &edge[i], 4);
+        for (uint32_t u = c - 3000; u < c + 3000; u++)
+            format_like_printf(u);
+    }
 }
 
 /* ---------------------------------------------------------------- state API and rows */

@@ -44,8 +44,9 @@ static void usage(FILE *f)
             "      then perplexities. -n: no <s> context and no </s>. One thread unless --threads.\n"
             "      An ARPA model is binarized first (into $TMPDIR, removed after loading).\n"
             "      -b: print (and flush) each line's scores as soon as it is read.\n"
-            "      -l: KenLM's load methods: lazy/populate map the file, read/parallel copy it\n"
-            "      (the default; --mmap is -l lazy).\n"
+            "      -l: KenLM's load methods: lazy/populate map the file (populate, the\n"
+            "      default, reads it in at once), read/parallel copy it into 2 MB pages\n"
+            "      (--mmap is -l lazy).\n"
             "      -input-file: the text from FILE instead of standard input.\n"
             "      Started by mpirun or srun with N ranks, the text is scored in chunks by the\n"
             "      ranks and the output is one process's, summary included (docs/scale.md);\n"
@@ -297,7 +298,7 @@ static int cmd_query(int argc, char **argv)
     smt_buf fp = {0}; /* the flags the output depends on (--resume checks them) */
     glm_query_options opt = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST, 0};
     const char *model = NULL;
-    unsigned flags = GLM_OPEN_HUGE | GLM_OPEN_INDEX;
+    unsigned flags = GLM_OPEN_DEFAULT | GLM_OPEN_INDEX;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-v") == 0) {
@@ -326,9 +327,9 @@ static int cmd_query(int argc, char **argv)
                 fprintf(stderr, "glm query: -l: a value is missing\n");
                 return 2;
             } else if (strcmp(l, "read") == 0 || strcmp(l, "parallel") == 0)
-                flags |= GLM_OPEN_HUGE; /* a copy in memory (2 MB pages): the default */
+                flags |= GLM_OPEN_HUGE; /* a copy in memory (2 MB pages) */
             else if (strcmp(l, "populate") == 0)
-                flags |= GLM_OPEN_POPULATE; /* the mapped file, read in at once */
+                flags |= GLM_OPEN_POPULATE; /* the mapped file, read in at once: the default */
             else if (strcmp(l, "lazy") != 0) { /* lazy: the mapped file, paged in on use */
                 fprintf(stderr, "glm query: -l wants lazy, populate, read or parallel\n");
                 return 2;
@@ -349,7 +350,7 @@ static int cmd_query(int argc, char **argv)
         } else if (strcmp(a, "--verify") == 0) {
             flags |= GLM_OPEN_VERIFY;
         } else if (strcmp(a, "--mmap") == 0) {
-            flags &= ~(unsigned)GLM_OPEN_HUGE;
+            flags &= ~(unsigned)(GLM_OPEN_HUGE | GLM_OPEN_POPULATE);
         } else if (strcmp(a, "--no-index") == 0) {
             flags &= ~(unsigned)GLM_OPEN_INDEX;
         } else if (strcmp(a, "-input-file") == 0 || strcmp(a, "--input-file") == 0) {
