@@ -67,8 +67,11 @@ typedef struct glm_build_stats {
  * Returns 0; SMT_ERR_PARSE (the message names file:line), SMT_ERR_IO, SMT_ERR_NOMEM,
  * SMT_ERR_LIMIT (order outside 2..GLM_MAX_ORDER, more than 2^32-2 n-grams of one order) or
  * SMT_ERR_ARG (bad K, or out_path is the ARPA file itself). The output appears atomically (see
- * smt_file.h). Allocations follow the lines read, never the header's counts alone, so a header
- * declaring huge counts costs nothing before its lines are missed. Thread-safe. */
+ * smt_file.h). The trie's allocations follow the lines read, never the header's counts alone,
+ * so a header declaring huge counts costs nothing before its lines are missed; a probing build
+ * (opt->probing) sizes its tables from the declared counts, as KenLM does, in one zero-filled
+ * mapping whose pages become resident only as entries land in them (counts beyond the address
+ * space: SMT_ERR_NOMEM). Thread-safe. */
 int glm_build(const char *arpa_path, const char *out_path, const glm_build_options *opt,
               glm_build_stats *stats, smt_err *err);
 
