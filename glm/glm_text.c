@@ -770,18 +770,6 @@ int glm_query_summary(FILE *out, glm_query_stats *st, smt_err *err)
     return 0;
 }
 
-int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm_query_options *opt,
-                   glm_query_stats *stats, smt_err *err)
-{
-    smt_lines *in = NULL;
-    /* smt_lines hands a pipe's lines over as they arrive, so -b answers each line at once */
-    int rc = smt_lines_open(&in, in_path, 0, err);
-    if (!rc)
-        rc = glm_query_lines(m, in, out, opt, NULL, stats, err);
-    smt_lines_close(in);
-    return rc;
-}
-
 int glm_query_lines(const glm_model *m, smt_lines *in, FILE *out, const glm_query_options *opt,
                     glm_query_sums *sums, glm_query_stats *stats, smt_err *err)
 {
