@@ -406,7 +406,7 @@ static void block_free(block *b)
  * thousand frequent words are most tokens of any text). A word of at most 16 bytes is keyed by
  * its bytes (two little-endian words, zero past its end) and its length, so a hit is exact: the
  * id the vocabulary gave for those very bytes. Longer words go to the vocabulary. */
-#define WC_BITS 12
+#define WC_BITS 14
 #define WC_AFTER 8192 /* words a block sees before it makes its cache */
 #define WC_MISS UINT32_MAX /* ix[]: no entry to fill (word too long, or no cache) */
 typedef struct wc_entry {
@@ -502,7 +502,7 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
     /* per token of a batch: st, ln; per miss of the cache (nm of them): its token, hash, key */
     uint64_t hs[BATCH], ka[BATCH], kb[BATCH];
     uint32_t st[BATCH], ln[BATCH], ix[BATCH], mt[BATCH];
-    /* the cache: made once the block has seen WC_AFTER words (clearing its 96 KB would cost a
+    /* the cache: made once the block has seen WC_AFTER words (clearing its 384 KB would cost a
      * one-sentence call, glm_score_lines from Python's score(), more than it saves), emptied for
      * another model; without it every word goes to the vocabulary */
     if (b->wc && b->wm != m)
