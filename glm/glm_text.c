@@ -314,13 +314,12 @@ static int format_shortest(char *buf, double x, int is_float)
         int e, n = float_shortest(&q, &e, (float)ax);
         if (n > 0 && e >= -6 && e < 21) {
             if (e < 0) { /* "0.", -e - 1 zeros, the digits */
-                b[0] = '0', b[1] = '.';
-                memset(b + 2, '0', (size_t)(-e - 1));
+                memcpy(b, "0.00000", 7); /* the 2 - e - 1 <= 7 first bytes (e >= -6) */
                 put_digits(b + 1 - e, q, n);
                 b += 1 - e + n;
             } else if (n <= e + 1) { /* an integer: the digits, then e + 1 - n zeros */
                 put_digits(b, q, n);
-                memset(b + n, '0', (size_t)(e + 1 - n));
+                memcpy(b + n, "00000000", 8); /* e + 1 - n <= 8 zeros (e <= 8) */
                 b += e + 1;
             } else { /* e + 1 integer digits, '.', the n - e - 1 others */
                 uint64_t f = pow10_u64[n - e - 1], ip = q / f;
@@ -493,7 +492,8 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
     }
     if (block_reserve_tokens(b, b->ntok + n / 2 + 2))
         return -1;
-    if (keep_text && smt_grow((void **)&b->txt, &b->captxt, b->ntxt + n + 1, 1, 1024))
+    /* the text, and 16 bytes past its end that emit may read (it copies a word in 16 bytes) */
+    if (keep_text && smt_grow((void **)&b->txt, &b->captxt, b->ntxt + n + 1 + 16, 1, 1024))
         return -1;
     b->sstart[b->nlines] = b->ntok;
     uint32_t words = 0;
@@ -737,9 +737,17 @@ static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, gl
                     return SMT_ERR_NOMEM;
             }
             if (verbosity >= GLM_VERBOSE_WORD && o->f) {
-                const char *w = b->woff[t] == UINT32_MAX ? "</s>" : b->txt + b->woff[t];
-                size_t wl = strlen(w);
-                ob_put(o, w, wl);
+                /* the word: its length from the next word's offset (the words lie one after
+                 * another in txt, each with a NUL) */
+                uint32_t wo = b->woff[t], nx = t + 1 < b->ntok ? b->woff[t + 1] : UINT32_MAX;
+                const char *w = wo == UINT32_MAX ? "</s>" : b->txt + wo;
+                size_t wl = wo == UINT32_MAX ? 4 : nx != UINT32_MAX ? nx - wo - 1 : strlen(w);
+                if (wl <= 16 && o->n + 16 + sizeof num <= o->cap && wo != UINT32_MAX) {
+                    memcpy(o->p + o->n, w, 16); /* txt has 16 bytes past its last word */
+                    o->n += wl;
+                } else {
+                    ob_put(o, w, wl);
+                }
                 /* "=id len prob\t", formatted in the buffer itself when it has room */
                 if (o->n + sizeof num > o->cap)
                     ob_flush(o);
