@@ -134,7 +134,11 @@ static void perplexity(const glm_model *m, const char *text, int path, unsigned 
         glm_query_options opt = {GLM_VERBOSE_SUMMARY, 0, threads, path, 0};
         smt_err e;
         double t0 = smt_now(), c0 = cpu_s();
-        int rc = glm_query_text(m, text, null, &opt, &st, &e);
+        smt_lines *in = NULL;
+        int rc = smt_lines_open(&in, text, 0, &e);
+        if (!rc)
+            rc = glm_query_lines(m, in, null, &opt, NULL, &st, &e);
+        smt_lines_close(in);
         double t = smt_now() - t0, c = cpu_s() - c0;
         if (rc) {
             printf("glm_bench perplexity path=%s error=\"%s\"\n", path == GLM_PATH_GPU ? "gpu" : "cpu",

@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench_glm_kenlm.sh — glm query beside KenLM's query, whole processes, on the same machine in the
 # same run: each of glm's load methods and KenLM's default load, per model layout.
-#   benchmarks/bench_glm_kenlm.sh [-n RUNS] [-w DIR] [-v word|summary] MODEL_ARPA KENLM_BIN_DIR GLM_BIN QUERY_TEXT
+#   benchmarks/bench_glm_kenlm.sh [-n RUNS] [-w DIR] [-v word|summary] [-a] MODEL_ARPA KENLM_BIN_DIR GLM_BIN QUERY_TEXT
 # MODEL_ARPA: an ARPA model (plain or compressed as glm reads it); KENLM_BIN_DIR: the folder of
 # KenLM's build_binary and query, built from KenLM's public sources (never part of this
 # repository); GLM_BIN: the glm binary; QUERY_TEXT: the sentences to score (plain or .xz/.gz).
@@ -14,6 +14,9 @@
 # command writes its output to a file; the first round checks that glm's output equals KenLM's
 # on each KenLM layout (word: the per-word lines; summary: the perplexity, OOV and token lines),
 # a mismatch stops.
+# -a: also KenLM's other three layouts (build_binary trie -q 8 -b 8, trie -a 22, trie -a 22 -q 8
+# -b 8), each with KenLM's query and glm's default load (layouts kenlm-trie-q8b8, kenlm-trie-a22,
+# kenlm-trie-a22q8b8).
 # One line per (layout, tool, load), machine-readable key=value:
 #   mode=word|summary layout=L tool=glm|kenlm load=M wall_s user_s sys_s cpu_s max_rss_mb
 #   ratio_wall ratio_cpu
@@ -28,14 +31,15 @@ usage() {
   sed -n '4p' "$0" | sed 's/^# */usage: /' >&2
   exit 2
 }
-RUNS=3 DIR="" MODE=word
+RUNS=3 DIR="" MODE=word ALL=0
 while [ $# -gt 0 ]; do
   case $1 in
   -n) [ $# -ge 2 ] || usage; RUNS=$2; shift 2 ;;
   -w) [ $# -ge 2 ] || usage; DIR=$2; shift 2 ;;
   -v) [ $# -ge 2 ] || usage; MODE=$2; shift 2
       case $MODE in word | summary) ;; *) echo "bench_glm_kenlm: -v wants word or summary" >&2; usage ;; esac ;;
-  -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -a) ALL=1; shift ;;
+  -h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   --) shift; break ;;
   -*) echo "bench_glm_kenlm: unknown option $1" >&2; usage ;;
   *) break ;;
@@ -64,6 +68,12 @@ make() {
 }
 make "$DIR/kenlm.probing" "$ARPA" "'$KEN/build_binary' probing '$ARPA' '$DIR/kenlm.probing'"
 make "$DIR/kenlm.trie" "$ARPA" "'$KEN/build_binary' trie '$ARPA' '$DIR/kenlm.trie'"
+if [ "$ALL" = 1 ]; then
+  make "$DIR/kenlm.trie-q8b8" "$ARPA" "'$KEN/build_binary' -q 8 -b 8 trie '$ARPA' '$DIR/kenlm.trie-q8b8'"
+  make "$DIR/kenlm.trie-a22" "$ARPA" "'$KEN/build_binary' -a 22 trie '$ARPA' '$DIR/kenlm.trie-a22'"
+  make "$DIR/kenlm.trie-a22q8b8" "$ARPA" \
+    "'$KEN/build_binary' -a 22 -q 8 -b 8 trie '$ARPA' '$DIR/kenlm.trie-a22q8b8'"
+fi
 make "$DIR/glm.glm" "$ARPA" "'$GLM' build '$ARPA' '$DIR/glm.glm'"
 make "$DIR/glm-q8b8.glm" "$ARPA" "'$GLM' build -q 8 -b 8 '$ARPA' '$DIR/glm-q8b8.glm'"
 T=text.$(basename "$TEXT")
@@ -95,6 +105,12 @@ glm-trie-q8b8 glm lazy glm-q8b8.glm
 glm-trie-q8b8 glm populate glm-q8b8.glm
 glm-trie-q8b8 glm read glm-q8b8.glm
 EOF
+if [ "$ALL" = 1 ]; then
+  for l in trie-q8b8 trie-a22 trie-a22q8b8; do
+    cat "$DIR/kenlm.$l" > /dev/null
+    printf 'kenlm-%s kenlm default kenlm.%s\nkenlm-%s glm default kenlm.%s\n' "$l" "$l" "$l" "$l"
+  done >> "$W/list"
+fi
 
 # one run: appends "wall user sys rss_kb" to $W/times.N (N: the line of the list)
 once() {

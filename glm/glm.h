@@ -87,7 +87,7 @@ enum {
                                     system time per GB) */
     GLM_OPEN_INDEX = 1u << 4     /* build an in-memory hash index over the big B-tree groups (at
                                     least 256 keys) for the fast paths (glm_score_rows,
-                                    glm_query_text): one probe instead of 2-4 node steps; mono
+                                    glm_query_lines): one probe instead of 2-4 node steps; mono
                                     lm.5: ~20 MB and ~0.1 s. Scores are unchanged. */
 };
 /* The load every tool and binding uses unless told otherwise (glm query, the decoder, the Python
@@ -259,15 +259,6 @@ typedef struct glm_query_stats {
     double ppl_incl, ppl_excl;
 } glm_query_stats;
 
-/* Scores every line of in_path ("-" = stdin, plain or gzip) and writes KenLM query's output to out
- * (NULL: nothing is written; stats still filled). Per word "word=id length log10p\t", per line
- * "Total: x OOV: n", then the four summary lines. Unlike KenLM, a last line without a newline is
- * scored. Every write to out is checked and out is flushed before returning: a failed write (a
- * full disk) stops the run with SMT_ERR_IO. Returns 0, SMT_ERR_IO (reading or writing),
- * SMT_ERR_NOMEM, SMT_ERR_UNSUPPORTED/SMT_ERR_CUDA (GPU path). */
-int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm_query_options *opt,
-                   glm_query_stats *stats, smt_err *err);
-
 /* A part of a query split over processes (glm query under mpirun): KenLM's corpus sums are doubles
  * that add floats in input order, which is not associative, so each part keeps its addends (each
  * line's float total, each OOV token's log10 p, in order) and the whole run adds them again, part
@@ -287,9 +278,15 @@ void glm_query_stats_add(glm_query_stats *st, const glm_query_sums *s);
  * SMT_ERR_IO. */
 int glm_query_summary(FILE *out, glm_query_stats *st, smt_err *err);
 
-/* glm_query_text on the lines of an open reader (common/smt_lines.h), which stays open. sums NULL:
- * the same output; else no summary lines are written and the part's addends are appended to sums
- * (stats, when given, are the part's). */
+/* Scores every line of the open reader in (common/smt_lines.h: a file or "-" = stdin, plain or
+ * compressed, opened with smt_lines_open; a byte range; a stream; memory), which stays open, and
+ * writes KenLM query's output to out (NULL: nothing is written; stats still filled). Per word
+ * "word=id length log10p\t", per line "Total: x OOV: n", then the four summary lines. Unlike
+ * KenLM, a last line without a newline is scored. Every write to out is checked and out is flushed
+ * before returning: a failed write (a full disk) stops the run with SMT_ERR_IO. sums NULL: that
+ * output; else (a part of a split query) no summary lines are written and the part's addends are
+ * appended to sums (stats, when given, are the part's). Returns 0, SMT_ERR_IO (reading or
+ * writing), SMT_ERR_NOMEM, SMT_ERR_UNSUPPORTED/SMT_ERR_CUDA (GPU path). */
 typedef struct smt_lines smt_lines;
 int glm_query_lines(const glm_model *m, smt_lines *in, FILE *out, const glm_query_options *opt,
                     glm_query_sums *sums, glm_query_stats *stats, smt_err *err);

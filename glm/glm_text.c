@@ -43,22 +43,31 @@ static void put_digits(char *b, uint64_t v, int n)
     static const char pairs[201] = "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
                                    "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
     char *p = b + n;
-    while (p - b >= 2) {
+    for (; v > UINT32_MAX && p - b >= 2; p -= 2) {
         unsigned r = (unsigned)(v % 100);
         v /= 100;
-        p -= 2;
-        memcpy(p, pairs + 2 * r, 2);
+        memcpy(p - 2, pairs + 2 * r, 2);
+    }
+    uint32_t u = (uint32_t)v; /* the rest in 32-bit steps */
+    for (; p - b >= 2; p -= 2) {
+        unsigned r = u % 100;
+        u /= 100;
+        memcpy(p - 2, pairs + 2 * r, 2);
     }
     if (p > b)
-        b[0] = (char)('0' + v);
+        b[0] = (char)('0' + u);
 }
 
 /* writes v in decimal at b, returns the length */
 static int put_u64(char *b, uint64_t v)
 {
-    int n = 1;
-    while (n < 20 && v >= pow10_u64[n])
-        n++;
+    if (v < 10) {
+        b[0] = (char)('0' + v);
+        return 1;
+    }
+    /* the digit count from the bit length: floor(bits * log10(2)), one more when v reaches it */
+    int n = (int)(((64 - __builtin_clzll(v)) * 1233) >> 12);
+    n += n < 20 && v >= pow10_u64[n];
     put_digits(b, v, n);
     return n;
 }
@@ -69,8 +78,8 @@ static int put_u64(char *b, uint64_t v)
 #define FLOAT_FAST_MAX 1e18f
 
 /* The n significant digits q (10^n when rounding carried into a new decade) of x = q * 10^(E-n+1)
- * as `shortest` gives them: trailing zeros dropped; the count. */
-static int digits_of(char *digits, int *exp10, uint64_t q, int n, int E)
+ * as `shortest` gives them: trailing zeros dropped, in *qo and *exp10; the count. */
+static int digits_of(uint64_t *qo, int *exp10, uint64_t q, int n, int E)
 {
     if (q == pow10_u64[n]) {
         q /= 10;
@@ -80,8 +89,7 @@ static int digits_of(char *digits, int *exp10, uint64_t q, int n, int E)
         q /= 10;
         n--;
     }
-    put_digits(digits, q, n);
-    digits[n] = '\0';
+    *qo = q;
     *exp10 = E;
     return n;
 }
@@ -129,7 +137,7 @@ static uint64_t rounded_in(const digit_search *s, int n)
  * the first that lies inside x's rounding interval (strtof reads it back as x). All is scaled by
  * 10^k so that x's 9 significant digits are the integer part q9: x * 10^k = m * P / den = q9 +
  * r9 / den, where den is either 2^s or 10^j (never both), so that no step divides 128 bits. */
-static int float_shortest(char *digits, int *exp10, float x)
+static int float_shortest(uint64_t *digits, int *exp10, float x)
 {
     uint32_t bits;
     memcpy(&bits, &x, sizeof bits);
@@ -217,8 +225,18 @@ static int float_shortest(char *digits, int *exp10, float x)
      * when some multiple of 10^(9-n) is, true for every n from the shortest on: so from 9 down,
      * to the last n inside. At a power of two, from 1 up to the first inside. */
     int n = 9;
-    uint64_t q = rounded_in(&ds, 9);
-    if (!q)
+    uint64_t q = 0;
+    if (m != 0x800000u && hi_q > lo_q + 10) {
+        /* w = hi_q - lo_q - 1 integers lie inside, so a multiple of any power of ten d <= w does:
+         * 9 - log10(d) digits are at or above the shortest; try the largest such d (a float's
+         * interval spans at most ~120 units), then go down from there */
+        uint64_t w = hi_q - lo_q - 1;
+        if (w >= 100 && (q = round_in_d(&ds, 100u)))
+            n = 7;
+        else if ((q = round_in_d(&ds, 10u)))
+            n = 8;
+    }
+    if (!q && !(q = rounded_in(&ds, 9)))
         return -1;
     if (m != 0x800000u) {
         for (uint64_t t; n > 1 && (t = rounded_in(&ds, n - 1)); n--)
@@ -241,9 +259,13 @@ static int shortest(char *digits, int *exp10, double x, int is_float)
 {
 #ifdef __SIZEOF_INT128__
     if (is_float && x >= FLOAT_FAST_MIN && x <= FLOAT_FAST_MAX) {
-        int nd = float_shortest(digits, exp10, (float)x);
-        if (nd > 0)
+        uint64_t q;
+        int nd = float_shortest(&q, exp10, (float)x);
+        if (nd > 0) {
+            put_digits(digits, q, nd);
+            digits[nd] = '\0';
             return nd;
+        }
     }
 #endif
     char tmp[64];
@@ -285,6 +307,32 @@ static int format_shortest(char *buf, double x, int is_float)
         *b = '\0';
         return (int)(b - buf);
     }
+#ifdef __SIZEOF_INT128__
+    double ax = fabs(x);
+    if (is_float && ax >= 1e-6 && ax < 1e9) { /* fixed notation, the n digits q written at once */
+        uint64_t q;
+        int e, n = float_shortest(&q, &e, (float)ax);
+        if (n > 0 && e >= -6 && e < 21) {
+            if (e < 0) { /* "0.", -e - 1 zeros, the digits */
+                memcpy(b, "0.00000", 7); /* the 2 - e - 1 <= 7 first bytes (e >= -6) */
+                put_digits(b + 1 - e, q, n);
+                b += 1 - e + n;
+            } else if (n <= e + 1) { /* an integer: the digits, then e + 1 - n zeros */
+                put_digits(b, q, n);
+                memcpy(b + n, "00000000", 8); /* e + 1 - n <= 8 zeros (e <= 8) */
+                b += e + 1;
+            } else { /* e + 1 integer digits, '.', the n - e - 1 others */
+                uint64_t f = pow10_u64[n - e - 1], ip = q / f;
+                put_digits(b, ip, e + 1);
+                b[e + 1] = '.';
+                put_digits(b + e + 2, q - ip * f, n - e - 1);
+                b += n + 1;
+            }
+            *b = '\0';
+            return (int)(b - buf);
+        }
+    }
+#endif
     char d[32];
     int e;
     int nd = shortest(d, &e, fabs(x), is_float);
@@ -357,7 +405,7 @@ static void block_free(block *b)
  * thousand frequent words are most tokens of any text). A word of at most 16 bytes is keyed by
  * its bytes (two little-endian words, zero past its end) and its length, so a hit is exact: the
  * id the vocabulary gave for those very bytes. Longer words go to the vocabulary. */
-#define WC_BITS 12
+#define WC_BITS 14
 #define WC_AFTER 8192 /* words a block sees before it makes its cache */
 #define WC_MISS UINT32_MAX /* ix[]: no entry to fill (word too long, or no cache) */
 typedef struct wc_entry {
@@ -444,7 +492,8 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
     }
     if (block_reserve_tokens(b, b->ntok + n / 2 + 2))
         return -1;
-    if (keep_text && smt_grow((void **)&b->txt, &b->captxt, b->ntxt + n + 1, 1, 1024))
+    /* the text, and 16 bytes past its end that emit may read (it copies a word in 16 bytes) */
+    if (keep_text && smt_grow((void **)&b->txt, &b->captxt, b->ntxt + n + 1 + 16, 1, 1024))
         return -1;
     b->sstart[b->nlines] = b->ntok;
     uint32_t words = 0;
@@ -453,7 +502,7 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
     /* per token of a batch: st, ln; per miss of the cache (nm of them): its token, hash, key */
     uint64_t hs[BATCH], ka[BATCH], kb[BATCH];
     uint32_t st[BATCH], ln[BATCH], ix[BATCH], mt[BATCH];
-    /* the cache: made once the block has seen WC_AFTER words (clearing its 96 KB would cost a
+    /* the cache: made once the block has seen WC_AFTER words (clearing its 384 KB would cost a
      * one-sentence call, glm_score_lines from Python's score(), more than it saves), emptied for
      * another model; without it every word goes to the vocabulary */
     if (b->wc && b->wm != m)
@@ -674,7 +723,7 @@ static int sums_push(float **a, size_t *n, size_t *cap, float x)
 static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, glm_query_stats *st,
                 glm_query_sums *sums)
 {
-    char num[40];
+    char num[64]; /* the longest: "Total: " + a float (22) + " OOV: " + 20 digits + "\n" */
     for (size_t s = 0; s < b->nlines; s++) {
         float total = 0.0f;
         uint64_t oov = 0;
@@ -688,9 +737,17 @@ static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, gl
                     return SMT_ERR_NOMEM;
             }
             if (verbosity >= GLM_VERBOSE_WORD && o->f) {
-                const char *w = b->woff[t] == UINT32_MAX ? "</s>" : b->txt + b->woff[t];
-                size_t wl = strlen(w);
-                ob_put(o, w, wl);
+                /* the word: its length from the next word's offset (the words lie one after
+                 * another in txt, each with a NUL) */
+                uint32_t wo = b->woff[t], nx = t + 1 < b->ntok ? b->woff[t + 1] : UINT32_MAX;
+                const char *w = wo == UINT32_MAX ? "</s>" : b->txt + wo;
+                size_t wl = wo == UINT32_MAX ? 4 : nx != UINT32_MAX ? nx - wo - 1 : strlen(w);
+                if (wl <= 16 && o->n + 16 + sizeof num <= o->cap && wo != UINT32_MAX) {
+                    memcpy(o->p + o->n, w, 16); /* txt has 16 bytes past its last word */
+                    o->n += wl;
+                } else {
+                    ob_put(o, w, wl);
+                }
                 /* "=id len prob\t", formatted in the buffer itself when it has room */
                 if (o->n + sizeof num > o->cap)
                     ob_flush(o);
@@ -711,9 +768,12 @@ static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, gl
         }
         st->tokens += b->sstart[s + 1] - b->sstart[s];
         if (verbosity >= GLM_VERBOSE_SENTENCE && o->f) {
-            int n = sprintf(num, "Total: ");
-            n += glm_format_float(num + n, total);
-            n += sprintf(num + n, " OOV: %llu\n", (unsigned long long)oov);
+            memcpy(num, "Total: ", 7);
+            int n = 7 + glm_format_float(num + 7, total);
+            memcpy(num + n, " OOV: ", 6);
+            n += 6;
+            n += put_u64(num + n, oov);
+            num[n++] = '\n';
             ob_put(o, num, (size_t)n);
         }
         st->total += total;
@@ -768,18 +828,6 @@ int glm_query_summary(FILE *out, glm_query_stats *st, smt_err *err)
     if (fwrite(sum, 1, (size_t)n, out) != (size_t)n || fflush(out) || ferror(out))
         return smt_err_errno(err, SMT_ERR_IO, errno ? errno : EIO, "writing the output failed");
     return 0;
-}
-
-int glm_query_text(const glm_model *m, const char *in_path, FILE *out, const glm_query_options *opt,
-                   glm_query_stats *stats, smt_err *err)
-{
-    smt_lines *in = NULL;
-    /* smt_lines hands a pipe's lines over as they arrive, so -b answers each line at once */
-    int rc = smt_lines_open(&in, in_path, 0, err);
-    if (!rc)
-        rc = glm_query_lines(m, in, out, opt, NULL, stats, err);
-    smt_lines_close(in);
-    return rc;
 }
 
 int glm_query_lines(const glm_model *m, smt_lines *in, FILE *out, const glm_query_options *opt,

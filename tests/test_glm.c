@@ -59,7 +59,10 @@ static char *query(glm_model *m, const char *text, int verbosity, int null_conte
         FILE *f = open_memstream(&buf, &len);
         glm_query_options opt = {verbosity, null_context, (unsigned)paths[p][1], paths[p][0], 0};
         smt_err e;
-        cr_assert_eq(glm_query_text(m, in, f, &opt, NULL, &e), 0, "%s", e.msg);
+        smt_lines *r = NULL;
+        cr_assert_eq(smt_lines_open(&r, in, 0, &e), 0, "%s", e.msg);
+        cr_assert_eq(glm_query_lines(m, r, f, &opt, NULL, NULL, &e), 0, "%s", e.msg);
+        smt_lines_close(r);
         fclose(f);
         if (!first)
             first = buf;
@@ -483,7 +486,9 @@ Test(glm, format_numbers)
     const struct { float x; const char *s; } f[] = {
         {-2.0209007f, "-2.0209007"}, {-0.15f, "-0.15"}, {-100.0f, "-100"}, {0.0f, "0"},
         {-0.0f, "-0"}, {-1e-6f, "-0.000001"}, {-1.5e-7f, "-1.5e-7"}, {-INFINITY, "-inf"},
-        {-59.455116f, "-59.455116"}, {-1234567.0f, "-1234567"}, {1e22f, "1e22"}};
+        {-59.455116f, "-59.455116"}, {-1234567.0f, "-1234567"}, {1e22f, "1e22"},
+        {-5e8f, "-500000000"}, {-123456.79f, "-123456.79"}, {-0.00012345678f, "-0.00012345678"},
+        {-9.999999e-7f, "-9.999999e-7"}, {-999999940.0f, "-999999940"}, {-1e9f, "-1000000000"}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         glm_format_float(b, f[i].x);
         cr_assert_str_eq(b, f[i].s);
@@ -831,7 +836,10 @@ Test(glm, tool_write_errors)
     FILE *full = fopen("/dev/full", "w");
     cr_assert_not_null(full);
     glm_query_options opt = {GLM_VERBOSE_WORD, 0, 1, GLM_PATH_FAST, 0};
-    cr_assert_eq(glm_query_text(m, in, full, &opt, NULL, &e), SMT_ERR_IO);
+    smt_lines *r = NULL;
+    cr_assert_eq(smt_lines_open(&r, in, 0, &e), 0, "%s", e.msg);
+    cr_assert_eq(glm_query_lines(m, r, full, &opt, NULL, NULL, &e), SMT_ERR_IO);
+    smt_lines_close(r);
     cr_assert(strstr(e.msg, "No space left") != NULL, "%s", e.msg);
     fclose(full);
     glm_close(m);
@@ -1823,7 +1831,7 @@ Test(glm, quantized_damaged_and_foreign)
 }
 
 /* The tool: glm build -q/-b (KenLM's defaults: -b is -q's unless given), glm info states it, and
- * glm query on it is glm_query_text's output. */
+ * glm query on it is glm_query_lines's output. */
 Test(glm, quantized_tool)
 {
     char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa");

@@ -12,6 +12,7 @@
 #include "glm.h"
 #include "glm_internal.h"
 #include "smt_buf.h"
+#include "smt_lines.h"
 #include "testutil.h"
 
 static char *dir;
@@ -295,7 +296,10 @@ static void lm5_case(uint32_t qp, uint32_t qb)
         FILE *f = open_memstream(&bufs[p], &len);
         glm_query_options opt = {GLM_VERBOSE_WORD, 0, 1, p ? GLM_PATH_GPU : GLM_PATH_FAST, 0};
         smt_err e;
-        cr_assert_eq(glm_query_text(m, text, f, &opt, NULL, &e), 0, "%s", e.msg);
+        smt_lines *in = NULL;
+        cr_assert_eq(smt_lines_open(&in, text, 0, &e), 0, "%s", e.msg);
+        cr_assert_eq(glm_query_lines(m, in, f, &opt, NULL, NULL, &e), 0, "%s", e.msg);
+        smt_lines_close(in);
         fclose(f);
         outs[p] = bufs[p];
     }

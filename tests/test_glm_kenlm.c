@@ -17,6 +17,7 @@
 #include "glm.h"
 #include "glm_internal.h"
 #include "glm_kenlm.h"
+#include "smt_lines.h"
 #include "testutil.h"
 
 static char *dir;
@@ -25,7 +26,7 @@ static void teardown(void) { tu_rmtree(dir); free(dir); }
 
 TestSuite(glm_kenlm, .init = setup, .fini = teardown);
 
-/* glm_query_text's whole output for model m on the text at in. Malloc'ed. */
+/* glm_query_lines's whole output for model m on the text at in. Malloc'ed. */
 static char *query(const glm_model *m, const char *in, int null_context, int path,
                    unsigned threads)
 {
@@ -35,7 +36,11 @@ static char *query(const glm_model *m, const char *in, int null_context, int pat
     cr_assert_not_null(f);
     glm_query_options opt = {GLM_VERBOSE_WORD, null_context, threads, path, 0};
     smt_err e;
-    int rc = glm_query_text(m, in, f, &opt, NULL, &e);
+    smt_lines *r = NULL;
+    int rc = smt_lines_open(&r, in, 0, &e);
+    if (!rc)
+        rc = glm_query_lines(m, r, f, &opt, NULL, NULL, &e);
+    smt_lines_close(r);
     fclose(f);
     cr_assert_eq(rc, 0, "%s", e.msg);
     return buf;

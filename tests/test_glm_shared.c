@@ -12,6 +12,7 @@
 
 #include "glm.h"
 #include "glm_internal.h"
+#include "smt_lines.h"
 #include "testutil.h"
 
 static char *dir;
@@ -58,7 +59,10 @@ Test(glm_shared, kenlm_reference_lm5, .timeout = 600)
             glm_query_options opt = {GLM_VERBOSE_WORD, 0, (unsigned)paths[p][1], paths[p][0], 0};
             smt_err e;
             glm_query_stats st;
-            cr_assert_eq(glm_query_text(m, text, f, &opt, &st, &e), 0, "%s", e.msg);
+            smt_lines *in = NULL;
+            cr_assert_eq(smt_lines_open(&in, text, 0, &e), 0, "%s", e.msg);
+            cr_assert_eq(glm_query_lines(m, in, f, &opt, NULL, &st, &e), 0, "%s", e.msg);
+            smt_lines_close(in);
             fclose(f);
             cr_assert_eq(len, rlen, "%s path %d: %zu bytes, KenLM %zu", sets[s], p, len, rlen);
             cr_assert(memcmp(buf, ref, len) == 0, "%s path %d differs from KenLM", sets[s], p);

@@ -7,6 +7,7 @@
 
 #include "glm.h"
 #include "glm_internal.h"
+#include "smt_lines.h"
 #include "tharness.h"
 #include "testutil.h"
 
@@ -94,7 +95,10 @@ int main(void)
         size_t len;
         FILE *o = open_memstream(&outs[p], &len);
         glm_query_options q = {GLM_VERBOSE_WORD, 0, p ? 2u : 1u, GLM_PATH_FAST, 0};
-        TH_CHECK(glm_query_text(m, text, o, &q, NULL, &e) == 0, "%s", e.msg);
+        smt_lines *in = NULL;
+        TH_CHECK(smt_lines_open(&in, text, 0, &e) == 0, "%s", e.msg);
+        TH_CHECK(glm_query_lines(m, in, o, &q, NULL, NULL, &e) == 0, "%s", e.msg);
+        smt_lines_close(in);
         fclose(o);
     }
     TH_CHECK(strcmp(outs[0], outs[1]) == 0, "threaded query output differs");

@@ -17,6 +17,7 @@
 #include "smt_num.h"
 #include "smt_buf.h"
 #include "smt_io.h"
+#include "smt_lines.h"
 #include "smt_progress.h"
 
 static void usage(FILE *f)
@@ -437,7 +438,12 @@ static int cmd_query(int argc, char **argv)
         rc = dist_run(&job, &e);
         smt_buf_free(&fp);
     } else {
-        rc = glm_query_text(m, input, stdout, &opt, NULL, &e);
+        /* smt_lines hands a pipe's lines over as they arrive, so -b answers each line at once */
+        smt_lines *in = NULL;
+        rc = smt_lines_open(&in, input, 0, &e);
+        if (!rc)
+            rc = glm_query_lines(m, in, stdout, &opt, NULL, NULL, &e);
+        smt_lines_close(in);
     }
     glm_close(m);
     if (rc) {

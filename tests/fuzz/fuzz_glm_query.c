@@ -1,4 +1,4 @@
-/* fuzz_glm_query — text through glm_query_text (KenLM's query) on a small model built once from
+/* fuzz_glm_query — text through glm_query_lines (KenLM's query) on a small model built once from
  * tests/data/glm/chain.arpa. The fast path and the reference path must print the same bytes, and
  * each input line gives one "Total:" line. */
 #define _GNU_SOURCE
@@ -8,6 +8,7 @@
 
 #include "fuzz_util.h"
 #include "glm.h"
+#include "smt_lines.h"
 #include "smt_sniff.h"
 
 static glm_model *g_model;
@@ -41,7 +42,11 @@ static char *query(const char *path, int path_kind, int null_context, size_t *le
                              .threads = 1, .path = path_kind};
     glm_query_stats stats;
     smt_err err;
-    *rc = glm_query_text(g_model, path, out, &opt, &stats, &err);
+    smt_lines *in = NULL;
+    *rc = smt_lines_open(&in, path, 0, &err);
+    if (!*rc)
+        *rc = glm_query_lines(g_model, in, out, &opt, NULL, &stats, &err);
+    smt_lines_close(in);
     if (fclose(out) != 0)
         fz_fail("fclose of a memory stream");
     return text;

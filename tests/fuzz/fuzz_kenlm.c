@@ -13,6 +13,7 @@
 #include "fuzz_util.h"
 #include "glm.h"
 #include "glm_internal.h"
+#include "smt_lines.h"
 
 #define MAX_WORDS 64
 
@@ -25,10 +26,14 @@ static char *query(const glm_model *m, const char *text, int path, unsigned thre
         fz_fail("out of memory");
     glm_query_options opt = {GLM_VERBOSE_WORD, nctx, threads, path, 0};
     smt_err err;
-    int rc = glm_query_text(m, text, f, &opt, NULL, &err);
+    smt_lines *in = NULL;
+    int rc = smt_lines_open(&in, text, 0, &err);
+    if (!rc)
+        rc = glm_query_lines(m, in, f, &opt, NULL, NULL, &err);
+    smt_lines_close(in);
     fclose(f);
     if (rc)
-        fz_fail("kenlm: glm_query_text failed on an open model: %s", err.msg);
+        fz_fail("kenlm: glm_query_lines failed on an open model: %s", err.msg);
     return buf;
 }
 
