@@ -959,6 +959,8 @@ float glm_kenlm_score(const glm_model *m, const glm_state *in, glm_word w, glm_s
                       unsigned *ngram_length)
 {
     float prob, bo[GLM_MAX_ORDER];
+    if (!m->ken->sorted) /* every level's bucket follows from the words: fetched at once */
+        ken_prefetch(m->ken, w, in->words, in->length);
     unsigned len = ken_walk(m->ken, w, in->words, in->length, &prob, bo);
     if (ngram_length)
         *ngram_length = len;

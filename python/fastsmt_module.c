@@ -243,6 +243,7 @@ typedef struct ModelObject {
     PyObject *path;     /* bytes (absolute, as KenLM's module keeps it) or NULL (None) */
     int loaded;         /* __init__ succeeded (m is NULL again after close()) */
     PyObject *module;   /* for the State and FullScoreReturn types */
+    PyObject *state_type; /* the module's State type (the module holds it), set with module */
     unsigned busy;      /* batches running with the GIL released; close() refuses while > 0 */
 } ModelObject;
 
@@ -256,6 +257,7 @@ static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         self->path = NULL;
         self->loaded = 0;
         self->module = NULL;
+        self->state_type = NULL;
         self->busy = 0;
     }
     return (PyObject *)self;
@@ -386,6 +388,7 @@ static int Model_init(PyObject *op, PyObject *args, PyObject *kw)
     }
     Py_INCREF(module);
     self->module = module;
+    self->state_type = state_of_module(module)->state_type;
     self->m = m;
     self->path = abs;
     self->loaded = 1;
@@ -674,7 +677,7 @@ fail:
 
 static StateObject *state_arg(ModelObject *self, PyObject *o, const char *what)
 {
-    PyObject *tp = mstate((PyObject *)self)->state_type;
+    PyObject *tp = self->state_type;
     int ok = (PyObject *)Py_TYPE(o) == tp ? 1 : PyObject_IsInstance(o, tp);
     if (ok < 0)
         return NULL;
@@ -717,7 +720,9 @@ static int base_score(ModelObject *self, PyObject *const *args, Py_ssize_t nargs
                       PyObject *kwnames, const char *fname, float *p, unsigned *nl, int *oov)
 {
     PyObject *a[3];
-    if (fastsmt_parse_args(args, nargs, kwnames, base_names, 3, 3, fname, a))
+    if (!kwnames && nargs == 3) /* the usual call: by position */
+        a[0] = args[0], a[1] = args[1], a[2] = args[2];
+    else if (fastsmt_parse_args(args, nargs, kwnames, base_names, 3, 3, fname, a))
         return -1;
     const glm_model *m = model_of(self);
     StateObject *si = m ? state_arg(self, a[0], "in_state") : NULL;
