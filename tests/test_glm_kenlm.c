@@ -26,6 +26,19 @@ static void teardown(void) { tu_rmtree(dir); free(dir); }
 
 TestSuite(glm_kenlm, .init = setup, .fini = teardown);
 
+/* tests/data/glm/kenlm/tiny.<name>.bin opened with flags. */
+static glm_model *open_tiny(const char *name, unsigned flags)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.bin", name);
+    char *bin = tu_data_path(rel);
+    glm_model *m;
+    smt_err e;
+    cr_assert_eq(glm_open(&m, bin, flags, &e), 0, "%s: %s", bin, e.msg);
+    free(bin);
+    return m;
+}
+
 /* glm_query_text's whole output for model m on the text at in. Malloc'ed. */
 static char *query(const glm_model *m, const char *in, int null_context, int path,
                    unsigned threads)
@@ -664,12 +677,8 @@ Test(glm_kenlm, threaded_rows_equal_reference)
     uint8_t *lr = malloc(ROWS), *lf = malloc(ROWS);
     cr_assert(rows && pr && pf && lr && lf);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char rel[128];
-        snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.bin", names[i]);
-        char *bin = tu_data_path(rel);
-        glm_model *m;
+        glm_model *m = open_tiny(names[i], 0);
         smt_err e;
-        cr_assert_eq(glm_open(&m, bin, 0, &e), 0, "%s", e.msg);
         unsigned N = glm_order(m);
         uint32_t V = glm_vocab_size(m), x = 12345;
         for (size_t r = 0; r < ROWS; r++)
@@ -683,7 +692,6 @@ Test(glm_kenlm, threaded_rows_equal_reference)
         cr_assert(memcmp(pr, pf, ROWS * sizeof *pr) == 0 && memcmp(lr, lf, ROWS) == 0, "%s",
                   names[i]);
         glm_close(m);
-        free(bin);
     }
     free(rows), free(pr), free(pf), free(lr), free(lf);
 }
@@ -1088,15 +1096,9 @@ Test(glm_kenlm, score_lines_per_token_equals_glm_score)
         "suffix.probing-p3",   "suffix.trie",          "suffix.trie-a22",
         "suffix.trie-q8-b8",   "upper_nounk.probing",  "upper_nounk.trie"};
     for (size_t i = 0; i < sizeof bins / sizeof bins[0]; i++) {
-        char rel[128];
-        snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.bin", bins[i]);
-        char *bin = tu_data_path(rel);
-        glm_model *m;
-        smt_err e;
-        cr_assert_eq(glm_open(&m, bin, GLM_OPEN_DEFAULT, &e), 0, "%s", e.msg);
+        glm_model *m = open_tiny(bins[i], GLM_OPEN_DEFAULT);
         expect_token_scores(m, bins[i]);
         glm_close(m);
-        free(bin);
     }
     /* a .glm, floats and quantized */
     char *arpa = tu_data_path("glm/chain.arpa"), *model = tu_join(dir, "tok.glm");
