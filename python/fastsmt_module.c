@@ -624,13 +624,14 @@ static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize
     float prob_s[FS_STACK], *prob = prob_s;
     uint8_t len_s[FS_STACK], *len = len_s;
     glm_word id_s[FS_STACK], *id = id_s;
+    PyObject *tup = NULL, *it = NULL;
     if (nt > FS_STACK) {
         prob = PyMem_Malloc(nt * sizeof *prob);
         len = PyMem_Malloc(nt * sizeof *len);
         id = PyMem_Malloc(nt * sizeof *id);
         if (!prob || !len || !id) {
             PyErr_NoMemory();
-            goto fail;
+            goto done;
         }
     }
     if (memchr /* read as KenLM's module reads it */ (s, '\0', (size_t)n)) {
@@ -644,35 +645,28 @@ static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize
         int rc = glm_score_lines(m, &s, &sn, 1, &opt, &total, NULL, NULL, &e);
         if (rc) {
             fastsmt_raise(rc, e.msg);
-            goto fail;
+            goto done;
         }
     }
-    /* a tuple of the tuples, untracked as they are (it holds only them) */
-    PyObject *list = PyTuple_New((Py_ssize_t)nt);
-    if (list)
-        PyObject_GC_UnTrack(list);
-    for (size_t i = 0; list && i < nt; i++) {
+    /* a tuple of the tuples, untracked as they are (it holds only them), iterated */
+    tup = PyTuple_New((Py_ssize_t)nt);
+    if (tup)
+        PyObject_GC_UnTrack(tup);
+    for (size_t i = 0; tup && i < nt; i++) {
         PyObject *t = score_tuple(prob[i], len[i], i < nw && id[i] == GLM_UNK);
-        if (!t || PyTuple_SetItem(list, (Py_ssize_t)i, t))
-            Py_CLEAR(list);
+        if (!t || PyTuple_SetItem(tup, (Py_ssize_t)i, t))
+            Py_CLEAR(tup);
     }
+    if (tup)
+        it = PyObject_GetIter(tup);
+    Py_XDECREF(tup);
+done:
     if (prob != prob_s) {
         PyMem_Free(prob);
         PyMem_Free(len);
         PyMem_Free(id);
     }
-    if (!list)
-        return NULL;
-    PyObject *it = PyObject_GetIter(list);
-    Py_DECREF(list);
     return it;
-fail:
-    if (prob != prob_s) {
-        PyMem_Free(prob);
-        PyMem_Free(len);
-        PyMem_Free(id);
-    }
-    return NULL;
 }
 
 static StateObject *state_arg(ModelObject *self, PyObject *o, const char *what)
