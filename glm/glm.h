@@ -303,15 +303,26 @@ typedef struct glm_lines_options {
     int bos;          /* 1: every line is scored after <s> (KenLM's bos=True); 0: the null context */
     int eos;          /* 1: </s> is scored after the last word (KenLM's eos=True) */
     unsigned threads; /* scoring threads (0 = all CPUs); 1 runs in the calling thread */
+    /* Per-token outputs (KenLM's full_scores), each NULL when not wanted: for every token of every
+     * line in order (a line's words, then </s> when eos), token_prob its log10 p, token_len its
+     * matched n-gram length and token_word its id (GLM_UNK: unknown; </s> never is), the values
+     * glm_score gives it. token_cap is the arrays' size in tokens: the lines' words counted with
+     * smt_words_count(..., SMT_WS_SPACE), plus one per line when eos. */
+    float *token_prob;
+    uint8_t *token_len;
+    glm_word *token_word;
+    size_t token_cap;
 } glm_lines_options;
 
 /* Scores n lines (lines[i] of lens[i] bytes, no NUL needed), words split at SMT_WS_SPACE (KenLM's
  * white space, and NUL), through the fast batched path: total[i] receives the float sum, in
  * KenLM's order, of the log10 probabilities of the words and of </s> (when eos) — the value of
  * KenLM's Python score(line, bos, eos) and of query's "Total:". words[i] (may be NULL) the
- * number of words (</s> not counted), oovs[i] (may be NULL) how many of them are unknown.
- * opt NULL: bos, eos, one thread. Each line must be shorter than 4 GiB. Returns 0, SMT_ERR_ARG,
- * SMT_ERR_LIMIT (a line of 4 GiB or more) or SMT_ERR_NOMEM (outputs then undefined).
+ * number of words (</s> not counted), oovs[i] (may be NULL) how many of them are unknown; the
+ * per-token outputs of opt, when given, each token's values. opt NULL: bos, eos, one thread.
+ * Each line must be shorter than 4 GiB. Returns 0, SMT_ERR_ARG (also: more tokens than
+ * token_cap, nothing written), SMT_ERR_LIMIT (a line of 4 GiB or more) or SMT_ERR_NOMEM (outputs
+ * then undefined).
  * Thread-safe; threads != 1 runs a private pool for the call. */
 int glm_score_lines(const glm_model *m, const char *const *lines, const size_t *lens, size_t n,
                     const glm_lines_options *opt, float *total, uint32_t *words, uint32_t *oovs,

@@ -690,7 +690,8 @@ static inline int independent_left(float p)
 }
 
 /* The walk of glm_layout.h's glm_walk on a KenLM trie (below): from w through hist[0..nh) (most
- * recent first) as deep as KenLM goes. Returns the matched length; prob, bo as glm_walk's. */
+ * recent first) as deep as KenLM goes. Returns the matched length; prob, bo as glm_walk's (bo
+ * holds GLM_MAX_ORDER floats; those past the match are left undefined). */
 static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
                                  unsigned nh, float *prob, float *bo);
 
@@ -921,7 +922,7 @@ static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word 
     while (!c.done)
         trie_step(k, &c, 0);
     *prob = c.prob;
-    memcpy(bo, c.bo, (c.len < k->order ? c.len : k->order - 1) * sizeof *bo);
+    memcpy(bo, c.bo, sizeof c.bo); /* a fixed size: two moves, not a copy loop */
     return c.len;
 }
 
@@ -959,6 +960,8 @@ float glm_kenlm_score(const glm_model *m, const glm_state *in, glm_word w, glm_s
                       unsigned *ngram_length)
 {
     float prob, bo[GLM_MAX_ORDER];
+    if (!m->ken->sorted) /* every level's bucket follows from the words: fetched at once */
+        ken_prefetch(m->ken, w, in->words, in->length);
     unsigned len = ken_walk(m->ken, w, in->words, in->length, &prob, bo);
     if (ngram_length)
         *ngram_length = len;

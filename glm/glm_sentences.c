@@ -8,6 +8,7 @@
 
 #include "glm_internal.h"
 #include "smt_threads.h"
+#include "smt_words.h"
 
 #define CHUNK_LINES 2048 /* lines per task: ~40k tokens of prose, a block that stays in cache */
 /* tokens of a block on the stack for one line of at most 2 * (SMALL_TOKENS - 2) bytes: the
@@ -24,7 +25,20 @@ typedef struct lines_job {
     uint32_t *words, *oovs;
     glm_block *blocks; /* one per worker */
     int *failed;       /* one per worker: 1 after an allocation failed */
+    const glm_lines_options *opt; /* the per-token outputs */
+    const uint64_t *tok0; /* with per-token outputs: task t's first token */
 } lines_job;
+
+/* Copies the tokens of block b, scored, to the per-token outputs from token t0 on. */
+static void tokens_out(const glm_lines_options *o, const glm_block *b, uint64_t t0)
+{
+    if (o->token_prob)
+        memcpy(o->token_prob + t0, b->prob, b->ntok * sizeof *b->prob);
+    if (o->token_len)
+        memcpy(o->token_len + t0, b->len, b->ntok * sizeof *b->len);
+    if (o->token_word)
+        memcpy(o->token_word + t0, b->ids, b->ntok * sizeof *b->ids);
+}
 
 static void lines_chunk(void *ctx, size_t task, unsigned worker)
 {
@@ -38,6 +52,8 @@ static void lines_chunk(void *ctx, size_t task, unsigned worker)
             return;
         }
     glm_score_sentences(j->m, b->ids, b->sstart, 0, b->nlines, !j->bos, 1, b->prob, b->len);
+    if (j->tok0)
+        tokens_out(j->opt, b, j->tok0[task]);
     for (size_t s = 0; s < b->nlines; s++) {
         float sum = 0.0f;
         uint32_t unk = 0;
@@ -57,7 +73,7 @@ int glm_score_lines(const glm_model *m, const char *const *lines, const size_t *
                     const glm_lines_options *opt, float *total, uint32_t *words, uint32_t *oovs,
                     smt_err *err)
 {
-    glm_lines_options def = {1, 1, 1};
+    glm_lines_options def = {.bos = 1, .eos = 1, .threads = 1};
     if (!opt)
         opt = &def;
     if (n == 0)
@@ -72,6 +88,28 @@ int glm_score_lines(const glm_model *m, const char *const *lines, const size_t *
                                "glm_score_lines: line %zu has %zu bytes (at most 4 GiB - 2)", i,
                                lens[i]);
     }
+    int per_token = opt->token_prob || opt->token_len || opt->token_word;
+    size_t tasks = (n + CHUNK_LINES - 1) / CHUNK_LINES;
+    uint64_t tok0_one[2] = {0, 0}, *tok0 = NULL;
+    if (per_token) { /* each task's first token, and the tokens' total checked against the cap */
+        tok0 = tasks > 1 ? malloc((tasks + 1) * sizeof *tok0) : tok0_one;
+        if (!tok0)
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory scoring %zu lines", n);
+        uint64_t t = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i % CHUNK_LINES == 0)
+                tok0[i / CHUNK_LINES] = t;
+            t += smt_words_count(lines[i], lens[i], SMT_WS_SPACE) + (opt->eos ? 1 : 0);
+        }
+        tok0[tasks] = t;
+        if (t > opt->token_cap) {
+            if (tok0 != tok0_one)
+                free(tok0);
+            return smt_err_set(err, SMT_ERR_ARG,
+                               "glm_score_lines: %llu tokens, room for %zu", (unsigned long long)t,
+                               opt->token_cap);
+        }
+    }
     if (n == 1 && lens[0] / 2 + 2 <= SMALL_TOKENS) { /* one short line: a block on the stack */
         glm_word ids[SMALL_TOKENS];
         uint32_t woff[SMALL_TOKENS], nwords[2];
@@ -81,21 +119,27 @@ int glm_score_lines(const glm_model *m, const char *const *lines, const size_t *
         glm_block b = {.ids = ids, .woff = woff, .sstart = sstart, .nwords = nwords,
                        .prob = prob, .len = len, .captok = SMALL_TOKENS, .caplines = 2};
         int failed = 0;
-        lines_job j = {m, lines, lens, n, opt->bos, opt->eos, total, words, oovs, &b, &failed};
+        lines_job j = {.m = m, .lines = lines, .lens = lens, .n = n, .bos = opt->bos,
+                       .eos = opt->eos, .total = total, .words = words, .oovs = oovs,
+                       .blocks = &b, .failed = &failed, .opt = opt, .tok0 = tok0};
         lines_chunk(&j, 0, 0);
         return 0;
     }
-    size_t tasks = (n + CHUNK_LINES - 1) / CHUNK_LINES;
     smt_pool *pool = NULL;
     unsigned workers = 1;
     if (opt->threads != 1 && tasks > 1) {
         int rc = smt_pool_create(&pool, opt->threads, err);
-        if (rc)
+        if (rc) {
+            if (tok0 != tok0_one)
+                free(tok0);
             return rc;
+        }
         workers = smt_pool_size(pool);
     }
-    lines_job j = {m, lines, lens, n, opt->bos, opt->eos, total, words, oovs,
-                   calloc(workers, sizeof(glm_block)), calloc(workers, sizeof(int))};
+    lines_job j = {.m = m, .lines = lines, .lens = lens, .n = n, .bos = opt->bos,
+                   .eos = opt->eos, .total = total, .words = words, .oovs = oovs,
+                   .blocks = calloc(workers, sizeof(glm_block)),
+                   .failed = calloc(workers, sizeof(int)), .opt = opt, .tok0 = tok0};
     int rc = 0;
     if (!j.blocks || !j.failed) {
         rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory scoring %zu lines", n);
@@ -112,6 +156,8 @@ int glm_score_lines(const glm_model *m, const char *const *lines, const size_t *
     }
     free(j.blocks);
     free(j.failed);
+    if (tok0 != tok0_one)
+        free(tok0);
     smt_pool_destroy(pool);
     return rc;
 }

@@ -243,6 +243,7 @@ typedef struct ModelObject {
     PyObject *path;     /* bytes (absolute, as KenLM's module keeps it) or NULL (None) */
     int loaded;         /* __init__ succeeded (m is NULL again after close()) */
     PyObject *module;   /* for the State and FullScoreReturn types */
+    PyObject *state_type; /* the module's State type (the module holds it), set with module */
     unsigned busy;      /* batches running with the GIL released; close() refuses while > 0 */
 } ModelObject;
 
@@ -256,6 +257,7 @@ static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         self->path = NULL;
         self->loaded = 0;
         self->module = NULL;
+        self->state_type = NULL;
         self->busy = 0;
     }
     return (PyObject *)self;
@@ -386,6 +388,7 @@ static int Model_init(PyObject *op, PyObject *args, PyObject *kw)
     }
     Py_INCREF(module);
     self->module = module;
+    self->state_type = state_of_module(module)->state_type;
     self->m = m;
     self->path = abs;
     self->loaded = 1;
@@ -505,7 +508,7 @@ static int score_text(const glm_model *m, const char *s, size_t n, int bos, int 
             *nwords = words;
         return 0;
     }
-    glm_lines_options opt = {bos, eos, 1};
+    glm_lines_options opt = {.bos = bos, .eos = eos, .threads = 1};
     uint32_t words;
     smt_err e;
     int rc = glm_score_lines(m, &s, &n, 1, &opt, total, &words, NULL, &e);
@@ -574,27 +577,39 @@ static PyObject *Model_perplexity(PyObject *op, PyObject *sentence)
     return PyFloat_FromDouble(perplexity_of(total, words));
 }
 
-/* Sets list[i] to KenLM's tuple (log10 prob, ngram length, oov). Holding a float, an int and a
- * bool, it can be in no reference cycle: it is untracked at once, as the collector would untrack
- * it at its first pass, so collections triggered by a long loop do not walk every tuple. */
-static int score_tuple(PyObject *list, Py_ssize_t i, float p, unsigned nl, int oov)
+/* KenLM's tuple (log10 prob, ngram length, oov). Holding a float, an int and a bool, it can be in
+ * no reference cycle: it is untracked at once, as the collector would untrack it at its first
+ * pass, so collections triggered by a long loop do not walk every tuple. */
+static PyObject *score_tuple(float p, unsigned nl, int oov)
 {
-    PyObject *t = PyTuple_New(3), *f = PyFloat_FromDouble((double)p),
-             *l = PyLong_FromUnsignedLong(nl);
-    if (!t || !f || !l) {
-        Py_XDECREF(t);
-        Py_XDECREF(f);
-        Py_XDECREF(l);
-        return -1;
-    }
-    PyObject *b = oov ? Py_True : Py_False;
-    Py_INCREF(b);
-    PyTuple_SetItem(t, 0, f);
-    PyTuple_SetItem(t, 1, l);
-    PyTuple_SetItem(t, 2, b);
-    PyObject_GC_UnTrack(t);
-    return PyList_SetItem(list, i, t);
+    PyObject *f = PyFloat_FromDouble((double)p), *l = PyLong_FromUnsignedLong(nl);
+    PyObject *t = f && l ? PyTuple_Pack(3, f, l, oov ? Py_True : Py_False) : NULL;
+    Py_XDECREF(f);
+    Py_XDECREF(l);
+    if (t)
+        PyObject_GC_UnTrack(t);
+    return t;
 }
+
+/* The tokens of a text holding NUL, scored word by word as KenLM's module reads it: each word of
+ * bytes.split() up to its first NUL. */
+static void nul_tokens(const glm_model *m, const char *s, size_t n, int bos, float *prob,
+                      uint8_t *len, glm_word *id, size_t nt)
+{
+    glm_state st;
+    state_start(m, bos, &st);
+    const char *pos = s, *end = s + n, *w;
+    size_t wl;
+    for (size_t i = 0; i < nt; i++) {
+        id[i] = smt_word_next(&pos, end, SMT_WS_ASCII, &w, &wl) ? glm_index(m, w, kenlm_word(w, wl))
+                                                                : glm_eos(m);
+        unsigned nl;
+        prob[i] = glm_score(m, &st, id[i], &st, &nl);
+        len[i] = (uint8_t)nl;
+    }
+}
+
+#define FS_STACK 256 /* tokens of a line scored with buffers on the stack */
 
 static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
                                    PyObject *kwnames)
@@ -605,34 +620,58 @@ static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize
     const glm_model *m;
     if (sentence_args(op, args, nargs, kwnames, "full_scores", &s, &n, &bos, &eos, &m))
         return NULL;
-    size_t nw = smt_words_count(s, (size_t)n, SMT_WS_ASCII);
-    Py_ssize_t nt = (Py_ssize_t)(nw + (eos ? 1 : 0));
-    PyObject *list = PyList_New(nt);
-    if (!list)
-        return NULL;
-    glm_state st;
-    state_start(m, bos, &st);
-    const char *pos = s, *end = s + n, *w;
-    size_t len;
-    for (Py_ssize_t i = 0; i < nt; i++) {
-        glm_word id = smt_word_next(&pos, end, SMT_WS_ASCII, &w, &len)
-                          ? glm_index(m, w, kenlm_word(w, len))
-                          : glm_eos(m);
-        unsigned nl = 0;
-        float p = glm_score(m, &st, id, &st, &nl);
-        if (score_tuple(list, i, p, nl, (size_t)i < nw && id == GLM_UNK)) {
-            Py_DECREF(list);
-            return NULL;
+    size_t nw = smt_words_count(s, (size_t)n, SMT_WS_ASCII), nt = nw + (eos ? 1 : 0);
+    float prob_s[FS_STACK], *prob = prob_s;
+    uint8_t len_s[FS_STACK], *len = len_s;
+    glm_word id_s[FS_STACK], *id = id_s;
+    PyObject *tup = NULL, *it = NULL;
+    if (nt > FS_STACK) {
+        prob = PyMem_Malloc(nt * sizeof *prob);
+        len = PyMem_Malloc(nt * sizeof *len);
+        id = PyMem_Malloc(nt * sizeof *id);
+        if (!prob || !len || !id) {
+            PyErr_NoMemory();
+            goto done;
         }
     }
-    PyObject *it = PyObject_GetIter(list);
-    Py_DECREF(list);
+    if (memchr /* read as KenLM's module reads it */ (s, '\0', (size_t)n)) {
+        nul_tokens(m, s, (size_t)n, bos, prob, len, id, nt);
+    } else {
+        glm_lines_options opt = {.bos = bos, .eos = eos, .threads = 1, .token_prob = prob,
+                                 .token_len = len, .token_word = id, .token_cap = nt};
+        size_t sn = (size_t)n;
+        float total;
+        smt_err e;
+        int rc = glm_score_lines(m, &s, &sn, 1, &opt, &total, NULL, NULL, &e);
+        if (rc) {
+            fastsmt_raise(rc, e.msg);
+            goto done;
+        }
+    }
+    /* a tuple of the tuples, untracked as they are (it holds only them), iterated */
+    tup = PyTuple_New((Py_ssize_t)nt);
+    if (tup)
+        PyObject_GC_UnTrack(tup);
+    for (size_t i = 0; tup && i < nt; i++) {
+        PyObject *t = score_tuple(prob[i], len[i], i < nw && id[i] == GLM_UNK);
+        if (!t || PyTuple_SetItem(tup, (Py_ssize_t)i, t))
+            Py_CLEAR(tup);
+    }
+    if (tup)
+        it = PyObject_GetIter(tup);
+    Py_XDECREF(tup);
+done:
+    if (prob != prob_s) {
+        PyMem_Free(prob);
+        PyMem_Free(len);
+        PyMem_Free(id);
+    }
     return it;
 }
 
 static StateObject *state_arg(ModelObject *self, PyObject *o, const char *what)
 {
-    PyObject *tp = mstate((PyObject *)self)->state_type;
+    PyObject *tp = self->state_type;
     int ok = (PyObject *)Py_TYPE(o) == tp ? 1 : PyObject_IsInstance(o, tp);
     if (ok < 0)
         return NULL;
@@ -675,7 +714,9 @@ static int base_score(ModelObject *self, PyObject *const *args, Py_ssize_t nargs
                       PyObject *kwnames, const char *fname, float *p, unsigned *nl, int *oov)
 {
     PyObject *a[3];
-    if (fastsmt_parse_args(args, nargs, kwnames, base_names, 3, 3, fname, a))
+    if (!kwnames && nargs == 3) /* the usual call: by position */
+        a[0] = args[0], a[1] = args[1], a[2] = args[2];
+    else if (fastsmt_parse_args(args, nargs, kwnames, base_names, 3, 3, fname, a))
         return -1;
     const glm_model *m = model_of(self);
     StateObject *si = m ? state_arg(self, a[0], "in_state") : NULL;
@@ -787,7 +828,7 @@ static int batch_score(ModelObject *self, batch *b, int bos, int eos, unsigned t
     const glm_model *m = model_of(self);
     if (!m)
         return -1;
-    glm_lines_options opt = {bos, eos, threads};
+    glm_lines_options opt = {.bos = bos, .eos = eos, .threads = threads};
     smt_err e;
     int rc;
     self->busy++;

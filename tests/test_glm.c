@@ -1349,7 +1349,7 @@ Test(glm, score_lines_equals_word_scores)
     for (int bos = 0; bos < 2; bos++)
         for (int eos = 0; eos < 2; eos++)
             for (unsigned th = 1; th <= 2; th++) {
-                glm_lines_options opt = {bos, eos, th};
+                glm_lines_options opt = {.bos = bos, .eos = eos, .threads = th};
                 memset(tot, 0x7f, N * sizeof *tot);
                 cr_assert_eq(glm_score_lines(m, lines, lens, N, &opt, tot, words, oovs, &e), 0,
                              "%s", e.msg);
@@ -1388,7 +1388,7 @@ Test(glm, score_lines_one_line_at_every_length)
     for (size_t n = 990; n <= sizeof line; n++)
         for (int eos = 0; eos < 2; eos++) {
             const char *l = line;
-            glm_lines_options opt = {1, eos, 1};
+            glm_lines_options opt = {.bos = 1, .eos = eos, .threads = 1};
             float tot;
             uint32_t words, oovs, w, o;
             cr_assert_eq(glm_score_lines(m, &l, &n, 1, &opt, &tot, &words, &oovs, &e), 0, "%s",

@@ -18,6 +18,7 @@
 #include "glm_internal.h"
 #include "glm_kenlm.h"
 #include "smt_lines.h"
+#include "smt_words.h"
 #include "testutil.h"
 
 static char *dir;
@@ -25,6 +26,19 @@ static void setup(void) { dir = tu_tmpdir(); cr_assert_not_null(dir); }
 static void teardown(void) { tu_rmtree(dir); free(dir); }
 
 TestSuite(glm_kenlm, .init = setup, .fini = teardown);
+
+/* tests/data/glm/kenlm/tiny.<name>.bin opened with flags. */
+static glm_model *open_tiny(const char *name, unsigned flags)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.bin", name);
+    char *bin = tu_data_path(rel);
+    glm_model *m;
+    smt_err e;
+    cr_assert_eq(glm_open(&m, bin, flags, &e), 0, "%s: %s", bin, e.msg);
+    free(bin);
+    return m;
+}
 
 /* glm_query_lines's whole output for model m on the text at in. Malloc'ed. */
 static char *query(const glm_model *m, const char *in, int null_context, int path,
@@ -668,12 +682,8 @@ Test(glm_kenlm, threaded_rows_equal_reference)
     uint8_t *lr = malloc(ROWS), *lf = malloc(ROWS);
     cr_assert(rows && pr && pf && lr && lf);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char rel[128];
-        snprintf(rel, sizeof rel, "glm/kenlm/tiny.%s.bin", names[i]);
-        char *bin = tu_data_path(rel);
-        glm_model *m;
+        glm_model *m = open_tiny(names[i], 0);
         smt_err e;
-        cr_assert_eq(glm_open(&m, bin, 0, &e), 0, "%s", e.msg);
         unsigned N = glm_order(m);
         uint32_t V = glm_vocab_size(m), x = 12345;
         for (size_t r = 0; r < ROWS; r++)
@@ -687,7 +697,6 @@ Test(glm_kenlm, threaded_rows_equal_reference)
         cr_assert(memcmp(pr, pf, ROWS * sizeof *pr) == 0 && memcmp(lr, lf, ROWS) == 0, "%s",
                   names[i]);
         glm_close(m);
-        free(bin);
     }
     free(rows), free(pr), free(pf), free(lr), free(lf);
 }
@@ -984,4 +993,138 @@ Test(glm_kenlm, layout_names)
     cr_assert(strstr(out, "layout\tkenlm trie -q\nquantized\t8 prob bits, 8 backoff bits\n"), "%s",
               out);
     free(out), free(glm), free(bin);
+}
+
+/* glm_score_lines's per-token outputs on model m: on 5,000 lines of its words (lines of 0 to 79
+ * tokens, unknown words and a NUL among them), every bos/eos setting, one and two threads, each
+ * token's log10 p (bit for bit), matched length and id equal glm_score's walk word by word; too
+ * small a token_cap is refused with nothing written. */
+static void expect_token_scores(const glm_model *m, const char *what)
+{
+    enum { NL = 5000 };
+    uint32_t V = glm_vocab_size(m);
+    char **lines = malloc(NL * sizeof *lines);
+    size_t *lens = malloc(NL * sizeof *lens), ntok_max = 0;
+    cr_assert(lines && lens);
+    uint64_t r = 88172645463325252ull;
+    for (size_t i = 0; i < NL; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned nw = (unsigned)(r >> 33) % (i % 50 ? 25 : 80);
+        char *s = malloc(nw * 40 + 8);
+        cr_assert_not_null(s);
+        size_t n = 0;
+        for (unsigned w = 0; w < nw; w++) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t pick = (uint32_t)(r >> 35);
+            size_t wl;
+            const char *word = pick % 9 == 0 ? "qqunknown" : glm_word_str(m, pick % V, &wl);
+            if (pick % 9 == 0)
+                wl = strlen(word);
+            if (wl > 32)
+                wl = 32;
+            memcpy(s + n, word, wl);
+            n += wl;
+            s[n++] = pick % 13 == 0 ? '\t' : ' ';
+        }
+        if (i % 97 == 5 && n > 2)
+            s[n / 2] = '\0'; /* a NUL separates words, as in glm query's text */
+        lines[i] = s;
+        lens[i] = n;
+        ntok_max += smt_words_count(s, n, SMT_WS_SPACE) + 1;
+    }
+    float *prob = malloc(ntok_max * sizeof *prob), *total = malloc(NL * sizeof *total);
+    uint8_t *len = malloc(ntok_max);
+    glm_word *id = malloc(ntok_max * sizeof *id);
+    cr_assert(prob && total && len && id);
+    smt_err e;
+    for (int bos = 0; bos < 2; bos++)
+        for (int eos = 0; eos < 2; eos++)
+            for (unsigned th = 1; th <= 2; th++) {
+                size_t ntok = ntok_max - (eos ? 0 : NL);
+                glm_lines_options o = {.bos = bos, .eos = eos, .threads = th, .token_prob = prob,
+                                       .token_len = len, .token_word = id, .token_cap = ntok};
+                memset(len, 0xee, ntok_max);
+                cr_assert_eq(glm_score_lines(m, (const char *const *)lines, lens, NL, &o, total,
+                                             NULL, NULL, &e), 0, "%s: %s", what, e.msg);
+                size_t t = 0;
+                for (size_t i = 0; i < NL; i++) {
+                    glm_state st;
+                    if (bos)
+                        glm_state_begin(m, &st);
+                    else
+                        glm_state_null(&st);
+                    const char *pos = lines[i], *end = lines[i] + lens[i], *w;
+                    size_t wl;
+                    int more = 1;
+                    float sum = 0;
+                    while (more) {
+                        glm_word want;
+                        if (smt_word_next(&pos, end, SMT_WS_SPACE, &w, &wl))
+                            want = glm_index(m, w, wl);
+                        else if (eos)
+                            want = glm_eos(m), more = 0;
+                        else
+                            break;
+                        unsigned nl;
+                        float p = glm_score(m, &st, want, &st, &nl);
+                        sum += p;
+                        cr_assert_lt(t, ntok, "%s", what);
+                        cr_assert(memcmp(&p, &prob[t], sizeof p) == 0,
+                                  "%s bos %d eos %d threads %u line %zu token %zu: %.9g != %.9g",
+                                  what, bos, eos, th, i, t, (double)prob[t], (double)p);
+                        cr_assert_eq(len[t], nl, "%s line %zu token %zu", what, i, t);
+                        cr_assert_eq(id[t], want, "%s line %zu token %zu", what, i, t);
+                        t++;
+                    }
+                    cr_assert(memcmp(&sum, &total[i], sizeof sum) == 0, "%s line %zu", what, i);
+                }
+                cr_assert_eq(t, ntok, "%s: every token written", what);
+                o.token_cap = ntok - 1;
+                memset(len, 0xee, ntok_max);
+                cr_assert_eq(glm_score_lines(m, (const char *const *)lines, lens, NL, &o, total,
+                                             NULL, NULL, &e), SMT_ERR_ARG, "%s", what);
+                cr_assert(strstr(e.msg, "tokens"), "%s", e.msg);
+                for (size_t k = 0; k < ntok_max; k++)
+                    cr_assert_eq(len[k], 0xee, "%s: nothing written", what);
+            }
+    for (size_t i = 0; i < NL; i++)
+        free(lines[i]);
+    free(lines), free(lens), free(prob), free(total), free(len), free(id);
+}
+
+Test(glm_kenlm, score_lines_per_token_equals_glm_score)
+{
+    static const char *const bins[] = {
+        "chain.probing",       "chain.trie",           "chain.trie-a22",
+        "chain.trie-q8-b8",    "chain_nounk.probing",  "chain_nounk.rest",
+        "chain_nounk.trie",    "chain_nounk.trie-a22", "chain_nounk.trie-q8-b8",
+        "suffix.probing-p3",   "suffix.trie",          "suffix.trie-a22",
+        "suffix.trie-q8-b8",   "upper_nounk.probing",  "upper_nounk.trie"};
+    for (size_t i = 0; i < sizeof bins / sizeof bins[0]; i++) {
+        glm_model *m = open_tiny(bins[i], GLM_OPEN_DEFAULT);
+        expect_token_scores(m, bins[i]);
+        glm_close(m);
+    }
+    /* a .glm, floats and quantized */
+    char *arpa = tu_data_path("glm/chain.arpa"), *model = tu_join(dir, "tok.glm");
+    for (uint32_t bits = 0; bits <= 8; bits += 8) {
+        glm_build_options opt = {.K = 3, .progress = -1, .prob_bits = bits, .backoff_bits = bits};
+        smt_err e;
+        cr_assert_eq(glm_build(arpa, model, &opt, NULL, &e), 0, "%s", e.msg);
+        glm_model *m;
+        cr_assert_eq(glm_open(&m, model, GLM_OPEN_INDEX, &e), 0, "%s", e.msg);
+        expect_token_scores(m, bits ? "glm q8b8" : "glm");
+        glm_close(m);
+    }
+    free(arpa), free(model);
+    /* KenLM's trie -a 22 -q 8 -b 8 and a bigger vocabulary, from ../shared when present */
+    char *big = tu_shared_path("reference/kenlm-binaries/sample.lm3.trie-a22q8b8.bin");
+    if (big) {
+        glm_model *m;
+        smt_err e;
+        cr_assert_eq(glm_open(&m, big, GLM_OPEN_DEFAULT, &e), 0, "%s", e.msg);
+        expect_token_scores(m, "sample.lm3.trie-a22q8b8");
+        glm_close(m);
+        free(big);
+    }
 }

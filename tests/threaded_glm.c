@@ -110,7 +110,8 @@ int main(void)
     float *t1 = malloc(NL * sizeof *t1), *t2 = malloc(NL * sizeof *t2);
     for (size_t i = 0; i < NL; i++)
         lines[i] = i % 3 ? "a b c a zzz b a" : "c c b a", lens[i] = strlen(lines[i]);
-    glm_lines_options o1 = {1, 1, 1}, o2 = {1, 1, 2};
+    glm_lines_options o1 = {.bos = 1, .eos = 1, .threads = 1},
+                      o2 = {.bos = 1, .eos = 1, .threads = 2};
     TH_CHECK(glm_score_lines(m, lines, lens, NL, &o1, t1, NULL, NULL, &e) == 0, "%s", e.msg);
     TH_CHECK(glm_score_lines(m, lines, lens, NL, &o2, t2, NULL, NULL, &e) == 0, "%s", e.msg);
     TH_CHECK(memcmp(t1, t2, NL * sizeof *t1) == 0, "2-thread glm_score_lines differs");

@@ -24,8 +24,9 @@ class LanguageModel(Model):
 
 class LoadMethod:
     """KenLM's util::LoadMethod. glm maps them as ``glm query -l`` does: LAZY maps the file,
-    POPULATE_OR_LAZY maps it and reads it in at once, the others (the default POPULATE_OR_READ
-    included) copy the model into memory in 2 MB pages (fastest queries)."""
+    POPULATE_OR_LAZY and the default POPULATE_OR_READ map it and read it in at once (glm's one
+    default load), READ and PARALLEL_READ copy the model into memory in 2 MB pages (for a page
+    cache mapped with 4 KB pages)."""
     LAZY = 0
     POPULATE_OR_LAZY = 1
     POPULATE_OR_READ = 2

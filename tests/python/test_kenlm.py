@@ -10,7 +10,8 @@ import threading
 
 import pytest
 
-from conftest import SOURCE, TESTDATA, glm_query, glm_tool, require_module, shared_path
+from conftest import (SOURCE, TESTDATA, glm_query, glm_tool, parse_query, require_module,
+                      shared_path)
 
 
 def f32(x):
@@ -96,6 +97,52 @@ def test_kenlm_binary_equals_kenlm_query(kenlm, layout):
     assert model.order == 3
     assert check_against_query(model, base + ".bin", base + ".txt") > 0
     assert check_against_query(model, base + ".bin", base + ".txt", null_context=True) > 0
+
+
+@pytest.mark.parametrize("name", sorted(
+    f[len("tiny."):-len(".query")] for f in os.listdir(os.path.join(TESTDATA, "glm", "kenlm"))
+    if f.endswith(".query")))
+def test_full_scores_are_kenlm_query_output(kenlm, name):
+    """full_scores on every KenLM binary of tests/data/glm/kenlm (every layout, rest probing and
+    models without <unk> included) yields, word by word, what KenLM's own query printed for it
+    (the recorded .query file), and score its Total."""
+    base = os.path.join(TESTDATA, "glm", "kenlm", "tiny." + name)
+    model = kenlm.Model(base + ".bin")
+    with open(base + ".query", encoding="utf-8") as f:
+        want = parse_query(f.read())
+    sentences = lines_of(base + ".txt")
+    assert len(want) == len(sentences) > 0
+    for sentence, (words, total) in zip(sentences, want):
+        got = list(model.full_scores(sentence))
+        assert len(got) == len(words), sentence
+        for (prob, length, oov), (word, wid, qlen, qprob) in zip(got, words):
+            assert f32(prob) == f32(float(qprob)), (name, sentence, word, prob, qprob)
+            assert length == qlen and oov == (wid == 0 and word != "</s>"), (name, word)
+            assert type(prob) is float and type(length) is int and type(oov) is bool
+        assert f32(model.score(sentence)) == f32(float(total)), (name, sentence)
+
+
+def test_full_scores_long_and_empty_lines(kenlm, sample_model, sample_text):
+    """full_scores of lines past its stack buffers (hundreds of words), of an empty line, with
+    every bos/eos, equals BaseFullScore word by word from the same state."""
+    m = sample_model
+    words = " ".join(lines_of(sample_text)[:40]).split()
+    for text in ("", "   ", "in", " ".join(words[:255]), " ".join(words[:256]),
+                 " ".join(words[:257]), " ".join(words[:900]) + " qqunknown"):
+        for bos in (True, False):
+            for eos in (True, False):
+                it = m.full_scores(text, bos=bos, eos=eos)
+                assert iter(it) is it
+                got = list(it)
+                state, out = kenlm.State(), kenlm.State()
+                (m.BeginSentenceWrite if bos else m.NullContextWrite)(state)
+                want = []
+                for w in text.split() + (["</s>"] if eos else []):
+                    r = m.BaseFullScore(state, w, out)
+                    want.append((r.log_prob, r.ngram_length, r.oov and w != "</s>"))
+                    state, out = out, state
+                assert [(f32(p), n, o) for p, n, o in got] == \
+                    [(f32(p), n, o) for p, n, o in want], (len(text), bos, eos)
 
 
 def test_score_and_perplexity_as_kenlm_computes_them(sample_model, sample_text):
