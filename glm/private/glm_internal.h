@@ -164,6 +164,29 @@ int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids);
 void glm_ostore_prefetch(const glm_ostore *s, const uint32_t *ids);
 void glm_ostore_free(glm_ostore *s);
 
+/* ---- a trie build's finished levels (glm_spill.c): bytes appended in order, then read back once
+ * in order. Up to limit bytes stay in memory; past it everything goes to a temporary file in dir
+ * (made, and unlinked, at open), in blocks of at most 1 MiB, each with its length and a hash
+ * seeded with its index, checked when read back: a damaged file is SMT_ERR_CORRUPT, a failed
+ * write SMT_ERR_IO ("DIR: temporary file: write error: <reason>"). */
+typedef struct glm_spill {
+    uint8_t *mem; /* the bytes while nothing is spilled */
+    size_t len, cap;
+    uint64_t limit, total, nread;
+    char *dir;
+    int fd, spilled;
+    uint8_t *blk; /* the block being written, or read */
+    size_t blen, bpos;
+    uint64_t nblocks;
+} glm_spill;
+
+int glm_spill_open(glm_spill *s, uint64_t limit, const char *dir, smt_err *err);
+int glm_spill_put(glm_spill *s, const void *data, size_t n, smt_err *err);
+/* Ends the appends; the reads start at the first byte. */
+int glm_spill_rewind(glm_spill *s, smt_err *err);
+int glm_spill_get(glm_spill *s, void *data, size_t n, smt_err *err);
+void glm_spill_close(glm_spill *s);
+
 /* ---- B-tree construction (glm_build.c) */
 
 /* slot_to_rank[s] = the rank (in sorted order) of the key stored at breadth-first slot s of an
