@@ -165,16 +165,17 @@ static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *parent_pos,
                       uint32_t *order, uint32_t *ppos, smt_err *err)
 {
     const glm_ostore *s = &a->o[k];
-    const glm_ostore *ps = k > 2 ? &a->o[k - 1] : NULL;
-    uint64_t n = s->count;
+    int look = k > 2 && k < a->order; /* the parent found by its words, else stored (glm_ostore) */
+    const glm_ostore *ps = look ? &a->o[k - 1] : NULL;
+    uint64_t n = s->count, w = s->n;
     uint32_t *cnt = calloc(np + 1, sizeof *cnt);
     if (!cnt)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory sorting %u-grams", k);
     for (uint64_t i = 0; i < n; i++) {
-        const uint32_t *ids = s->ids + i * k;
-        if (k > 2 && i + BUILD_AHEAD < n)
-            glm_ostore_prefetch(ps, ids + BUILD_AHEAD * k);
-        int64_t p = k > 2 ? glm_ostore_find(ps, ids) : (int64_t)ids[0];
+        const uint32_t *ids = s->ids + i * w;
+        if (look && i + BUILD_AHEAD < n)
+            glm_ostore_prefetch(ps, ids + BUILD_AHEAD * w);
+        int64_t p = look ? glm_ostore_find(ps, ids) : (int64_t)ids[0];
         if (p < 0) { /* cannot happen: every suffix was stored (insert_suffixes) */
             free(cnt);
             return smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram without its suffix", k);
@@ -188,7 +189,7 @@ static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *parent_pos,
         order[cnt[ppos[i]]++] = (uint32_t)i; /* now cnt[p] is the end of group p */
     uint64_t *buf = NULL, bufcap = 0, start = 0;
     const uint32_t *ids = s->ids;
-#define KEY(rec) ids[(uint64_t)(rec) * k + k - 1]
+#define KEY(rec) ids[(uint64_t)(rec) * w + w - 1]
     for (uint64_t p = 0; p < np; start = cnt[p++]) {
         uint64_t g = cnt[p] - start;
         uint32_t *o = order + start;
@@ -343,8 +344,8 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progres
             pmid[p].child = (uint32_t)cursor;
             uint64_t g0 = i;
             while (i < n && ppos[order[i]] == p) {
-                if (i > g0 && s->ids[(uint64_t)order[i] * k + k - 1] ==
-                                  s->ids[(uint64_t)order[i - 1] * k + k - 1]) {
+                if (i > g0 && s->ids[(uint64_t)order[i] * s->n + s->n - 1] ==
+                                  s->ids[(uint64_t)order[i - 1] * s->n + s->n - 1]) {
                     rc = smt_err_set(err, SMT_ERR_PARSE, "duplicate %u-gram in the ARPA file", k);
                     goto level_out;
                 }
@@ -365,7 +366,7 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progres
             for (uint64_t slot = 0; slot < g; slot++) {
                 uint32_t rec = order[g0 + perm[slot]];
                 uint64_t at = cursor + slot;
-                keys[at] = s->ids[(uint64_t)rec * k + k - 1];
+                keys[at] = s->ids[(uint64_t)rec * s->n + s->n - 1];
                 if (k < N) {
                     kmid[at] = (glm_mid){s->prob[rec], s->bo[rec], 0};
                     newpos[rec] = (uint32_t)at;

@@ -111,7 +111,9 @@ uint64_t glm_layout_nmid(const glm_layout *L);
 
 /* ---- ARPA reading (glm_arpa.c) */
 
-/* The n-grams of one order, words reversed (w, h1, h2, ..): the trie's key order. */
+/* The n-grams of one order, words reversed (w, h1, h2, ..): the trie's key order. The highest
+ * order keeps, instead of its words, its parent's record in the order below (for 2-grams the
+ * word w) and its key (its last word): n is then 2. */
 typedef struct glm_ostore {
     unsigned n;
     uint64_t count;
