@@ -157,29 +157,56 @@ static int cmp_u64(const void *a, const void *b)
  * start this many records early. */
 #define BUILD_AHEAD 16
 
+/* Each record's parent (its record in the order below; a 2-gram's: its first word) into par[k]
+ * (k = 2..N), the highest order first: once an order's parents are found, the order above has
+ * found its own in it, so its table goes and its words shrink to its keys (s->n = 1). */
+static int find_parents(glm_arpa *a, uint32_t **par, smt_err *err)
+{
+    for (unsigned k = a->order; k >= 2; k--) {
+        glm_ostore *s = &a->o[k];
+        int look = k > 2 && k < a->order; /* found by its words, else stored (glm_ostore) */
+        const glm_ostore *ps = look ? &a->o[k - 1] : NULL;
+        uint64_t n = s->count, w = s->n;
+        uint32_t *p = par[k] = malloc(n * sizeof *p + 4);
+        if (!p)
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+        for (uint64_t i = 0; i < n; i++) {
+            const uint32_t *ids = s->ids + i * w;
+            if (look && i + BUILD_AHEAD < n)
+                glm_ostore_prefetch(ps, ids + BUILD_AHEAD * w);
+            int64_t f = look ? glm_ostore_find(ps, ids) : (int64_t)ids[0];
+            if (f < 0) /* cannot happen: every suffix was stored (insert_suffixes) */
+                return smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram without its suffix",
+                                   k);
+            p[i] = (uint32_t)f;
+        }
+        for (uint64_t i = 0; i < n; i++) /* in place: i <= i * w + w - 1 */
+            s->ids[i] = s->ids[i * w + w - 1];
+        uint32_t *keys = realloc(s->ids, n * sizeof *keys + 4);
+        if (keys)
+            s->ids = keys;
+        s->n = 1;
+        free(s->slots);
+        s->slots = NULL;
+    }
+    return 0;
+}
+
 /* Sorts the records of level k by (parent final position, key): order[i] = record index;
- * ppos[rec] = the final position of the record's parent. A counting sort by parent (no copy of
- * the records: the build's peak memory is the parsed n-grams plus the output), then each group by
- * key: insertion sort when small, else through a buffer of (key, record) pairs. */
-static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *parent_pos, uint64_t np,
-                      uint32_t *order, uint32_t *ppos, smt_err *err)
+ * ppos[rec] = the final position of the record's parent (par: each record's parent record). A
+ * counting sort by parent (no copy of the records), then each group by key: insertion sort when
+ * small, else through a buffer of (key, record) pairs. */
+static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *par,
+                      const uint32_t *parent_pos, uint64_t np, uint32_t *order, uint32_t *ppos,
+                      smt_err *err)
 {
     const glm_ostore *s = &a->o[k];
-    int look = k > 2 && k < a->order; /* the parent found by its words, else stored (glm_ostore) */
-    const glm_ostore *ps = look ? &a->o[k - 1] : NULL;
-    uint64_t n = s->count, w = s->n;
+    uint64_t n = s->count;
     uint32_t *cnt = calloc(np + 1, sizeof *cnt);
     if (!cnt)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory sorting %u-grams", k);
     for (uint64_t i = 0; i < n; i++) {
-        const uint32_t *ids = s->ids + i * w;
-        if (look && i + BUILD_AHEAD < n)
-            glm_ostore_prefetch(ps, ids + BUILD_AHEAD * w);
-        int64_t p = look ? glm_ostore_find(ps, ids) : (int64_t)ids[0];
-        if (p < 0) { /* cannot happen: every suffix was stored (insert_suffixes) */
-            free(cnt);
-            return smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram without its suffix", k);
-        }
+        uint32_t p = par[i];
         ppos[i] = parent_pos[p];
         cnt[ppos[i] + 1]++;
     }
@@ -189,7 +216,7 @@ static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *parent_pos,
         order[cnt[ppos[i]]++] = (uint32_t)i; /* now cnt[p] is the end of group p */
     uint64_t *buf = NULL, bufcap = 0, start = 0;
     const uint32_t *ids = s->ids;
-#define KEY(rec) ids[(uint64_t)(rec) * w + w - 1]
+#define KEY(rec) ids[rec]
     for (uint64_t p = 0; p < np; start = cnt[p++]) {
         uint64_t g = cnt[p] - start;
         uint32_t *o = order + start;
@@ -307,6 +334,8 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progres
         free(pos);
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
     }
+    uint32_t *par[GLM_MAX_ORDER + 1] = {0};
+    int rc = find_parents(a, par, err);
     glm_mid *pmid = o->uni;
     for (uint32_t w = 0; w < a->nvocab; w++) {
         pmid[w] = (glm_mid){a->uprob[w], a->ubo[w], 0};
@@ -319,7 +348,6 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progres
              done_bytes = (L->count[1] + 1) * sizeof(glm_mid);
     smt_progress prog;
     smt_progress_init(&prog, "building trie", out_bytes, progress);
-    int rc = 0;
     for (unsigned k = 2; k <= N && !rc; k++) {
         glm_ostore *s = &a->o[k];
         uint64_t n = s->count, np = L->count[k - 1];
@@ -335,17 +363,17 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progres
             rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
             goto level_out;
         }
-        if ((rc = sort_level(a, k, pos, np, order, ppos, err)))
+        rc = sort_level(a, k, par[k], pos, np, order, ppos, err);
+        free(par[k]);
+        par[k] = NULL;
+        if (rc)
             goto level_out;
-        if (k > 2) /* the parent level's lookups are done: free its inputs */
-            glm_ostore_free(&a->o[k - 1]);
         uint64_t permcap = 0, i = 0, cursor = 0;
         for (uint64_t p = 0; p < np; p++) {
             pmid[p].child = (uint32_t)cursor;
             uint64_t g0 = i;
             while (i < n && ppos[order[i]] == p) {
-                if (i > g0 && s->ids[(uint64_t)order[i] * s->n + s->n - 1] ==
-                                  s->ids[(uint64_t)order[i - 1] * s->n + s->n - 1]) {
+                if (i > g0 && s->ids[order[i]] == s->ids[order[i - 1]]) {
                     rc = smt_err_set(err, SMT_ERR_PARSE, "duplicate %u-gram in the ARPA file", k);
                     goto level_out;
                 }
@@ -366,7 +394,7 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progres
             for (uint64_t slot = 0; slot < g; slot++) {
                 uint32_t rec = order[g0 + perm[slot]];
                 uint64_t at = cursor + slot;
-                keys[at] = s->ids[(uint64_t)rec * s->n + s->n - 1];
+                keys[at] = s->ids[rec];
                 if (k < N) {
                     kmid[at] = (glm_mid){s->prob[rec], s->bo[rec], 0};
                     newpos[rec] = (uint32_t)at;
@@ -390,6 +418,7 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progres
             (k > 2 && (rc = glm_spill_put(&o->sp, pmid, (np + 1) * sizeof *pmid, err))) ||
             (k == N && (rc = glm_spill_put(&o->sp, top, n * sizeof *top, err))))
             goto level_out;
+        glm_ostore_free(s); /* laid out: the level's input goes */
         done_bytes += n * entry_bytes + (k < N ? sizeof *kmid : 0);
         smt_progress_update(&prog, done_bytes);
     level_out:
@@ -407,6 +436,8 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progres
     if (pmid != o->uni)
         free(pmid);
     free(pos);
+    for (unsigned k = 2; k <= N; k++)
+        free(par[k]);
     if (!rc)
         smt_progress_finish(&prog, done_bytes);
     return rc;

@@ -113,7 +113,8 @@ uint64_t glm_layout_nmid(const glm_layout *L);
 
 /* The n-grams of one order, words reversed (w, h1, h2, ..): the trie's key order. The highest
  * order keeps, instead of its words, its parent's record in the order below (for 2-grams the
- * word w) and its key (its last word): n is then 2. */
+ * word w) and its key (its last word): n is then 2. Once the trie's build has found every
+ * record's parent, an order keeps its keys only (n = 1) and no table. */
 typedef struct glm_ostore {
     unsigned n;
     uint64_t count;
