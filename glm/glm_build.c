@@ -4,8 +4,10 @@
  * The trie is made level by level (k = 2..N): each n-gram's parent is its suffix of order k-1
  * (already placed, its final position known), so sorting level k by (parent position, key) groups
  * every node's children in their parent's order, sorted by key; each group is then permuted into
- * its B-tree's breadth-first order. Inputs of level k-1 are freed once level k no longer needs
- * them, keeping the peak near the parsed input plus the output. */
+ * its B-tree's breadth-first order. Every record's parent is found first (find_parents), after
+ * which an order keeps only its keys and values; each level's input is freed once it is laid
+ * out, and its output leaves memory as it is finished (trie_out: the keys to the file, the rest
+ * through a glm_spill), so the peak is the parsed input. */
 #define _POSIX_C_SOURCE 200809L /* stat, sysconf */
 #include <math.h>
 #include <stdlib.h>
