@@ -717,21 +717,22 @@ static int write_probing(const char *out_path, glm_arpa *a, float mult, smt_err 
     /* the vocabulary's table, the unigrams {prob, backoff} x (nuni + 1) in blocks, orders 2..N
      * ({key, prob, backoff}, 16 bytes; the highest {key, prob}, 12 bytes), the words in id order,
      * each NUL-terminated, <unk> first */
-    for (unsigned n = 1; n <= N && !rc; n++) {
-        rc = smt_writer_write(w, a->pt[n].tab, a->pt[n].t.buckets * a->pt[n].esz, err);
-        float uni[2 * 1024];
-        for (uint64_t i = 0; n == 1 && i <= nuni && !rc; i += 1024) {
-            uint64_t b = nuni + 1 - i < 1024 ? nuni + 1 - i : 1024;
-            for (uint64_t j = 0; j < b; j++) {
-                /* the sign is already clear where the unigram extends; KenLM leaves the others
-                 * as read, so the "0" of <s> stays +0.0 (glm's reader gives -0.0) */
-                float p = i + j < a->nvocab ? a->uprob[i + j] : 0.0f;
-                uni[2 * j] = p == 0.0f ? 0.0f : p;
-                uni[2 * j + 1] = i + j < a->nvocab ? a->ubo[i + j] : 0.0f;
-            }
-            rc = smt_writer_write(w, uni, 8 * b, err);
+    if (!rc)
+        rc = smt_writer_write(w, a->pt[1].tab, a->pt[1].t.buckets * a->pt[1].esz, err);
+    float uni[2 * 1024];
+    for (uint64_t i = 0; i <= nuni && !rc; i += 1024) {
+        uint64_t b = nuni + 1 - i < 1024 ? nuni + 1 - i : 1024;
+        for (uint64_t j = 0; j < b; j++) {
+            /* the sign is already clear where the unigram extends; KenLM leaves the others as
+             * read, so the "0" of <s> stays +0.0 (glm's reader gives -0.0) */
+            float p = i + j < a->nvocab ? a->uprob[i + j] : 0.0f;
+            uni[2 * j] = p == 0.0f ? 0.0f : p;
+            uni[2 * j + 1] = i + j < a->nvocab ? a->ubo[i + j] : 0.0f;
         }
+        rc = smt_writer_write(w, uni, 8 * b, err);
     }
+    for (unsigned n = 2; n <= N && !rc; n++)
+        rc = smt_writer_write(w, a->pt[n].tab, a->pt[n].t.buckets * a->pt[n].esz, err);
     if (!rc)
         rc = smt_writer_write(w, a->words, a->words_len, err);
     if (!rc)
