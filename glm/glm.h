@@ -50,6 +50,11 @@ typedef struct glm_build_options {
                                * the bytes build_binary writes; glm and KenLM both read it)
                                * instead of a .glm; K and quantization do not apply */
     float probing_multiplier; /* build_binary -p: buckets per entry of its tables, > 1 (0: 1.5) */
+    uint64_t sort_memory;     /* build_binary -S, a trie's: bytes of finished levels held in
+                               * memory before they go to a temporary file (0: 80% of the
+                               * physical memory, else 1 GiB, as KenLM) */
+    const char *temp_dir;     /* build_binary -T: the temporary file's folder (NULL: the
+                               * output's); refused at once when no file can be made there */
 } glm_build_options;
 
 #define GLM_MAX_QUANT_BITS 25
@@ -60,6 +65,8 @@ typedef struct glm_build_stats {
     uint64_t stored[GLM_MAX_ORDER + 1];   /* stored counts: + <unk> if missing, + inserted suffixes */
     uint64_t file_size;
     int unk_added;                        /* 1 when <unk> was missing and substituted */
+    uint64_t temp_bytes;                  /* a trie's finished levels that went through the
+                                           * temporary file (more than -S): 0 when none did */
 } glm_build_stats;
 
 /* Reads an ARPA file (plain or gzip) with KenLM's semantics and writes the binary model.

@@ -759,25 +759,30 @@ static int store_ngram(reader *r, glm_arpa *a, unsigned n, const uint32_t *ids, 
         hsuf = hash_ahead(&a->o[n - 1], ids);
         hctx = hash_ahead(&a->o[n - 1], ids + 1);
     }
-    int rc = ostore_add_unique(s, ids, hs, prob, bo);
+    int rc = n < a->order ? ostore_add_unique(s, ids, hs, prob, bo) : 0;
     if (rc == -3)
         return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate %u-gram", r->path,
-                           (unsigned long long)lineno(r), n);
-    if (rc)
-        return smt_err_set(r->err, rc == -2 ? SMT_ERR_LIMIT : SMT_ERR_NOMEM,
-                           "%s:%llu: cannot store the %u-gram", r->path,
                            (unsigned long long)lineno(r), n);
     /* the longest stored suffix (w, h1, .., h_{lower+1}) and its record at */
     int lower = (int)n - 3;
     int64_t at = lower >= 0 ? find_hashed(&a->o[n - 1], ids, hsuf) : -1;
-    while (lower >= 0 && at < 0)
+    while (!rc && lower >= 0 && at < 0)
         if (--lower >= 0)
             at = glm_ostore_find(&a->o[lower + 2], ids);
-    if (lower != (int)n - 3) {
+    if (!rc && lower != (int)n - 3) {
         float lp = lower < 0 ? a->uprob[ids[0]] : a->o[lower + 2].prob[at];
         if ((rc = insert_suffixes(r, a, n, ids, lower, fabsf(lp))))
             return rc;
+        at = (int64_t)a->o[n - 1].count - 1; /* the suffix inserted last */
     }
+    if (!rc && n == a->order) { /* the highest order: its parent's record and its key */
+        uint32_t pk[2] = {n > 2 ? (uint32_t)at : ids[0], ids[n - 1]};
+        rc = ostore_add(s, pk, prob, bo);
+    }
+    if (rc)
+        return smt_err_set(r->err, rc == -2 ? SMT_ERR_LIMIT : SMT_ERR_NOMEM,
+                           "%s:%llu: cannot store the %u-gram", r->path,
+                           (unsigned long long)lineno(r), n);
     /* the context h_{n-1} .. h1 must exist; it can now be extended */
     if (n == 2) {
         set_extension(&a->ubo[ids[1]]);
@@ -1042,7 +1047,8 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float
         goto out;
     }
     for (unsigned n = 2; n <= a->order && !a->pt; n++)
-        if (ostore_init(&a->o[n], n, input_cap(&r, n, a->declared[n] + a->declared[n] / 64 + 16),
+        if (ostore_init(&a->o[n], n < a->order ? n : 2,
+                        input_cap(&r, n, a->declared[n] + a->declared[n] / 64 + 16),
                         n < a->order)) {
             rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory for %llu %u-grams", path,
                              (unsigned long long)a->declared[n], n);

@@ -4,16 +4,20 @@
  * The trie is made level by level (k = 2..N): each n-gram's parent is its suffix of order k-1
  * (already placed, its final position known), so sorting level k by (parent position, key) groups
  * every node's children in their parent's order, sorted by key; each group is then permuted into
- * its B-tree's breadth-first order. Inputs of level k-1 are freed once level k no longer needs
- * them, keeping the peak near the parsed input plus the output. */
-#define _POSIX_C_SOURCE 200809L /* stat */
+ * its B-tree's breadth-first order. Every record's parent is found first (find_parents), after
+ * which an order keeps only its keys and values; each level's input is freed once it is laid
+ * out, and its output leaves memory as it is finished (trie_out: the keys to the file, the rest
+ * through a glm_spill), so the peak is the parsed input. */
+#define _POSIX_C_SOURCE 200809L /* stat, sysconf */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "glm_internal.h"
 #include "glm_kenlm.h"
+#include "smt_buf.h"
 #include "smt_file.h"
 #include "smt_io.h"
 #include "smt_progress.h"
@@ -155,28 +159,56 @@ static int cmp_u64(const void *a, const void *b)
  * start this many records early. */
 #define BUILD_AHEAD 16
 
+/* Each record's parent (its record in the order below; a 2-gram's: its first word) into par[k]
+ * (k = 2..N), the highest order first: once an order's parents are found, the order above has
+ * found its own in it, so its table goes and its words shrink to its keys (s->n = 1). */
+static int find_parents(glm_arpa *a, uint32_t **par, smt_err *err)
+{
+    for (unsigned k = a->order; k >= 2; k--) {
+        glm_ostore *s = &a->o[k];
+        int look = k > 2 && k < a->order; /* found by its words, else stored (glm_ostore) */
+        const glm_ostore *ps = look ? &a->o[k - 1] : NULL;
+        uint64_t n = s->count, w = s->n;
+        uint32_t *p = par[k] = malloc(n * sizeof *p + 4);
+        if (!p)
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+        for (uint64_t i = 0; i < n; i++) {
+            const uint32_t *ids = s->ids + i * w;
+            if (look && i + BUILD_AHEAD < n)
+                glm_ostore_prefetch(ps, ids + BUILD_AHEAD * w);
+            int64_t f = look ? glm_ostore_find(ps, ids) : (int64_t)ids[0];
+            if (f < 0) /* cannot happen: every suffix was stored (insert_suffixes) */
+                return smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram without its suffix",
+                                   k);
+            p[i] = (uint32_t)f;
+        }
+        for (uint64_t i = 0; i < n; i++) /* in place: i <= i * w + w - 1 */
+            s->ids[i] = s->ids[i * w + w - 1];
+        uint32_t *keys = realloc(s->ids, n * sizeof *keys + 4);
+        if (keys)
+            s->ids = keys;
+        s->n = 1;
+        free(s->slots);
+        s->slots = NULL;
+    }
+    return 0;
+}
+
 /* Sorts the records of level k by (parent final position, key): order[i] = record index;
- * ppos[rec] = the final position of the record's parent. A counting sort by parent (no copy of
- * the records: the build's peak memory is the parsed n-grams plus the output), then each group by
- * key: insertion sort when small, else through a buffer of (key, record) pairs. */
-static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *parent_pos, uint64_t np,
-                      uint32_t *order, uint32_t *ppos, smt_err *err)
+ * ppos[rec] = the final position of the record's parent (par: each record's parent record). A
+ * counting sort by parent (no copy of the records), then each group by key: insertion sort when
+ * small, else through a buffer of (key, record) pairs. */
+static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *par,
+                      const uint32_t *parent_pos, uint64_t np, uint32_t *order, uint32_t *ppos,
+                      smt_err *err)
 {
     const glm_ostore *s = &a->o[k];
-    const glm_ostore *ps = k > 2 ? &a->o[k - 1] : NULL;
     uint64_t n = s->count;
     uint32_t *cnt = calloc(np + 1, sizeof *cnt);
     if (!cnt)
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory sorting %u-grams", k);
     for (uint64_t i = 0; i < n; i++) {
-        const uint32_t *ids = s->ids + i * k;
-        if (k > 2 && i + BUILD_AHEAD < n)
-            glm_ostore_prefetch(ps, ids + BUILD_AHEAD * k);
-        int64_t p = k > 2 ? glm_ostore_find(ps, ids) : (int64_t)ids[0];
-        if (p < 0) { /* cannot happen: every suffix was stored (insert_suffixes) */
-            free(cnt);
-            return smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram without its suffix", k);
-        }
+        uint32_t p = par[i];
         ppos[i] = parent_pos[p];
         cnt[ppos[i] + 1]++;
     }
@@ -186,7 +218,7 @@ static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *parent_pos,
         order[cnt[ppos[i]]++] = (uint32_t)i; /* now cnt[p] is the end of group p */
     uint64_t *buf = NULL, bufcap = 0, start = 0;
     const uint32_t *ids = s->ids;
-#define KEY(rec) ids[(uint64_t)(rec) * k + k - 1]
+#define KEY(rec) ids[rec]
     for (uint64_t p = 0; p < np; start = cnt[p++]) {
         uint64_t g = cnt[p] - start;
         uint32_t *o = order + start;
@@ -222,18 +254,75 @@ static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *parent_pos,
 
 /* ------------------------------------------------------------------ the build */
 
-typedef struct out_arrays {
-    uint32_t *keys;
-    glm_mid *mid;
-    float *top;
-    uint8_t *qrec; /* quantized files (quantize) */
-    float *qbins;
-    uint8_t *pkeys;
-    uint32_t *qbase;
-    uint32_t qshape[GLM_QSHAPE_N];
-} out_arrays;
+/* The model file as its levels are finished: the keys go to the writer's "keys" section as each
+ * level is laid out (bit-packed in a quantized file), each middle level's mid entries (once its
+ * children set their first-child offsets) and the highest level's probabilities to the spill,
+ * from which the later sections are written. Level 1's mid stays in memory. */
+typedef struct trie_out {
+    smt_writer *w;
+    glm_spill sp;
+    glm_mid *uni;
+    uint32_t kbits;    /* a quantized file's key bits; 0: uint32 keys */
+    uint64_t acc;      /* bits not yet written (acc's low nacc bits), then whole bytes in buf */
+    unsigned nacc;
+    size_t nbuf;
+    uint64_t written;  /* bytes of the current bit-packed section written */
+    uint8_t buf[1u << 16];
+} trie_out;
 
-static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progress, smt_err *err)
+static int bits_flush(trie_out *o, smt_err *err)
+{
+    int rc = smt_writer_write(o->w, o->buf, o->nbuf, err);
+    o->written += o->nbuf;
+    o->nbuf = 0;
+    return rc;
+}
+
+/* Appends v's low nbits (at most 32) to the bit-packed section being written, least significant
+ * bit first (glm_layout.h's reads). */
+static inline int bits_put(trie_out *o, uint64_t v, uint32_t nbits, smt_err *err)
+{
+    o->acc |= (v & ((1ull << nbits) - 1)) << o->nacc;
+    o->nacc += nbits;
+    while (o->nacc >= 8) {
+        o->buf[o->nbuf++] = (uint8_t)o->acc;
+        o->acc >>= 8;
+        o->nacc -= 8;
+        if (o->nbuf == sizeof o->buf) {
+            int rc = bits_flush(o, err);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* Ends a bit-packed section: its last partial byte and the 8 zero bytes the readers may load. */
+static int bits_end(trie_out *o, smt_err *err)
+{
+    int rc = 0;
+    if (o->nacc)
+        rc = bits_put(o, 0, 8 - o->nacc, err);
+    for (int i = 0; i < 8 && !rc; i++)
+        rc = bits_put(o, 0, 8, err);
+    if (!rc)
+        rc = bits_flush(o, err);
+    o->acc = 0;
+    o->nacc = 0;
+    return rc;
+}
+
+static int put_keys(trie_out *o, const uint32_t *keys, uint64_t n, smt_err *err)
+{
+    if (!o->kbits)
+        return smt_writer_write(o->w, keys, n * sizeof *keys, err);
+    int rc = 0;
+    for (uint64_t i = 0; i < n && !rc; i++)
+        rc = bits_put(o, keys[i], o->kbits, err);
+    return rc;
+}
+
+static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progress, smt_err *err)
 {
     unsigned N = a->order;
     uint64_t total_keys = 0, total_mid = 0;
@@ -241,51 +330,52 @@ static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progr
         total_keys += L->count[k];
     for (unsigned k = 1; k < N; k++)
         total_mid += L->count[k] + 1;
-    o->keys = malloc(total_keys * sizeof *o->keys + 4);
-    o->mid = malloc(total_mid * sizeof *o->mid);
-    o->top = malloc(L->count[N] * sizeof *o->top + 4);
     uint32_t *pos = malloc(a->nvocab * sizeof *pos); /* final position of each record, level k-1 */
-    if (!o->keys || !o->mid || !o->top || !pos)
-        goto nomem;
-    glm_mid *uni = o->mid + L->mid_off[1];
+    o->uni = malloc((L->count[1] + 1) * sizeof *o->uni);
+    if (!o->uni || !pos) {
+        free(pos);
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+    }
+    uint32_t *par[GLM_MAX_ORDER + 1] = {0};
+    int rc = find_parents(a, par, err);
+    glm_mid *pmid = o->uni;
     for (uint32_t w = 0; w < a->nvocab; w++) {
-        uni[w] = (glm_mid){a->uprob[w], a->ubo[w], 0};
+        pmid[w] = (glm_mid){a->uprob[w], a->ubo[w], 0};
         pos[w] = w;
     }
-    uni[a->nvocab] = (glm_mid){0.0f, 0.0f, 0};
+    pmid[a->nvocab] = (glm_mid){0.0f, 0.0f, 0};
     /* the meter counts the bytes of the trie filled in (unigrams first, then level by level) */
-    uint64_t out_bytes = total_keys * sizeof *o->keys + total_mid * sizeof *o->mid +
-                         L->count[N] * sizeof *o->top,
-             done_bytes = (L->count[1] + 1) * sizeof *o->mid;
+    uint64_t out_bytes = total_keys * sizeof(uint32_t) + total_mid * sizeof(glm_mid) +
+                         L->count[N] * sizeof(float),
+             done_bytes = (L->count[1] + 1) * sizeof(glm_mid);
     smt_progress prog;
     smt_progress_init(&prog, "building trie", out_bytes, progress);
-    for (unsigned k = 2; k <= N; k++) {
+    for (unsigned k = 2; k <= N && !rc; k++) {
         glm_ostore *s = &a->o[k];
         uint64_t n = s->count, np = L->count[k - 1];
         uint32_t *order = malloc(n * sizeof *order + 4);
         uint32_t *ppos = malloc(n * sizeof *ppos + 4);
-        uint32_t *newpos = malloc(n * sizeof *newpos + 4);
+        uint32_t *newpos = k < N ? malloc(n * sizeof *newpos + 4) : NULL;
         uint32_t *perm = NULL;
-        int rc = 0;
-        glm_mid *pmid = o->mid + L->mid_off[k - 1];
-        uint32_t *keys = o->keys + L->key_off[k];
-        glm_mid *kmid = k < N ? o->mid + L->mid_off[k] : NULL;
-        uint64_t entry_bytes = sizeof *keys + (k < N ? sizeof *kmid : sizeof *o->top);
-        if (!order || !ppos || !newpos) {
+        uint32_t *keys = malloc(n * sizeof *keys + 4);
+        glm_mid *kmid = k < N ? malloc((n + 1) * sizeof *kmid) : NULL;
+        float *top = k < N ? NULL : malloc(n * sizeof *top + 4);
+        uint64_t entry_bytes = sizeof *keys + (k < N ? sizeof *kmid : sizeof *top);
+        if (!order || !ppos || !keys || (k < N ? !newpos || !kmid : !top)) {
             rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
             goto level_out;
         }
-        if ((rc = sort_level(a, k, pos, np, order, ppos, err)))
+        rc = sort_level(a, k, par[k], pos, np, order, ppos, err);
+        free(par[k]);
+        par[k] = NULL;
+        if (rc)
             goto level_out;
-        if (k > 2) /* the parent level's lookups are done: free its inputs */
-            glm_ostore_free(&a->o[k - 1]);
         uint64_t permcap = 0, i = 0, cursor = 0;
         for (uint64_t p = 0; p < np; p++) {
             pmid[p].child = (uint32_t)cursor;
             uint64_t g0 = i;
             while (i < n && ppos[order[i]] == p) {
-                if (i > g0 && s->ids[(uint64_t)order[i] * k + k - 1] ==
-                                  s->ids[(uint64_t)order[i - 1] * k + k - 1]) {
+                if (i > g0 && s->ids[order[i]] == s->ids[order[i - 1]]) {
                     rc = smt_err_set(err, SMT_ERR_PARSE, "duplicate %u-gram in the ARPA file", k);
                     goto level_out;
                 }
@@ -306,41 +396,53 @@ static int build_trie(glm_arpa *a, const glm_layout *L, out_arrays *o, int progr
             for (uint64_t slot = 0; slot < g; slot++) {
                 uint32_t rec = order[g0 + perm[slot]];
                 uint64_t at = cursor + slot;
-                keys[at] = s->ids[(uint64_t)rec * k + k - 1];
-                if (k < N)
+                keys[at] = s->ids[rec];
+                if (k < N) {
                     kmid[at] = (glm_mid){s->prob[rec], s->bo[rec], 0};
-                else
-                    o->top[at] = s->prob[rec];
-                newpos[rec] = (uint32_t)at;
+                    newpos[rec] = (uint32_t)at;
+                } else {
+                    top[at] = s->prob[rec];
+                }
             }
             cursor += g;
             smt_progress_update(&prog, done_bytes + cursor * entry_bytes);
         }
-        if (cursor != n)
+        if (cursor != n) {
             rc = smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram groups cover %llu of %llu", k,
                              (unsigned long long)cursor, (unsigned long long)n);
+            goto level_out;
+        }
+        /* level k-1 is complete (its children's offsets set): out it goes, and level k's keys */
+        pmid[np].child = (uint32_t)n;
+        if (k < N)
+            kmid[n] = (glm_mid){0.0f, 0.0f, 0};
+        if ((rc = put_keys(o, keys, n, err)) ||
+            (k > 2 && (rc = glm_spill_put(&o->sp, pmid, (np + 1) * sizeof *pmid, err))) ||
+            (k == N && (rc = glm_spill_put(&o->sp, top, n * sizeof *top, err))))
+            goto level_out;
+        glm_ostore_free(s); /* laid out: the level's input goes */
+        done_bytes += n * entry_bytes + (k < N ? sizeof *kmid : 0);
+        smt_progress_update(&prog, done_bytes);
     level_out:
         free(perm);
         free(order);
         free(ppos);
         free(pos);
+        free(keys);
+        free(top);
         pos = newpos;
-        if (rc) {
-            free(pos);
-            return rc;
-        }
-        pmid[np].child = (uint32_t)n;
-        if (k < N)
-            kmid[n] = (glm_mid){0.0f, 0.0f, 0};
-        done_bytes += n * entry_bytes + (k < N ? sizeof *kmid : 0);
-        smt_progress_update(&prog, done_bytes);
+        if (pmid != o->uni)
+            free(pmid);
+        pmid = kmid;
     }
-    smt_progress_finish(&prog, done_bytes);
+    if (pmid != o->uni)
+        free(pmid);
     free(pos);
-    return 0;
-nomem:
-    free(pos);
-    return smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+    for (unsigned k = 2; k <= N; k++)
+        free(par[k]);
+    if (!rc)
+        smt_progress_finish(&prog, done_bytes);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ quantization */
@@ -403,13 +505,6 @@ static uint64_t encode_backoff(const float *bins, uint64_t nbins, float value)
     return encode(bins, nbins, 2, value);
 }
 
-static void wr_bits(uint8_t *base, uint64_t bit, uint64_t v, uint32_t nbits)
-{
-    for (uint32_t i = 0; i < nbits; i++, bit++)
-        if ((v >> i) & 1)
-            base[bit >> 3] |= (uint8_t)(1u << (bit & 7));
-}
-
 /* The child shape of a level whose entries' first children are child[0..n] (child[n]: the
  * sentinel's): the block size 2^s whose bases (32 bits per block) and deltas (bits for the
  * largest offset from a block's base) take the fewest bits. delta bits | s << 8. */
@@ -435,106 +530,155 @@ static uint32_t child_shape(const glm_mid *mid, uint64_t n)
     return shape;
 }
 
-/* The quantized sections from the arrays build_trie made: o->pkeys (the keys bit-packed),
- * o->qrec, o->qbins, o->qbase and o->qshape. */
-static int quantize(glm_layout *L, out_arrays *o, uint32_t qp, uint32_t qb, smt_err *err)
+/* Copies the next bytes of the spill into the current section. */
+static int copy_spilled(trie_out *o, uint64_t bytes, smt_err *err)
 {
-    unsigned N = L->order;
-    uint64_t most = 0;
-    memset(o->qshape, 0, sizeof o->qshape);
-    for (unsigned k = 2; k < N; k++)
-        o->qshape[k] = child_shape(o->mid + L->mid_off[k], L->count[k]);
-    if (glm_layout_quant(L, qp, qb, o->qshape))
-        return smt_err_set(err, SMT_ERR_ARG, "internal: a child shape out of range");
-    for (unsigned k = 2; k <= N; k++)
-        most = L->count[k] > most ? L->count[k] : most;
-    o->qrec = calloc(L->qrec_bytes, 1);
-    o->qbins = malloc(L->nqbins * sizeof *o->qbins);
-    o->pkeys = calloc(L->pkey_bytes, 1);
-    o->qbase = malloc(L->nqbase * sizeof *o->qbase + 4);
-    float *v = malloc(most * sizeof *v + 4);
-    if (!o->qrec || !o->qbins || !o->pkeys || !o->qbase || !v) {
-        free(v);
-        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory quantizing the model");
+    while (bytes) {
+        size_t k = bytes < sizeof o->buf ? (size_t)bytes : sizeof o->buf;
+        int rc = glm_spill_get(&o->sp, o->buf, k, err);
+        if (!rc)
+            rc = smt_writer_write(o->w, o->buf, k, err);
+        if (rc)
+            return rc;
+        bytes -= k;
     }
-    uint64_t np = 1ull << qp, nb = 1ull << qb;
-    for (unsigned k = 2; k <= N; k++) {
-        uint64_t n = L->count[k];
-        float *pbins = o->qbins + L->qbin_off[k], *bbins = pbins + np;
-        const glm_mid *mid = k < N ? o->mid + L->mid_off[k] : NULL;
-        for (uint64_t i = 0; i < n; i++)
-            v[i] = k < N ? mid[i].prob : o->top[i];
-        make_bins(v, n, pbins, np);
-        if (k < N) {
-            uint64_t nz = 0;
-            for (uint64_t i = 0; i < n; i++)
-                if (mid[i].backoff != 0.0f)
-                    v[nz++] = mid[i].backoff;
-            if (nz && nb <= 2) {
-                free(v);
-                return smt_err_set(err, SMT_ERR_ARG,
-                                   "-b %u leaves no bin for the %llu non-zero backoffs of order %u "
-                                   "(2 codes stand for 0 and -0): give -b 2 or more",
-                                   qb, (unsigned long long)nz, k);
-            }
-            bbins[0] = -0.0f; /* KenLM's kNoExtensionBackoff, then kExtensionBackoff */
-            bbins[1] = 0.0f;
-            make_bins(v, nz, bbins + 2, nb - 2);
-        }
-        for (uint64_t i = 0; i < n; i++)
-            wr_bits(o->pkeys, (L->key_off[k] + i) * L->kbits, o->keys[L->key_off[k] + i],
-                    L->kbits);
-        uint64_t bit = L->qrec_off[k];
-        uint32_t cb = k < N ? L->qchild_bits[k] : 0, sh = L->qshift[k];
-        uint32_t *base = o->qbase + L->qbase_off[k];
-        if (k < N)
-            for (uint64_t i = 0; i <= n; i += 1ull << sh)
-                base[i >> sh] = mid[i].child;
-        for (uint64_t i = 0; i < n; i++, bit += L->qrec_bits[k]) {
-            if (k < N) {
-                wr_bits(o->qrec, bit, mid[i].child - base[i >> sh], cb);
-                wr_bits(o->qrec, bit + cb, encode(pbins, np, 0, mid[i].prob), qp);
-                wr_bits(o->qrec, bit + cb + qp, encode_backoff(bbins, nb, mid[i].backoff), qb);
-            } else {
-                wr_bits(o->qrec, bit, encode(pbins, np, 0, o->top[i]), qp);
-            }
-        }
-        if (k < N) /* the sentinel: its child only */
-            wr_bits(o->qrec, bit, mid[n].child - base[n >> sh], cb);
-    }
-    free(v);
     return 0;
 }
 
-static int write_model(const char *out_path, const glm_arpa *a, const glm_layout *L,
-                       const out_arrays *o, glm_params *par, smt_err *err)
+/* The quantized sections after "keys" and "mid" (qrec, qbins, qbase, qshape), each level read back
+ * from the spill in turn: its child shape, its bins, its records bit-packed. */
+static int write_quantized(glm_layout *L, trie_out *o, uint32_t qp, uint32_t qb, smt_err *err)
 {
-    smt_writer *w;
-    int rc = smt_writer_open(&w, out_path, GLM_KIND, GLM_KIND_VERSION, err);
+    unsigned N = L->order;
+    uint64_t most = 0, np = 1ull << qp, nb = 1ull << qb, nbins = 0, nbase = 0;
+    uint32_t qshape[GLM_QSHAPE_N] = {0};
+    for (unsigned k = 2; k <= N; k++) {
+        most = L->count[k] > most ? L->count[k] : most;
+        nbins += np + (k < N ? nb : 0);
+    }
+    float *qbins = malloc(nbins * sizeof *qbins), *v = malloc(most * sizeof *v + 4);
+    glm_mid *mid = malloc((most + 1) * sizeof *mid);
+    uint32_t *qbase = NULL;
+    size_t basecap = 0;
+    int rc = 0;
+    if (!qbins || !v || !mid) {
+        rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory quantizing the model");
+        goto out;
+    }
+    float *top = (float *)(void *)mid;
+    o->written = 0;
+    if ((rc = smt_writer_begin(o->w, "qrec", err)))
+        goto out;
+    uint64_t bin_at = 0;
+    for (unsigned k = 2; k <= N && !rc; k++) {
+        uint64_t n = L->count[k];
+        float *pbins = qbins + bin_at, *bbins = pbins + np;
+        if ((rc = glm_spill_get(&o->sp, k < N ? (void *)mid : (void *)top,
+                                k < N ? (n + 1) * sizeof *mid : n * sizeof *top, err)))
+            break;
+        for (uint64_t i = 0; i < n; i++)
+            v[i] = k < N ? mid[i].prob : top[i];
+        make_bins(v, n, pbins, np);
+        bin_at += np;
+        if (k == N) {
+            for (uint64_t i = 0; i < n && !rc; i++)
+                rc = bits_put(o, encode(pbins, np, 0, top[i]), qp, err);
+            break;
+        }
+        uint64_t nz = 0;
+        for (uint64_t i = 0; i < n; i++)
+            if (mid[i].backoff != 0.0f)
+                v[nz++] = mid[i].backoff;
+        if (nz && nb <= 2) {
+            rc = smt_err_set(err, SMT_ERR_ARG,
+                             "-b %u leaves no bin for the %llu non-zero backoffs of order %u "
+                             "(2 codes stand for 0 and -0): give -b 2 or more",
+                             qb, (unsigned long long)nz, k);
+            break;
+        }
+        bbins[0] = -0.0f; /* KenLM's kNoExtensionBackoff, then kExtensionBackoff */
+        bbins[1] = 0.0f;
+        make_bins(v, nz, bbins + 2, nb - 2);
+        bin_at += nb;
+        qshape[k] = child_shape(mid, n);
+        uint32_t cb = qshape[k] & 0xff, sh = qshape[k] >> 8;
+        uint64_t b0 = nbase;
+        nbase += (n >> sh) + 1;
+        if (smt_grow(&qbase, &basecap, nbase, sizeof *qbase, 1024)) {
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory quantizing the model");
+            break;
+        }
+        uint32_t *base = qbase + b0;
+        for (uint64_t i = 0; i <= n; i += 1ull << sh)
+            base[i >> sh] = mid[i].child;
+        for (uint64_t i = 0; i < n && !rc; i++)
+            if (!(rc = bits_put(o, mid[i].child - base[i >> sh], cb, err)) &&
+                !(rc = bits_put(o, encode(pbins, np, 0, mid[i].prob), qp, err)))
+                rc = bits_put(o, encode_backoff(bbins, nb, mid[i].backoff), qb, err);
+        if (!rc) /* the sentinel: its child, then a record's unused bits */
+            rc = bits_put(o, mid[n].child - base[n >> sh], cb, err);
+        if (!rc && !(rc = bits_put(o, 0, qp, err)))
+            rc = bits_put(o, 0, qb, err);
+    }
+    if (rc || (rc = bits_end(o, err)) || (rc = smt_writer_end(o->w, err)))
+        goto out;
+    if (glm_layout_quant(L, qp, qb, qshape) || L->nqbins != nbins || L->nqbase != nbase ||
+        L->qrec_bytes != o->written) {
+        rc = smt_err_set(err, SMT_ERR_ARG, "internal: the quantized sections' sizes disagree");
+        goto out;
+    }
+    if (!(rc = smt_writer_section(o->w, "qbins", qbins, nbins * sizeof *qbins, err)) &&
+        !(rc = smt_writer_section(o->w, "qbase", qbase, nbase * sizeof *qbase, err)))
+        rc = smt_writer_section(o->w, "qshape", qshape, sizeof qshape, err);
+out:
+    free(qbins);
+    free(v);
+    free(mid);
+    free(qbase);
+    return rc;
+}
+
+/* The .glm file: the header, the vocabulary, the keys as build_trie lays the levels out, then the
+ * sections read back from the spill. */
+static int write_model(const char *out_path, glm_arpa *a, glm_layout *L, trie_out *o,
+                       glm_params *par, int progress, smt_err *err)
+{
+    int rc = smt_writer_open(&o->w, out_path, GLM_KIND, GLM_KIND_VERSION, err);
     if (rc)
         return rc;
-    uint64_t total_keys = 0, total_mid = glm_layout_nmid(L);
-    for (unsigned k = 2; k <= L->order; k++)
-        total_keys += L->count[k];
-    if ((rc = smt_writer_set_params(w, par, sizeof *par, err)) ||
-        (rc = (L->qp ? smt_vocab_builder_write_dense : smt_vocab_builder_write)(a->vocab, w,
-                                                                                "vocab", err)) ||
-        (L->qp ? (rc = smt_writer_section(w, "keys", o->pkeys, L->pkey_bytes, err))
-               : (rc = smt_writer_section(w, "keys", o->keys, total_keys * sizeof *o->keys,
-                                          err))) ||
-        (rc = smt_writer_section(w, "mid", o->mid, total_mid * sizeof *o->mid, err)) ||
-        (L->qp ? (rc = smt_writer_section(w, "qrec", o->qrec, L->qrec_bytes, err)) ||
-                     (rc = smt_writer_section(w, "qbins", o->qbins, L->nqbins * sizeof *o->qbins,
-                                              err)) ||
-                     (rc = smt_writer_section(w, "qbase", o->qbase,
-                                              L->nqbase * sizeof *o->qbase, err)) ||
-                     (rc = smt_writer_section(w, "qshape", o->qshape, sizeof o->qshape, err))
-               : (rc = smt_writer_section(w, "top", o->top,
-                                          L->count[L->order] * sizeof *o->top, err)))) {
-        smt_writer_abort(w);
-        return rc;
+    uint32_t qp = par->quant & 0xff, qb = (par->quant >> 8) & 0xff;
+    o->kbits = qp ? bits_for(L->count[1] > 1 ? L->count[1] - 1 : 1) : 0;
+    o->written = 0;
+    if ((rc = smt_writer_set_params(o->w, par, sizeof *par, err)) ||
+        (rc = (qp ? smt_vocab_builder_write_dense : smt_vocab_builder_write)(a->vocab, o->w,
+                                                                             "vocab", err)) ||
+        (rc = smt_writer_begin(o->w, "keys", err)) ||
+        (rc = build_trie(a, L, o, progress, err)) ||
+        (qp && (rc = bits_end(o, err))) || (rc = smt_writer_end(o->w, err)) ||
+        (rc = glm_spill_rewind(&o->sp, err)) ||
+        (rc = smt_writer_begin(o->w, "mid", err)) ||
+        (rc = smt_writer_write(o->w, o->uni, (L->count[1] + 1) * sizeof *o->uni, err)))
+        goto fail;
+    if (qp) {
+        if ((rc = smt_writer_end(o->w, err)) || (rc = write_quantized(L, o, qp, qb, err)))
+            goto fail;
+    } else {
+        uint64_t mid_bytes = 0;
+        for (unsigned k = 2; k < L->order; k++)
+            mid_bytes += (L->count[k] + 1) * sizeof(glm_mid);
+        if ((rc = copy_spilled(o, mid_bytes, err)) || (rc = smt_writer_end(o->w, err)) ||
+            (rc = smt_writer_begin(o->w, "top", err)) ||
+            (rc = copy_spilled(o, L->count[L->order] * sizeof(float), err)) ||
+            (rc = smt_writer_end(o->w, err)))
+            goto fail;
     }
-    return smt_writer_finish(w, err);
+    rc = smt_writer_finish(o->w, err);
+    o->w = NULL;
+    return rc;
+fail:
+    smt_writer_abort(o->w);
+    o->w = NULL;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- KenLM probing output */
@@ -573,21 +717,22 @@ static int write_probing(const char *out_path, glm_arpa *a, float mult, smt_err 
     /* the vocabulary's table, the unigrams {prob, backoff} x (nuni + 1) in blocks, orders 2..N
      * ({key, prob, backoff}, 16 bytes; the highest {key, prob}, 12 bytes), the words in id order,
      * each NUL-terminated, <unk> first */
-    for (unsigned n = 1; n <= N && !rc; n++) {
-        rc = smt_writer_write(w, a->pt[n].tab, a->pt[n].t.buckets * a->pt[n].esz, err);
-        float uni[2 * 1024];
-        for (uint64_t i = 0; n == 1 && i <= nuni && !rc; i += 1024) {
-            uint64_t b = nuni + 1 - i < 1024 ? nuni + 1 - i : 1024;
-            for (uint64_t j = 0; j < b; j++) {
-                /* the sign is already clear where the unigram extends; KenLM leaves the others
-                 * as read, so the "0" of <s> stays +0.0 (glm's reader gives -0.0) */
-                float p = i + j < a->nvocab ? a->uprob[i + j] : 0.0f;
-                uni[2 * j] = p == 0.0f ? 0.0f : p;
-                uni[2 * j + 1] = i + j < a->nvocab ? a->ubo[i + j] : 0.0f;
-            }
-            rc = smt_writer_write(w, uni, 8 * b, err);
+    if (!rc)
+        rc = smt_writer_write(w, a->pt[1].tab, a->pt[1].t.buckets * a->pt[1].esz, err);
+    float uni[2 * 1024];
+    for (uint64_t i = 0; i <= nuni && !rc; i += 1024) {
+        uint64_t b = nuni + 1 - i < 1024 ? nuni + 1 - i : 1024;
+        for (uint64_t j = 0; j < b; j++) {
+            /* the sign is already clear where the unigram extends; KenLM leaves the others as
+             * read, so the "0" of <s> stays +0.0 (glm's reader gives -0.0) */
+            float p = i + j < a->nvocab ? a->uprob[i + j] : 0.0f;
+            uni[2 * j] = p == 0.0f ? 0.0f : p;
+            uni[2 * j + 1] = i + j < a->nvocab ? a->ubo[i + j] : 0.0f;
         }
+        rc = smt_writer_write(w, uni, 8 * b, err);
     }
+    for (unsigned n = 2; n <= N && !rc; n++)
+        rc = smt_writer_write(w, a->pt[n].tab, a->pt[n].t.buckets * a->pt[n].esz, err);
     if (!rc)
         rc = smt_writer_write(w, a->words, a->words_len, err);
     if (!rc)
@@ -611,6 +756,37 @@ static void fill_stats(glm_build_stats *stats, const glm_params *par, int unk_ad
     struct stat so;
     if (stat(out_path, &so) == 0)
         stats->file_size = (uint64_t)so.st_size;
+}
+
+/* A trie build's output state, its spill open in -T's folder (default: the output's) with -S's
+ * limit (default: 80% of the physical memory, else 1 GiB, as KenLM's build_binary). */
+static int open_out(trie_out **out, const glm_build_options *opt, const char *out_path,
+                    smt_err *err)
+{
+    uint64_t limit = opt->sort_memory;
+    if (!limit) {
+        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+        limit = pages > 0 && psize > 0 ? (uint64_t)pages / 5 * 4 * (uint64_t)psize : 1ull << 30;
+    }
+    char *dir = NULL;
+    if (!opt->temp_dir) {
+        const char *slash = strrchr(out_path, '/');
+        size_t n = slash ? (size_t)(slash - out_path) + (slash == out_path) : 1;
+        if (!(dir = malloc(n + 1)))
+            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+        memcpy(dir, slash ? out_path : ".", n);
+        dir[n] = '\0';
+    }
+    trie_out *o = calloc(1, sizeof *o);
+    int rc = o ? glm_spill_open(&o->sp, limit, opt->temp_dir ? opt->temp_dir : dir, err)
+               : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    free(dir);
+    if (rc) {
+        free(o);
+        return rc;
+    }
+    *out = o;
+    return 0;
 }
 
 int glm_build(const char *arpa_path, const char *out_path, const glm_build_options *opt,
@@ -639,12 +815,20 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     if (smt_same_file(arpa_path, out_path)) /* the model replaces out_path: never its ARPA file */
         return smt_err_set(err, SMT_ERR_ARG, "%s: the output is the input ARPA file; refusing to "
                            "overwrite it", out_path);
-    glm_arpa a;
-    int rc = glm_arpa_read(&a, arpa_path, opt->progress, opt->warn,
-                           opt->unk_given ? opt->unk_log10 : -100.0f, opt->positive_to_zero,
-                           opt->probing ? mult : 0.0f, err);
+    trie_out *o = NULL; /* a trie's output: its spill's folder is tried before the input is read */
+    int rc = opt->probing ? 0 : open_out(&o, opt, out_path, err);
     if (rc)
         return rc;
+    glm_arpa a;
+    rc = glm_arpa_read(&a, arpa_path, opt->progress, opt->warn,
+                       opt->unk_given ? opt->unk_log10 : -100.0f, opt->positive_to_zero,
+                       opt->probing ? mult : 0.0f, err);
+    if (rc) {
+        if (o)
+            glm_spill_close(&o->sp);
+        free(o);
+        return rc;
+    }
     glm_params par; /* the stored counts, of either layout (the trie's build frees a's n-grams) */
     memset(&par, 0, sizeof par);
     par.order = a.order;
@@ -665,25 +849,18 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     par.bos = a.bos;
     par.eos = a.eos;
     par.unk_added = (uint32_t)a.unk_added;
+    if (qp)
+        par.quant = qp | qb << 8 | GLM_QUANT_PACKED;
     glm_layout L;
     glm_layout_setup(&L, a.order, K, par.count);
-    out_arrays o = {0};
-    rc = build_trie(&a, &L, &o, opt->progress, err);
-    if (!rc && qp) {
-        par.quant = qp | qb << 8 | GLM_QUANT_PACKED;
-        rc = quantize(&L, &o, qp, qb, err);
-    }
-    if (!rc)
-        rc = write_model(out_path, &a, &L, &o, &par, err);
-    if (!rc && stats)
+    rc = write_model(out_path, &a, &L, o, &par, opt->progress, err);
+    if (!rc && stats) {
         fill_stats(stats, &par, a.unk_added, out_path);
-    free(o.keys);
-    free(o.mid);
-    free(o.top);
-    free(o.qrec);
-    free(o.qbins);
-    free(o.pkeys);
-    free(o.qbase);
+        stats->temp_bytes = o->sp.spilled ? o->sp.total : 0;
+    }
+    free(o->uni);
+    glm_spill_close(&o->sp);
+    free(o);
     glm_arpa_free(&a);
     return rc;
 }

@@ -4,6 +4,7 @@
  * state API, every CPU path against the reference, damaged files, and the tool's exit codes. */
 #define _GNU_SOURCE /* open_memstream, symlink */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1462,8 +1463,7 @@ Test(glm, build_binary_options)
     cr_assert_eq(glm_build(arpa, kb, &o, NULL, &e), SMT_ERR_ARG);
     cr_assert(strstr(e.msg, "only implemented in the trie"), "%s", e.msg);
     free(kb);
-    static const char *const refused[] = {"-b 8", "-a 22", "-p 1.5", "-s", "-v", "-w mmap",
-                                          "-T /tmp", "-S 1G"};
+    static const char *const refused[] = {"-b 8", "-a 22", "-p 1.5", "-s", "-v", "-w mmap"};
     for (size_t k = 0; k < sizeof refused / sizeof *refused; k++) {
         cr_assert(asprintf(&cmd, "%s build %s %s %s", bin, refused[k], arpa, out) > 0);
         cr_assert_eq(tu_run(cmd, NULL, &err), 2, "%s", refused[k]);
@@ -1472,6 +1472,124 @@ Test(glm, build_binary_options)
         free(cmd), free(err);
     }
     free(bin), free(arpa), free(out);
+}
+
+/* ---------------------------------------------------------------- bounded builds (-S, -T) */
+
+/* A build whose finished levels go through the temporary file (-S of 1 byte) writes the bytes of
+ * one that holds them in memory: every fixture, float and quantized, and the sample lm.3. */
+Test(glm, build_spilled_same_bytes)
+{
+    static const char *const names[] = {"glm/chain.arpa", "glm/chain_nounk.arpa",
+                                        "glm/zero_context.arpa", "glm/upper_nounk.arpa",
+                                        "../../examples/sample/lm.3.arpa.gz"};
+    static const uint32_t qbits[][2] = {{0, 0}, {8, 8}, {3, 2}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        for (size_t q = 0; q < sizeof qbits / sizeof *qbits; q++) {
+            char *arpa = tu_data_path(names[i]);
+            char *a = tu_join(dir, "mem.glm"), *b = tu_join(dir, "spilled.glm");
+            glm_build_options o = {.K = 31, .progress = -1, .prob_bits = qbits[q][0],
+                                   .backoff_bits = qbits[q][1]};
+            glm_build_stats st;
+            smt_err e;
+            cr_assert_eq(glm_build(arpa, a, &o, &st, &e), 0, "%s: %s", names[i], e.msg);
+            cr_assert_eq(st.temp_bytes, 0, "%s: nothing goes to disk by default", names[i]);
+            o.sort_memory = 1;
+            o.temp_dir = dir;
+            cr_assert_eq(glm_build(arpa, b, &o, &st, &e), 0, "%s: %s", names[i], e.msg);
+            cr_assert_gt(st.temp_bytes, 0, "%s: -S 1 spills", names[i]);
+            size_t na, nb;
+            char *da = tu_read_file(a, &na), *db = tu_read_file(b, &nb);
+            cr_assert(na == nb && memcmp(da, db, na) == 0, "%s q%u: spilled build differs",
+                      names[i], qbits[q][0]);
+            free(da), free(db), free(a), free(b), free(arpa);
+        }
+    /* nothing is left in the temporary folder: the two models only */
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int files = 0;
+    for (struct dirent *de; (de = readdir(d));)
+        files += de->d_name[0] != '.';
+    closedir(d);
+    cr_assert_eq(files, 2);
+}
+
+/* The spill reads back what was put, from memory or from its file; a damaged or truncated file
+ * is an error naming the folder, never wrong bytes. */
+Test(glm, spill_checks_its_file)
+{
+    size_t n = (3u << 20) + 12345;
+    uint8_t *data = malloc(n), *back = malloc(n);
+    cr_assert(data && back);
+    for (size_t i = 0; i < n; i++)
+        data[i] = (uint8_t)(i * 2654435761u >> 13);
+    for (int damage = 0; damage < 4; damage++) {
+        glm_spill s;
+        smt_err e;
+        cr_assert_eq(glm_spill_open(&s, damage == 3 ? n : 1000, dir, &e), 0, "%s", e.msg);
+        for (size_t at = 0; at < n; at += 4096) /* in pieces, as the levels come */
+            cr_assert_eq(glm_spill_put(&s, data + at, n - at < 4096 ? n - at : 4096, &e), 0);
+        cr_assert_eq(s.spilled, damage != 3);
+        cr_assert_eq(glm_spill_rewind(&s, &e), 0, "%s", e.msg);
+        if (damage == 1) { /* a byte of the second block's data */
+            uint8_t x = 0x5a;
+            cr_assert_eq(pwrite(s.fd, &x, 1, 16 + 16 + (1u << 20) + 16 + 777), 1);
+        } else if (damage == 2) {
+            cr_assert_eq(ftruncate(s.fd, 16 + 2 * (16 + (1u << 20)) + 100), 0);
+        }
+        int rc = 0;
+        for (size_t at = 0; at < n && !rc; at += 100000)
+            rc = glm_spill_get(&s, back + at, n - at < 100000 ? n - at : 100000, &e);
+        if (damage == 1 || damage == 2) {
+            cr_assert_eq(rc, SMT_ERR_CORRUPT, "damage %d", damage);
+            cr_assert(strstr(e.msg, damage == 1 ? "checksum mismatch" : "truncated") &&
+                          strstr(e.msg, dir),
+                      "%s", e.msg);
+        } else {
+            cr_assert_eq(rc, 0, "%s", e.msg);
+            cr_assert(memcmp(data, back, n) == 0);
+            cr_assert_eq(glm_spill_get(&s, back, 1, &e), SMT_ERR_ARG, "past the end");
+        }
+        glm_spill_close(&s);
+    }
+    free(data), free(back);
+}
+
+/* -S takes KenLM's sizes strictly; -T must name a folder where a file can be made, which is
+ * checked before the ARPA file is read. */
+Test(glm, build_size_and_temp_flags)
+{
+    char *bin = tu_bin_path("glm"), *arpa = tu_data_path("glm/chain.arpa");
+    char *out = tu_join(dir, "flags.glm"), *file = tu_join(dir, "a-file"), *cmd, *err;
+    cr_assert_eq(tu_write_file(file, "x", 1), 0);
+    static const char *const good[] = {"-S 1b", "-S 64", "-S 0.5K", "-S 10M", "-S 1G", "-S 5%",
+                                       "-S 1k", "-T .", "-S 1b -T /tmp"};
+    for (size_t k = 0; k < sizeof good / sizeof *good; k++) {
+        cr_assert(asprintf(&cmd, "%s build %s %s %s", bin, good[k], arpa, out) > 0);
+        cr_assert_eq(tu_run(cmd, NULL, &err), 0, "%s: %s", good[k], err);
+        free(cmd), free(err);
+    }
+    static const char *const bad[] = {"-S", "-S ''", "-S 0", "-S -1", "-S 1x", "-S 1KB",
+                                      "-S ' 1'", "-S %", "-S 99999999999E",
+                                      "-S nan", "-T", "-T ''"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        cr_assert(asprintf(&cmd, "%s build %s %s %s", bin, arpa, out, bad[k]) > 0);
+        cr_assert_eq(tu_run(cmd, NULL, &err), 2, "%s", bad[k]);
+        char flag[3] = {bad[k][0], bad[k][1], 0};
+        cr_assert(strstr(err, flag) && !strstr(err, "unknown option"), "%s: %s", bad[k], err);
+        free(cmd), free(err);
+    }
+    unlink(out);
+    const char *unusable[] = {"/nonexistent-glm-folder/x", file};
+    for (size_t k = 0; k < 2; k++) {
+        cr_assert(asprintf(&cmd, "%s build -T '%s' %s %s", bin, unusable[k], arpa, out) > 0);
+        cr_assert_eq(tu_run(cmd, NULL, &err), 1, "%s", unusable[k]);
+        cr_assert(strstr(err, unusable[k]) && strstr(err, "cannot create a temporary file"),
+                  "%s", err);
+        cr_assert(access(out, F_OK) != 0, "no model when -T is unusable");
+        free(cmd), free(err);
+    }
+    free(bin), free(arpa), free(out), free(file);
 }
 
 /* ---------------------------------------------------------------- quantized files (-q -b) */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dist.h"
 #include "glm.h"
@@ -25,17 +26,20 @@ static void usage(FILE *f)
     fprintf(f,
             "usage:\n"
             "  glm build [trie|probing] model.arpa out [-K N] [-q N [-b M]] [-p MULT] [-u log10p]\n"
-            "            [-i] [--progress]\n"
+            "            [-i] [-S SIZE] [-T DIR] [--progress]\n"
             "      binarize an ARPA file: glm's B-tree trie (.glm; node size K >= 3, default\n"
             "      %d), or with 'probing' KenLM's probing binary (the bytes build_binary\n"
             "      writes: KenLM reads it too; glm's fastest CPU layout, the largest file;\n"
             "      built in its tables, the memory KenLM's build takes; the trie's build\n"
-            "      holds its n-grams, about 37 bytes each, in memory).\n"
+            "      holds its parsed n-grams, about 25 bytes each, in memory).\n"
             "      KenLM's build_binary words: -q/-b (trie: probabilities and backoffs\n"
             "      quantized to N and M bits, 1..25, M defaults to N, KenLM's binning),\n"
             "      -p (probing: buckets per entry, default 1.5), -u (<unk>'s log10 p when\n"
-            "      missing, default -100), -i (positive log10 p read as 0); -a -s -v -w -r -T\n"
-            "      -S are refused, each saying why\n"
+            "      missing, default -100), -i (positive log10 p read as 0),\n"
+            "      -S (trie: the memory for finished levels before they go to a temporary\n"
+            "      file; a number with a unit b K M G T P E, or %% of the physical memory,\n"
+            "      default unit K, default 80%%), -T (trie: the temporary file's folder,\n"
+            "      default the output's); -a -s -v -w -r are refused, each saying why\n"
             "  glm query [-v summary|sentence|word] [-n] [-b] [-l lazy|populate|read|parallel]\n"
             "            [--threads N] [--gpu | --ref] [--verify] [--mmap] [--no-index]\n"
             "            [-input-file|--input-file FILE] [--resume] [--parts-dir DIR]\n"
@@ -77,6 +81,39 @@ static int close_stdout(const char *cmd)
     return rc ? 1 : 0;
 }
 
+/* build_binary -S's size (GNU sort's): a non-negative decimal number, then at most one unit:
+ * b, K (k), M, G, T, P, E (powers of 1024; none: K) or % of the physical memory. 0, or -1 when
+ * s is not one or the size is 0 or beyond 2^64. */
+static int parse_size(const char *s, uint64_t *out)
+{
+    static const char units[] = "bKMGTPE";
+    size_t n = s ? strlen(s) : 0;
+    if (!n)
+        return -1;
+    char u = s[n - 1];
+    double scale = 1024.0;
+    if (u == '%') {
+        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+        if (pages <= 0 || psize <= 0)
+            return -1;
+        scale = (double)pages * (double)psize / 100.0;
+        n--;
+    } else if (u == 'k' || (strchr(units, u) && u)) {
+        scale = 1.0;
+        for (const char *p = units; *p != (u == 'k' ? 'K' : u); p++)
+            scale *= 1024.0;
+        n--;
+    }
+    double v;
+    if (smt_parse_double(s, n, 0.0, 1e30, 0, &v))
+        return -1;
+    v *= scale;
+    if (!(v >= 1.0) || v >= 18446744073709551616.0)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
 static int cmd_build(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
@@ -114,6 +151,19 @@ static int cmd_build(int argc, char **argv)
             }
             opt.probing_multiplier = (float)p;
             p_set = 1;
+        } else if (strcmp(argv[i], "-S") == 0) {
+            const char *v = flag_value(argc, argv, &i);
+            if (parse_size(v, &opt.sort_memory)) {
+                fprintf(stderr, "glm build: -S: bad size '%s' (a number with an optional unit: "
+                                "b K M G T P E, or %% of the physical memory; default unit K)\n",
+                        v ? v : "");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "-T") == 0) {
+            if (!(opt.temp_dir = flag_value(argc, argv, &i)) || !opt.temp_dir[0]) {
+                fprintf(stderr, "glm build: -T: a folder for the temporary file is required\n");
+                return 2;
+            }
         } else if (strcmp(argv[i], "--progress") == 0) {
             opt.progress = 1;
         } else if (strcmp(argv[i], "-u") == 0) { /* build_binary -u: <unk>'s log10 p if missing */
@@ -158,8 +208,6 @@ static int cmd_build(int argc, char **argv)
                        "rename)"},
                 {"-r", "-r adds rest costs from lower-order models (KenLM's rest probing); glm "
                        "reads such files but does not write them"},
-                {"-T", "-T and -S size KenLM's on-disk trie sort; glm builds in memory"},
-                {"-S", "-T and -S size KenLM's on-disk trie sort; glm builds in memory"},
             };
             for (size_t k = 0; k < sizeof refused / sizeof *refused; k++)
                 if (strcmp(argv[i], refused[k].flag) == 0) {
@@ -220,8 +268,10 @@ static int cmd_build(int argc, char **argv)
         fprintf(stderr, " quantized %u/%u bits,", opt.prob_bits, opt.backoff_bits);
     for (unsigned k = 1; k <= st.order; k++)
         fprintf(stderr, " %llu", (unsigned long long)st.stored[k]);
-    fprintf(stderr, " n-grams, %llu bytes, %.2f s\n", (unsigned long long)st.file_size,
-            smt_now() - t0);
+    fprintf(stderr, " n-grams, %llu bytes,", (unsigned long long)st.file_size);
+    if (st.temp_bytes)
+        fprintf(stderr, " %llu through a temporary file (-S),", (unsigned long long)st.temp_bytes);
+    fprintf(stderr, " %.2f s\n", smt_now() - t0);
     return 0;
 }
 

@@ -111,7 +111,10 @@ uint64_t glm_layout_nmid(const glm_layout *L);
 
 /* ---- ARPA reading (glm_arpa.c) */
 
-/* The n-grams of one order, words reversed (w, h1, h2, ..): the trie's key order. */
+/* The n-grams of one order, words reversed (w, h1, h2, ..): the trie's key order. The highest
+ * order keeps, instead of its words, its parent's record in the order below (for 2-grams the
+ * word w) and its key (its last word): n is then 2. Once the trie's build has found every
+ * record's parent, an order keeps its keys only (n = 1) and no table. */
 typedef struct glm_ostore {
     unsigned n;
     uint64_t count;
@@ -163,6 +166,29 @@ int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids);
 /* Starts the memory reads of a glm_ostore_find of ids (a lookup some steps ahead). */
 void glm_ostore_prefetch(const glm_ostore *s, const uint32_t *ids);
 void glm_ostore_free(glm_ostore *s);
+
+/* ---- a trie build's finished levels (glm_spill.c): bytes appended in order, then read back once
+ * in order. Up to limit bytes stay in memory; past it everything goes to a temporary file in dir
+ * (made, and unlinked, at open), in blocks of at most 1 MiB, each with its length and a hash
+ * seeded with its index, checked when read back: a damaged file is SMT_ERR_CORRUPT, a failed
+ * write SMT_ERR_IO ("DIR: temporary file: write error: <reason>"). */
+typedef struct glm_spill {
+    uint8_t *mem; /* the bytes while nothing is spilled */
+    size_t len, cap;
+    uint64_t limit, total, nread;
+    char *dir;
+    int fd, spilled;
+    uint8_t *blk; /* the block being written, or read */
+    size_t blen, bpos;
+    uint64_t nblocks;
+} glm_spill;
+
+int glm_spill_open(glm_spill *s, uint64_t limit, const char *dir, smt_err *err);
+int glm_spill_put(glm_spill *s, const void *data, size_t n, smt_err *err);
+/* Ends the appends; the reads start at the first byte. */
+int glm_spill_rewind(glm_spill *s, smt_err *err);
+int glm_spill_get(glm_spill *s, void *data, size_t n, smt_err *err);
+void glm_spill_close(glm_spill *s);
 
 /* ---- B-tree construction (glm_build.c) */
 
