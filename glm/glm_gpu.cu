@@ -54,13 +54,15 @@ template <typename Count>
 static __device__ unsigned dev_walk(const glm_layout &L, glm_word w, const glm_word *hist,
                                     unsigned nh, float *prob, float *bo, Count count)
 {
+    const int q = L.qp != 0;
+    unsigned lim = nh < L.order - 1 ? nh : L.order - 1; /* the deepest match's length - 1 */
     glm_walk_cur c;
     *prob = glm_walk_start(&L, &c, w, bo);
-    while (c.len <= nh && glm_walk_children(&L, &c)) {
+    while (c.len <= lim && glm_walk_children(&L, &c, q)) {
         glm_word x = hist[c.len - 1];
-        glm_keys keys = glm_walk_keys(&L, &c);
+        glm_keys keys = glm_walk_keys(&L, &c, q);
         glm_bt_cursor bt;
-        glm_bt_init(&L, &bt, keys.w, c.n);
+        glm_bt_init(&L, &bt, c.n);
         int64_t got;
         for (;;) {
             uint64_t start;
@@ -74,7 +76,7 @@ static __device__ unsigned dev_walk(const glm_layout &L, glm_word w, const glm_w
         }
         if (got < 0)
             break;
-        *prob = glm_walk_enter(&L, &c, got, bo);
+        *prob = glm_walk_enter(&L, &c, (uint32_t)got, bo, q);
     }
     return c.len;
 }
@@ -279,6 +281,7 @@ static int gpu_init(glm_gpu *g, const glm_model *m, smt_err *err)
     }
     g->lay.keys = L->qp ? NULL : g->d_keys;
     g->lay.mid = g->d_mid;
+    glm_layout_levels(&g->lay);
     g->vocab = glm_vocab_size(m);
     g->lanes = GLM_GPU_LANES_DEFAULT;
     return 0;
