@@ -81,8 +81,8 @@ static __device__ unsigned dev_walk(const glm_layout &L, glm_word w, const glm_w
     return c.len;
 }
 
-/* A node searched by a warp's 32 lanes at once (ballots; K > 33 takes several rounds): the kernel
- * that was run and checked on an H100 (lanes = 32, the default). */
+/* A node searched by a warp's 32 lanes at once (ballots; K > 33 takes several rounds): lanes = 32,
+ * the default (which kernels ran on a GPU: docs/glm.md, "GPU"). */
 static __device__ void warp_count(glm_keys k, uint32_t cnt, uint32_t x, unsigned lane,
                                   uint32_t *less, int *hit)
 {
