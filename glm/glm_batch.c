@@ -1,11 +1,10 @@
 /* glm_batch.c — the fast CPU paths: many independent walks advanced in lock-step (rows: 16 lanes;
- * states: 16 lanes, or level-synchronous chunks from 64 queries on;
- * sentences: level-synchronous chunks, see sentences_levelsync), each lane
- * prefetching the next node it needs before the driver moves on to the other lanes, so that the
- * memory latency of one lane's B-tree step overlaps with the work of the others (AMAC-style).
- * Each lane does exactly what glm_walk does, in the same order, so the floats are identical; only
- * the way a node is searched differs (SSE2 counts of keys < x, 4 at a time, instead of a binary
- * search: same count, fewer dependent loads). */
+ * states: 16 lanes, or level-synchronous chunks from 64 queries on; sentences: level-synchronous
+ * chunks, walks_levelsync), each walk prefetching what it needs next before the driver moves on
+ * to the others, so that the memory latency of one walk's step overlaps with the work of the
+ * others (AMAC-style). A walk is glm_walk's level cursor (glm_layout.h's glm_walk_cur) split into
+ * steps, so the floats are glm_walk's; only the way a node is searched differs (SSE2 counts of
+ * keys < x, 4 at a time, and the index of big groups) and when a walk yields. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,17 +21,11 @@
 
 /* ---------------------------------------------------------------- the fast view of a layout */
 
-/* Absolute level pointers and 32-bit shape tables (every count of a valid model is < 2^32 - 1). */
+/* The layout and the big-group index, copied together so that a driver's local copy cannot be
+ * aliased by its stores. */
 typedef struct glm_fast fast_layout;
 struct glm_fast {
-    const uint32_t *keys[GLM_MAX_ORDER + 1]; /* [k], k = 2..N */
-    const glm_mid *mid[GLM_MAX_ORDER + 1];   /* [k], k = 1..N-1 */
-    const float *top;
-    const glm_layout *L; /* the model's layout: a quantized file's values are read through it */
-    const uint8_t *qrec; /* quantized: the records (NULL otherwise) */
-    const uint8_t *pk;   /* quantized: the bit-packed keys, kbits each (glm_layout.h) */
-    uint64_t koff[GLM_MAX_ORDER + 1]; /* [k]: level k's first key (L->key_off) */
-    uint32_t kbits;                   /* 0: uint32 keys (keys[]) */
+    glm_layout L;
     const glm_hslot *hs[GLM_MAX_ORDER + 1]; /* the big-group index (GLM_OPEN_INDEX) */
     uint32_t hn[GLM_MAX_ORDER + 1];
     uint32_t hmin; /* groups of at least hmin keys are indexed (UINT32_MAX: none) */
@@ -40,37 +33,18 @@ struct glm_fast {
      * index the B-trees left are small and the binary search's fewer instructions win; without it
      * the deep trees' dependent loads make SSE2 counts faster (docs/glm.md, "Speed") */
     uint32_t bs_over;
-    uint64_t kpow[GLM_BT_MAXD + 1];
-    uint64_t first[GLM_BT_MAXD + 1];
-    uint32_t order, K, B;
 };
 
 static void fast_setup(const glm_model *m, fast_layout *F)
 {
-    const glm_layout *L = &m->lay;
     memset(F, 0, sizeof *F);
+    F->L = m->lay;
     F->hmin = m->bix.min_n ? m->bix.min_n : UINT32_MAX;
     F->bs_over = m->bix.min_n ? 12 : UINT32_MAX;
-    for (unsigned k = 2; k <= L->order; k++) {
+    for (unsigned k = 2; k <= m->lay.order; k++) {
         F->hs[k] = m->bix.slots[k];
         F->hn[k] = m->bix.nslots[k];
     }
-    for (unsigned k = 2; k <= L->order; k++) {
-        F->keys[k] = L->keys ? L->keys + L->key_off[k] : NULL;
-        F->koff[k] = L->key_off[k];
-    }
-    F->kbits = L->kbits;
-    F->pk = L->pkeys;
-    for (unsigned k = 1; k < L->order; k++)
-        F->mid[k] = L->mid + L->mid_off[k];
-    F->top = L->top;
-    F->L = L;
-    F->qrec = L->qp ? L->qrec : NULL;
-    memcpy(F->kpow, L->kpow, sizeof F->kpow);
-    memcpy(F->first, L->first, sizeof F->first);
-    F->order = L->order;
-    F->K = L->K;
-    F->B = L->B;
 }
 
 /* Number of keys < x among k[0..cnt), the keys being word ids < 2^31 (the caller checks the
@@ -124,77 +98,49 @@ static inline __attribute__((always_inline)) uint32_t packed_count_less(glm_keys
     return less;
 }
 
-static inline void prefetch2(const void *p, size_t bytes)
-{
-    const char *c = (const char *)p;
-    __builtin_prefetch(c);
-    __builtin_prefetch(c + bytes - 1);
-}
-
-/* A node of cnt packed keys from bit bit on. */
-static inline void prefetch_packed(const uint8_t *pk, uint64_t bit, uint32_t cnt, uint32_t kbits)
-{
-    const char *c = (const char *)pk + (bit >> 3);
-    uint64_t bytes = ((bit & 7) + (uint64_t)cnt * kbits + 7) / 8;
-    __builtin_prefetch(c);
-    if (bytes > 64)
-        __builtin_prefetch(c + 64);
-    __builtin_prefetch(c + bytes - 1);
-}
-
-static inline void prefetch_keys(const uint32_t *k, uint32_t cnt)
-{
-    const char *c = (const char *)k;
-    __builtin_prefetch(c);
-    if (cnt > 16)
-        __builtin_prefetch(c + 64);
-    __builtin_prefetch(c + (size_t)cnt * 4 - 1);
-}
-
 /* ---------------------------------------------------------------- one walk */
 
+/* A walk is glm_layout.h's level cursor (glm_walk_cur) driven as a state machine: each step makes
+ * the reads the previous step prefetched, then prefetches what it needs next and yields, so that
+ * the memory latency of one walk's step overlaps with the steps of the others. The phases: the
+ * unigram (PH_UNI), a B-tree node among the children (PH_SEARCH), a probe of the big-group index
+ * (PH_HASH), the value of the child found (PH_VALUE). */
 enum { PH_UNI, PH_SEARCH, PH_HASH, PH_VALUE, PH_DONE };
 
 typedef struct walk {
+    glm_walk_cur c;   /* the match so far and its children */
+    glm_bt_cursor bt; /* PH_SEARCH: the B-tree of c's children */
+    union {           /* PH_SEARCH: their keys (glm_walk_keys) */
+        const uint32_t *w; /* uint32 keys: the first */
+        uint64_t bit;      /* packed keys: the first one's bit */
+    } keys;
+    uint32_t start; /* PH_SEARCH: the node's first key (from the group's); PH_HASH: the slot */
+    uint32_t cnt;   /* PH_SEARCH: keys in the node */
     const glm_word *hist;
-    const uint32_t *gk;   /* the group's first key (uint32 keys) */
-    const uint32_t *node; /* the current node's first key (uint32 keys) */
-    uint64_t gbit;        /* packed keys: the group's first key's bit */
-    uint32_t noff;        /* the current node's first key, from the group's */
-    uint32_t cnt;         /* keys in the current node */
-    uint32_t l, d;        /* B-tree level of the node, depth */
-    uint32_t j;           /* node index within its level */
-    uint32_t I, q, r;     /* leaves: first leaf key, keys per leaf, leaves with one more */
-    uint32_t first;       /* the group's first index in level len + 1 */
-    uint32_t e;           /* the matched entry of level len */
-    unsigned nh, len, phase;
+    unsigned nh, phase;
     glm_word w;
     float prob;
     float bo[GLM_MAX_ORDER];
 } walk;
 
-static inline __attribute__((always_inline)) void walk_node(const fast_layout *F, walk *k,
-                                                           const int pk)
+/* Prefetches the node the walk searches next. */
+static inline __attribute__((always_inline)) void walk_issue_node(const fast_layout *F,
+                                                                 const walk *k, const int pk)
 {
-    if (k->l + 1 < k->d) {
-        k->noff = (uint32_t)(F->first[k->l] + k->j) * F->B;
-        k->cnt = F->B;
+    const char *c;
+    uint64_t bytes;
+    if (pk) {
+        uint64_t bit = k->keys.bit + (uint64_t)k->start * F->L.kbits;
+        c = (const char *)F->L.pkeys + (bit >> 3);
+        bytes = ((bit & 7) + (uint64_t)k->cnt * F->L.kbits + 7) / 8;
     } else {
-        uint32_t j = k->j;
-        k->noff = k->I + j * k->q + (j < k->r ? j : k->r);
-        k->cnt = k->q + (j < k->r);
+        c = (const char *)(k->keys.w + k->start);
+        bytes = (uint64_t)k->cnt * 4;
     }
-    if (!pk)
-        k->node = k->gk + k->noff;
-}
-
-static inline __attribute__((always_inline)) void walk_prefetch_node(const fast_layout *F,
-                                                                    const walk *k, const int pk)
-{
-    if (pk)
-        prefetch_packed(F->pk, k->gbit + (uint64_t)k->noff * F->kbits, k->cnt, F->kbits);
-    else
-        prefetch_keys(k->node, k->cnt);
+    glm_prefetch(c);
+    if (bytes > 64)
+        glm_prefetch(c + 64);
+    glm_prefetch(c + bytes - 1);
 }
 
 static inline void walk_start(const fast_layout *F, walk *k, glm_word w, const glm_word *hist,
@@ -204,190 +150,132 @@ static inline void walk_start(const fast_layout *F, walk *k, glm_word w, const g
     k->hist = hist;
     k->nh = nh;
     k->phase = PH_UNI;
-    prefetch2(F->mid[1] + w, 2 * sizeof(glm_mid));
+    glm_walk_issue_start(&F->L, w);
 }
 
-/* From entry e of level len (its value already read): start the search among its children, or
- * finish. */
+/* From the match (its value read): start the search among its children, or finish. */
 static inline __attribute__((always_inline)) void walk_descend(const fast_layout *F, walk *k,
-                                                              uint32_t first, uint32_t n,
                                                               const int pk)
 {
-    if (k->len > k->nh) { /* every caller has nh <= N - 1, so this also stops at level N */
+    /* every caller has nh <= N - 1, so len > nh also stops at level N */
+    if (k->c.len > k->nh || !glm_walk_children(&F->L, &k->c, pk)) {
         k->phase = PH_DONE;
         return;
     }
-    if (n == 0) {
-        k->phase = PH_DONE;
-        return;
-    }
-    k->first = first;
-    if (n >= F->hmin && F->hs[k->len + 1]) { /* a big group: one probe of the index */
-        uint32_t i = glm_bigidx_slot(k->e, k->hist[k->len - 1], F->hn[k->len + 1]);
-        k->j = i;
-        k->cnt = n;
-        const char *slot = (const char *)(F->hs[k->len + 1] + i);
-        __builtin_prefetch(slot);
-        __builtin_prefetch(slot + 64); /* and the next line: a miss scans ~6 slots at 70% */
+    unsigned k1 = k->c.len + 1;
+    if (k->c.n >= F->hmin && F->hs[k1]) { /* a big group: one probe of the index */
+        uint32_t i = glm_bigidx_slot(k->c.e, k->hist[k->c.len - 1], F->hn[k1]);
+        k->start = i;
+        const char *slot = (const char *)(F->hs[k1] + i);
+        glm_prefetch(slot);
+        glm_prefetch(slot + 64); /* and the next line: a miss scans ~6 slots at 70% */
         k->phase = PH_HASH;
         return;
     }
-    if (pk) {
-        k->gbit = (F->koff[k->len + 1] + first) * F->kbits;
-    } else {
-        k->gk = F->keys[k->len + 1] + first;
-        k->node = k->gk;
-    }
-    k->noff = 0;
-    k->l = 0;
-    k->j = 0;
-    if (n <= F->B) { /* one leaf: most groups */
-        k->d = 1;
-        k->cnt = n;
-    } else {
-        uint32_t d = 2;
-        while (F->kpow[d] - 1 < n)
-            d++;
-        uint32_t leaves = (uint32_t)F->kpow[d - 1];
-        k->d = d;
-        k->I = leaves - 1;
-        k->q = (n - k->I) / leaves;
-        k->r = (n - k->I) % leaves;
-        k->cnt = F->B;
-    }
-    walk_prefetch_node(F, k, pk);
+    uint64_t start;
+    glm_keys r = glm_walk_keys(&F->L, &k->c, pk);
+    if (pk)
+        k->keys.bit = r.bit0;
+    else
+        k->keys.w = r.w;
+    glm_bt_init(&F->L, &k->bt, k->c.n);
+    glm_bt_node(&F->L, &k->bt, &start, &k->cnt);
+    k->start = (uint32_t)start;
+    walk_issue_node(F, k, pk);
     k->phase = PH_SEARCH;
 }
 
-/* The walk matched entry e of the next level: it is one word longer, and its value is fetched next
- * (the highest order holds probabilities only, the others prob/backoff/child). */
-static inline __attribute__((always_inline)) void walk_found(const fast_layout *F, walk *k, uint32_t e,
-                                                            const int pk)
+/* The walk found the child at slot: its value is read next. */
+static inline __attribute__((always_inline)) void walk_found(const fast_layout *F, walk *k,
+                                                            uint32_t slot, const int pk)
 {
-    k->e = e;
-    k->len++;
-    if (pk) { /* the record and the next one (its end of the child range) */
-        const glm_layout *L = F->L;
-        uint64_t bit = L->qrec_off[k->len] + (uint64_t)e * L->qrec_bits[k->len];
-        prefetch2(F->qrec + (bit >> 3), (2 * L->qrec_bits[k->len] + 7) / 8 + 1);
-        if (k->len < F->order) /* the base of its block of child offsets */
-            __builtin_prefetch(L->qbase + L->qbase_off[k->len] + (e >> L->qshift[k->len]));
-    } else if (k->len == F->order) {
-        __builtin_prefetch(F->top + e);
-    } else {
-        prefetch2(F->mid[k->len] + e, 2 * sizeof(glm_mid));
-    }
+    glm_walk_take(&k->c, slot);
+    glm_walk_issue(&F->L, &k->c, pk);
     k->phase = PH_VALUE;
 }
 
-/* One memory step of a walk (its data was prefetched by the previous step). pk is a constant: 1
- * for a quantized file (bit-packed keys and records), 0 for a float file; each driver is
- * instantiated once per value, so a float walk carries none of the quantized branches. */
+/* One memory step of a walk (its data was prefetched by the previous step). pk is the format
+ * (glm_keys_at's q), a constant: each driver is instantiated once per value, so a float walk
+ * carries none of the quantized branches. */
 static inline __attribute__((always_inline)) void walk_step(const fast_layout *F, walk *k,
                                                            const int pk)
 {
     switch (k->phase) {
-    case PH_UNI: {
-        const glm_mid *u = F->mid[1] + k->w;
-        k->prob = u->prob;
-        k->bo[0] = u->backoff;
-        k->len = 1;
-        k->e = k->w;
-        walk_descend(F, k, u[0].child, u[1].child - u[0].child, pk);
+    case PH_UNI:
+        k->prob = glm_walk_start(&F->L, &k->c, k->w, k->bo);
+        walk_descend(F, k, pk);
         return;
-    }
     case PH_SEARCH: {
-        glm_word x = k->hist[k->len - 1];
-        if (pk) { /* packed keys: glm_layout.h's binary search, the same walk */
-            for (;;) {
-                glm_keys r = {NULL, F->pk, k->gbit + (uint64_t)k->noff * F->kbits, F->kbits};
-                uint32_t less = packed_count_less(r, k->cnt, x);
-                if (less < k->cnt && glm_keys_get(r, less) == x) {
-                    walk_found(F, k, k->first + k->noff + less, pk);
-                    return;
-                }
-                if (k->l + 1 >= k->d) {
-                    k->phase = PH_DONE;
-                    return;
-                }
-                k->j = k->j * F->K + less;
-                k->l++;
-                walk_node(F, k, pk);
-                if (k->l + 1 >= k->d) { /* a leaf: yield after its prefetch */
-                    walk_prefetch_node(F, k, pk);
-                    return;
-                }
+        /* the internal nodes below the root belong to big groups, whose upper levels stay in
+         * cache: descend through them without yielding, and yield before the leaf */
+        glm_word x = k->hist[k->c.len - 1];
+        uint64_t start = k->start;
+        uint32_t cnt = k->cnt;
+        for (;;) {
+            uint32_t less;
+            int hit;
+            if (pk) {
+                glm_keys r = {NULL, F->L.pkeys, k->keys.bit + start * F->L.kbits, F->L.kbits};
+                less = packed_count_less(r, cnt, x);
+                hit = less < cnt &&
+                      glm_rd_bits(r.p, r.bit0 + (uint64_t)less * r.bits, (1ull << r.bits) - 1) == x;
+            } else {
+                const uint32_t *node = k->keys.w + start;
+                less = fast_count_less(node, cnt, x, F->bs_over);
+                hit = less < cnt && node[less] == x;
+            }
+            int64_t got = glm_bt_advance(&F->L, &k->bt, start, cnt, less, hit);
+            if (got >= 0) {
+                walk_found(F, k, (uint32_t)got, pk);
+                return;
+            }
+            if (got == -1) {
+                k->phase = PH_DONE;
+                return;
+            }
+            glm_bt_node(&F->L, &k->bt, &start, &cnt);
+            if (k->bt.l + 1 >= k->bt.d) { /* a leaf: yield after its prefetch */
+                k->start = (uint32_t)start;
+                k->cnt = cnt;
+                walk_issue_node(F, k, pk);
+                return;
             }
         }
-        const uint32_t *node = k->node;
-        uint32_t less = fast_count_less(node, k->cnt, x, F->bs_over);
-        /* internal nodes above the last internal level belong to big groups, whose upper
-         * levels stay in cache: descend through them without yielding */
-        while (k->l + 2 < k->d && !(less < k->cnt && node[less] == x)) {
-            k->j = k->j * F->K + less;
-            k->l++;
-            walk_node(F, k, pk);
-            node = k->node;
-            less = fast_count_less(node, k->cnt, x, F->bs_over);
-        }
-        if (less < k->cnt && node[less] == x) {
-            walk_found(F, k, k->first + k->noff + less, pk);
-        } else if (k->l + 1 >= k->d) {
-            k->phase = PH_DONE;
-        } else {
-            k->j = k->j * F->K + less;
-            k->l++;
-            walk_node(F, k, pk);
-            prefetch_keys(k->node, k->cnt);
-        }
-        return;
     }
     case PH_HASH: {
-        const glm_hslot *t = F->hs[k->len + 1];
-        uint32_t ns = F->hn[k->len + 1], i = k->j, x = k->hist[k->len - 1];
+        const glm_hslot *t = F->hs[k->c.len + 1];
+        uint32_t ns = F->hn[k->c.len + 1], i = k->start, x = k->hist[k->c.len - 1];
         for (;;) {
             glm_hslot h = t[i];
             if (h.idx == UINT32_MAX) {
                 k->phase = PH_DONE;
                 return;
             }
-            if (h.key == x && h.idx - k->first < k->cnt)
+            if (h.key == x && h.idx - k->c.first < k->c.n)
                 break;
             i = i + 1 == ns ? 0 : i + 1;
         }
-        walk_found(F, k, t[i].idx, pk);
+        walk_found(F, k, t[i].idx - k->c.first, pk);
         return;
     }
     case PH_VALUE:
-        if (pk) { /* glm_layout.h's decode, as every path reads a quantized value */
-            k->prob = glm_value(F->L, k->len, k->e, &k->bo[k->len - 1]);
-            if (k->len == F->order) {
-                k->phase = PH_DONE;
-            } else {
-                uint64_t first, n;
-                glm_children(F->L, k->len, k->e, &first, &n);
-                walk_descend(F, k, (uint32_t)first, (uint32_t)n, pk);
-            }
-        } else if (k->len == F->order) {
-            k->prob = F->top[k->e];
+        if (k->c.len == F->L.order) { /* the highest order: the walk is done */
+            k->prob = glm_walk_read(&F->L, &k->c, k->bo, pk);
             k->phase = PH_DONE;
         } else {
-            const glm_mid *m = F->mid[k->len] + k->e;
-            k->prob = m->prob;
-            k->bo[k->len - 1] = m->backoff;
-            walk_descend(F, k, m[0].child, m[1].child - m[0].child, pk);
+            k->prob = glm_walk_read(&F->L, &k->c, k->bo, pk);
+            walk_descend(F, k, pk);
         }
         return;
     }
 }
 
-/* The fast paths compare keys as signed 32-bit integers: exact while every word id is < 2^31. */
-static int fast_ok(const glm_model *m) { return m->vocab.n <= (uint32_t)INT32_MAX; }
-
 int glm_fast_refresh(glm_model *m)
 {
-    if (!fast_ok(m))
-        return 0; /* glm_score stays on the reference walk */
+    /* the fast paths compare keys as signed 32-bit integers: exact while every word id is < 2^31;
+     * without the fast view every path takes the reference walk */
+    if (m->vocab.n > (uint32_t)INT32_MAX)
+        return 0;
     if (!m->fast && !(m->fast = malloc(sizeof *m->fast)))
         return SMT_ERR_NOMEM;
     fast_setup(m, m->fast);
@@ -409,15 +297,15 @@ float glm_score_fast(const glm_model *m, const glm_state *in, glm_word w, glm_st
     walk k;
     k.prob = 0.0f; /* set by the first step; GCC cannot tell once glm_finish is inlined */
     walk_start(F, &k, w, in->words, in->length);
-    if (F->kbits) /* one copy per key format: see walk_step */
+    if (F->L.qp) /* one copy per format: see walk_step */
         while (k.phase != PH_DONE)
             walk_step(F, &k, 1);
     else
         while (k.phase != PH_DONE)
             walk_step(F, &k, 0);
     if (ngram_length)
-        *ngram_length = k.len;
-    return glm_finish(&m->lay, in, w, k.len, k.prob, k.bo, out);
+        *ngram_length = k.c.len;
+    return glm_finish(&m->lay, in, w, k.c.len, k.prob, k.bo, out);
 }
 
 /* ---------------------------------------------------------------- rows */
@@ -455,16 +343,10 @@ typedef struct row_lane {
 } row_lane;
 
 static inline __attribute__((always_inline)) void
-rows_range_pk(const glm_model *m, const glm_word *rows, size_t r0, size_t r1, float *prob,
-              uint8_t *len, const int pk)
+rows_range_pk(const glm_model *m, const fast_layout *F, const glm_word *rows, size_t r0, size_t r1,
+              float *prob, uint8_t *len, const int pk)
 {
-    if (m->ken) { /* a KenLM binary (glm_kenlm.c) */
-        glm_kenlm_score_rows(m, rows + r0 * m->par.order, r1 - r0, prob + r0, len ? len + r0 : NULL);
-        return;
-    }
-    fast_layout F;
-    fast_setup(m, &F);
-    unsigned N = F.order;
+    unsigned N = F->L.order;
     row_lane lanes[LANES];
     size_t next = r0;
     unsigned active = 0;
@@ -473,33 +355,33 @@ rows_range_pk(const glm_model *m, const glm_word *rows, size_t r0, size_t r1, fl
         l->row = next;
         l->second = 0;
         l->nh = (unsigned)glm_row_context(N, m->vocab.n, rows + next * N, l->hist);
-        walk_start(&F, &l->k, rows[next * N + N - 1], l->hist, l->nh);
+        walk_start(F, &l->k, rows[next * N + N - 1], l->hist, l->nh);
     }
     while (active) {
         for (unsigned i = 0; i < active; i++) {
             row_lane *l = &lanes[i];
-            walk_step(&F, &l->k, pk);
+            walk_step(F, &l->k, pk);
             if (l->k.phase != PH_DONE)
                 continue;
             if (!l->second) {
-                l->lenA = l->k.len;
+                l->lenA = l->k.c.len;
                 l->probA = l->k.prob;
                 if (len)
-                    len[l->row] = (uint8_t)l->k.len;
+                    len[l->row] = (uint8_t)l->k.c.len;
                 if (l->nh > 0) {
                     l->second = 1;
-                    walk_start(&F, &l->k, l->hist[0], l->hist + 1, l->nh - 1);
+                    walk_start(F, &l->k, l->hist[0], l->hist + 1, l->nh - 1);
                     continue;
                 }
                 prob[l->row] = l->probA;
             } else {
-                prob[l->row] = glm_row_combine(l->lenA, l->probA, l->k.len, l->k.bo);
+                prob[l->row] = glm_row_combine(l->lenA, l->probA, l->k.c.len, l->k.bo);
             }
             if (next < r1) { /* refill the lane */
                 l->row = next;
                 l->second = 0;
                 l->nh = (unsigned)glm_row_context(N, m->vocab.n, rows + next * N, l->hist);
-                walk_start(&F, &l->k, rows[next * N + N - 1], l->hist, l->nh);
+                walk_start(F, &l->k, rows[next * N + N - 1], l->hist, l->nh);
                 next++;
             } else { /* retire: move the last active lane here (re-pointing its history) */
                 lanes[i] = lanes[--active];
@@ -513,10 +395,15 @@ rows_range_pk(const glm_model *m, const glm_word *rows, size_t r0, size_t r1, fl
 static void rows_range(const glm_model *m, const glm_word *rows, size_t r0, size_t r1,
                        float *prob, uint8_t *len)
 {
-    if (m->fast && m->fast->kbits) /* one copy per key format: see walk_step */
-        rows_range_pk(m, rows, r0, r1, prob, len, 1);
+    if (m->ken) { /* a KenLM binary (glm_kenlm.c) */
+        glm_kenlm_score_rows(m, rows + r0 * m->par.order, r1 - r0, prob + r0,
+                             len ? len + r0 : NULL);
+        return;
+    }
+    if (m->fast->L.qp) /* one copy per format: see walk_step */
+        rows_range_pk(m, m->fast, rows, r0, r1, prob, len, 1);
     else
-        rows_range_pk(m, rows, r0, r1, prob, len, 0);
+        rows_range_pk(m, m->fast, rows, r0, r1, prob, len, 0);
 }
 
 typedef struct rows_job {
@@ -544,7 +431,7 @@ int glm_score_rows(const glm_model *m, const glm_word *rows, size_t n_rows, floa
         if (glm_row_context(N, m->vocab.n, rows + r * N, hist) < 0)
             return smt_err_set(err, SMT_ERR_ARG, "row %zu: word id out of range", r);
     }
-    if (!fast_ok(m))
+    if (!m->ken && !m->fast) /* no fast view (a vocabulary of 2^31 or more words) */
         return glm_score_rows_ref(m, rows, n_rows, prob, len, err);
     if (threads == 1 || n_rows < 4096) {
         rows_range(m, rows, 0, n_rows, prob, len);
@@ -575,28 +462,28 @@ static inline __attribute__((always_inline)) void
 states_lanes_pk(const glm_model *m, const glm_state *in, const glm_word *w, size_t n, float *prob,
                 glm_state *out, uint8_t *len, const int pk)
 {
-    fast_layout F = *m->fast; /* a local copy: the stores below cannot alias it */
+    const fast_layout *F = m->fast;
     walk lanes[LANES];
     size_t q[LANES];
     size_t next = 0;
     unsigned active = 0;
     for (; active < LANES && next < n; active++, next++) {
         q[active] = next;
-        walk_start(&F, &lanes[active], w[next], in[next].words, in[next].length);
+        walk_start(F, &lanes[active], w[next], in[next].words, in[next].length);
     }
     while (active) {
         for (unsigned i = 0; i < active; i++) {
             walk *k = &lanes[i];
-            walk_step(&F, k, pk);
+            walk_step(F, k, pk);
             if (k->phase != PH_DONE)
                 continue;
             size_t j = q[i];
             if (len)
-                len[j] = (uint8_t)k->len;
-            prob[j] = glm_finish(&m->lay, &in[j], w[j], k->len, k->prob, k->bo, &out[j]);
+                len[j] = (uint8_t)k->c.len;
+            prob[j] = glm_finish(&m->lay, &in[j], w[j], k->c.len, k->prob, k->bo, &out[j]);
             if (next < n) { /* refill the lane */
                 q[i] = next;
-                walk_start(&F, k, w[next], in[next].words, in[next].length);
+                walk_start(F, k, w[next], in[next].words, in[next].length);
                 next++;
             } else { /* retire: the last active lane moves here */
                 lanes[i] = lanes[--active];
@@ -610,75 +497,88 @@ states_lanes_pk(const glm_model *m, const glm_state *in, const glm_word *w, size
 static void states_lanes(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
                          float *prob, glm_state *out, uint8_t *len)
 {
-    if (m->fast && m->fast->kbits) /* one copy per key format: see walk_step */
+    if (m->fast && m->fast->L.qp) /* one copy per format: see walk_step */
         states_lanes_pk(m, in, w, n, prob, out, len, 1);
     else
         states_lanes_pk(m, in, w, n, prob, out, len, 0);
 }
 
-/* Queries in chunks of ST_CHUNK walked level-synchronously (as sentences_levelsync): every walk
- * of a chunk makes one memory step per round, the steps grouped by phase (one loop each, no
- * per-step dispatch), then the chunk is finished in order. The chunk's walks read in[] only
- * before any of its out[] is written: out may equal in. */
-#define ST_CHUNK 128
-_Static_assert(ST_CHUNK >= 1 && ST_CHUNK <= 256, "walk indexes are 8-bit");
+/* ---------------------------------------------------------------- level-synchronous walks */
+
+/* Runs the walks wk[0..n) (n <= GLM_CHUNK, each begun by walk_start) to their end
+ * level-synchronously: every live walk makes one memory step per round, the steps grouped by phase
+ * (one loop each, no per-step dispatch); a step prefetches what its walk needs next, which arrives
+ * while the rest of the round runs. The states and the sentences share it. */
+_Static_assert(GLM_CHUNK >= 1 && GLM_CHUNK <= 65536, "walk indexes are 16-bit");
 
 static inline __attribute__((always_inline)) void
-states_levelsync_pk(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
-                    float *prob, glm_state *out, uint8_t *len, const int pk)
+walks_levelsync_pk(const fast_layout *F, walk *wk, unsigned n, const int pk)
 {
-    fast_layout F = *m->fast;
-    walk wk[ST_CHUNK];
-    uint8_t ia[4][ST_CHUNK], ib[4][ST_CHUNK];
-    for (size_t t0 = 0; t0 < n; t0 += ST_CHUNK) {
-        unsigned c = n - t0 < ST_CHUNK ? (unsigned)(n - t0) : ST_CHUNK;
-        uint8_t(*cur)[ST_CHUNK] = ia, (*nxt)[ST_CHUNK] = ib;
-        unsigned nc[4] = {0, 0, 0, 0};
-        for (unsigned i = 0; i < c; i++)
-            walk_start(&F, &wk[i], w[t0 + i], in[t0 + i].words, in[t0 + i].length);
-        for (unsigned i = 0; i < c; i++) { /* the first round: every walk reads its unigram */
-            walk *k = &wk[i];
-            k->phase = PH_UNI;
-            walk_step(&F, k, pk);
-            if (k->phase != PH_DONE)
-                cur[k->phase][nc[k->phase]++] = (uint8_t)i;
-        }
-        while (nc[PH_VALUE] | nc[PH_HASH] | nc[PH_SEARCH]) {
-            unsigned nn[4] = {0, 0, 0, 0};
-#define ST_PASS(P)                                                                                \
+    uint16_t ia[4][GLM_CHUNK], ib[4][GLM_CHUNK];
+    uint16_t(*cur)[GLM_CHUNK] = ia, (*nxt)[GLM_CHUNK] = ib;
+    unsigned nc[4] = {0, 0, 0, 0};
+    for (unsigned i = 0; i < n; i++) { /* the first round: every walk reads its unigram */
+        walk *k = &wk[i];
+        k->phase = PH_UNI;
+        walk_step(F, k, pk);
+        if (k->phase != PH_DONE)
+            cur[k->phase][nc[k->phase]++] = (uint16_t)i;
+    }
+    while (nc[PH_VALUE] | nc[PH_HASH] | nc[PH_SEARCH]) {
+        unsigned nn[4] = {0, 0, 0, 0};
+#define LS_PASS(P)                                                                                \
     for (unsigned x = 0; x < nc[P]; x++) {                                                       \
         walk *k = &wk[cur[P][x]];                                                                 \
         k->phase = P;                                                                             \
-        walk_step(&F, k, pk);                                                                         \
+        walk_step(F, k, pk);                                                                      \
         if (k->phase != PH_DONE)                                                                  \
             nxt[k->phase][nn[k->phase]++] = cur[P][x];                                            \
     }
-            ST_PASS(PH_VALUE)
-            ST_PASS(PH_HASH)
-            ST_PASS(PH_SEARCH)
-#undef ST_PASS
-            uint8_t(*tmp)[ST_CHUNK] = cur;
-            cur = nxt;
-            nxt = tmp;
-            memcpy(nc, nn, sizeof nc);
-        }
-        for (unsigned i = 0; i < c; i++) {
-            size_t j = t0 + i;
-            const walk *k = &wk[i];
-            if (len)
-                len[j] = (uint8_t)k->len;
-            prob[j] = glm_finish(&m->lay, &in[j], w[j], k->len, k->prob, k->bo, &out[j]);
-        }
+        LS_PASS(PH_VALUE)
+        LS_PASS(PH_HASH)
+        LS_PASS(PH_SEARCH)
+#undef LS_PASS
+        uint16_t(*tmp)[GLM_CHUNK] = cur;
+        cur = nxt;
+        nxt = tmp;
+        memcpy(nc, nn, sizeof nc);
     }
 }
+
+/* One copy per format (see walk_step). */
+static __attribute__((noinline)) void walks_levelsync(const fast_layout *F, walk *wk, unsigned n)
+{
+    fast_layout Fl = *F; /* a local copy: the walks' stores cannot alias it */
+    if (Fl.L.qp)
+        walks_levelsync_pk(&Fl, wk, n, 1);
+    else
+        walks_levelsync_pk(&Fl, wk, n, 0);
+}
+
+/* Queries in chunks of ST_CHUNK walked level-synchronously (walks_levelsync), each chunk then
+ * finished in order. The chunk's walks read in[] only before any of its out[] is written: out may
+ * equal in. */
+#define ST_CHUNK 128
+_Static_assert(ST_CHUNK <= GLM_CHUNK, "a chunk of walks_levelsync");
 
 static void states_levelsync(const glm_model *m, const glm_state *in, const glm_word *w, size_t n,
                              float *prob, glm_state *out, uint8_t *len)
 {
-    if (m->fast && m->fast->kbits) /* one copy per key format: see walk_step */
-        states_levelsync_pk(m, in, w, n, prob, out, len, 1);
-    else
-        states_levelsync_pk(m, in, w, n, prob, out, len, 0);
+    const fast_layout *F = m->fast;
+    walk wk[ST_CHUNK];
+    for (size_t t0 = 0; t0 < n; t0 += ST_CHUNK) {
+        unsigned c = n - t0 < ST_CHUNK ? (unsigned)(n - t0) : ST_CHUNK;
+        for (unsigned i = 0; i < c; i++)
+            walk_start(F, &wk[i], w[t0 + i], in[t0 + i].words, in[t0 + i].length);
+        walks_levelsync(F, wk, c);
+        for (unsigned i = 0; i < c; i++) {
+            size_t j = t0 + i;
+            const walk *k = &wk[i];
+            if (len)
+                len[j] = (uint8_t)k->c.len;
+            prob[j] = glm_finish(&m->lay, &in[j], w[j], k->c.len, k->prob, k->bo, &out[j]);
+        }
+    }
 }
 
 #define GLM_STATES_LEVELSYNC_MIN 64 /* from this many queries on, the level-synchronous driver */
@@ -728,33 +628,27 @@ static void sentences_ref(const glm_model *m, const glm_word *ids, const uint64_
 }
 
 /* Level-synchronous scoring of the tokens of sentences [s0, s1) in chunks of GLM_CHUNK, each token
- * walked from its full history (glm_chunk_histories). The walks of a chunk advance one memory step
- * per round, grouped by phase (unigram, value, index probe, node search: one loop each, no
- * per-step dispatch); a step prefetches what the walk needs next, which arrives while the rest of
- * the round runs. Then one pass in text order applies KenLM's state logic (glm_finish_backoffs).
- * Exact: the state after a word holds the most recent words up to the deepest n-gram that can be
- * extended, so the walk from the state is a prefix of the full-history walk, and the two are equal
- * unless the full walk matched deeper than the state allows (len > state length + 1, impossible
- * for a model whose -0.0 backoffs are KenLM's); such a token is rescored from its state by the
- * reference walk. */
-_Static_assert(GLM_CHUNK >= 1 && GLM_CHUNK <= 65536, "walk indexes are 16-bit");
-
-static inline __attribute__((always_inline)) void
-sentences_levelsync_pk(const glm_model *m, const fast_layout *F, const glm_word *ids,
-                       const uint64_t *sstart, size_t s0, size_t s1, int null_context, float *prob,
-                       uint8_t *len, const int pk)
+ * walked from its full history (glm_chunk_histories) by walks_levelsync, so that no walk waits
+ * for the previous token. Then one pass in text order applies KenLM's state logic
+ * (glm_finish_backoffs). Exact: the state after a word holds the most recent words up to the
+ * deepest n-gram that can be extended, so the walk from the state is a prefix of the full-history
+ * walk, and the two are equal unless the full walk matched deeper than the state allows (len >
+ * state length + 1, impossible for a model whose -0.0 backoffs are KenLM's); such a token is
+ * rescored from its state by the reference walk. */
+static void sentences_levelsync(const glm_model *m, const fast_layout *F, const glm_word *ids,
+                                const uint64_t *sstart, size_t s0, size_t s1, int null_context,
+                                float *prob, uint8_t *len)
 {
-    unsigned N = F->order, H = N - 1;
+    unsigned N = F->L.order, H = N - 1;
     glm_state begin, st;
     glm_state_start(&m->lay, m->par.bos, null_context, &begin);
     st = begin;
     walk *wk = malloc(GLM_CHUNK * sizeof *wk);
     glm_word *rb = malloc(GLM_CHUNK_RB * sizeof *rb);
-    uint16_t *cur = malloc(4 * GLM_CHUNK * sizeof *cur), *nxt = malloc(4 * GLM_CHUNK * sizeof *nxt);
     const glm_word *hist[GLM_CHUNK];
     uint8_t nh[GLM_CHUNK];
-    if (!wk || !rb || !cur || !nxt) { /* out of memory: the reference path needs none */
-        free(wk), free(rb), free(cur), free(nxt);
+    if (!wk || !rb) { /* out of memory: the reference path needs none */
+        free(wk), free(rb);
         sentences_ref(m, ids, sstart, s0, s1, null_context, prob, len);
         return;
     }
@@ -766,37 +660,10 @@ sentences_levelsync_pk(const glm_model *m, const fast_layout *F, const glm_word 
     uint64_t t0 = s < s1 ? sstart[s] : T1;
     while (t0 < T1) {
         uint64_t t1 = t0 + GLM_CHUNK < T1 ? t0 + GLM_CHUNK : T1;
-        unsigned nc[4] = {0, 0, 0, 0};
         glm_chunk_histories(ids, sstart, &s, t0, t1, H, null_context, m->par.bos, rb, hist, nh);
         for (unsigned i = 0; i < (unsigned)(t1 - t0); i++)
             walk_start(F, &wk[i], ids[t0 + i], hist[i], nh[i]);
-        /* the first round: every walk reads its unigram */
-        for (unsigned i = 0; i < (unsigned)(t1 - t0); i++) {
-            walk *k = &wk[i];
-            walk_step(F, k, pk);
-            if (k->phase != PH_DONE)
-                cur[k->phase * GLM_CHUNK + nc[k->phase]++] = (uint16_t)i;
-        }
-        /* then rounds: each live walk makes one step, phase by phase */
-        while (nc[PH_VALUE] | nc[PH_HASH] | nc[PH_SEARCH]) {
-            unsigned nn[4] = {0, 0, 0, 0};
-#define LS_PASS(P)                                                                                \
-    for (unsigned x = 0; x < nc[P]; x++) {                                                       \
-        walk *k = &wk[cur[P * GLM_CHUNK + x]];                                                     \
-        k->phase = P;                                                                             \
-        walk_step(F, k, pk);                                                                          \
-        if (k->phase != PH_DONE)                                                                  \
-            nxt[k->phase * GLM_CHUNK + nn[k->phase]++] = cur[P * GLM_CHUNK + x];                    \
-    }
-            LS_PASS(PH_VALUE)
-            LS_PASS(PH_HASH)
-            LS_PASS(PH_SEARCH)
-#undef LS_PASS
-            uint16_t *tmp = cur;
-            cur = nxt;
-            nxt = tmp;
-            memcpy(nc, nn, sizeof nc);
-        }
+        walks_levelsync(F, wk, (unsigned)(t1 - t0));
         /* KenLM's state logic in text order */
         for (uint64_t t = t0; t < t1; t++) {
             while (t >= sstart[fs + 1])
@@ -804,7 +671,7 @@ sentences_levelsync_pk(const glm_model *m, const fast_layout *F, const glm_word 
             if (t == sstart[fs])
                 st = begin;
             const walk *k = &wk[t - t0];
-            unsigned kl = k->len;
+            unsigned kl = k->c.len;
             if (kl > (unsigned)st.length + 1u) { /* see above: rescore from the state */
                 unsigned l;
                 glm_state o;
@@ -821,18 +688,7 @@ sentences_levelsync_pk(const glm_model *m, const fast_layout *F, const glm_word 
         }
         t0 = t1;
     }
-    free(wk), free(rb), free(cur), free(nxt);
-}
-
-/* One copy of the level-synchronous loops per key format (see walk_step). */
-static void sentences_levelsync(const glm_model *m, const fast_layout *F, const glm_word *ids,
-                                const uint64_t *sstart, size_t s0, size_t s1, int null_context,
-                                float *prob, uint8_t *len)
-{
-    if (F->kbits)
-        sentences_levelsync_pk(m, F, ids, sstart, s0, s1, null_context, prob, len, 1);
-    else
-        sentences_levelsync_pk(m, F, ids, sstart, s0, s1, null_context, prob, len, 0);
+    free(wk), free(rb);
 }
 
 void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
@@ -843,11 +699,9 @@ void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t
         glm_kenlm_score_sentences(m, ids, sstart, s0, s1, null_context, fast, prob, len);
         return;
     }
-    if (!fast || !fast_ok(m)) {
+    if (!fast || !m->fast) {
         sentences_ref(m, ids, sstart, s0, s1, null_context, prob, len);
         return;
     }
-    fast_layout F;
-    fast_setup(m, &F);
-    sentences_levelsync(m, &F, ids, sstart, s0, s1, null_context, prob, len);
+    sentences_levelsync(m, m->fast, ids, sstart, s0, s1, null_context, prob, len);
 }

@@ -137,7 +137,7 @@ void glm_bt_order(const glm_layout *L, uint64_t n, uint32_t *slot_to_rank)
     if (n == 0)
         return;
     glm_bt_cursor cur;
-    glm_bt_init(L, &cur, NULL, n);
+    glm_bt_init(L, &cur, n);
     bt_ctx c = {L, cur.d, cur.I, cur.q, cur.r, slot_to_rank, 0};
     if (cur.d == 1) { /* the common case: one leaf, already sorted */
         for (uint64_t i = 0; i < n; i++)

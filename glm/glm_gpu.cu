@@ -54,13 +54,15 @@ template <typename Count>
 static __device__ unsigned dev_walk(const glm_layout &L, glm_word w, const glm_word *hist,
                                     unsigned nh, float *prob, float *bo, Count count)
 {
+    const int q = L.qp != 0;
+    unsigned lim = nh < L.order - 1 ? nh : L.order - 1; /* the deepest match's length - 1 */
     glm_walk_cur c;
     *prob = glm_walk_start(&L, &c, w, bo);
-    while (c.len <= nh && glm_walk_children(&L, &c)) {
+    while (c.len <= lim && glm_walk_children(&L, &c, q)) {
         glm_word x = hist[c.len - 1];
-        glm_keys keys = glm_walk_keys(&L, &c);
+        glm_keys keys = glm_walk_keys(&L, &c, q);
         glm_bt_cursor bt;
-        glm_bt_init(&L, &bt, keys.w, c.n);
+        glm_bt_init(&L, &bt, c.n);
         int64_t got;
         for (;;) {
             uint64_t start;
@@ -74,13 +76,13 @@ static __device__ unsigned dev_walk(const glm_layout &L, glm_word w, const glm_w
         }
         if (got < 0)
             break;
-        *prob = glm_walk_enter(&L, &c, got, bo);
+        *prob = glm_walk_enter(&L, &c, (uint32_t)got, bo, q);
     }
     return c.len;
 }
 
-/* A node searched by a warp's 32 lanes at once (ballots; K > 33 takes several rounds): the kernel
- * that was run and checked on an H100 (lanes = 32, the default). */
+/* A node searched by a warp's 32 lanes at once (ballots; K > 33 takes several rounds): lanes = 32,
+ * the default (which kernels ran on a GPU: docs/glm.md, "GPU"). */
 static __device__ void warp_count(glm_keys k, uint32_t cnt, uint32_t x, unsigned lane,
                                   uint32_t *less, int *hit)
 {
@@ -279,6 +281,7 @@ static int gpu_init(glm_gpu *g, const glm_model *m, smt_err *err)
     }
     g->lay.keys = L->qp ? NULL : g->d_keys;
     g->lay.mid = g->d_mid;
+    glm_layout_levels(&g->lay);
     g->vocab = glm_vocab_size(m);
     g->lanes = GLM_GPU_LANES_DEFAULT;
     return 0;

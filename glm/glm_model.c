@@ -21,7 +21,7 @@ static int check_children(const glm_model *m, smt_err *err)
     for (unsigned k = 1; k < L->order; k++) {
         uint64_t n = L->count[k], first, cnt, end = 0;
         for (uint64_t i = 0; i < n; i++) {
-            glm_children(L, k, i, &first, &cnt);
+            glm_children(L, k, i, &first, &cnt, L->qp != 0);
             if (first != end || cnt > L->count[k + 1] - first) /* wrapped: not monotone */
                 goto bad;
             end = first + cnt;
@@ -42,7 +42,7 @@ static int check_keys(const glm_model *m, smt_err *err)
 {
     const glm_layout *L = &m->lay;
     for (unsigned k = 2; k <= L->order; k++) {
-        glm_keys r = glm_keys_at(L, k, 0);
+        glm_keys r = glm_keys_at(L, k, 0, 1);
         for (uint64_t i = 0; i < L->count[k]; i++)
             if (glm_keys_get(r, i) >= L->count[1])
                 return smt_err_set(err, SMT_ERR_CORRUPT, "%s: level %u key %llu is not a word id",
@@ -104,6 +104,7 @@ static int load_huge(glm_model *m, smt_err *err)
         m->lay.keys = dst[3];
         m->lay.top = dst[5];
     }
+    glm_layout_levels(&m->lay);
     m->huge = raw;
     m->huge_len = len;
     return 0;
@@ -128,7 +129,7 @@ static int bigidx_tables(glm_model *m, uint64_t min_n, smt_err *err)
     for (unsigned k = 2; k <= L->order; k++) {
         for (uint64_t p = 0; p < L->count[k - 1]; p++) {
             uint64_t first, n;
-            glm_children(L, k - 1, p, &first, &n);
+            glm_children(L, k - 1, p, &first, &n, L->qp != 0);
             if (n >= min_n)
                 nk[k] += n;
         }
@@ -152,10 +153,10 @@ static int bigidx_tables(glm_model *m, uint64_t min_n, smt_err *err)
         glm_hslot *t = (glm_hslot *)base;
         base += ((uint64_t)X->nslots[k] * sizeof(glm_hslot) + 63) & ~63ull;
         memset(t, 0xff, (size_t)X->nslots[k] * sizeof *t);
-        glm_keys keys = glm_keys_at(L, k, 0);
+        glm_keys keys = glm_keys_at(L, k, 0, L->qp != 0);
         for (uint64_t p = 0; p < L->count[k - 1]; p++) {
             uint64_t first64, n64;
-            glm_children(L, k - 1, p, &first64, &n64);
+            glm_children(L, k - 1, p, &first64, &n64, L->qp != 0);
             uint32_t first = (uint32_t)first64, n = (uint32_t)n64;
             if (n < min_n)
                 continue;
@@ -286,6 +287,7 @@ int glm_open(glm_model **out, const char *path, unsigned flags, smt_err *err)
     L->qrec = qrec;
     L->qbins = qbins;
     L->qbase = qbase;
+    glm_layout_levels(L);
     if ((rc = check_children(m, err)) ||
         ((flags & GLM_OPEN_VERIFY) && L->kbits && (rc = check_keys(m, err))))
         goto fail;

@@ -229,7 +229,7 @@ static inline int glm_states_check(unsigned order, uint32_t nvocab, const glm_st
 
 /* Scores sentences [s0, s1) of a block: tokens ids[sstart[s] .. sstart[s+1]) each scored after the
  * previous ones of its sentence, starting from <s> (or the null context). prob/len per token.
- * fast: lanes of sentences interleaved with prefetching; else one word at a time (reference). */
+ * fast: the level-synchronous walks (glm_batch.c); else one word at a time (reference). */
 void glm_score_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,
                          size_t s0, size_t s1, int null_context, int fast, float *prob,
                          uint8_t *len);

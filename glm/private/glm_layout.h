@@ -31,6 +31,18 @@
 #else
 #define GLM_HD
 #endif
+#define GLM_FI __attribute__((always_inline)) /* steps whose format q must fold to a constant */
+
+/* A prefetch of the cache line holding p: the read an access pattern issues a step before it needs
+ * it (nothing on the device, whose walks do not interleave). */
+static inline GLM_HD void glm_prefetch(const void *p)
+{
+#ifdef __CUDA_ARCH__
+    (void)p;
+#else
+    __builtin_prefetch(p);
+#endif
+}
 
 #define GLM_BT_MAXD 24 /* 3^21 > 2^32: deep enough for any group with K >= 3 */
 
@@ -79,7 +91,23 @@ typedef struct glm_layout {
     uint64_t kpow[GLM_BT_MAXD + 1];      /* K^d, saturated */
     uint64_t first[GLM_BT_MAXD + 1];     /* F(l) = (K^l - 1) / (K - 1) */
     uint32_t order, K, B;
+    /* the levels' first entries, mid + mid_off[k] and keys + key_off[k] (float files; NULL where
+     * a level has none), set by glm_layout_levels whenever mid or keys is set (on the host and
+     * for the device) */
+    const glm_mid *lmid[GLM_MAX_ORDER + 1];
+    const uint32_t *lkeys[GLM_MAX_ORDER + 1];
 } glm_layout;
+
+/* Sets L's level pointers from its arrays (mid, keys) and shape (glm_layout_setup,
+ * glm_layout_quant). */
+static inline void glm_layout_levels(glm_layout *L)
+{
+    for (unsigned k = 1; k <= L->order && k <= GLM_MAX_ORDER; k++) {
+        int mid = L->mid && (k == 1 || (k < L->order && !L->qp)); /* quantized: unigrams only */
+        L->lmid[k] = mid ? L->mid + L->mid_off[k] : (const glm_mid *)0;
+        L->lkeys[k] = k >= 2 && L->keys ? L->keys + L->key_off[k] : (const uint32_t *)0;
+    }
+}
 
 /* KenLM's HasExtension: every backoff except -0.0 marks an n-gram that can be extended. */
 static inline GLM_HD int glm_has_extension(float backoff)
@@ -113,15 +141,12 @@ static inline GLM_HD uint64_t glm_rd_bits(const uint8_t *base, uint64_t bit, uin
  * division is several times cheaper than a 64-bit one, on a GPU much more). */
 
 typedef struct glm_bt_cursor {
-    const uint32_t *keys; /* the group's first key */
     uint32_t n, I, q, r, j;
     uint32_t d, l;
 } glm_bt_cursor;
 
-static inline GLM_HD void glm_bt_init(const glm_layout *L, glm_bt_cursor *c, const uint32_t *keys,
-                                      uint64_t n)
+static inline GLM_HD void glm_bt_init(const glm_layout *L, glm_bt_cursor *c, uint64_t n)
 {
-    c->keys = keys;
     c->n = (uint32_t)n;
     c->l = 0;
     c->j = 0;
@@ -199,7 +224,7 @@ static inline GLM_HD int64_t glm_bt_find(const glm_layout *L, const uint32_t *ke
     if (n == 0)
         return -1;
     glm_bt_cursor c;
-    glm_bt_init(L, &c, keys, n);
+    glm_bt_init(L, &c, n);
     for (;;) {
         uint64_t start;
         uint32_t cnt;
@@ -222,14 +247,16 @@ typedef struct glm_keys {
     uint32_t bits;
 } glm_keys;
 
-/* The keys of level k (2..N) from its entry i on. */
-static inline GLM_HD glm_keys glm_keys_at(const glm_layout *L, unsigned k, uint64_t i)
+/* The keys of level k (2..N) from its entry i on. q is the file's format (L->qp != 0: a
+ * quantized file, its keys packed), a constant where the caller is compiled once per format. */
+static inline GLM_HD GLM_FI glm_keys glm_keys_at(const glm_layout *L, unsigned k, uint64_t i,
+                                                 const int q)
 {
     glm_keys r;
-    r.bits = L->kbits;
+    r.bits = q ? L->kbits : 0;
     r.p = L->pkeys;
-    r.w = L->kbits ? (const uint32_t *)0 : L->keys + L->key_off[k] + i;
-    r.bit0 = L->kbits ? (L->key_off[k] + i) * L->kbits : 0;
+    r.w = q ? (const uint32_t *)0 : L->lkeys[k] + i;
+    r.bit0 = q ? (L->key_off[k] + i) * L->kbits : 0;
     return r;
 }
 
@@ -273,7 +300,7 @@ static inline GLM_HD int64_t glm_keys_find(const glm_layout *L, glm_keys r, uint
     if (n == 0)
         return -1;
     glm_bt_cursor c;
-    glm_bt_init(L, &c, (const uint32_t *)0, n);
+    glm_bt_init(L, &c, n);
     for (;;) {
         uint64_t start;
         uint32_t cnt;
@@ -292,11 +319,12 @@ static inline GLM_HD float glm_qdecode(const float *bins, uint64_t code) { retur
 
 /* ---- trie navigation */
 
-/* Children of entry e of level k (1 <= k < order): first index at level k+1 and count. */
-static inline GLM_HD void glm_children(const glm_layout *L, unsigned k, uint64_t e,
-                                       uint64_t *first, uint64_t *n)
+/* Children of entry e of level k (1 <= k < order): first index at level k+1 and count. q: the
+ * format, as glm_keys_at's. */
+static inline GLM_HD GLM_FI void glm_children(const glm_layout *L, unsigned k, uint64_t e,
+                                              uint64_t *first, uint64_t *n, const int q)
 {
-    if (k >= 2 && L->qp) {
+    if (k >= 2 && q) {
         uint64_t bit = L->qrec_off[k] + e * L->qrec_bits[k],
                  mask = (1ull << L->qchild_bits[k]) - 1;
         const uint32_t *base = L->qbase + L->qbase_off[k];
@@ -305,16 +333,18 @@ static inline GLM_HD void glm_children(const glm_layout *L, unsigned k, uint64_t
         *n = base[(e + 1) >> s] + glm_rd_bits(L->qrec, bit + L->qrec_bits[k], mask) - *first;
         return;
     }
-    const glm_mid *m = L->mid + L->mid_off[k] + e;
+    const glm_mid *m = L->lmid[k] + e;
     *first = m[0].child;
     *n = (uint64_t)m[1].child - m[0].child;
 }
 
 /* The value of entry e of level k >= 2: its probability, and for k < order its backoff in *bo.
- * Every path (the reference walk, the fast CPU lanes, the CUDA kernels) reads values here. */
-static inline GLM_HD float glm_value(const glm_layout *L, unsigned k, uint64_t e, float *bo)
+ * Every path (the reference walk, the fast CPU lanes, the CUDA kernels) reads values here. q: the
+ * format, as glm_keys_at's. */
+static inline GLM_HD GLM_FI float glm_value(const glm_layout *L, unsigned k, uint64_t e, float *bo,
+                                            const int q)
 {
-    if (L->qp) {
+    if (q) {
         uint64_t bit = L->qrec_off[k] + e * L->qrec_bits[k];
         const float *bins = L->qbins + L->qbin_off[k];
         if (k == L->order)
@@ -326,55 +356,105 @@ static inline GLM_HD float glm_value(const glm_layout *L, unsigned k, uint64_t e
     }
     if (k == L->order)
         return L->top[e];
-    const glm_mid *m = L->mid + L->mid_off[k] + e;
+    const glm_mid *m = L->lmid[k] + e;
     *bo = m->backoff;
     return m->prob;
 }
 
-/* glm_walk's cursor: the match so far (entry e of level len) and where its next level is searched
- * (the n children of e from first). The level step (glm_walk_children, a node search among
- * glm_walk_keys, glm_walk_enter) is shared by the CPU's walk and the GPU's, which differ in the
- * node search. */
+/* glm_walk's cursor, the one level step of glm's trie: the match so far (entry e of level len) and
+ * where its next level is searched (the n children of e from first; counts are < 2^32 - 1). Every
+ * walk over the trie is made of it: glm_walk (the reference), the GPU kernels' dev_walk and
+ * glm_batch.c's interleaved walks, which differ only in how a node of keys is searched and in
+ * when they yield. A level is: glm_walk_children, a search among glm_walk_keys for the next word,
+ * then glm_walk_enter at the slot found; an interleaved walk splits the entering into
+ * glm_walk_take (the match moves on), glm_walk_issue (the reads of its value are started) and,
+ * once those arrived, glm_walk_read. The format q (glm_keys_at) is a parameter of every step. */
 typedef struct glm_walk_cur {
-    uint64_t e, first, n;
+    uint32_t first, e, n; /* first and n apart: stored one by one, not packed into a vector */
     unsigned len;
 } glm_walk_cur;
 
 /* Starts c at the unigram w: returns its probability, its backoff to bo[0]. */
-static inline GLM_HD float glm_walk_start(const glm_layout *L, glm_walk_cur *c, glm_word w,
-                                          float *bo)
+static inline GLM_HD GLM_FI float glm_walk_start(const glm_layout *L, glm_walk_cur *c, glm_word w,
+                                                 float *bo)
 {
-    const glm_mid *u = L->mid + L->mid_off[1] + w;
+    const glm_mid *u = L->lmid[1] + w;
     bo[0] = u->backoff;
     c->e = w;
     c->len = 1;
     return u->prob;
 }
 
-/* The children of c's match, among which the next word is searched; 0 when it has none (or is of
- * the highest order). */
-static inline GLM_HD int glm_walk_children(const glm_layout *L, glm_walk_cur *c)
+/* The children of c's match (below the highest order), among which the next word is searched; 0
+ * when it has none. */
+static inline GLM_HD GLM_FI int glm_walk_children(const glm_layout *L, glm_walk_cur *c,
+                                                  const int q)
 {
-    if (c->len >= L->order)
-        return 0;
-    glm_children(L, c->len, c->e, &c->first, &c->n);
-    return c->n != 0;
+    uint64_t first, n;
+    glm_children(L, c->len, c->e, &first, &n, q);
+    c->first = (uint32_t)first;
+    c->n = (uint32_t)n;
+    return n != 0;
 }
 
 /* The keys of c's children. */
-static inline GLM_HD glm_keys glm_walk_keys(const glm_layout *L, const glm_walk_cur *c)
+static inline GLM_HD GLM_FI glm_keys glm_walk_keys(const glm_layout *L, const glm_walk_cur *c,
+                                                   const int q)
 {
-    return glm_keys_at(L, c->len + 1, c->first);
+    return glm_keys_at(L, c->len + 1, c->first, q);
 }
 
-/* Enters the child found at slot: returns its probability, its backoff to bo[len - 1] (below the
- * highest order). */
-static inline GLM_HD float glm_walk_enter(const glm_layout *L, glm_walk_cur *c, int64_t slot,
-                                          float *bo)
+/* The match moves to the child found at slot (its value not read yet). */
+static inline GLM_HD GLM_FI void glm_walk_take(glm_walk_cur *c, uint32_t slot)
 {
-    c->e = c->first + (uint64_t)slot;
+    c->e = c->first + slot;
     c->len++;
-    return glm_value(L, c->len, c->e, &bo[c->len - 1]); /* every path's decode */
+}
+
+/* Starts the reads glm_walk_start(L, c, w, bo) makes (prefetches). */
+static inline GLM_HD GLM_FI void glm_walk_issue_start(const glm_layout *L, glm_word w)
+{
+    const glm_mid *m = L->lmid[1] + w;
+    glm_prefetch(m);
+    glm_prefetch((const char *)(m + 2) - 1); /* the next entry: the end of its child range */
+}
+
+/* Starts the reads of c's match that glm_walk_read and glm_walk_children make (prefetches), c
+ * moved by glm_walk_take. */
+static inline GLM_HD GLM_FI void glm_walk_issue(const glm_layout *L, const glm_walk_cur *c,
+                                                const int q)
+{
+    unsigned k = c->len;
+    if (q) { /* the record and the next one (the end of its child range) */
+        uint64_t bit = L->qrec_off[k] + (uint64_t)c->e * L->qrec_bits[k];
+        const uint8_t *r = L->qrec + (bit >> 3);
+        glm_prefetch(r);
+        glm_prefetch(r + (2 * L->qrec_bits[k] + 7) / 8);
+        if (k < L->order) /* the base of its block of child offsets */
+            glm_prefetch(L->qbase + L->qbase_off[k] + (c->e >> L->qshift[k]));
+    } else if (k == L->order) {
+        glm_prefetch(L->top + c->e);
+    } else { /* the entry and the next one (the end of its child range) */
+        const glm_mid *m = L->lmid[k] + c->e;
+        glm_prefetch(m);
+        glm_prefetch((const char *)(m + 2) - 1);
+    }
+}
+
+/* The value of the match glm_walk_take moved to: its probability, its backoff to bo[len - 1]
+ * (below the highest order). */
+static inline GLM_HD GLM_FI float glm_walk_read(const glm_layout *L, const glm_walk_cur *c,
+                                                float *bo, const int q)
+{
+    return glm_value(L, c->len, c->e, &bo[c->len - 1], q); /* every path's decode */
+}
+
+/* glm_walk_take and glm_walk_read at once. */
+static inline GLM_HD GLM_FI float glm_walk_enter(const glm_layout *L, glm_walk_cur *c,
+                                                 uint32_t slot, float *bo, const int q)
+{
+    glm_walk_take(c, slot);
+    return glm_walk_read(L, c, bo, q);
 }
 
 /* The walk every score is made of: from word w (level 1) through hist[0..nh) (the previous words,
@@ -384,13 +464,15 @@ static inline GLM_HD float glm_walk_enter(const glm_layout *L, glm_walk_cur *c, 
 static inline GLM_HD unsigned glm_walk(const glm_layout *L, glm_word w, const glm_word *hist,
                                        unsigned nh, float *prob, float *bo)
 {
+    const int q = L->qp != 0;
+    unsigned lim = nh < L->order - 1 ? nh : L->order - 1; /* the deepest match's length - 1 */
     glm_walk_cur c;
     *prob = glm_walk_start(L, &c, w, bo);
-    while (c.len <= nh && glm_walk_children(L, &c)) {
-        int64_t slot = glm_keys_find(L, glm_walk_keys(L, &c), c.n, hist[c.len - 1]);
+    while (c.len <= lim && glm_walk_children(L, &c, q)) {
+        int64_t slot = glm_keys_find(L, glm_walk_keys(L, &c, q), c.n, hist[c.len - 1]);
         if (slot < 0)
             break;
-        *prob = glm_walk_enter(L, &c, slot, bo);
+        *prob = glm_walk_enter(L, &c, (uint32_t)slot, bo, q);
     }
     return c.len;
 }
@@ -408,7 +490,7 @@ static inline GLM_HD void glm_state_start(const glm_layout *L, glm_word bos, int
         return;
     s->length = 1;
     s->words[0] = bos;
-    s->backoff[0] = L->mid[L->mid_off[1] + bos].backoff;
+    s->backoff[0] = L->lmid[1][bos].backoff;
 }
 
 /* The two halves of KenLM's FullScore after a walk of length len from state in, shared by
