@@ -1,6 +1,7 @@
 /* The fastsmt binary container: see smt_file.h for the layout and the checks. */
 #define _GNU_SOURCE
 #include "smt_file.h"
+#include "smt_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -256,16 +257,9 @@ static int write_raw(smt_writer *w, const void *data, size_t size, smt_err *err)
     if (size >= WRITER_BUF) {
         if (fflush(w->f) != 0)
             return smt_err_errno(err, SMT_ERR_IO, errno, "%s: write failed", w->path);
-        for (const char *p = data, *end = p + size; p < end;) {
-            ssize_t k = write(fileno(w->f), p, (size_t)(end - p) < (1u << 30) ? (size_t)(end - p)
-                                                                              : (1u << 30));
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0)
-                return smt_err_errno(err, SMT_ERR_IO, k < 0 ? errno : ENOSPC, "%s: write failed",
-                                     w->path);
-            p += k;
-        }
+        int e = smt_write_fd(fileno(w->f), data, size);
+        if (e)
+            return smt_err_errno(err, SMT_ERR_IO, e, "%s: write failed", w->path);
     } else if (size && fwrite(data, 1, size, w->f) != size) {
         return smt_err_errno(err, SMT_ERR_IO, errno, "%s: write failed", w->path);
     }

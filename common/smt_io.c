@@ -97,3 +97,17 @@ int smt_temp_file(const char *prefix, char *path, size_t cap, smt_err *err)
         path[0] = '\0';
     return smt_err_set(err, SMT_ERR_IO, "cannot create a temporary file (%s)", tried);
 }
+
+int smt_write_fd(int fd, const void *data, size_t n)
+{
+    for (const char *p = data, *end = p + n; p < end;) {
+        size_t want = (size_t)(end - p) < (1u << 30) ? (size_t)(end - p) : (1u << 30);
+        ssize_t k = write(fd, p, want);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? errno : ENOSPC;
+        p += k;
+    }
+    return 0;
+}

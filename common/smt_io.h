@@ -10,6 +10,7 @@
 #ifndef SMT_IO_H
 #define SMT_IO_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "smt_error.h"
@@ -34,6 +35,11 @@ int smt_same_file(const char *a, const char *b);
  * *len bytes; the caller frees it). Returns 0, SMT_ERR_IO ("PATH: <reason>" when it cannot be
  * opened, "PATH: read error: <reason>", also for a directory) or SMT_ERR_NOMEM. */
 int smt_read_file(const char *path, char **data, size_t *len, smt_err *err);
+
+/* Writes n bytes at data to file descriptor fd, in pieces of at most 1 GiB, retrying after EINTR
+ * and short writes. Returns 0, or the errno of the failed write (ENOSPC when a write took
+ * nothing). */
+int smt_write_fd(int fd, const void *data, size_t n);
 
 /* Creates an empty temporary file <folder>/<prefix>XXXXXX (mkstemp) in the first folder that
  * takes one: $TMPDIR when set, then /tmp, /var/tmp and /dev/shm (memory), so that a missing or

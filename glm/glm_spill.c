@@ -10,6 +10,7 @@
 #include "glm_internal.h"
 #include "smt_buf.h"
 #include "smt_hash.h"
+#include "smt_io.h"
 
 /* The temporary file: this header, then blocks of {uint64 length, uint64 hash of the block's
  * bytes seeded with its index} and the bytes. */
@@ -19,16 +20,8 @@
 
 static int write_all(glm_spill *s, const void *data, size_t n, smt_err *err)
 {
-    for (const char *p = data, *end = p + n; p < end;) {
-        ssize_t k = write(s->fd, p, (size_t)(end - p));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return smt_err_errno(err, SMT_ERR_IO, k < 0 ? errno : ENOSPC,
-                                 "%s: temporary file: write error", s->dir);
-        p += k;
-    }
-    return 0;
+    int e = smt_write_fd(s->fd, data, n);
+    return e ? smt_err_errno(err, SMT_ERR_IO, e, "%s: temporary file: write error", s->dir) : 0;
 }
 
 static int read_all(glm_spill *s, void *data, size_t n, smt_err *err)
