@@ -224,7 +224,7 @@ static inline __attribute__((always_inline)) void walk_step(const fast_layout *F
                 less = fast_count_less(node, cnt, x, F->bs_over);
                 hit = less < cnt && node[less] == x;
             }
-            int64_t got = glm_bt_advance(&F->L, &k->bt, start, cnt, less, hit);
+            int64_t got = glm_bt_advance(&F->L, &k->bt, start, less, hit);
             if (got >= 0) {
                 walk_found(F, k, (uint32_t)got, pk);
                 return;

@@ -70,7 +70,7 @@ static __device__ unsigned dev_walk(const glm_layout &L, glm_word w, const glm_w
             int hit;
             glm_bt_node(&L, &bt, &start, &cnt);
             count(glm_keys_add(keys, start), cnt, x, &less, &hit);
-            got = glm_bt_advance(&L, &bt, start, cnt, less, hit);
+            got = glm_bt_advance(&L, &bt, start, less, hit);
             if (got != -2)
                 break;
         }

@@ -184,13 +184,12 @@ static inline GLM_HD void glm_bt_node(const glm_layout *L, const glm_bt_cursor *
 /* Given how many of the current node's keys are < x (less) and whether key[less] == x (hit):
  * returns the slot found (>= 0), -1 for a miss, or -2 when the cursor moved to a child node. */
 static inline GLM_HD int64_t glm_bt_advance(const glm_layout *L, glm_bt_cursor *c, uint64_t start,
-                                            uint32_t cnt, uint32_t less, int hit)
+                                            uint32_t less, int hit)
 {
     if (hit)
         return (int64_t)(start + less);
     if (c->l + 1 >= c->d)
         return -1;
-    (void)cnt;
     c->j = c->j * L->K + less;
     c->l++;
     return -2;
@@ -231,7 +230,7 @@ static inline GLM_HD int64_t glm_bt_find(const glm_layout *L, const uint32_t *ke
         glm_bt_node(L, &c, &start, &cnt);
         uint32_t less = glm_count_less(keys + start, cnt, x);
         int hit = less < cnt && keys[start + less] == x;
-        int64_t got = glm_bt_advance(L, &c, start, cnt, less, hit);
+        int64_t got = glm_bt_advance(L, &c, start, less, hit);
         if (got != -2)
             return got;
     }
@@ -308,7 +307,7 @@ static inline GLM_HD int64_t glm_keys_find(const glm_layout *L, glm_keys r, uint
         glm_keys nk = glm_keys_add(r, start);
         uint32_t less = glm_count_less_packed(nk, cnt, x);
         int hit = less < cnt && glm_keys_get(nk, less) == x;
-        int64_t got = glm_bt_advance(L, &c, start, cnt, less, hit);
+        int64_t got = glm_bt_advance(L, &c, start, less, hit);
         if (got != -2)
             return got;
     }
