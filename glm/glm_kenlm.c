@@ -113,30 +113,35 @@ uint64_t glm_kenlm_word_hash(const char *word, size_t len)
 }
 
 
-/* The entry holding key in table t (entry bytes esz), or NULL. A table with no empty bucket (only
- * a damaged file has one) ends the probe after one full turn instead of looping. */
-static inline const uint8_t *probe_at(const glm_kenlm_table *t, size_t esz, uint64_t key,
-                                      uint64_t i)
+/* The entry of key's bucket in table t (entry bytes esz). */
+static inline const uint8_t *bucket_entry(const glm_kenlm_table *t, size_t esz, uint64_t key)
 {
-    int wrapped = 0;
-    for (;;) {
-        const uint8_t *e = t->base + i * esz;
+    return t->base + glm_kenlm_bucket(t, key) * esz;
+}
+
+/* The entry holding key in table t (entry bytes esz), probing from entry e, or NULL. A table with
+ * no empty bucket (only a damaged file has one) ends the probe at its second wrap instead of
+ * looping. */
+static inline const uint8_t *probe_at(const glm_kenlm_table *t, size_t esz, uint64_t key,
+                                      const uint8_t *e)
+{
+    for (int wrapped = 0;;) {
         uint64_t got = ld64(e);
         if (got == key)
             return e;
         if (got == 0)
             return NULL;
-        if (++i == t->buckets) {
+        if ((e += esz) == t->end) {
             if (wrapped++)
                 return NULL;
-            i = 0;
+            e = t->base;
         }
     }
 }
 
 static inline const uint8_t *probe(const glm_kenlm_table *t, size_t esz, uint64_t key)
 {
-    return probe_at(t, esz, key, glm_kenlm_bucket(t, key));
+    return probe_at(t, esz, key, bucket_entry(t, esz, key));
 }
 
 /* Prefetches a probe from entry e on: its line and the next. A probe often runs past the first
@@ -150,7 +155,7 @@ static inline void prefetch_probe(const uint8_t *e)
 
 static inline void prefetch_key(const glm_kenlm_table *t, size_t esz, uint64_t key)
 {
-    prefetch_probe(t->base + glm_kenlm_bucket(t, key) * esz);
+    prefetch_probe(bucket_entry(t, esz, key));
 }
 
 glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h)
@@ -214,7 +219,9 @@ static int table(const char *path, size_t len, uint64_t *at, uint64_t entries, f
                            "%s: a KenLM binary of %zu bytes, too short for its %s (%llu "
                            "buckets): truncated or damaged",
                            path, len, what, (unsigned long long)t->buckets);
-    return claim(path, len, at, t->buckets * esz, base, &t->base, what, err);
+    int rc = claim(path, len, at, t->buckets * esz, base, &t->base, what, err);
+    t->end = rc ? NULL : t->base + t->buckets * esz;
+    return rc;
 }
 
 static int check_header(const uint8_t *b, size_t len, const char *path, smt_err *err)
@@ -695,16 +702,16 @@ static inline int independent_left(float p)
 static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
                                  unsigned nh, float *prob, float *bo);
 
-/* One level of a probing walk: the n-gram of key (its bucket bkt) in table t, the highest order's
+/* One level of a probing walk: the n-gram of key (its bucket's entry at) in table t, the highest order's
  * when top, below it of msz-byte entries (16, or 20 with a rest cost). Returns -1 when it is
  * missing; else sets *prob (signed as glm_walk's) and, below the highest order, *bo, and returns
  * 1 when a longer n-gram may extend it left, 0 when the walk ends here. When e is not NULL, *e
  * gets the entry found. */
 static inline int ken_level(const glm_kenlm_table *t, int top, size_t msz, uint64_t key,
-                            uint64_t bkt, float *prob, float *bo, const uint8_t **e)
+                            const uint8_t *at, float *prob, float *bo, const uint8_t **e)
 {
     if (top) { /* {key, prob} entries */
-        const uint8_t *x = probe_at(t, 12, key, bkt);
+        const uint8_t *x = probe_at(t, 12, key, at);
         if (!x)
             return -1;
         *prob = ldf(x + 8);
@@ -712,7 +719,7 @@ static inline int ken_level(const glm_kenlm_table *t, int top, size_t msz, uint6
             *e = x;
         return 0;
     }
-    const uint8_t *x = probe_at(t, msz, key, bkt); /* {key, prob, backoff[, rest]} */
+    const uint8_t *x = probe_at(t, msz, key, at); /* {key, prob, backoff[, rest]} */
     if (!x)
         return -1;
     float p = ldf(x + 8);
@@ -723,11 +730,12 @@ static inline int ken_level(const glm_kenlm_table *t, int top, size_t msz, uint6
     return !independent_left(p);
 }
 
-/* The keys of a walk computed ahead (the sentence window's ring): the (l + 1)-gram's key and bucket
- * are key[l - 1] and bkt[l - 1], its table lt[l]. */
+/* The keys of a walk computed ahead (the sentence window's ring): the (l + 1)-gram's key and its
+ * bucket's entry are key[l - 1] and at[l - 1], its table lt[l]. */
 typedef struct hash_keys {
     const glm_kenlm_table *lt;
-    const uint64_t *key, *bkt;
+    const uint64_t *key;
+    const uint8_t *const *at;
 } hash_keys;
 
 /* The hashed family's one walk (as trie_walk's, over ken_level): from w (unigram entries of usz
@@ -750,22 +758,23 @@ hash_walk(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh, con
         *rest = has_rest ? ldf(u + 8) : *prob;
     int more = !independent_left(p);
     unsigned len = 1, N = k->order;
-    uint64_t key = w, bkt;
+    uint64_t key = w;
     while (len <= nh && more) {
         int top = len + 1 == N;
         const glm_kenlm_table *t;
+        const uint8_t *at;
         if (ks) {
             t = &ks->lt[len];
             key = ks->key[len - 1];
-            bkt = ks->bkt[len - 1];
+            at = ks->at[len - 1];
         } else {
             key = glm_kenlm_combine(key, hist[len - 1]);
             t = top ? &k->longest : &k->mid[len + 1];
-            bkt = glm_kenlm_bucket(t, key);
+            at = bucket_entry(t, top ? 12 : msz, key);
         }
         float lp;
         const uint8_t *e = NULL;
-        if ((more = ken_level(t, top, msz, key, bkt, &lp, &bo[len], rest ? &e : NULL)) < 0)
+        if ((more = ken_level(t, top, msz, key, at, &lp, &bo[len], rest ? &e : NULL)) < 0)
             break;
         *prob = lp;
         if (rest)
@@ -1099,6 +1108,44 @@ void glm_kenlm_score_rows(const glm_model *m, const glm_word *rows, size_t n_row
 #define KEN_RING 64
 _Static_assert(KEN_AHEAD < KEN_RING && (KEN_RING & (KEN_RING - 1)) == 0, "the ring holds the window");
 
+/* A token's key chain in the ring: the keys and bucket entries of its n-grams, KenLM's tables. */
+typedef struct ken_chain {
+    uint64_t key[GLM_MAX_ORDER];
+    const uint8_t *at[GLM_MAX_ORDER];
+} ken_chain;
+
+/* One link of a chain: the (l + 1)-gram's key from the l-gram's and the word x, its bucket's entry
+ * in lt[l] (es[l] bytes), prefetched. Returns the key. */
+static inline __attribute__((always_inline)) uint64_t
+chain_link(uint64_t key, glm_word x, unsigned l, const glm_kenlm_table *lt, const size_t *es,
+           ken_chain *c)
+{
+    key = glm_kenlm_combine(key, x);
+    const uint8_t *at = bucket_entry(&lt[l], es[l], key);
+    c->key[l - 1] = key;
+    c->at[l - 1] = at;
+    prefetch_probe(at);
+    return key;
+}
+
+/* Computes and prefetches the chain c of token ids[pt] (and its unigram, usz bytes), the token
+ * `before` tokens after its sentence's start: its history the words before it in the sentence,
+ * most recent first, then <s> unless null_context, order - 1 words at most; lt[l] and es[l] the
+ * (l + 1)-grams' table and entry bytes. */
+static inline __attribute__((always_inline)) void
+chain_fill(const glm_kenlm *k, const glm_word *ids, uint64_t pt, uint64_t before, int null_context,
+           const glm_kenlm_table *lt, const size_t *es, size_t usz, ken_chain *c)
+{
+    const glm_word *h = ids + pt;
+    __builtin_prefetch(k->uni + (uint64_t)h[0] * usz);
+    unsigned N = k->order, nt = before < N - 1 ? (unsigned)before : N - 1, l = 1;
+    uint64_t key = h[0];
+    for (; l <= nt; l++)
+        key = chain_link(key, h[-(ptrdiff_t)l], l, lt, es, c);
+    if (nt < N - 1 && !null_context)
+        chain_link(key, k->bos, l, lt, es, c);
+}
+
 /* glm_kenlm_score_sentences on a probing file, fast: while token t is scored, the keys and buckets
  * of token t + KEN_AHEAD (from its full history in its sentence) are computed, kept in a ring and
  * prefetched. hash_walk from t's state then probes a prefix of that key chain (the state's words
@@ -1111,40 +1158,38 @@ probing_window(const glm_model *m, const glm_word *ids, const uint64_t *sstart, 
 {
     const glm_kenlm *k = m->ken;
     unsigned N = k->order;
-    struct { uint64_t key[GLM_MAX_ORDER], bkt[GLM_MAX_ORDER]; } ring[KEN_RING];
+    ken_chain ring[KEN_RING];
     glm_kenlm_table lt[GLM_MAX_ORDER]; /* lt[l]: (a copy of) the table of the (l + 1)-grams */
     size_t es[GLM_MAX_ORDER];          /* and its entry bytes */
     for (unsigned l = 1; l < N; l++) {
         lt[l] = l + 1 == N ? k->longest : k->mid[l + 1];
         es[l] = l + 1 == N ? 12 : msz;
     }
+    /* pt: the next token to fill, in sentence ps of [pbeg, pnext); filled one token a step, up to
+     * KEN_AHEAD ahead of the walk */
     size_t ps = s0;
-    uint64_t pt = sstart[s0], tend = sstart[s1];
+    uint64_t tend = sstart[s1], pt = sstart[s0], pbeg = pt, pnext = sstart[s0 + 1];
+    for (uint64_t ahead = tend - pt < KEN_AHEAD ? tend : pt + KEN_AHEAD; pt < ahead; pt++) {
+        while (pt >= pnext) {
+            pbeg = pnext;
+            pnext = sstart[++ps + 1];
+        }
+        chain_fill(k, ids, pt, pt - pbeg, null_context, lt, es, usz, &ring[pt % KEN_RING]);
+    }
     for (size_t s = s0; s < s1; s++) {
         glm_state st = *begin;
         for (uint64_t t = sstart[s]; t < sstart[s + 1]; t++) {
-            uint64_t fill = t + KEN_AHEAD < tend ? t + KEN_AHEAD : tend; /* ring up to here */
-            for (; pt < fill; pt++) {
-                while (pt >= sstart[ps + 1])
-                    ps++;
-                /* the history: the nt words before pt in its sentence (most recent first),
-                 * then <s> unless null_context, N - 1 words at most */
-                uint64_t before = pt - sstart[ps];
-                unsigned nt = before < N - 1 ? (unsigned)before : N - 1;
-                unsigned nh = nt < N - 1 && !null_context ? nt + 1 : nt;
-                glm_word w = ids[pt];
-                __builtin_prefetch(k->uni + (uint64_t)w * usz);
-                uint64_t key = w, *rk = ring[pt % KEN_RING].key, *rb = ring[pt % KEN_RING].bkt;
-                for (unsigned l = 1; l <= nh; l++) {
-                    key = glm_kenlm_combine(key, l <= nt ? ids[pt - l] : k->bos);
-                    uint64_t bk = glm_kenlm_bucket(&lt[l], key);
-                    rk[l - 1] = key;
-                    rb[l - 1] = bk;
-                    prefetch_probe(lt[l].base + bk * es[l]);
+            if (pt < tend) { /* pt == t + KEN_AHEAD */
+                while (pt >= pnext) {
+                    pbeg = pnext;
+                    pnext = sstart[++ps + 1];
                 }
+                chain_fill(k, ids, pt, pt - pbeg, null_context, lt, es, usz, &ring[pt % KEN_RING]);
+                pt++;
             }
-            /* the walk from the state follows a prefix of the key chain just computed */
-            hash_keys ks = {lt, ring[t % KEN_RING].key, ring[t % KEN_RING].bkt};
+            /* the walk from the state follows a prefix of the key chain computed ahead */
+            const ken_chain *c = &ring[t % KEN_RING];
+            hash_keys ks = {lt, c->key, c->at};
             float pr, bo[GLM_MAX_ORDER];
             unsigned l = hash_walk(k, ids[t], NULL, st.length, &ks, usz, msz, &pr, bo, NULL, NULL);
             prob[t] = glm_finish_backoffs(N, &st, l, pr, bo); /* the keys hold the words */
@@ -1152,7 +1197,6 @@ probing_window(const glm_model *m, const glm_word *ids, const uint64_t *sstart, 
         }
     }
 }
-
 
 /* The sentence path for each entry size, as constants: probing, and rest probing. */
 static void probing_sentences(const glm_model *m, const glm_word *ids, const uint64_t *sstart,

@@ -35,6 +35,7 @@ typedef struct glm_kenlm_table {
      * buckets); key - q * buckets then needs at most one subtraction (exact for every 64-bit key,
      * tests/test_glm_kenlm.c). One multiply where Lemire's 128-bit remainder takes four. */
     uint64_t m;
+    const uint8_t *end; /* base + buckets * entry bytes, where a probe wraps (a file's tables) */
 } glm_kenlm_table;
 
 /* KenLM's CombineWordHash: an n-gram's key is its predicted word's id, then combined with each
@@ -84,8 +85,8 @@ static inline void glm_kenlm_table_size(glm_kenlm_table *t, uint64_t buckets)
 static inline uint64_t glm_kenlm_bucket(const glm_kenlm_table *t, uint64_t key)
 {
     uint64_t q = (uint64_t)(((unsigned __int128)key * t->m) >> 64);
-    uint64_t r = key - q * t->buckets;
-    return r >= t->buckets ? r - t->buckets : r;
+    uint64_t r = key - q * t->buckets, s;
+    return __builtin_sub_overflow(r, t->buckets, &s) ? r : s;
 }
 
 /* A probing table being filled (glm build probing): buckets entries of esz bytes {uint64 key,
