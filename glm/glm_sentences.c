@@ -91,7 +91,12 @@ int glm_score_lines(const glm_model *m, const char *const *lines, const size_t *
     int per_token = opt->token_prob || opt->token_len || opt->token_word;
     size_t tasks = (n + CHUNK_LINES - 1) / CHUNK_LINES;
     uint64_t tok0_one[2] = {0, 0}, *tok0 = NULL;
-    if (per_token) { /* each task's first token, and the tokens' total checked against the cap */
+    uint64_t most = 0; /* the tokens there can be: a word and a separator per two bytes */
+    for (size_t i = 0; per_token && tasks == 1 && i < n; i++)
+        most += (lens[i] + 1) / 2 + (opt->eos ? 1 : 0);
+    if (per_token && tasks == 1 && most <= opt->token_cap) {
+        tok0 = tok0_one; /* one task from token 0, within the cap: nothing to count */
+    } else if (per_token) { /* each task's first token, the tokens' total checked against the cap */
         tok0 = tasks > 1 ? malloc((tasks + 1) * sizeof *tok0) : tok0_one;
         if (!tok0)
             return smt_err_set(err, SMT_ERR_NOMEM, "out of memory scoring %zu lines", n);

@@ -620,12 +620,16 @@ static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize
     const glm_model *m;
     if (sentence_args(op, args, nargs, kwnames, "full_scores", &s, &n, &bos, &eos, &m))
         return NULL;
-    size_t nw = smt_words_count(s, (size_t)n, SMT_WS_ASCII), nt = nw + (eos ? 1 : 0);
+    /* a line of at most FS_STACK tokens (a word and a separator per two bytes) without NUL is
+     * read once, its words counted by the scoring; else counted first */
+    int nul = memchr /* read as KenLM's module reads it */ (s, '\0', (size_t)n) != NULL;
+    int small = !nul && ((size_t)n + 1) / 2 + (eos ? 1 : 0) <= FS_STACK;
+    size_t nw = small ? 0 : smt_words_count(s, (size_t)n, SMT_WS_ASCII), nt = nw + (eos ? 1 : 0);
     float prob_s[FS_STACK], *prob = prob_s;
     uint8_t len_s[FS_STACK], *len = len_s;
     glm_word id_s[FS_STACK], *id = id_s;
     PyObject *tup = NULL, *it = NULL;
-    if (nt > FS_STACK) {
+    if (!small && nt > FS_STACK) {
         prob = PyMem_Malloc(nt * sizeof *prob);
         len = PyMem_Malloc(nt * sizeof *len);
         id = PyMem_Malloc(nt * sizeof *id);
@@ -634,19 +638,23 @@ static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize
             goto done;
         }
     }
-    if (memchr /* read as KenLM's module reads it */ (s, '\0', (size_t)n)) {
+    if (nul) {
         nul_tokens(m, s, (size_t)n, bos, prob, len, id, nt);
     } else {
         glm_lines_options opt = {.bos = bos, .eos = eos, .threads = 1, .token_prob = prob,
-                                 .token_len = len, .token_word = id, .token_cap = nt};
+                                 .token_len = len, .token_word = id,
+                                 .token_cap = small ? FS_STACK : nt};
         size_t sn = (size_t)n;
         float total;
+        uint32_t words;
         smt_err e;
-        int rc = glm_score_lines(m, &s, &sn, 1, &opt, &total, NULL, NULL, &e);
+        int rc = glm_score_lines(m, &s, &sn, 1, &opt, &total, &words, NULL, &e);
         if (rc) {
             fastsmt_raise(rc, e.msg);
             goto done;
         }
+        nw = words;
+        nt = nw + (eos ? 1 : 0);
     }
     /* a tuple of the tuples, untracked as they are (it holds only them), iterated */
     tup = PyTuple_New((Py_ssize_t)nt);

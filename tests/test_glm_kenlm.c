@@ -999,12 +999,11 @@ Test(glm_kenlm, layout_names)
  * tokens, unknown words and a NUL among them), every bos/eos setting, one and two threads, each
  * token's log10 p (bit for bit), matched length and id equal glm_score's walk word by word; too
  * small a token_cap is refused with nothing written. */
-static void expect_token_scores(const glm_model *m, const char *what)
+static void expect_token_scores(const glm_model *m, const char *what, size_t NL)
 {
-    enum { NL = 5000 };
     uint32_t V = glm_vocab_size(m);
     char **lines = malloc(NL * sizeof *lines);
-    size_t *lens = malloc(NL * sizeof *lens), ntok_max = 0;
+    size_t *lens = malloc(NL * sizeof *lens), ntok_max = 0, room = 0;
     cr_assert(lines && lens);
     uint64_t r = 88172645463325252ull;
     for (size_t i = 0; i < NL; i++) {
@@ -1031,19 +1030,22 @@ static void expect_token_scores(const glm_model *m, const char *what)
         lines[i] = s;
         lens[i] = n;
         ntok_max += smt_words_count(s, n, SMT_WS_SPACE) + 1;
+        room += (n + 1) / 2 + 1; /* the most tokens n bytes can hold, </s> included */
     }
-    float *prob = malloc(ntok_max * sizeof *prob), *total = malloc(NL * sizeof *total);
-    uint8_t *len = malloc(ntok_max);
-    glm_word *id = malloc(ntok_max * sizeof *id);
+    float *prob = malloc(room * sizeof *prob), *total = malloc(NL * sizeof *total);
+    uint8_t *len = malloc(room);
+    glm_word *id = malloc(room * sizeof *id);
     cr_assert(prob && total && len && id);
     smt_err e;
     for (int bos = 0; bos < 2; bos++)
         for (int eos = 0; eos < 2; eos++)
-            for (unsigned th = 1; th <= 2; th++) {
+            for (unsigned th = 1; th <= 4; th++) {
+                /* threads 3 and 4: 1 and 2 with arrays of room for every byte's token */
                 size_t ntok = ntok_max - (eos ? 0 : NL);
-                glm_lines_options o = {.bos = bos, .eos = eos, .threads = th, .token_prob = prob,
-                                       .token_len = len, .token_word = id, .token_cap = ntok};
-                memset(len, 0xee, ntok_max);
+                glm_lines_options o = {.bos = bos, .eos = eos, .threads = (th + 1) / 2,
+                                       .token_prob = prob, .token_len = len, .token_word = id,
+                                       .token_cap = th > 2 ? room : ntok};
+                memset(len, 0xee, room);
                 cr_assert_eq(glm_score_lines(m, (const char *const *)lines, lens, NL, &o, total,
                                              NULL, NULL, &e), 0, "%s: %s", what, e.msg);
                 size_t t = 0;
@@ -1079,12 +1081,16 @@ static void expect_token_scores(const glm_model *m, const char *what)
                     cr_assert(memcmp(&sum, &total[i], sizeof sum) == 0, "%s line %zu", what, i);
                 }
                 cr_assert_eq(t, ntok, "%s: every token written", what);
+                for (size_t k = ntok; k < room; k++)
+                    cr_assert_eq(len[k], 0xee, "%s: nothing written past the tokens", what);
+                if (ntok == 0)
+                    continue;
                 o.token_cap = ntok - 1;
-                memset(len, 0xee, ntok_max);
+                memset(len, 0xee, room);
                 cr_assert_eq(glm_score_lines(m, (const char *const *)lines, lens, NL, &o, total,
                                              NULL, NULL, &e), SMT_ERR_ARG, "%s", what);
                 cr_assert(strstr(e.msg, "tokens"), "%s", e.msg);
-                for (size_t k = 0; k < ntok_max; k++)
+                for (size_t k = 0; k < room; k++)
                     cr_assert_eq(len[k], 0xee, "%s: nothing written", what);
             }
     for (size_t i = 0; i < NL; i++)
@@ -1102,7 +1108,9 @@ Test(glm_kenlm, score_lines_per_token_equals_glm_score)
         "suffix.trie-q8-b8",   "upper_nounk.probing",  "upper_nounk.trie"};
     for (size_t i = 0; i < sizeof bins / sizeof bins[0]; i++) {
         glm_model *m = open_tiny(bins[i], GLM_OPEN_DEFAULT);
-        expect_token_scores(m, bins[i]);
+        expect_token_scores(m, bins[i], 5000); /* several tasks */
+        expect_token_scores(m, bins[i], 1);
+        expect_token_scores(m, bins[i], 40); /* one task */
         glm_close(m);
     }
     /* a .glm, floats and quantized */
@@ -1113,7 +1121,7 @@ Test(glm_kenlm, score_lines_per_token_equals_glm_score)
         cr_assert_eq(glm_build(arpa, model, &opt, NULL, &e), 0, "%s", e.msg);
         glm_model *m;
         cr_assert_eq(glm_open(&m, model, GLM_OPEN_INDEX, &e), 0, "%s", e.msg);
-        expect_token_scores(m, bits ? "glm q8b8" : "glm");
+        expect_token_scores(m, bits ? "glm q8b8" : "glm", 5000);
         glm_close(m);
     }
     free(arpa), free(model);
@@ -1123,7 +1131,7 @@ Test(glm_kenlm, score_lines_per_token_equals_glm_score)
         glm_model *m;
         smt_err e;
         cr_assert_eq(glm_open(&m, big, GLM_OPEN_DEFAULT, &e), 0, "%s", e.msg);
-        expect_token_scores(m, "sample.lm3.trie-a22q8b8");
+        expect_token_scores(m, "sample.lm3.trie-a22q8b8", 5000);
         glm_close(m);
         free(big);
     }
