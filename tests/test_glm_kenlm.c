@@ -207,6 +207,48 @@ static void make_rest(const char *probing, const char *out, float delta)
     free(o), free(b);
 }
 
+/* A probing table with no empty bucket (only a damaged file has one): its probes wrap at the
+ * table's end and stop after their second wrap, so a missing n-gram is missing, not a hang, and
+ * every stored one is found as before. The chain file's bigram and trigram tables get every empty
+ * bucket filled with keys no n-gram has; each query path prints what KenLM printed. */
+Test(glm_kenlm, probing_table_without_empty_bucket)
+{
+    char *bin = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
+    char *txt = tu_data_path("glm/kenlm/tiny.chain.probing.txt");
+    char *want = tu_data_path("glm/kenlm/tiny.chain.probing.query");
+    char *full = tu_join(dir, "chain.full.bin");
+    size_t n;
+    uint8_t *b = (uint8_t *)tu_read_file(bin, &n);
+    cr_assert_not_null(b, "%s", bin);
+    const uint8_t *fx = b + GLM_KENLM_SANITY_BYTES;
+    unsigned order = fx[0];
+    cr_assert_eq(order, 3);
+    float mult;
+    memcpy(&mult, fx + 4, 4);
+    uint64_t count[4];
+    for (unsigned k = 1; k <= order; k++)
+        memcpy(&count[k], fx + GLM_KENLM_FIXED_BYTES + 8 * (k - 1), 8);
+    size_t at = (size_t)glm_kenlm_header_bytes(order) + 8 +
+                12 * (size_t)glm_kenlm_buckets(count[1], mult) + 8 * (size_t)(count[1] + 1);
+    unsigned filled = 0;
+    for (unsigned k = 2; k <= order; k++) { /* {key, prob, backoff}, then {key, prob} */
+        size_t esz = k < order ? 16 : 12;
+        for (uint64_t i = 0; i < glm_kenlm_buckets(count[k], mult); i++, at += esz) {
+            uint64_t key;
+            memcpy(&key, b + at, 8);
+            if (key)
+                continue;
+            key = 0x5bd1e9955bd1e995ull + i + k; /* no n-gram's key here */
+            memcpy(b + at, &key, 8);
+            filled++;
+        }
+    }
+    cr_assert_gt(filled, 0);
+    cr_assert_eq(tu_write_file(full, (const char *)b, n), 0);
+    expect_query(full, txt, want, 0);
+    free(b), free(bin), free(txt), free(want), free(full);
+}
+
 Test(glm_kenlm, rest_probing_query_is_kenlms)
 {
     char *bin = tu_data_path("glm/kenlm/tiny.chain.probing.bin");
