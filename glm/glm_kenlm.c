@@ -702,8 +702,8 @@ static inline int independent_left(float p)
 static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
                                  unsigned nh, float *prob, float *bo);
 
-/* One level of a probing walk: the n-gram of key (its bucket's entry at) in table t, the highest order's
- * when top, below it of msz-byte entries (16, or 20 with a rest cost). Returns -1 when it is
+/* One level of a probing walk: the n-gram of key (its bucket's entry at) in table t, the highest
+ * order's when top, below it of msz-byte entries (16, or 20 with a rest cost). Returns -1 when it is
  * missing; else sets *prob (signed as glm_walk's) and, below the highest order, *bo, and returns
  * 1 when a longer n-gram may extend it left, 0 when the walk ends here. When e is not NULL, *e
  * gets the entry found. */
