@@ -461,7 +461,8 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, smt_progres
 /* build_trie from the level files of glm_ext: level k's records come in order of the reversed
  * ids (so grouped by parent, each group by key), read twice: first each parent's child count,
  * from which, with the parents in their final order, each group's first position; then each
- * group placed in its B-tree order. For the next level only each final position's rank stays. */
+ * group placed in its B-tree order, its keys held in the child offsets until written, then each
+ * entry's rank, which the next level reads in final order. */
 static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_progress *prog,
                           uint64_t done_bytes, smt_err *err)
 {
@@ -469,7 +470,6 @@ static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_pro
     unsigned N = a->order;
     int rc = 0;
     glm_mid *pmid = o->uni;
-    uint32_t *at_rank = NULL; /* level k-1: the rank of the record at each final position */
     uint32_t *start = NULL, *keys = NULL, *perm = NULL, *new_at = NULL, rec[GLM_MAX_ORDER + 3];
     glm_mid *kmid = NULL, *grp = NULL;
     float *top = NULL;
@@ -500,27 +500,25 @@ static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_pro
         rc = 0;
         uint64_t cs = 0; /* the parents in their final order: each group's first position */
         for (uint64_t p = 0; p < np; p++) {
-            uint32_t r = at_rank ? at_rank[p] : (uint32_t)p, g = start[r];
+            uint32_t r = k > 2 ? pmid[p].child : (uint32_t)p, g = start[r];
             start[r] = (uint32_t)cs;
             pmid[p].child = (uint32_t)cs;
             cs += g;
         }
         pmid[np].child = (uint32_t)n;
-        free(at_rank);
-        at_rank = NULL;
         if (k > 2 && (rc = glm_spill_put(&o->sp, pmid, (np + 1) * sizeof *pmid, err)))
             break;
         if (pmid != o->uni)
             free(pmid);
         pmid = NULL;
-        keys = malloc(n * sizeof *keys + 4);
-        if (k < N) {
+        if (k < N) { /* a middle level's keys wait in its entries' child offsets */
             kmid = malloc((n + 1) * sizeof *kmid);
             new_at = malloc(n * sizeof *new_at + 4);
         } else {
+            keys = malloc(n * sizeof *keys + 4);
             top = malloc(n * sizeof *top + 4);
         }
-        if (!keys || (k < N ? !kmid || !new_at : !top)) {
+        if (k < N ? !kmid || !new_at : !keys || !top) {
             rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
             break;
         }
@@ -550,11 +548,11 @@ static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_pro
                 for (uint64_t slot = 0; slot < g; slot++) {
                     const glm_mid *e = &grp[perm[slot]];
                     uint64_t at = base + slot;
-                    keys[at] = e->child;
                     if (k < N) {
-                        kmid[at] = (glm_mid){e->prob, e->backoff, 0};
+                        kmid[at] = *e;
                         new_at[at] = (uint32_t)(g0 + perm[slot]);
                     } else {
+                        keys[at] = e->child;
                         top[at] = e->prob;
                     }
                 }
@@ -590,25 +588,35 @@ static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_pro
         }
         free(start);
         start = NULL;
-        if (k < N)
+        if (k == N) {
+            if ((rc = put_keys(o, keys, n, err)) ||
+                (rc = glm_spill_put(&o->sp, top, n * sizeof *top, err)))
+                break;
+        } else { /* the keys out; each entry's child offset holds its rank until the next level */
+            uint32_t kb[4096];
+            for (uint64_t i = 0; i < n && !rc; i += 4096) {
+                uint64_t b = n - i < 4096 ? n - i : 4096;
+                for (uint64_t j = 0; j < b; j++) {
+                    kb[j] = kmid[i + j].child;
+                    kmid[i + j].child = new_at[i + j];
+                }
+                rc = put_keys(o, kb, b, err);
+            }
+            if (rc)
+                break;
             kmid[n] = (glm_mid){0.0f, 0.0f, 0};
-        if ((rc = put_keys(o, keys, n, err)) ||
-            (k == N && (rc = glm_spill_put(&o->sp, top, n * sizeof *top, err))))
-            break;
-        free(keys);
-        keys = NULL;
-        done_bytes += n * (sizeof *keys + (k < N ? sizeof *kmid : sizeof *top)) +
+        }
+        done_bytes += n * (sizeof(uint32_t) + (k < N ? sizeof *kmid : sizeof *top)) +
                       (k < N ? sizeof *kmid : 0);
         smt_progress_update(prog, done_bytes);
+        free(new_at);
         pmid = kmid;
-        at_rank = new_at;
         kmid = NULL;
         new_at = NULL;
     }
     glm_spill_cur_close(&c);
     if (pmid != o->uni)
         free(pmid);
-    free(at_rank);
     free(start);
     free(keys);
     free(kmid);
@@ -643,15 +651,78 @@ static int build_levels(glm_arpa *a, const glm_layout *L, trie_out *o, int progr
  * unigrams are not quantized. A value is coded by its nearest center (Bins::Encode: the first
  * center >= value or the one below it, the lower one on a tie). */
 
-static int cmp_float(const void *a, const void *b)
+static void sift_float(float *v, uint64_t i, uint64_t n)
 {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
+    for (uint64_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && v[c + 1] > v[c])
+            c++;
+        if (!(v[c] > v[i]))
+            return;
+        float t = v[c];
+        v[c] = v[i];
+        v[i] = t;
+    }
+}
+
+/* Sorts the floats (no NaN) ascending in place, with no memory besides the stack (qsort's merge
+ * sort would take as much again): quicksort on the median of three, the smaller part first,
+ * a heapsort past 2 log2 n levels, insertion sort for the small parts. Values that compare
+ * equal (-0.0 and 0.0) sum alike, so the bins do not depend on their order. */
+static void sort_floats(float *v, uint64_t n, unsigned depth)
+{
+    while (n > 16) {
+        if (depth-- == 0) {
+            for (uint64_t i = n / 2; i-- > 0;)
+                sift_float(v, i, n);
+            for (uint64_t e = n - 1; e > 0; e--) {
+                float t = v[0];
+                v[0] = v[e];
+                v[e] = t;
+                sift_float(v, 0, e);
+            }
+            return;
+        }
+        float a = v[0], b = v[n / 2], c = v[n - 1], t;
+        uint64_t m = (a < b) == (b < c) ? n / 2 : (b < a) == (a < c) ? 0 : n - 1;
+        t = v[0], v[0] = v[m], v[m] = t;
+        float p = v[0];
+        int64_t i = -1, j = (int64_t)n; /* Hoare's partition: [0, j] <= p <= (j, n), j < n - 1 */
+        for (;;) {
+            do
+                i++;
+            while (v[i] < p);
+            do
+                j--;
+            while (v[j] > p);
+            if (i >= j)
+                break;
+            t = v[i], v[i] = v[j], v[j] = t;
+        }
+        uint64_t left = (uint64_t)j + 1;
+        if (left < n - left) {
+            sort_floats(v, left, depth);
+            v += left;
+            n -= left;
+        } else {
+            sort_floats(v + left, n - left, depth);
+            n = left;
+        }
+    }
+    for (uint64_t i = 1; i < n; i++) {
+        float x = v[i];
+        uint64_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
 }
 
 static void make_bins(float *v, uint64_t n, float *centers, uint64_t bins)
 {
-    qsort(v, n, sizeof *v, cmp_float);
+    unsigned depth = 0;
+    for (uint64_t m = n; m > 1; m >>= 1)
+        depth += 2;
+    sort_floats(v, n, depth);
     uint64_t start = 0;
     for (uint64_t i = 0; i < bins; i++) {
         uint64_t finish = n * (i + 1) / bins;
@@ -739,12 +810,15 @@ static int write_quantized(glm_layout *L, trie_out *o, uint32_t qp, uint32_t qb,
     unsigned N = L->order;
     uint64_t most = 0, np = 1ull << qp, nb = 1ull << qb, nbins = 0, nbase = 0;
     uint32_t qshape[GLM_QSHAPE_N] = {0};
+    size_t mid_bytes = 4; /* a middle level's entries, or the highest level's floats */
     for (unsigned k = 2; k <= N; k++) {
         most = L->count[k] > most ? L->count[k] : most;
         nbins += np + (k < N ? nb : 0);
+        size_t b = k < N ? (L->count[k] + 1) * sizeof(glm_mid) : L->count[k] * sizeof(float);
+        mid_bytes = b > mid_bytes ? b : mid_bytes;
     }
     float *qbins = malloc(nbins * sizeof *qbins), *v = malloc(most * sizeof *v + 4);
-    glm_mid *mid = malloc((most + 1) * sizeof *mid);
+    glm_mid *mid = malloc(mid_bytes);
     uint32_t *qbase = NULL;
     size_t basecap = 0;
     int rc = 0;
