@@ -265,6 +265,7 @@ typedef struct trie_out {
     glm_spill sp;
     glm_ext ext;     /* the n-grams sorted on disk (a regular input file) */
     int use_ext;
+    uint64_t level_mem; /* a quarter of -S: a level laid out in memory when its arrays fit */
     glm_mid *uni;
     uint32_t kbits;    /* a quantized file's key bits; 0: uint32 keys */
     uint64_t acc;      /* bits not yet written (acc's low nacc bits), then whole bytes in buf */
@@ -458,23 +459,95 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, smt_progres
     return rc;
 }
 
+/* A level's entries in final order, from its sorter (records: position, key, prob, backoff,
+ * rank): each one's first child from the level above's counts by rank (start, made the first
+ * positions), to the spill, then the sentinel's (nchild). */
+static int put_level_mids(trie_out *o, const glm_sorter *t, uint64_t np, uint32_t *start,
+                          uint64_t nchild, smt_err *err)
+{
+    glm_merge g;
+    glm_mid mb[4096];
+    int rc = glm_sorter_merge(t, &g, err);
+    if (rc)
+        return rc;
+    uint64_t cs = 0, i = 0;
+    size_t nb = 0;
+    const uint32_t *r;
+    while ((rc = glm_merge_next(&g, &r, err)) == 1 && r[0] == i && i < np && r[4] < np) {
+        uint32_t c = start[r[4]];
+        start[r[4]] = (uint32_t)cs;
+        float prob, bo;
+        memcpy(&prob, &r[2], 4);
+        memcpy(&bo, &r[3], 4);
+        mb[nb++] = (glm_mid){prob, bo, (uint32_t)cs};
+        cs += c;
+        i++;
+        if (nb == 4096 && (rc = glm_spill_put(&o->sp, mb, sizeof mb, err)))
+            break;
+        nb = nb == 4096 ? 0 : nb;
+    }
+    glm_merge_close(&g);
+    if (rc < 0)
+        return rc;
+    if (rc == 1 || i != np || cs != nchild)
+        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (a level's "
+                           "positions)", t->sp.dir);
+    mb[nb++] = (glm_mid){0.0f, 0.0f, (uint32_t)nchild};
+    return glm_spill_put(&o->sp, mb, nb * sizeof *mb, err);
+}
+
+/* A level's keys in final order to the file, from its sorter; the highest level's
+ * probabilities (top) to the spill. */
+static int put_level_keys(trie_out *o, const glm_sorter *t, uint64_t n, int top, smt_err *err)
+{
+    glm_merge g;
+    uint32_t kb[4096];
+    float pb[4096];
+    int rc = glm_sorter_merge(t, &g, err);
+    if (rc)
+        return rc;
+    uint64_t i = 0;
+    size_t nb = 0;
+    const uint32_t *r;
+    while ((rc = glm_merge_next(&g, &r, err)) == 1 && r[0] == i && i < n) {
+        kb[nb] = r[1];
+        memcpy(&pb[nb], &r[2], 4);
+        i++;
+        if (++nb == 4096 || i == n) {
+            if ((rc = put_keys(o, kb, nb, err)) ||
+                (top && (rc = glm_spill_put(&o->sp, pb, nb * sizeof *pb, err))))
+                break;
+            nb = 0;
+        }
+    }
+    glm_merge_close(&g);
+    if (rc < 0)
+        return rc;
+    if (rc == 1 || i != n)
+        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (a level's "
+                           "positions)", t->sp.dir);
+    return 0;
+}
+
 /* build_trie from the level files of glm_ext: level k's records come in order of the reversed
  * ids (so grouped by parent, each group by key), read twice: first each parent's child count,
- * from which, with the parents in their final order, each group's first position; then each
- * group placed in its B-tree order, its keys held in the child offsets until written, then each
- * entry's rank, which the next level reads in final order. */
+ * from which, with the parents in their final order (the level below's sorter), each group's
+ * first position, the level below's entries then going to the spill; then each group placed in
+ * its B-tree order, each record's final position, key, values and rank going to the level's
+ * sorter, whose merge gives the keys in final order (and again, at the next level, the
+ * entries). */
 static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_progress *prog,
                           uint64_t done_bytes, smt_err *err)
 {
     glm_ext *x = a->ext;
     unsigned N = a->order;
     int rc = 0;
-    glm_mid *pmid = o->uni;
-    uint32_t *start = NULL, *keys = NULL, *perm = NULL, *new_at = NULL, rec[GLM_MAX_ORDER + 3];
-    glm_mid *kmid = NULL, *grp = NULL;
+    uint32_t *start = NULL, *perm = NULL, *keys = NULL, *new_at = NULL, rec[GLM_MAX_ORDER + 3];
+    glm_mid *grp = NULL, *pmid = NULL, *kmid = NULL; /* pmid: the level below's, in memory */
     float *top = NULL;
     size_t gcap = 0, grpcap = 0; /* perm's and grp's capacities */
     glm_spill_cur c = {0};
+    glm_sorter prev = {0}, cur = {0}; /* the level below's records, this level's */
     for (unsigned k = 2; k <= N && !rc; k++) {
         uint64_t n = L->count[k], np = L->count[k - 1];
         unsigned w = k + 3;
@@ -498,28 +571,50 @@ static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_pro
             break;
         }
         rc = 0;
-        uint64_t cs = 0; /* the parents in their final order: each group's first position */
-        for (uint64_t p = 0; p < np; p++) {
-            uint32_t r = k > 2 ? pmid[p].child : (uint32_t)p, g = start[r];
-            start[r] = (uint32_t)cs;
-            pmid[p].child = (uint32_t)cs;
-            cs += g;
-        }
-        pmid[np].child = (uint32_t)n;
-        if (k > 2 && (rc = glm_spill_put(&o->sp, pmid, (np + 1) * sizeof *pmid, err)))
-            break;
-        if (pmid != o->uni)
+        if (k == 2) { /* the unigrams, in memory, in final order already */
+            uint64_t cs = 0;
+            for (uint64_t p = 0; p < np; p++) {
+                uint32_t g = start[p];
+                start[p] = (uint32_t)cs;
+                o->uni[p].child = (uint32_t)cs;
+                cs += g;
+            }
+            o->uni[np].child = (uint32_t)n;
+        } else if (pmid) { /* each entry's child offset holds its rank */
+            uint64_t cs = 0;
+            for (uint64_t p = 0; p < np; p++) {
+                uint32_t r = pmid[p].child, g = start[r];
+                start[r] = (uint32_t)cs;
+                pmid[p].child = (uint32_t)cs;
+                cs += g;
+            }
+            pmid[np].child = (uint32_t)n;
+            rc = glm_spill_put(&o->sp, pmid, (np + 1) * sizeof *pmid, err);
             free(pmid);
-        pmid = NULL;
-        if (k < N) { /* a middle level's keys wait in its entries' child offsets */
-            kmid = malloc((n + 1) * sizeof *kmid);
-            new_at = malloc(n * sizeof *new_at + 4);
+            pmid = NULL;
+            if (rc)
+                break;
         } else {
-            keys = malloc(n * sizeof *keys + 4);
-            top = malloc(n * sizeof *top + 4);
+            if ((rc = put_level_mids(o, &prev, np, start, n, err)))
+                break;
+            glm_sorter_close(&prev);
         }
-        if (k < N ? !kmid || !new_at : !keys || !top) {
-            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+        /* in memory when its arrays fit in a quarter of -S, else through a sorter */
+        int mem = (k < N ? (n + 1) * sizeof(glm_mid) + n * 4 : n * 8) <= o->level_mem;
+        unsigned pbits = 1;
+        while (pbits < 32 && (n >> pbits) != 0)
+            pbits++;
+        if (mem) {
+            kmid = k < N ? malloc((n + 1) * sizeof *kmid) : NULL;
+            new_at = k < N ? malloc(n * sizeof *new_at + 4) : NULL;
+            keys = k < N ? NULL : malloc(n * sizeof *keys + 4);
+            top = k < N ? NULL : malloc(n * sizeof *top + 4);
+            if (k < N ? !kmid || !new_at : !keys || !top) {
+                rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+                break;
+            }
+        } else if ((rc = glm_sorter_open(&cur, 5, pbits, 2 * (uint64_t)x->buf_bytes, x->dir,
+                                         err))) {
             break;
         }
         if ((rc = glm_ext_lev_open(x, k, &c, err)))
@@ -545,17 +640,25 @@ static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_pro
                 }
                 glm_bt_order(L, g, perm);
                 uint64_t base = start[parent];
-                for (uint64_t slot = 0; slot < g; slot++) {
+                for (uint64_t slot = 0; slot < g && !rc; slot++) {
                     const glm_mid *e = &grp[perm[slot]];
                     uint64_t at = base + slot;
-                    if (k < N) {
+                    if (mem && k < N) { /* the key waits in the child offset */
                         kmid[at] = *e;
                         new_at[at] = (uint32_t)(g0 + perm[slot]);
-                    } else {
+                    } else if (mem) {
                         keys[at] = e->child;
                         top[at] = e->prob;
+                    } else {
+                        uint32_t out[5] = {(uint32_t)at, e->child, 0, 0,
+                                           (uint32_t)(g0 + perm[slot])};
+                        memcpy(&out[2], &e->prob, 4);
+                        memcpy(&out[3], &e->backoff, 4);
+                        rc = glm_sorter_add(&cur, out, err);
                     }
                 }
+                if (rc)
+                    break;
                 placed += g;
                 g = 0;
                 smt_progress_update(prog, done_bytes + placed * (k < N ? 16 : 8));
@@ -588,11 +691,11 @@ static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_pro
         }
         free(start);
         start = NULL;
-        if (k == N) {
+        if (mem && k == N) {
             if ((rc = put_keys(o, keys, n, err)) ||
                 (rc = glm_spill_put(&o->sp, top, n * sizeof *top, err)))
                 break;
-        } else { /* the keys out; each entry's child offset holds its rank until the next level */
+        } else if (mem) { /* the keys out; each child offset then holds the entry's rank */
             uint32_t kb[4096];
             for (uint64_t i = 0; i < n && !rc; i += 4096) {
                 uint64_t b = n - i < 4096 ? n - i : 4096;
@@ -605,25 +708,34 @@ static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_pro
             if (rc)
                 break;
             kmid[n] = (glm_mid){0.0f, 0.0f, 0};
+            free(new_at);
+            new_at = NULL;
+            pmid = kmid;
+            kmid = NULL;
+        } else if ((rc = glm_sorter_end(&cur, err)) ||
+                   (rc = put_level_keys(o, &cur, n, k == N, err))) {
+            break;
         }
-        done_bytes += n * (sizeof(uint32_t) + (k < N ? sizeof *kmid : sizeof *top)) +
-                      (k < N ? sizeof *kmid : 0);
+        done_bytes += n * (sizeof(uint32_t) + (k < N ? sizeof(glm_mid) : sizeof(float))) +
+                      (k < N ? sizeof(glm_mid) : 0);
         smt_progress_update(prog, done_bytes);
-        free(new_at);
-        pmid = kmid;
-        kmid = NULL;
-        new_at = NULL;
+        glm_spill_close(&x->l[k].lev); /* laid out: the level's file and marks go */
+        free(x->l[k].ext);
+        x->l[k].ext = NULL;
+        prev = cur; /* its entries go out with the next level's counts */
+        memset(&cur, 0, sizeof cur);
     }
     glm_spill_cur_close(&c);
-    if (pmid != o->uni)
-        free(pmid);
+    glm_sorter_close(&prev);
+    glm_sorter_close(&cur);
     free(start);
-    free(keys);
-    free(kmid);
-    free(new_at);
-    free(top);
     free(perm);
     free(grp);
+    free(pmid);
+    free(kmid);
+    free(new_at);
+    free(keys);
+    free(top);
     if (!rc)
         smt_progress_finish(prog, done_bytes);
     return rc;
@@ -912,8 +1024,11 @@ static int write_model(const char *out_path, glm_arpa *a, glm_layout *L, trie_ou
     o->written = 0;
     if ((rc = smt_writer_set_params(o->w, par, sizeof *par, err)) ||
         (rc = (qp ? smt_vocab_builder_write_dense : smt_vocab_builder_write)(a->vocab, o->w,
-                                                                             "vocab", err)) ||
-        (rc = smt_writer_begin(o->w, "keys", err)) ||
+                                                                             "vocab", err)))
+        goto fail;
+    smt_vocab_builder_free(a->vocab); /* written: the levels need the ids only */
+    a->vocab = NULL;
+    if ((rc = smt_writer_begin(o->w, "keys", err)) ||
         (rc = build_levels(a, L, o, progress, err)) ||
         (qp && (rc = bits_end(o, err))) || (rc = smt_writer_end(o->w, err)) ||
         (rc = glm_spill_rewind(&o->sp, err)) ||
@@ -1034,6 +1149,7 @@ static int open_out(trie_out **out, const glm_build_options *opt, const char *ar
         uint64_t phys = smt_phys_memory();
         limit = phys ? phys / 5 * 4 : 1ull << 30;
     }
+    uint64_t level_mem = limit / 4;
     limit = limit / 2 < TRIE_MEM_PART ? limit / 2 : TRIE_MEM_PART;
     char *dir = NULL;
     if (!opt->temp_dir) {
@@ -1048,6 +1164,8 @@ static int open_out(trie_out **out, const glm_build_options *opt, const char *ar
     trie_out *o = calloc(1, sizeof *o);
     int rc = o ? glm_spill_open(&o->sp, limit, tdir, err)
                : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    if (o)
+        o->level_mem = level_mem;
     struct stat st; /* the sort reads the input twice when it must give way to the stores */
     if (!rc && stat(arpa_path, &st) == 0 && S_ISREG(st.st_mode)) {
         if ((rc = glm_ext_open(&o->ext, limit, tdir, err)))

@@ -175,23 +175,14 @@ int glm_ext_end_order(glm_ext *x, unsigned n, smt_err *err)
 
 /* ------------------------------------------------------------------ merging runs */
 
-/* A k-way merge of sorted runs of w-word records by their first m words: a binary heap of the
- * runs by their current record. */
-typedef struct merger {
-    glm_spill_cur *cur;
-    uint32_t *rec; /* (nr, w): each run's current record */
-    size_t *heap, nh, nr;
-    unsigned w, m;
-    int advance; /* the top's run moves on at the next call */
-} merger;
 
-static inline int run_less(const merger *g, size_t a, size_t b)
+static inline int run_less(const glm_merge *g, size_t a, size_t b)
 {
     int c = cmp_ids(g->rec + a * g->w, g->rec + b * g->w, g->m);
     return c < 0 || (c == 0 && a < b); /* equal records: the earlier run first (stable) */
 }
 
-static void sift_down(merger *g, size_t i)
+static void sift_down(glm_merge *g, size_t i)
 {
     for (;;) {
         size_t l = 2 * i + 1, s = i;
@@ -208,7 +199,7 @@ static void sift_down(merger *g, size_t i)
     }
 }
 
-static void merger_close(merger *g)
+void glm_merge_close(glm_merge *g)
 {
     for (size_t i = 0; g->cur && i < g->nr; i++)
         glm_spill_cur_close(&g->cur[i]);
@@ -218,7 +209,7 @@ static void merger_close(merger *g)
     memset(g, 0, sizeof *g);
 }
 
-static int merger_open(merger *g, const glm_spill *sp, const glm_spill_pos *marks, size_t nr,
+static int merge_open(glm_merge *g, const glm_spill *sp, const glm_spill_pos *marks, size_t nr,
                        unsigned w, unsigned m, smt_err *err)
 {
     memset(g, 0, sizeof *g);
@@ -229,7 +220,7 @@ static int merger_open(merger *g, const glm_spill *sp, const glm_spill_pos *mark
     g->rec = malloc((nr + 1) * w * sizeof *g->rec);
     g->heap = malloc((nr + 1) * sizeof *g->heap);
     if (!g->cur || !g->rec || !g->heap) {
-        merger_close(g);
+        glm_merge_close(g);
         return nomem(err);
     }
     for (size_t i = 0; i < nr; i++) {
@@ -237,7 +228,7 @@ static int merger_open(merger *g, const glm_spill *sp, const glm_spill_pos *mark
         if (!rc)
             rc = glm_spill_cur_get(&g->cur[i], g->rec + i * w, w * 4, err);
         if (rc < 0) {
-            merger_close(g);
+            glm_merge_close(g);
             return rc;
         }
         if (rc == 0)
@@ -249,7 +240,7 @@ static int merger_open(merger *g, const glm_spill *sp, const glm_spill_pos *mark
 }
 
 /* The next record in order (*out, valid until the next call): 1, 0 at the end, or an error. */
-static int merger_next(merger *g, const uint32_t **out, smt_err *err)
+int glm_merge_next(glm_merge *g, const uint32_t **out, smt_err *err)
 {
     if (g->advance && g->nh) {
         size_t r = g->heap[0];
@@ -265,6 +256,75 @@ static int merger_next(merger *g, const uint32_t **out, smt_err *err)
         return 0;
     *out = g->rec + g->heap[0] * g->w;
     return 1;
+}
+
+/* ------------------------------------------------------------------ a sorter of any records */
+
+int glm_sorter_open(glm_sorter *t, unsigned w, unsigned bits, uint64_t mem, const char *dir,
+                    smt_err *err)
+{
+    memset(t, 0, sizeof *t);
+    t->w = w;
+    t->bits = bits;
+    uint64_t half = mem / 2, least = 64 * (uint64_t)w * 4;
+    size_t bytes = (size_t)(half < least ? least : half);
+    t->cap = bytes / (w * 4);
+    if (!(t->buf = malloc(t->cap * w * 4)) || !(t->tmp = malloc(t->cap * w * 4))) {
+        glm_sorter_close(t);
+        return nomem(err);
+    }
+    int rc = glm_spill_open_blocks(&t->sp, 0, bytes / 16, dir, err);
+    if (rc)
+        glm_sorter_close(t);
+    return rc;
+}
+
+/* The buffered records sorted by their first word into a run. */
+static int sorter_flush(glm_sorter *t, smt_err *err)
+{
+    if (!t->n)
+        return 0;
+    uint32_t *s = radix_sort(t->buf, t->tmp, t->n, t->w, 1, t->bits, err);
+    if (!s)
+        return SMT_ERR_NOMEM;
+    int rc = put_run(&t->sp, &t->marks, &t->nr, s, t->n * t->w * 4, err);
+    t->n = 0;
+    return rc;
+}
+
+int glm_sorter_add(glm_sorter *t, const uint32_t *rec, smt_err *err)
+{
+    if (t->n == t->cap) {
+        int rc = sorter_flush(t, err);
+        if (rc)
+            return rc;
+    }
+    memcpy(t->buf + t->n++ * t->w, rec, t->w * 4);
+    return 0;
+}
+
+int glm_sorter_end(glm_sorter *t, smt_err *err)
+{
+    int rc = sorter_flush(t, err);
+    free(t->buf);
+    free(t->tmp);
+    t->buf = t->tmp = NULL;
+    return rc;
+}
+
+int glm_sorter_merge(const glm_sorter *t, glm_merge *g, smt_err *err)
+{
+    return merge_open(g, &t->sp, t->marks, t->nr, t->w, 1, err);
+}
+
+void glm_sorter_close(glm_sorter *t)
+{
+    if (t->sp.dir)
+        glm_spill_close(&t->sp);
+    free(t->marks);
+    free(t->buf);
+    free(t->tmp);
+    memset(t, 0, sizeof *t);
 }
 
 /* ------------------------------------------------------------------ the checks */
@@ -324,20 +384,20 @@ static int lev_seek(lev_reader *r, const uint32_t *ids, unsigned m, smt_err *err
 static int check_order(glm_ext *x, unsigned n, smt_err *err)
 {
     glm_ext_level *l = &x->l[n];
-    merger g;
+    glm_merge g;
     lev_reader p = {0};
     uint32_t prev[GLM_MAX_ORDER], out[LEV_W(GLM_MAX_ORDER)];
-    int rc = merger_open(&g, &l->runs, l->rmark, l->nr, REC_W(n), n, err);
+    int rc = merge_open(&g, &l->runs, l->rmark, l->nr, REC_W(n), n, err);
     if (rc)
         return rc;
     if (n > 2 && (rc = lev_open(x, n - 1, &p, err))) {
-        merger_close(&g);
+        glm_merge_close(&g);
         return rc;
     }
     uint64_t i = 0;
     const uint32_t *r;
     if (!(rc = glm_spill_mark(&l->lev, &l->lev_start, err)))
-        while ((rc = merger_next(&g, &r, err)) == 1) {
+        while ((rc = glm_merge_next(&g, &r, err)) == 1) {
             if (i++ && cmp_ids(prev, r, n) == 0) {
                 rc = 1; /* a duplicate */
                 break;
@@ -358,7 +418,7 @@ static int check_order(glm_ext *x, unsigned n, smt_err *err)
         }
     if (!rc)
         rc = glm_spill_mark(&l->lev, &l->lev_end, err);
-    merger_close(&g);
+    glm_merge_close(&g);
     if (n > 2)
         glm_spill_cur_close(&p.cur);
     if (rc || n < 3)
@@ -367,20 +427,20 @@ static int check_order(glm_ext *x, unsigned n, smt_err *err)
     glm_ext_level *pl = &x->l[n - 1];
     if (!(pl->ext = calloc(pl->count / 64 + 1, sizeof *pl->ext)))
         return nomem(err);
-    if ((rc = merger_open(&g, &l->runs, l->cmark, l->nc, CTX_W(n), CTX_W(n), err)))
+    if ((rc = merge_open(&g, &l->runs, l->cmark, l->nc, CTX_W(n), CTX_W(n), err)))
         return rc;
     if ((rc = lev_open(x, n - 1, &p, err))) {
-        merger_close(&g);
+        glm_merge_close(&g);
         return rc;
     }
-    while ((rc = merger_next(&g, &r, err)) == 1) {
+    while ((rc = glm_merge_next(&g, &r, err)) == 1) {
         if ((rc = lev_seek(&p, r, n - 1, err)) != 1) {
             rc = rc ? rc : 1; /* a missing context */
             break;
         }
         pl->ext[p.rank >> 6] |= 1ull << (p.rank & 63);
     }
-    merger_close(&g);
+    glm_merge_close(&g);
     glm_spill_cur_close(&p.cur);
     return rc;
 }

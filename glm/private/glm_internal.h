@@ -243,7 +243,7 @@ typedef struct glm_ext {
     unsigned order, idbits;
     char *dir;
     uint32_t *buf, *tmp; /* the records being buffered, the sort's other array */
-    size_t buf_bytes, nbuf;
+    size_t buf_bytes, nbuf; /* buf_bytes: each array's (the layout's sorters take as much) */
     int warned; /* the reader printed its warning (a second reading keeps quiet) */
     glm_ext_level l[GLM_MAX_ORDER + 1];
 } glm_ext;
@@ -260,6 +260,38 @@ int glm_ext_check(glm_ext *x, smt_err *err);
 /* A cursor over level n's records (after glm_ext_check): (n + 3) words each. */
 int glm_ext_lev_open(glm_ext *x, unsigned n, glm_spill_cur *c, smt_err *err);
 void glm_ext_close(glm_ext *x);
+
+/* A k-way merge of sorted runs of w-word records by their first m words: a binary heap of the
+ * runs by their current record (equal records: the earlier run first). */
+typedef struct glm_merge {
+    glm_spill_cur *cur;
+    uint32_t *rec; /* (nr, w): each run's current record */
+    size_t *heap, nh, nr;
+    unsigned w, m;
+    int advance; /* the top's run moves on at the next call */
+} glm_merge;
+
+/* The next record in order (*out, valid until the next call): 1, 0 at the end, or an error. */
+int glm_merge_next(glm_merge *g, const uint32_t **out, smt_err *err);
+void glm_merge_close(glm_merge *g);
+
+/* Records of w words sorted by their first (below 2^bits) through a buffer of mem bytes (two
+ * arrays, at least 64 records each) into runs in a temporary file in dir, merged any number of
+ * times once ended. */
+typedef struct glm_sorter {
+    glm_spill sp;
+    glm_spill_pos *marks;
+    size_t nr, cap, n;
+    uint32_t *buf, *tmp;
+    unsigned w, bits;
+} glm_sorter;
+
+int glm_sorter_open(glm_sorter *t, unsigned w, unsigned bits, uint64_t mem, const char *dir,
+                    smt_err *err);
+int glm_sorter_add(glm_sorter *t, const uint32_t *rec, smt_err *err);
+int glm_sorter_end(glm_sorter *t, smt_err *err);
+int glm_sorter_merge(const glm_sorter *t, glm_merge *g, smt_err *err);
+void glm_sorter_close(glm_sorter *t);
 
 /* ---- B-tree construction (glm_build.c) */
 
