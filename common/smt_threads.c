@@ -70,6 +70,12 @@ unsigned smt_cpu_count(void)
     return n > 0 ? (unsigned)n : 1u;
 }
 
+uint64_t smt_phys_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
+}
+
 int smt_pool_create(smt_pool **out, unsigned n_threads, smt_err *err)
 {
     *out = NULL;

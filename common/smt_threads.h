@@ -8,6 +8,7 @@
 #define SMT_THREADS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "smt_error.h"
 
@@ -27,6 +28,8 @@ void smt_pool_destroy(smt_pool *pool);
 
 /* Number of online CPUs (at least 1). */
 unsigned smt_cpu_count(void);
+/* Bytes of physical memory, or 0 when the system does not say. */
+uint64_t smt_phys_memory(void);
 
 #ifdef __cplusplus
 }

@@ -50,10 +50,12 @@ typedef struct glm_build_options {
                                * the bytes build_binary writes; glm and KenLM both read it)
                                * instead of a .glm; K and quantization do not apply */
     float probing_multiplier; /* build_binary -p: buckets per entry of its tables, > 1 (0: 1.5) */
-    uint64_t sort_memory;     /* build_binary -S, a trie's: bytes of finished levels held in
-                               * memory before they go to a temporary file (0: 80% of the
-                               * physical memory, else 1 GiB, as KenLM) */
-    const char *temp_dir;     /* build_binary -T: the temporary file's folder (NULL: the
+    uint64_t sort_memory;     /* build_binary -S, a trie's: bytes for sorting the n-grams and
+                               * for finished levels, half each and at most 64 MiB each, past
+                               * which they go to temporary files; a level is laid out in
+                               * memory when it fits in a quarter, else sorted on disk too (0:
+                               * 80% of the physical memory, else 1 GiB, as KenLM) */
+    const char *temp_dir;     /* build_binary -T: the temporary files' folder (NULL: the
                                * output's); refused at once when no file can be made there */
 } glm_build_options;
 

@@ -966,6 +966,13 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
     for (; i < count; i++) {
         if ((rc = parse_ngram(r, a, n, i, count, &v, ids, &prob, &bo)))
             break;
+        if (a->ext) { /* sorted later (glm_ext_check); a 2-gram's context marked now */
+            if ((rc = glm_ext_add(a->ext, n, ids, prob, bo, r->err)))
+                return rc;
+            if (n == 2)
+                set_extension(&a->ubo[ids[1]]);
+            continue;
+        }
         if (!a->pt) {
             if ((rc = store_ngram(r, a, n, ids, prob, bo)))
                 return rc;
@@ -985,6 +992,8 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
         if (src)
             return src;
     }
+    if (!rc && a->ext)
+        rc = glm_ext_end_order(a->ext, n, r->err);
     return rc;
 }
 
@@ -1020,9 +1029,10 @@ void glm_arpa_free(glm_arpa *a)
 }
 
 int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float unk_log10,
-                  int positive_to_zero, float probing_mult, smt_err *err)
+                  int positive_to_zero, float probing_mult, glm_ext *ext, smt_err *err)
 {
     memset(a, 0, sizeof *a);
+    a->ext = probing_mult != 0.0f ? NULL : ext;
     reader r = {0};
     r.path = path;
     r.err = err;
@@ -1035,7 +1045,8 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float
     if (rc)
         return rc;
     smt_progress_init(&r.prog, "reading ARPA", smt_lines_total_bytes(r.lines), progress);
-    if ((rc = smt_vocab_builder_create(&a->vocab, err)) || (rc = read_counts(&r, a)))
+    if ((rc = smt_vocab_builder_create(&a->vocab, err)) || (rc = read_counts(&r, a)) ||
+        (a->ext && (rc = glm_ext_levels(a->ext, a->order, err))))
         goto out;
     if (probing_mult != 0.0f && !(a->pt = calloc(GLM_MAX_ORDER + 1, sizeof *a->pt))) {
         rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory", path);
@@ -1046,7 +1057,7 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float
                          "declared counts", path);
         goto out;
     }
-    for (unsigned n = 2; n <= a->order && !a->pt; n++)
+    for (unsigned n = 2; n <= a->order && !a->pt && !a->ext; n++)
         if (ostore_init(&a->o[n], n < a->order ? n : 2,
                         input_cap(&r, n, a->declared[n] + a->declared[n] / 64 + 16),
                         n < a->order)) {
@@ -1056,9 +1067,14 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float
         }
     if ((rc = read_unigrams(&r, a)) || (a->pt && (rc = vocab_to_probing(&r, a))))
         goto out;
-    if (a->unk_added && warn)
+    if (a->ext)
+        glm_ext_vocab(a->ext, a->nvocab);
+    if (a->unk_added && warn && !(ext && ext->warned)) {
+        if (ext)
+            ext->warned = 1;
         fprintf(warn, "%s: warning: the ARPA file is missing <unk>; substituting log10 "
                       "probability %g (as KenLM does)\n", path, (double)unk_log10);
+    }
     for (unsigned n = 2; n <= a->order && !rc; n++)
         rc = read_ngrams(&r, a, n);
     if (!rc)

@@ -4,10 +4,11 @@
  * The trie is made level by level (k = 2..N): each n-gram's parent is its suffix of order k-1
  * (already placed, its final position known), so sorting level k by (parent position, key) groups
  * every node's children in their parent's order, sorted by key; each group is then permuted into
- * its B-tree's breadth-first order. Every record's parent is found first (find_parents), after
- * which an order keeps only its keys and values; each level's input is freed once it is laid
- * out, and its output leaves memory as it is finished (trie_out: the keys to the file, the rest
- * through a glm_spill), so the peak is the parsed input. */
+ * its B-tree's breadth-first order. The n-grams come sorted on disk (glm_ext, build_trie_ext),
+ * or from the reader's stores (build_trie: every record's parent found first, find_parents,
+ * after which an order keeps only its keys and values; each level's input freed once it is laid
+ * out). Each level's output leaves memory as it is finished (trie_out: the keys to the file, the
+ * rest through a glm_spill). */
 #define _POSIX_C_SOURCE 200809L /* stat, sysconf */
 #include <math.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "smt_file.h"
 #include "smt_io.h"
 #include "smt_progress.h"
+#include "smt_threads.h"
 
 void glm_layout_setup(glm_layout *L, uint32_t order, uint32_t K, const uint64_t *count)
 {
@@ -261,6 +263,9 @@ static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *par,
 typedef struct trie_out {
     smt_writer *w;
     glm_spill sp;
+    glm_ext ext;     /* the n-grams sorted on disk (a regular input file) */
+    int use_ext;
+    uint64_t level_mem; /* a quarter of -S: a level laid out in memory when its arrays fit */
     glm_mid *uni;
     uint32_t kbits;    /* a quantized file's key bits; 0: uint32 keys */
     uint64_t acc;      /* bits not yet written (acc's low nacc bits), then whole bytes in buf */
@@ -322,7 +327,10 @@ static int put_keys(trie_out *o, const uint32_t *keys, uint64_t n, smt_err *err)
     return rc;
 }
 
-static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progress, smt_err *err)
+/* Level 1's entries (o->uni, their child offsets set later) and the meter, which counts the
+ * bytes of the trie filled in (unigrams first, then level by level; *done_bytes). */
+static int trie_start(const glm_arpa *a, const glm_layout *L, trie_out *o, int progress,
+                      smt_progress *prog, uint64_t *done_bytes, smt_err *err)
 {
     unsigned N = a->order;
     uint64_t total_keys = 0, total_mid = 0;
@@ -330,26 +338,32 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progres
         total_keys += L->count[k];
     for (unsigned k = 1; k < N; k++)
         total_mid += L->count[k] + 1;
-    uint32_t *pos = malloc(a->nvocab * sizeof *pos); /* final position of each record, level k-1 */
-    o->uni = malloc((L->count[1] + 1) * sizeof *o->uni);
-    if (!o->uni || !pos) {
-        free(pos);
+    if (!(o->uni = malloc((L->count[1] + 1) * sizeof *o->uni)))
         return smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
-    }
-    uint32_t *par[GLM_MAX_ORDER + 1] = {0};
-    int rc = find_parents(a, par, err);
-    glm_mid *pmid = o->uni;
-    for (uint32_t w = 0; w < a->nvocab; w++) {
-        pmid[w] = (glm_mid){a->uprob[w], a->ubo[w], 0};
-        pos[w] = w;
-    }
-    pmid[a->nvocab] = (glm_mid){0.0f, 0.0f, 0};
-    /* the meter counts the bytes of the trie filled in (unigrams first, then level by level) */
+    for (uint32_t w = 0; w < a->nvocab; w++)
+        o->uni[w] = (glm_mid){a->uprob[w], a->ubo[w], 0};
+    o->uni[a->nvocab] = (glm_mid){0.0f, 0.0f, 0};
     uint64_t out_bytes = total_keys * sizeof(uint32_t) + total_mid * sizeof(glm_mid) +
-                         L->count[N] * sizeof(float),
-             done_bytes = (L->count[1] + 1) * sizeof(glm_mid);
-    smt_progress prog;
-    smt_progress_init(&prog, "building trie", out_bytes, progress);
+                         L->count[N] * sizeof(float);
+    *done_bytes = (L->count[1] + 1) * sizeof(glm_mid);
+    smt_progress_init(prog, "building trie", out_bytes, progress);
+    return 0;
+}
+
+/* The levels from the reader's stores (o[]). */
+static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, smt_progress *prog,
+                      uint64_t done_bytes, smt_err *err)
+{
+    unsigned N = a->order;
+    int rc;
+    uint32_t *pos = malloc(a->nvocab * sizeof *pos); /* final position of each record, level k-1 */
+    if (!pos)
+        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+    uint32_t *par[GLM_MAX_ORDER + 1] = {0};
+    rc = find_parents(a, par, err);
+    glm_mid *pmid = o->uni;
+    for (uint32_t w = 0; w < a->nvocab; w++)
+        pos[w] = w;
     for (unsigned k = 2; k <= N && !rc; k++) {
         glm_ostore *s = &a->o[k];
         uint64_t n = s->count, np = L->count[k - 1];
@@ -405,7 +419,7 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progres
                 }
             }
             cursor += g;
-            smt_progress_update(&prog, done_bytes + cursor * entry_bytes);
+            smt_progress_update(prog, done_bytes + cursor * entry_bytes);
         }
         if (cursor != n) {
             rc = smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram groups cover %llu of %llu", k,
@@ -422,7 +436,7 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progres
             goto level_out;
         glm_ostore_free(s); /* laid out: the level's input goes */
         done_bytes += n * entry_bytes + (k < N ? sizeof *kmid : 0);
-        smt_progress_update(&prog, done_bytes);
+        smt_progress_update(prog, done_bytes);
     level_out:
         free(perm);
         free(order);
@@ -441,7 +455,300 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progres
     for (unsigned k = 2; k <= N; k++)
         free(par[k]);
     if (!rc)
-        smt_progress_finish(&prog, done_bytes);
+        smt_progress_finish(prog, done_bytes);
+    return rc;
+}
+
+/* A level's entries in final order, from its sorter (records: position, key, prob, backoff,
+ * rank): each one's first child from the level above's counts by rank (start, made the first
+ * positions), to the spill, then the sentinel's (nchild). */
+static int put_level_mids(trie_out *o, const glm_sorter *t, uint64_t np, uint32_t *start,
+                          uint64_t nchild, smt_err *err)
+{
+    glm_merge g;
+    glm_mid mb[4096];
+    int rc = glm_sorter_merge(t, &g, err);
+    if (rc)
+        return rc;
+    uint64_t cs = 0, i = 0;
+    size_t nb = 0;
+    const uint32_t *r;
+    while ((rc = glm_merge_next(&g, &r, err)) == 1 && r[0] == i && i < np && r[4] < np) {
+        uint32_t c = start[r[4]];
+        start[r[4]] = (uint32_t)cs;
+        float prob, bo;
+        memcpy(&prob, &r[2], 4);
+        memcpy(&bo, &r[3], 4);
+        mb[nb++] = (glm_mid){prob, bo, (uint32_t)cs};
+        cs += c;
+        i++;
+        if (nb == 4096 && (rc = glm_spill_put(&o->sp, mb, sizeof mb, err)))
+            break;
+        nb = nb == 4096 ? 0 : nb;
+    }
+    glm_merge_close(&g);
+    if (rc < 0)
+        return rc;
+    if (rc == 1 || i != np || cs != nchild)
+        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (a level's "
+                           "positions)", t->sp.dir);
+    mb[nb++] = (glm_mid){0.0f, 0.0f, (uint32_t)nchild};
+    return glm_spill_put(&o->sp, mb, nb * sizeof *mb, err);
+}
+
+/* A level's keys in final order to the file, from its sorter; the highest level's
+ * probabilities (top) to the spill. */
+static int put_level_keys(trie_out *o, const glm_sorter *t, uint64_t n, int top, smt_err *err)
+{
+    glm_merge g;
+    uint32_t kb[4096];
+    float pb[4096];
+    int rc = glm_sorter_merge(t, &g, err);
+    if (rc)
+        return rc;
+    uint64_t i = 0;
+    size_t nb = 0;
+    const uint32_t *r;
+    while ((rc = glm_merge_next(&g, &r, err)) == 1 && r[0] == i && i < n) {
+        kb[nb] = r[1];
+        memcpy(&pb[nb], &r[2], 4);
+        i++;
+        if (++nb == 4096 || i == n) {
+            if ((rc = put_keys(o, kb, nb, err)) ||
+                (top && (rc = glm_spill_put(&o->sp, pb, nb * sizeof *pb, err))))
+                break;
+            nb = 0;
+        }
+    }
+    glm_merge_close(&g);
+    if (rc < 0)
+        return rc;
+    if (rc == 1 || i != n)
+        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (a level's "
+                           "positions)", t->sp.dir);
+    return 0;
+}
+
+/* build_trie from the level files of glm_ext: level k's records come in order of the reversed
+ * ids (so grouped by parent, each group by key), read twice: first each parent's child count,
+ * from which, with the parents in their final order (the level below's sorter), each group's
+ * first position, the level below's entries then going to the spill; then each group placed in
+ * its B-tree order, each record's final position, key, values and rank going to the level's
+ * sorter, whose merge gives the keys in final order (and again, at the next level, the
+ * entries). */
+static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_progress *prog,
+                          uint64_t done_bytes, smt_err *err)
+{
+    glm_ext *x = a->ext;
+    unsigned N = a->order;
+    int rc = 0;
+    uint32_t *start = NULL, *perm = NULL, *keys = NULL, *new_at = NULL, rec[GLM_MAX_ORDER + 3];
+    glm_mid *grp = NULL, *pmid = NULL, *kmid = NULL; /* pmid: the level below's, in memory */
+    float *top = NULL;
+    size_t gcap = 0, grpcap = 0; /* perm's and grp's capacities */
+    glm_spill_cur c = {0};
+    glm_sorter prev = {0}, cur = {0}; /* the level below's records, this level's */
+    for (unsigned k = 2; k <= N && !rc; k++) {
+        uint64_t n = L->count[k], np = L->count[k - 1];
+        unsigned w = k + 3;
+        if (!(start = calloc(np + 1, sizeof *start))) {
+            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+            break;
+        }
+        if ((rc = glm_ext_lev_open(x, k, &c, err)))
+            break;
+        uint64_t seen = 0;
+        while ((rc = glm_spill_cur_get(&c, rec, w * 4, err)) == 0 && rec[w - 1] < np) {
+            start[rec[w - 1]]++;
+            seen++;
+        }
+        glm_spill_cur_close(&c);
+        if (rc < 0)
+            break;
+        if (rc == 0 || seen != n) {
+            rc = smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (level %u)",
+                             x->dir, k);
+            break;
+        }
+        rc = 0;
+        if (k == 2) { /* the unigrams, in memory, in final order already */
+            uint64_t cs = 0;
+            for (uint64_t p = 0; p < np; p++) {
+                uint32_t g = start[p];
+                start[p] = (uint32_t)cs;
+                o->uni[p].child = (uint32_t)cs;
+                cs += g;
+            }
+            o->uni[np].child = (uint32_t)n;
+        } else if (pmid) { /* each entry's child offset holds its rank */
+            uint64_t cs = 0;
+            for (uint64_t p = 0; p < np; p++) {
+                uint32_t r = pmid[p].child, g = start[r];
+                start[r] = (uint32_t)cs;
+                pmid[p].child = (uint32_t)cs;
+                cs += g;
+            }
+            pmid[np].child = (uint32_t)n;
+            rc = glm_spill_put(&o->sp, pmid, (np + 1) * sizeof *pmid, err);
+            free(pmid);
+            pmid = NULL;
+            if (rc)
+                break;
+        } else {
+            if ((rc = put_level_mids(o, &prev, np, start, n, err)))
+                break;
+            glm_sorter_close(&prev);
+        }
+        /* in memory when its arrays fit in a quarter of -S, else through a sorter */
+        int mem = (k < N ? (n + 1) * sizeof(glm_mid) + n * 4 : n * 8) <= o->level_mem;
+        unsigned pbits = 1;
+        while (pbits < 32 && (n >> pbits) != 0)
+            pbits++;
+        if (mem) {
+            kmid = k < N ? malloc((n + 1) * sizeof *kmid) : NULL;
+            new_at = k < N ? malloc(n * sizeof *new_at + 4) : NULL;
+            keys = k < N ? NULL : malloc(n * sizeof *keys + 4);
+            top = k < N ? NULL : malloc(n * sizeof *top + 4);
+            if (k < N ? !kmid || !new_at : !keys || !top) {
+                rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+                break;
+            }
+        } else if ((rc = glm_sorter_open(&cur, 5, pbits, 2 * (uint64_t)x->buf_bytes, x->dir,
+                                         err))) {
+            break;
+        }
+        if ((rc = glm_ext_lev_open(x, k, &c, err)))
+            break;
+        const uint64_t *ext = k < N ? x->l[k].ext : NULL;
+        uint64_t rank = 0, g0 = 0, g = 0, placed = 0;
+        uint32_t parent = 0;
+        for (;;) {
+            int more = (rc = glm_spill_cur_get(&c, rec, w * 4, err)) == 0;
+            if (rc < 0)
+                break;
+            rc = 0;
+            if (g && (!more || rec[w - 1] != parent)) { /* a group ends: its B-tree order */
+                if (g > gcap) {
+                    free(perm);
+                    perm = malloc(g * sizeof *perm);
+                    gcap = g;
+                    if (!perm) {
+                        gcap = 0;
+                        rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+                        break;
+                    }
+                }
+                glm_bt_order(L, g, perm);
+                uint64_t base = start[parent];
+                for (uint64_t slot = 0; slot < g && !rc; slot++) {
+                    const glm_mid *e = &grp[perm[slot]];
+                    uint64_t at = base + slot;
+                    if (mem && k < N) { /* the key waits in the child offset */
+                        kmid[at] = *e;
+                        new_at[at] = (uint32_t)(g0 + perm[slot]);
+                    } else if (mem) {
+                        keys[at] = e->child;
+                        top[at] = e->prob;
+                    } else {
+                        uint32_t out[5] = {(uint32_t)at, e->child, 0, 0,
+                                           (uint32_t)(g0 + perm[slot])};
+                        memcpy(&out[2], &e->prob, 4);
+                        memcpy(&out[3], &e->backoff, 4);
+                        rc = glm_sorter_add(&cur, out, err);
+                    }
+                }
+                if (rc)
+                    break;
+                placed += g;
+                g = 0;
+                smt_progress_update(prog, done_bytes + placed * (k < N ? 16 : 8));
+            }
+            if (!more)
+                break;
+            if (!g) {
+                g0 = rank;
+                parent = rec[w - 1];
+            }
+            if (smt_grow(&grp, &grpcap, (size_t)g + 1, sizeof *grp, 64)) {
+                rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
+                break;
+            }
+            float prob, bo;
+            memcpy(&prob, &rec[k], 4);
+            memcpy(&bo, &rec[k + 1], 4);
+            if (ext && (ext[rank >> 6] >> (rank & 63) & 1) && bo == 0.0f)
+                bo = 0.0f; /* used as a context: KenLM's "extends" mark */
+            grp[g++] = (glm_mid){prob, bo, rec[k - 1]};
+            rank++;
+        }
+        glm_spill_cur_close(&c);
+        if (rc)
+            break;
+        if (placed != n) {
+            rc = smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (level %u)",
+                             x->dir, k);
+            break;
+        }
+        free(start);
+        start = NULL;
+        if (mem && k == N) {
+            if ((rc = put_keys(o, keys, n, err)) ||
+                (rc = glm_spill_put(&o->sp, top, n * sizeof *top, err)))
+                break;
+        } else if (mem) { /* the keys out; each child offset then holds the entry's rank */
+            uint32_t kb[4096];
+            for (uint64_t i = 0; i < n && !rc; i += 4096) {
+                uint64_t b = n - i < 4096 ? n - i : 4096;
+                for (uint64_t j = 0; j < b; j++) {
+                    kb[j] = kmid[i + j].child;
+                    kmid[i + j].child = new_at[i + j];
+                }
+                rc = put_keys(o, kb, b, err);
+            }
+            if (rc)
+                break;
+            kmid[n] = (glm_mid){0.0f, 0.0f, 0};
+            free(new_at);
+            new_at = NULL;
+            pmid = kmid;
+            kmid = NULL;
+        } else if ((rc = glm_sorter_end(&cur, err)) ||
+                   (rc = put_level_keys(o, &cur, n, k == N, err))) {
+            break;
+        }
+        done_bytes += n * (sizeof(uint32_t) + (k < N ? sizeof(glm_mid) : sizeof(float))) +
+                      (k < N ? sizeof(glm_mid) : 0);
+        smt_progress_update(prog, done_bytes);
+        glm_spill_close(&x->l[k].lev); /* laid out: the level's file and marks go */
+        free(x->l[k].ext);
+        x->l[k].ext = NULL;
+        prev = cur; /* its entries go out with the next level's counts */
+        memset(&cur, 0, sizeof cur);
+    }
+    glm_spill_cur_close(&c);
+    glm_sorter_close(&prev);
+    glm_sorter_close(&cur);
+    free(start);
+    free(perm);
+    free(grp);
+    free(pmid);
+    free(kmid);
+    free(new_at);
+    free(keys);
+    free(top);
+    if (!rc)
+        smt_progress_finish(prog, done_bytes);
+    return rc;
+}
+
+static int build_levels(glm_arpa *a, const glm_layout *L, trie_out *o, int progress,
+                        smt_err *err)
+{
+    uint64_t done_bytes = 0;
+    smt_progress prog;
+    int rc = trie_start(a, L, o, progress, &prog, &done_bytes, err);
+    if (!rc)
+        rc = (a->ext ? build_trie_ext : build_trie)(a, L, o, &prog, done_bytes, err);
     return rc;
 }
 
@@ -456,15 +763,78 @@ static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, int progres
  * unigrams are not quantized. A value is coded by its nearest center (Bins::Encode: the first
  * center >= value or the one below it, the lower one on a tie). */
 
-static int cmp_float(const void *a, const void *b)
+static void sift_float(float *v, uint64_t i, uint64_t n)
 {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
+    for (uint64_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && v[c + 1] > v[c])
+            c++;
+        if (!(v[c] > v[i]))
+            return;
+        float t = v[c];
+        v[c] = v[i];
+        v[i] = t;
+    }
+}
+
+/* Sorts the floats (no NaN) ascending in place, with no memory besides the stack (qsort's merge
+ * sort would take as much again): quicksort on the median of three, the smaller part first,
+ * a heapsort past 2 log2 n levels, insertion sort for the small parts. Values that compare
+ * equal (-0.0 and 0.0) sum alike, so the bins do not depend on their order. */
+static void sort_floats(float *v, uint64_t n, unsigned depth)
+{
+    while (n > 16) {
+        if (depth-- == 0) {
+            for (uint64_t i = n / 2; i-- > 0;)
+                sift_float(v, i, n);
+            for (uint64_t e = n - 1; e > 0; e--) {
+                float t = v[0];
+                v[0] = v[e];
+                v[e] = t;
+                sift_float(v, 0, e);
+            }
+            return;
+        }
+        float a = v[0], b = v[n / 2], c = v[n - 1], t;
+        uint64_t m = (a < b) == (b < c) ? n / 2 : (b < a) == (a < c) ? 0 : n - 1;
+        t = v[0], v[0] = v[m], v[m] = t;
+        float p = v[0];
+        int64_t i = -1, j = (int64_t)n; /* Hoare's partition: [0, j] <= p <= (j, n), j < n - 1 */
+        for (;;) {
+            do
+                i++;
+            while (v[i] < p);
+            do
+                j--;
+            while (v[j] > p);
+            if (i >= j)
+                break;
+            t = v[i], v[i] = v[j], v[j] = t;
+        }
+        uint64_t left = (uint64_t)j + 1;
+        if (left < n - left) {
+            sort_floats(v, left, depth);
+            v += left;
+            n -= left;
+        } else {
+            sort_floats(v + left, n - left, depth);
+            n = left;
+        }
+    }
+    for (uint64_t i = 1; i < n; i++) {
+        float x = v[i];
+        uint64_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
 }
 
 static void make_bins(float *v, uint64_t n, float *centers, uint64_t bins)
 {
-    qsort(v, n, sizeof *v, cmp_float);
+    unsigned depth = 0;
+    for (uint64_t m = n; m > 1; m >>= 1)
+        depth += 2;
+    sort_floats(v, n, depth);
     uint64_t start = 0;
     for (uint64_t i = 0; i < bins; i++) {
         uint64_t finish = n * (i + 1) / bins;
@@ -552,12 +922,15 @@ static int write_quantized(glm_layout *L, trie_out *o, uint32_t qp, uint32_t qb,
     unsigned N = L->order;
     uint64_t most = 0, np = 1ull << qp, nb = 1ull << qb, nbins = 0, nbase = 0;
     uint32_t qshape[GLM_QSHAPE_N] = {0};
+    size_t mid_bytes = 4; /* a middle level's entries, or the highest level's floats */
     for (unsigned k = 2; k <= N; k++) {
         most = L->count[k] > most ? L->count[k] : most;
         nbins += np + (k < N ? nb : 0);
+        size_t b = k < N ? (L->count[k] + 1) * sizeof(glm_mid) : L->count[k] * sizeof(float);
+        mid_bytes = b > mid_bytes ? b : mid_bytes;
     }
     float *qbins = malloc(nbins * sizeof *qbins), *v = malloc(most * sizeof *v + 4);
-    glm_mid *mid = malloc((most + 1) * sizeof *mid);
+    glm_mid *mid = malloc(mid_bytes);
     uint32_t *qbase = NULL;
     size_t basecap = 0;
     int rc = 0;
@@ -651,9 +1024,12 @@ static int write_model(const char *out_path, glm_arpa *a, glm_layout *L, trie_ou
     o->written = 0;
     if ((rc = smt_writer_set_params(o->w, par, sizeof *par, err)) ||
         (rc = (qp ? smt_vocab_builder_write_dense : smt_vocab_builder_write)(a->vocab, o->w,
-                                                                             "vocab", err)) ||
-        (rc = smt_writer_begin(o->w, "keys", err)) ||
-        (rc = build_trie(a, L, o, progress, err)) ||
+                                                                             "vocab", err)))
+        goto fail;
+    smt_vocab_builder_free(a->vocab); /* written: the levels need the ids only */
+    a->vocab = NULL;
+    if ((rc = smt_writer_begin(o->w, "keys", err)) ||
+        (rc = build_levels(a, L, o, progress, err)) ||
         (qp && (rc = bits_end(o, err))) || (rc = smt_writer_end(o->w, err)) ||
         (rc = glm_spill_rewind(&o->sp, err)) ||
         (rc = smt_writer_begin(o->w, "mid", err)) ||
@@ -758,16 +1134,23 @@ static void fill_stats(glm_build_stats *stats, const glm_params *par, int unk_ad
         stats->file_size = (uint64_t)so.st_size;
 }
 
-/* A trie build's output state, its spill open in -T's folder (default: the output's) with -S's
- * limit (default: 80% of the physical memory, else 1 GiB, as KenLM's build_binary). */
-static int open_out(trie_out **out, const glm_build_options *opt, const char *out_path,
-                    smt_err *err)
+/* What of -S each of a trie build's two users holds in memory at most (the sort's buffer, the
+ * finished levels), past which it goes to the temporary files. */
+#define TRIE_MEM_PART (64ull << 20)
+
+/* A trie build's output state, its spill open in -T's folder (default: the output's), and for a
+ * regular input file the sort on disk. -S (default: 80% of the physical memory, else 1 GiB, as
+ * KenLM's build_binary) is shared: half of it, at most TRIE_MEM_PART, for each. */
+static int open_out(trie_out **out, const glm_build_options *opt, const char *arpa_path,
+                    const char *out_path, smt_err *err)
 {
     uint64_t limit = opt->sort_memory;
     if (!limit) {
-        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-        limit = pages > 0 && psize > 0 ? (uint64_t)pages / 5 * 4 * (uint64_t)psize : 1ull << 30;
+        uint64_t phys = smt_phys_memory();
+        limit = phys ? phys / 5 * 4 : 1ull << 30;
     }
+    uint64_t level_mem = limit / 4;
+    limit = limit / 2 < TRIE_MEM_PART ? limit / 2 : TRIE_MEM_PART;
     char *dir = NULL;
     if (!opt->temp_dir) {
         const char *slash = strrchr(out_path, '/');
@@ -777,9 +1160,18 @@ static int open_out(trie_out **out, const glm_build_options *opt, const char *ou
         memcpy(dir, slash ? out_path : ".", n);
         dir[n] = '\0';
     }
+    const char *tdir = opt->temp_dir ? opt->temp_dir : dir;
     trie_out *o = calloc(1, sizeof *o);
-    int rc = o ? glm_spill_open(&o->sp, limit, opt->temp_dir ? opt->temp_dir : dir, err)
+    int rc = o ? glm_spill_open(&o->sp, limit, tdir, err)
                : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
+    if (o)
+        o->level_mem = level_mem;
+    struct stat st; /* the sort reads the input twice when it must give way to the stores */
+    if (!rc && stat(arpa_path, &st) == 0 && S_ISREG(st.st_mode)) {
+        if ((rc = glm_ext_open(&o->ext, limit, tdir, err)))
+            glm_spill_close(&o->sp);
+        o->use_ext = !rc;
+    }
     free(dir);
     if (rc) {
         free(o);
@@ -787,6 +1179,16 @@ static int open_out(trie_out **out, const glm_build_options *opt, const char *ou
     }
     *out = o;
     return 0;
+}
+
+static void close_out(trie_out *o)
+{
+    if (!o)
+        return;
+    free(o->uni);
+    glm_spill_close(&o->sp);
+    glm_ext_close(&o->ext);
+    free(o);
 }
 
 int glm_build(const char *arpa_path, const char *out_path, const glm_build_options *opt,
@@ -816,17 +1218,28 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
         return smt_err_set(err, SMT_ERR_ARG, "%s: the output is the input ARPA file; refusing to "
                            "overwrite it", out_path);
     trie_out *o = NULL; /* a trie's output: its spill's folder is tried before the input is read */
-    int rc = opt->probing ? 0 : open_out(&o, opt, out_path, err);
+    int rc = opt->probing ? 0 : open_out(&o, opt, arpa_path, out_path, err);
     if (rc)
         return rc;
     glm_arpa a;
-    rc = glm_arpa_read(&a, arpa_path, opt->progress, opt->warn,
-                       opt->unk_given ? opt->unk_log10 : -100.0f, opt->positive_to_zero,
-                       opt->probing ? mult : 0.0f, err);
+    float unk = opt->unk_given ? opt->unk_log10 : -100.0f;
+    rc = glm_arpa_read(&a, arpa_path, opt->progress, opt->warn, unk, opt->positive_to_zero,
+                       opt->probing ? mult : 0.0f, o && o->use_ext ? &o->ext : NULL, err);
+    if (o && o->use_ext) {
+        if (!rc && (rc = glm_ext_check(&o->ext, err)) != 0)
+            glm_arpa_free(&a);
+        /* a file the sort does not take as it is (a duplicate, a missing suffix or context, a
+         * parse error): the stores read it again, in file order, with its first error */
+        if (rc == 1 || rc == SMT_ERR_PARSE || rc == SMT_ERR_LIMIT) {
+            FILE *warn = o->ext.warned ? NULL : opt->warn;
+            glm_ext_close(&o->ext);
+            o->use_ext = 0;
+            rc = glm_arpa_read(&a, arpa_path, opt->progress, warn, unk, opt->positive_to_zero,
+                               0.0f, NULL, err);
+        }
+    }
     if (rc) {
-        if (o)
-            glm_spill_close(&o->sp);
-        free(o);
+        close_out(o);
         return rc;
     }
     glm_params par; /* the stored counts, of either layout (the trie's build frees a's n-grams) */
@@ -837,7 +1250,8 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     for (unsigned k = 1; k <= a.order; k++) {
         par.declared[k] = a.declared[k];
         if (k >= 2)
-            par.count[k] = opt->probing ? a.pt[k].count : a.o[k].count;
+            par.count[k] = opt->probing ? a.pt[k].count : a.ext ? a.ext->l[k].count
+                                                                  : a.o[k].count;
     }
     if (opt->probing) {
         rc = write_probing(out_path, &a, mult, err);
@@ -858,9 +1272,7 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
         fill_stats(stats, &par, a.unk_added, out_path);
         stats->temp_bytes = o->sp.spilled ? o->sp.total : 0;
     }
-    free(o->uni);
-    glm_spill_close(&o->sp);
-    free(o);
+    close_out(o);
     glm_arpa_free(&a);
     return rc;
 }

@@ -1555,6 +1555,97 @@ Test(glm, spill_checks_its_file)
     free(data), free(back);
 }
 
+/* The sort on disk: records added in a scrambled order through a buffer of a few records make
+ * many runs; the merged level is in order of the reversed ids, each record with its parent's
+ * rank and its values, and the contexts are marked. A duplicate, a missing suffix or a missing
+ * context is reported (1); a damaged or truncated run file is an error naming the folder. */
+enum { EXT_V = 20, EXT_W = 9 };
+
+static float ext_prob(const uint32_t *ids, unsigned n)
+{
+    return -(float)(ids[0] * 400 + ids[1] * 20 + (n > 2 ? ids[2] : 0)) / 1024.0f - 0.5f;
+}
+
+/* All 2-grams over EXT_V words and all 3-grams over EXT_W (reversed ids), scrambled; extra:
+ * 0 none, 1 a duplicate 3-gram, 2 a 3-gram without its suffix, 3 one without its context. */
+static int ext_fill(glm_ext *x, int extra, smt_err *e)
+{
+    int rc = glm_ext_levels(x, 3, e);
+    glm_ext_vocab(x, 2 * EXT_V);
+    for (uint32_t i = 0; i < EXT_V * EXT_V && !rc; i++) {
+        uint32_t j = (i * 7919u) % (EXT_V * EXT_V), ids[2] = {j / EXT_V, j % EXT_V};
+        rc = glm_ext_add(x, 2, ids, ext_prob(ids, 2), -0.0f, e);
+    }
+    if (!rc)
+        rc = glm_ext_end_order(x, 2, e);
+    for (uint32_t i = 0; i < EXT_W * EXT_W * EXT_W && !rc; i++) {
+        uint32_t j = (i * 7919u) % (EXT_W * EXT_W * EXT_W);
+        uint32_t ids[3] = {j / (EXT_W * EXT_W), j / EXT_W % EXT_W, j % EXT_W};
+        rc = glm_ext_add(x, 3, ids, ext_prob(ids, 3), 0.0f, e);
+    }
+    uint32_t bad[3][3] = {{3, 4, 5}, {EXT_V + 1, 2, 3}, {2, 3, EXT_V + 1}};
+    if (!rc && extra)
+        rc = glm_ext_add(x, 3, bad[extra - 1], -1.0f, 0.0f, e);
+    if (!rc)
+        rc = glm_ext_end_order(x, 3, e);
+    return rc;
+}
+
+Test(glm, ext_merges_runs)
+{
+    for (int extra = 0; extra < 4; extra++) {
+        glm_ext x;
+        smt_err e;
+        cr_assert_eq(glm_ext_open(&x, 1, dir, &e), 0, "%s", e.msg);
+        cr_assert_eq(ext_fill(&x, extra, &e), 0, "%s", e.msg);
+        cr_assert_gt(x.l[3].nr, 4, "many runs");
+        cr_assert_gt(x.l[3].nc, 4, "many runs of contexts");
+        int rc = glm_ext_check(&x, &e);
+        cr_assert_eq(rc, extra ? 1 : 0, "extra %d: %d", extra, rc);
+        if (extra) {
+            glm_ext_close(&x);
+            continue;
+        }
+        cr_assert_eq(x.l[3].count, EXT_W * EXT_W * EXT_W);
+        glm_spill_cur c;
+        uint32_t rec[6];
+        cr_assert_eq(glm_ext_lev_open(&x, 3, &c, &e), 0, "%s", e.msg);
+        for (uint32_t i = 0; i < EXT_W * EXT_W * EXT_W; i++) {
+            cr_assert_eq(glm_spill_cur_get(&c, rec, sizeof rec, &e), 0, "%s", e.msg);
+            uint32_t want[3] = {i / (EXT_W * EXT_W), i / EXT_W % EXT_W, i % EXT_W};
+            cr_assert(memcmp(rec, want, sizeof want) == 0, "record %u out of order", i);
+            float p;
+            memcpy(&p, &rec[3], 4);
+            cr_assert_eq(p, ext_prob(want, 3));
+            cr_assert_eq(rec[5], want[0] * EXT_V + want[1], "record %u: parent %u", i, rec[5]);
+        }
+        cr_assert_eq(glm_spill_cur_get(&c, rec, sizeof rec, &e), 1, "the end");
+        glm_spill_cur_close(&c);
+        for (uint32_t r = 0; r < EXT_V * EXT_V; r++) /* contexts: the 2-grams below EXT_W */
+            cr_assert_eq((int)(x.l[2].ext[r >> 6] >> (r & 63) & 1),
+                         r / EXT_V < EXT_W && r % EXT_V < EXT_W, "2-gram %u", r);
+        glm_ext_close(&x);
+    }
+    for (int damage = 1; damage <= 2; damage++) {
+        glm_ext x;
+        smt_err e;
+        cr_assert_eq(glm_ext_open(&x, 1, dir, &e), 0, "%s", e.msg);
+        cr_assert_eq(ext_fill(&x, 0, &e), 0, "%s", e.msg);
+        const glm_spill_pos *m = x.l[3].rmark;
+        if (damage == 1) { /* a byte inside the third run */
+            uint8_t b = 0x5a;
+            cr_assert_eq(pwrite(x.l[3].runs.fd, &b, 1, (off_t)m[4].off + 16 + 5), 1);
+        } else {
+            cr_assert_eq(ftruncate(x.l[3].runs.fd, (off_t)m[4].off + 20), 0);
+        }
+        cr_assert_eq(glm_ext_check(&x, &e), SMT_ERR_CORRUPT, "damage %d", damage);
+        cr_assert(strstr(e.msg, damage == 1 ? "checksum mismatch" : "truncated") &&
+                      strstr(e.msg, dir),
+                  "%s", e.msg);
+        glm_ext_close(&x);
+    }
+}
+
 /* -S takes KenLM's sizes strictly; -T must name a folder where a file can be made, which is
  * checked before the ARPA file is read. */
 Test(glm, build_size_and_temp_flags)

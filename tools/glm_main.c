@@ -20,6 +20,7 @@
 #include "smt_io.h"
 #include "smt_lines.h"
 #include "smt_progress.h"
+#include "smt_threads.h"
 
 static void usage(FILE *f)
 {
@@ -31,15 +32,18 @@ static void usage(FILE *f)
             "      %d), or with 'probing' KenLM's probing binary (the bytes build_binary\n"
             "      writes: KenLM reads it too; glm's fastest CPU layout, the largest file;\n"
             "      built in its tables, the memory KenLM's build takes; the trie's build\n"
-            "      holds its parsed n-grams, about 25 bytes each, in memory).\n"
+            "      sorts its n-grams on disk, its levels too past a quarter of -S).\n"
             "      KenLM's build_binary words: -q/-b (trie: probabilities and backoffs\n"
             "      quantized to N and M bits, 1..25, M defaults to N, KenLM's binning),\n"
             "      -p (probing: buckets per entry, default 1.5), -u (<unk>'s log10 p when\n"
             "      missing, default -100), -i (positive log10 p read as 0),\n"
-            "      -S (trie: the memory for finished levels before they go to a temporary\n"
-            "      file; a number with a unit b K M G T P E, or %% of the physical memory,\n"
-            "      default unit K, default 80%%), -T (trie: the temporary file's folder,\n"
-            "      default the output's); -a -s -v -w -r are refused, each saying why\n"
+            "      -S (trie: the memory for sorting the n-grams and for finished levels,\n"
+            "      half each and at most 64M each, past which they go to temporary\n"
+            "      files; a level is laid out in memory when it fits in a quarter, else\n"
+            "      sorted on disk too; a number with a unit b K M G T P E, or %% of the\n"
+            "      physical memory, default unit K, default 80%%), -T (trie: the temporary\n"
+            "      files' folder, default the output's); -a -s -v -w -r are refused, each\n"
+            "      saying why\n"
             "  glm query [-v summary|sentence|word] [-n] [-b] [-l lazy|populate|read|parallel]\n"
             "            [--threads N] [--gpu | --ref] [--verify] [--mmap] [--no-index]\n"
             "            [-input-file|--input-file FILE] [--resume] [--parts-dir DIR]\n"
@@ -93,10 +97,10 @@ static int parse_size(const char *s, uint64_t *out)
     char u = s[n - 1];
     double scale = 1024.0;
     if (u == '%') {
-        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-        if (pages <= 0 || psize <= 0)
+        uint64_t phys = smt_phys_memory();
+        if (!phys)
             return -1;
-        scale = (double)pages * (double)psize / 100.0;
+        scale = (double)phys / 100.0;
         n--;
     } else if (u == 'k' || (strchr(units, u) && u)) {
         scale = 1.0;

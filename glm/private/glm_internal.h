@@ -128,6 +128,8 @@ typedef struct glm_ostore {
                       * rule out most other records without reading them */
 } glm_ostore;
 
+struct glm_ext;
+
 typedef struct glm_arpa {
     unsigned order;
     uint64_t declared[GLM_MAX_ORDER + 1];
@@ -148,6 +150,9 @@ typedef struct glm_arpa {
     size_t words_len;
     void *pt_mem; /* the mapping holding pt[1..order]'s tables (glm_alloc_huge) */
     size_t pt_mem_len;
+    /* a trie build on disk: orders 2..order go to ext's runs, not into o[] (the unigrams'
+     * "extends" marks are set as the 2-grams are read) */
+    struct glm_ext *ext;
 } glm_arpa;
 
 /* Anonymous memory, 2 MB aligned and advised to huge pages but for its tail (less than 2 MB),
@@ -157,9 +162,10 @@ void *glm_alloc_huge(size_t bytes, void **raw, size_t *len);
 /* Reads an ARPA file with KenLM's semantics (see docs/glm.md). On failure a is freed. */
 /* unk_log10: <unk>'s log10 probability when the file lacks it (KenLM: -100); positive_to_zero:
  * a positive log10 probability reads as 0 (build_binary -i) instead of being an error. */
-/* probing_mult: 0 for the trie's stores (o[]), else the multiplier of the probing tables (pt). */
+/* probing_mult: 0 for the trie's stores (o[]) or ext (when not NULL), else the multiplier of
+ * the probing tables (pt). */
 int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float unk_log10,
-                  int positive_to_zero, float probing_mult, smt_err *err);
+                  int positive_to_zero, float probing_mult, struct glm_ext *ext, smt_err *err);
 void glm_arpa_free(glm_arpa *a);
 /* The record index of the n-gram ids[0..n) (reversed) in order n (a middle order), or -1. */
 int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids);
@@ -179,16 +185,113 @@ typedef struct glm_spill {
     char *dir;
     int fd, spilled;
     uint8_t *blk; /* the block being written, or read */
-    size_t blen, bpos;
+    size_t blen, bpos, bsize;
     uint64_t nblocks;
+    uint64_t foff, roff; /* the file's length written; the next block glm_spill_get reads */
 } glm_spill;
 
 int glm_spill_open(glm_spill *s, uint64_t limit, const char *dir, smt_err *err);
+/* glm_spill_open with blocks of at most bsize bytes (64 .. 1 MiB) instead of 1 MiB. */
+int glm_spill_open_blocks(glm_spill *s, uint64_t limit, size_t bsize, const char *dir,
+                          smt_err *err);
 int glm_spill_put(glm_spill *s, const void *data, size_t n, smt_err *err);
 /* Ends the appends; the reads start at the first byte. */
 int glm_spill_rewind(glm_spill *s, smt_err *err);
 int glm_spill_get(glm_spill *s, void *data, size_t n, smt_err *err);
 void glm_spill_close(glm_spill *s);
+
+/* A spill of limit 0 also holds runs, each read back any number of times while appends go on:
+ * glm_spill_mark ends the block being written and gives the position where the next bytes go; a
+ * cursor reads the bytes between two marks (its own block buffer, pread). */
+typedef struct glm_spill_pos {
+    uint64_t off, block;
+} glm_spill_pos;
+
+typedef struct glm_spill_cur {
+    const glm_spill *s;
+    glm_spill_pos at, end;
+    uint8_t *blk;
+    size_t blen, bpos;
+} glm_spill_cur;
+
+int glm_spill_mark(glm_spill *s, glm_spill_pos *pos, smt_err *err);
+int glm_spill_cur_open(glm_spill_cur *c, const glm_spill *s, glm_spill_pos from,
+                       glm_spill_pos to, smt_err *err);
+/* The next n bytes: 0, 1 at the end of the run (nothing read), or an error (a run ending inside
+ * the n bytes is SMT_ERR_CORRUPT). */
+int glm_spill_cur_get(glm_spill_cur *c, void *data, size_t n, smt_err *err);
+void glm_spill_cur_close(glm_spill_cur *c);
+
+/* ---- a trie build's n-grams sorted on disk (glm_ext.c). Each order's records (reversed ids,
+ * prob, backoff) go through a buffer of bounded size into sorted runs in a temporary file, with
+ * their contexts; glm_ext_check merges each order into its level file, in lexicographic order of
+ * the reversed ids, each record with its parent's rank in the level below (a 2-gram's: its first
+ * word), and marks every level's records used as a context (ext, a bit per rank). A duplicate, a
+ * missing suffix or a missing context makes it return 1: such a file takes the stores of the
+ * reader (glm_ostore), whose order of insertion decides the result. */
+typedef struct glm_ext_level {
+    glm_spill runs;              /* the runs: records (ids, prob, bo), contexts (ids[1..n)) */
+    glm_spill_pos *rmark, *cmark; /* each run's first and end position */
+    size_t nr, nc;
+    glm_spill lev; /* the level: (ids, prob, bo, parent's rank) in order */
+    glm_spill_pos lev_start, lev_end;
+    uint64_t count;
+    uint64_t *ext; /* by rank: used as a context (levels below the highest, once checked) */
+} glm_ext_level;
+
+typedef struct glm_ext {
+    unsigned order, idbits;
+    char *dir;
+    uint32_t *buf, *tmp; /* the records being buffered, the sort's other array */
+    size_t buf_bytes, nbuf; /* buf_bytes: each array's (the layout's sorters take as much) */
+    int warned; /* the reader printed its warning (a second reading keeps quiet) */
+    glm_ext_level l[GLM_MAX_ORDER + 1];
+} glm_ext;
+
+/* mem: the bytes of the sort's two arrays (at least 64 records each); dir: the files' folder. */
+int glm_ext_open(glm_ext *x, uint64_t mem, const char *dir, smt_err *err);
+/* The files of orders 2..order (the reader, once it knows the order). */
+int glm_ext_levels(glm_ext *x, unsigned order, smt_err *err);
+/* The vocabulary's size (the ids' bits the sort looks at). */
+void glm_ext_vocab(glm_ext *x, uint32_t nvocab);
+int glm_ext_add(glm_ext *x, unsigned n, const uint32_t *ids, float prob, float bo, smt_err *err);
+int glm_ext_end_order(glm_ext *x, unsigned n, smt_err *err);
+int glm_ext_check(glm_ext *x, smt_err *err);
+/* A cursor over level n's records (after glm_ext_check): (n + 3) words each. */
+int glm_ext_lev_open(glm_ext *x, unsigned n, glm_spill_cur *c, smt_err *err);
+void glm_ext_close(glm_ext *x);
+
+/* A k-way merge of sorted runs of w-word records by their first m words: a binary heap of the
+ * runs by their current record (equal records: the earlier run first). */
+typedef struct glm_merge {
+    glm_spill_cur *cur;
+    uint32_t *rec; /* (nr, w): each run's current record */
+    size_t *heap, nh, nr;
+    unsigned w, m;
+    int advance; /* the top's run moves on at the next call */
+} glm_merge;
+
+/* The next record in order (*out, valid until the next call): 1, 0 at the end, or an error. */
+int glm_merge_next(glm_merge *g, const uint32_t **out, smt_err *err);
+void glm_merge_close(glm_merge *g);
+
+/* Records of w words sorted by their first (below 2^bits) through a buffer of mem bytes (two
+ * arrays, at least 64 records each) into runs in a temporary file in dir, merged any number of
+ * times once ended. */
+typedef struct glm_sorter {
+    glm_spill sp;
+    glm_spill_pos *marks;
+    size_t nr, cap, n;
+    uint32_t *buf, *tmp;
+    unsigned w, bits;
+} glm_sorter;
+
+int glm_sorter_open(glm_sorter *t, unsigned w, unsigned bits, uint64_t mem, const char *dir,
+                    smt_err *err);
+int glm_sorter_add(glm_sorter *t, const uint32_t *rec, smt_err *err);
+int glm_sorter_end(glm_sorter *t, smt_err *err);
+int glm_sorter_merge(const glm_sorter *t, glm_merge *g, smt_err *err);
+void glm_sorter_close(glm_sorter *t);
 
 /* ---- B-tree construction (glm_build.c) */
 
