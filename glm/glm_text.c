@@ -724,10 +724,23 @@ static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, gl
                 glm_query_sums *sums)
 {
     char num[64]; /* the longest: "Total: " + a float (22) + " OOV: " + 20 digits + "\n" */
+    int words = verbosity >= GLM_VERBOSE_WORD && o->f;
     for (size_t s = 0; s < b->nlines; s++) {
         float total = 0.0f;
         uint64_t oov = 0;
-        for (uint64_t t = b->sstart[s]; t < b->sstart[s + 1]; t++) {
+        uint64_t t0 = b->sstart[s], t1 = b->sstart[s + 1];
+        if (!words && !sums) { /* the sums alone: no printer, no addends kept */
+            for (uint64_t t = t0; t < t1; t++) {
+                float p = b->prob[t];
+                total += p;
+                if (b->ids[t] == GLM_UNK) {
+                    oov++;
+                    st->total_oov += p;
+                }
+            }
+            t0 = t1;
+        }
+        for (uint64_t t = t0; t < t1; t++) {
             float p = b->prob[t];
             total += p;
             if (b->ids[t] == GLM_UNK) {
@@ -736,7 +749,7 @@ static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, gl
                 if (sums && sums_push(&sums->oov_probs, &sums->n_oov, &sums->cap_oov_, p))
                     return SMT_ERR_NOMEM;
             }
-            if (verbosity >= GLM_VERBOSE_WORD && o->f) {
+            if (words) {
                 /* the word: its length from the next word's offset (the words lie one after
                  * another in txt, each with a NUL) */
                 uint32_t wo = b->woff[t], nx = t + 1 < b->ntok ? b->woff[t + 1] : UINT32_MAX;
@@ -766,7 +779,7 @@ static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, gl
                     o->n += (size_t)n;
             }
         }
-        st->tokens += b->sstart[s + 1] - b->sstart[s];
+        st->tokens += t1 - b->sstart[s];
         if (verbosity >= GLM_VERBOSE_SENTENCE && o->f) {
             memcpy(num, "Total: ", 7);
             int n = 7 + glm_format_float(num + 7, total);
