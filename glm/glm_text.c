@@ -417,14 +417,26 @@ struct glm_wcache {
     wc_entry e[1u << WC_BITS];
 };
 
-/* The key of word [p, p + len) (1 <= len <= 16) whose line has avail bytes from p on; returns
- * its entry's index. */
-static inline uint32_t wc_key(const char *p, size_t len, size_t avail, uint64_t *a, uint64_t *b)
+/* The key of word [p, p + len) (1 <= len <= 16) whose line has avail bytes from p on and before
+ * bytes before p; returns its entry's index. */
+static inline uint32_t wc_key(const char *p, size_t len, size_t avail, size_t before, uint64_t *a,
+                              uint64_t *b)
 {
     uint64_t x, y;
     if (avail >= 16) {
         memcpy(&x, p, 8), memcpy(&y, p + 8, 8);
-    } else { /* at the line's end: not a byte past it is read */
+    } else if (before + avail >= 16) { /* the line's last 16 bytes, shifted down to p */
+        uint64_t lo, hi;
+        unsigned sh = (unsigned)(16 - avail); /* 1..15 bytes before p */
+        memcpy(&lo, p + avail - 16, 8), memcpy(&hi, p + avail - 8, 8);
+        if (sh < 8) {
+            x = lo >> (8 * sh) | hi << (64 - 8 * sh);
+            y = hi >> (8 * sh);
+        } else { /* avail <= 8: the word is in hi (and y unused: len <= 8) */
+            x = hi >> (8 * (sh - 8));
+            y = 0;
+        }
+    } else { /* a line of under 16 bytes: not a byte past it is read */
         char t[16] = {0};
         memcpy(t, p, len);
         memcpy(&x, t, 8), memcpy(&y, t + 8, 8);
@@ -562,7 +574,7 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
             uint32_t i = WC_MISS;
             if (wc && len <= 16) { /* a hit is the token's id at once */
                 uint64_t x, y;
-                i = wc_key(line + start, len, n - start, &x, &y);
+                i = wc_key(line + start, len, n - start, start, &x, &y);
                 const wc_entry *e = &wc[i];
                 if (e->len == len && e->a == x && e->b == y) {
                     b->ids[b->ntok + nb++] = e->id;
