@@ -523,50 +523,48 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
         memset(b->wc, 0, sizeof *b->wc);
     b->wm = m;
     wc_entry *wc = b->wc ? b->wc->e : NULL;
-    /* the scan: base is the window's first byte, mask its separators (consumed bits cleared to
-     * separators: a set bit is a separator or an already-passed byte) */
-    size_t base = 0;
-    uint64_t mask = n ? smt_ws_mask64(line, n, SMT_WS_SPACE) : ~0ull;
+    /* the scan, 64 bytes a window: in the window at base, S has a bit at each word's first byte
+     * and E at each separator that ends a word (the bytes past the line are separators); pend is
+     * the start of a word whose end lies in a later window */
+    size_t base = 0, pend = SIZE_MAX;
+    uint64_t S = 0, E = 0, carry = 0;
+    if (n) {
+        uint64_t sep = smt_ws_mask64(line, n, SMT_WS_SPACE), prev = sep << 1 | 1;
+        S = ~sep & prev, E = sep & ~prev, carry = sep >> 63;
+    }
     int done = n == 0;
+    glm_word *ids = b->ids + b->ntok;
     while (!done) {
         unsigned nb = 0, nm = 0; /* tokens and misses in the batch */
         while (nb < BATCH) {
-            /* next token start: the first clear bit */
-            while (mask == ~0ull) {
+            size_t start, end;
+            if (S) { /* a word starts in this window (no word is pending then) */
+                start = base + (unsigned)__builtin_ctzll(S);
+                S &= S - 1;
+                if (!E) { /* it ends in a later window (and is this one's last start) */
+                    pend = start;
+                    continue;
+                }
+                end = base + (unsigned)__builtin_ctzll(E);
+                E &= E - 1;
+            } else { /* the next window, or the line's end; the pending word ends there */
                 base += 64;
                 if (base >= n) {
                     done = 1;
-                    break;
-                }
-                mask = smt_ws_mask64(line + base, n - base, SMT_WS_SPACE);
-            }
-            if (done)
-                break;
-            unsigned s = (unsigned)__builtin_ctzll(~mask);
-            size_t start = base + s;
-            /* its end: the first set bit after s, possibly in a later window */
-            uint64_t rest = mask & (~0ull << s);
-            size_t end;
-            if (rest) {
-                unsigned e = (unsigned)__builtin_ctzll(rest);
-                end = base + e;
-                mask |= e == 64 ? ~0ull : ((1ull << e) - 1); /* consumed */
-            } else {
-                for (;;) {
-                    base += 64;
-                    if (base >= n) {
-                        end = n;
-                        mask = ~0ull;
+                    if (pend == SIZE_MAX)
                         break;
-                    }
-                    mask = smt_ws_mask64(line + base, n - base, SMT_WS_SPACE);
-                    if (mask) {
-                        unsigned e = (unsigned)__builtin_ctzll(mask);
-                        end = base + e;
-                        mask |= (1ull << e) - 1;
-                        break;
-                    }
+                    end = n;
+                } else {
+                    uint64_t sep = smt_ws_mask64(line + base, n - base, SMT_WS_SPACE);
+                    uint64_t prev = sep << 1 | carry;
+                    S = ~sep & prev, E = sep & ~prev, carry = sep >> 63;
+                    if (pend == SIZE_MAX || !E) /* nothing pending, or it spans the window */
+                        continue;
+                    end = base + (unsigned)__builtin_ctzll(E);
+                    E &= E - 1;
                 }
+                start = pend;
+                pend = SIZE_MAX;
             }
             size_t len = end - start;
             st[nb] = (uint32_t)start;
@@ -577,7 +575,7 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
                 i = wc_key(line + start, len, n - start, start, &x, &y);
                 const wc_entry *e = &wc[i];
                 if (e->len == len && e->a == x && e->b == y) {
-                    b->ids[b->ntok + nb++] = e->id;
+                    ids[nb++] = e->id;
                     continue;
                 }
                 ka[nm] = x, kb[nm] = y;
@@ -602,7 +600,7 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
                                  : GLM_UNK;
             if (ix[k] != WC_MISS)
                 wc[ix[k]] = (wc_entry){ka[k], kb[k], ln[t], id};
-            b->ids[b->ntok + t] = id;
+            ids[t] = id;
         }
         if (keep_text)
             for (unsigned k = 0; k < nb; k++) {
@@ -612,6 +610,7 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
                 b->txt[b->ntxt++] = '\0';
             }
         b->ntok += nb;
+        ids += nb;
         words += nb;
     }
     if (eos) {
