@@ -403,14 +403,14 @@ static void block_free(block *b)
 
 /* The word cache: a direct-mapped table of word ids in front of the vocabulary's hash (a few
  * thousand frequent words are most tokens of any text). A word of at most 16 bytes is keyed by
- * its bytes (two little-endian words, zero past its end) and its length, so a hit is exact: the
- * id the vocabulary gave for those very bytes. Longer words go to the vocabulary. */
+ * its bytes (two little-endian words, zero past its end: a word holds no NUL, a separator, so the
+ * key also gives its length), so a hit is exact: the id the vocabulary gave for those very bytes.
+ * Longer words go to the vocabulary. */
 #define WC_BITS 14
 #define WC_AFTER 8192 /* words a block sees before it makes its cache */
 #define WC_MISS UINT32_MAX /* ix[]: no entry to fill (word too long, or no cache) */
 typedef struct wc_entry {
-    uint64_t a, b;
-    uint32_t len; /* 0: empty (no word is empty) */
+    uint64_t a, b; /* both 0: empty (no word is empty) */
     glm_word id;
 } wc_entry;
 struct glm_wcache {
@@ -447,7 +447,7 @@ static inline uint32_t wc_key(const char *p, size_t len, size_t avail, size_t be
     x &= keep[la];            /* the bytes of the word in x */
     y &= keep[len - la];      /* and in y */
     *a = x, *b = y;
-    return (uint32_t)(((x ^ (y * 0x9E3779B97F4A7C15ull) ^ len) * 0xFF51AFD7ED558CCDull) >>
+    return (uint32_t)(((x ^ (y * 0x9E3779B97F4A7C15ull)) * 0xFF51AFD7ED558CCDull) >>
                       (64 - WC_BITS));
 }
 
@@ -574,7 +574,7 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
                 uint64_t x, y;
                 i = wc_key(line + start, len, n - start, start, &x, &y);
                 const wc_entry *e = &wc[i];
-                if (e->len == len && e->a == x && e->b == y) {
+                if (((e->a ^ x) | (e->b ^ y)) == 0) {
                     ids[nb++] = e->id;
                     continue;
                 }
@@ -599,7 +599,7 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
                           : v->n ? vocab_find_hashed(v, line + st[t], ln[t], hs[k])
                                  : GLM_UNK;
             if (ix[k] != WC_MISS)
-                wc[ix[k]] = (wc_entry){ka[k], kb[k], ln[t], id};
+                wc[ix[k]] = (wc_entry){ka[k], kb[k], id};
             ids[t] = id;
         }
         if (keep_text)
