@@ -441,11 +441,17 @@ static inline uint32_t wc_key(const char *p, size_t len, size_t avail, size_t be
         memcpy(t, p, len);
         memcpy(&x, t, 8), memcpy(&y, t + 8, 8);
     }
-    static const uint64_t keep[9] = {0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffffull,
-                                     0xffffffffffffull, 0xffffffffffffffull, ~0ull};
-    unsigned la = len < 8 ? (unsigned)len : 8;
-    x &= keep[la];            /* the bytes of the word in x */
-    y &= keep[len - la];      /* and in y */
+    /* per length, the masks of the word's bytes in x and in y */
+#define WC_K(n) ((n) >= 8 ? ~0ull : (1ull << 8 * (n)) - 1)
+#define WC_KEEP(n) {WC_K(n), (n) > 8 ? WC_K((n) - 8) : 0}
+    static const uint64_t keep[17][2] = {
+        WC_KEEP(0),  WC_KEEP(1),  WC_KEEP(2),  WC_KEEP(3),  WC_KEEP(4),  WC_KEEP(5),
+        WC_KEEP(6),  WC_KEEP(7),  WC_KEEP(8),  WC_KEEP(9),  WC_KEEP(10), WC_KEEP(11),
+        WC_KEEP(12), WC_KEEP(13), WC_KEEP(14), WC_KEEP(15), WC_KEEP(16)};
+#undef WC_KEEP
+#undef WC_K
+    x &= keep[len][0];
+    y &= keep[len][1];
     *a = x, *b = y;
     return (uint32_t)(((x ^ (y * 0x9E3779B97F4A7C15ull)) * 0xFF51AFD7ED558CCDull) >>
                       (64 - WC_BITS));
@@ -511,7 +517,7 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
     uint32_t words = 0;
     const smt_vocab *v = &m->vocab;
     enum { BATCH = 32 };
-    /* per token of a batch: st, ln; per miss of the cache (nm of them): its token, hash, key */
+    /* per miss of the cache (nm of them in a batch): its token, start, length, hash, key */
     uint64_t hs[BATCH], ka[BATCH], kb[BATCH];
     uint32_t st[BATCH], ln[BATCH], ix[BATCH], mt[BATCH];
     /* the cache: made once the block has seen WC_AFTER words (clearing its 384 KB would cost a
@@ -534,6 +540,7 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
     }
     int done = n == 0;
     glm_word *ids = b->ids + b->ntok;
+    size_t wc_len = wc ? 16 : 0; /* the longest word the cache keys */
     while (!done) {
         unsigned nb = 0, nm = 0; /* tokens and misses in the batch */
         while (nb < BATCH) {
@@ -567,10 +574,14 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
                 pend = SIZE_MAX;
             }
             size_t len = end - start;
-            st[nb] = (uint32_t)start;
-            ln[nb] = (uint32_t)len;
+            if (keep_text) {
+                b->woff[b->ntok + nb] = (uint32_t)b->ntxt;
+                memcpy(b->txt + b->ntxt, line + start, len);
+                b->ntxt += len;
+                b->txt[b->ntxt++] = '\0';
+            }
             uint32_t i = WC_MISS;
-            if (wc && len <= 16) { /* a hit is the token's id at once */
+            if (len <= wc_len) { /* a hit is the token's id at once */
                 uint64_t x, y;
                 i = wc_key(line + start, len, n - start, start, &x, &y);
                 const wc_entry *e = &wc[i];
@@ -583,6 +594,8 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
             /* a miss: hashed now, its vocabulary slot prefetched, looked up below */
             ix[nm] = i;
             mt[nm] = nb;
+            st[nm] = (uint32_t)start;
+            ln[nm] = (uint32_t)len;
             if (m->ken) { /* a KenLM binary: its own word hash and table (glm_kenlm.c) */
                 hs[nm] = glm_kenlm_word_hash(line + start, len);
                 glm_kenlm_prefetch_word(m->ken, hs[nm]);
@@ -594,21 +607,13 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
             nb++;
         }
         for (unsigned k = 0; k < nm; k++) {
-            unsigned t = mt[k];
             glm_word id = m->ken ? glm_kenlm_find_hashed(m->ken, hs[k])
-                          : v->n ? vocab_find_hashed(v, line + st[t], ln[t], hs[k])
+                          : v->n ? vocab_find_hashed(v, line + st[k], ln[k], hs[k])
                                  : GLM_UNK;
             if (ix[k] != WC_MISS)
                 wc[ix[k]] = (wc_entry){ka[k], kb[k], id};
-            ids[t] = id;
+            ids[mt[k]] = id;
         }
-        if (keep_text)
-            for (unsigned k = 0; k < nb; k++) {
-                b->woff[b->ntok + k] = (uint32_t)b->ntxt;
-                memcpy(b->txt + b->ntxt, line + st[k], ln[k]);
-                b->ntxt += ln[k];
-                b->txt[b->ntxt++] = '\0';
-            }
         b->ntok += nb;
         ids += nb;
         words += nb;
