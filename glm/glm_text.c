@@ -495,9 +495,10 @@ static inline glm_word vocab_find_hashed(const smt_vocab *v, const char *word, s
 
 /* Tokenizes one line into the block: separators found 64 bytes at a time (SSE2), then for each
  * batch of tokens first every hash, prefetching its slot, then the lookups, so that the
- * vocabulary's cache misses overlap. */
-static int add_line(block *b, const glm_model *m, const char *line, size_t n, int keep_text,
-                    int eos)
+ * vocabulary's cache misses overlap. Inlined once per keep_text. */
+static inline __attribute__((always_inline)) int add_line_as(block *b, const glm_model *m,
+                                                             const char *line, size_t n,
+                                                             int keep_text, int eos)
 {
     if (b->nlines + 2 > b->caplines) {
         size_t c = b->caplines;
@@ -628,6 +629,12 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
     b->nlines++;
     b->sstart[b->nlines] = b->ntok;
     return 0;
+}
+
+static int add_line(block *b, const glm_model *m, const char *line, size_t n, int keep_text,
+                    int eos)
+{
+    return keep_text ? add_line_as(b, m, line, n, 1, eos) : add_line_as(b, m, line, n, 0, eos);
 }
 
 int glm_block_add_line(glm_block *b, const glm_model *m, const char *line, size_t n, int eos)
