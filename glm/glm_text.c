@@ -375,10 +375,9 @@ int glm_format_double(char *buf, double x) { return format_shortest(buf, x, 0); 
 
 typedef glm_block block; /* glm_internal.h: also filled by glm_sentences.c */
 
-static int block_reserve_tokens(block *b, size_t need)
+/* room for need tokens (need > b->captok) */
+static int block_grow_tokens(block *b, size_t need)
 {
-    if (need <= b->captok)
-        return 0;
     size_t c = b->captok;
     if (smt_grow((void **)&b->ids, &c, need, sizeof *b->ids, 1024))
         return -1;
@@ -493,6 +492,17 @@ static inline glm_word vocab_find_hashed(const smt_vocab *v, const char *word, s
     }
 }
 
+/* The separators of the line's 64-byte window at base < n, a bit a byte, the bits past the line
+ * set; a line's last window, when the line has 64 bytes or more, from its last 64 bytes (no copy
+ * of the tail). */
+static inline uint64_t line_window(const char *line, size_t n, size_t base)
+{
+    size_t left = n - base;
+    if (left >= 64 || n < 64)
+        return smt_ws_mask64(line + base, left, SMT_WS_SPACE);
+    return smt_ws_mask64(line + n - 64, 64, SMT_WS_SPACE) >> (64 - left) | ~0ull << left;
+}
+
 /* Tokenizes one line into the block: separators found 64 bytes at a time (SSE2), then for each
  * batch of tokens first every hash, prefetching its slot, then the lookups, so that the
  * vocabulary's cache misses overlap. Inlined once per keep_text. */
@@ -509,7 +519,8 @@ static inline __attribute__((always_inline)) int add_line_as(block *b, const glm
             return -1;
         b->caplines = c;
     }
-    if (block_reserve_tokens(b, b->ntok + n / 2 + 2))
+    size_t need = b->ntok + n / 2 + 2; /* a word and a separator per two bytes, and </s> */
+    if (need > b->captok && block_grow_tokens(b, need))
         return -1;
     /* the text, and 16 bytes past its end that emit may read (it copies a word in 16 bytes) */
     if (keep_text && smt_grow((void **)&b->txt, &b->captxt, b->ntxt + n + 1 + 16, 1, 1024))
@@ -536,7 +547,7 @@ static inline __attribute__((always_inline)) int add_line_as(block *b, const glm
     size_t base = 0, pend = SIZE_MAX;
     uint64_t S = 0, E = 0, carry = 0;
     if (n) {
-        uint64_t sep = smt_ws_mask64(line, n, SMT_WS_SPACE), prev = sep << 1 | 1;
+        uint64_t sep = line_window(line, n, 0), prev = sep << 1 | 1;
         S = ~sep & prev, E = sep & ~prev, carry = sep >> 63;
     }
     int done = n == 0;
@@ -563,7 +574,7 @@ static inline __attribute__((always_inline)) int add_line_as(block *b, const glm
                         break;
                     end = n;
                 } else {
-                    uint64_t sep = smt_ws_mask64(line + base, n - base, SMT_WS_SPACE);
+                    uint64_t sep = line_window(line, n, base);
                     uint64_t prev = sep << 1 | carry;
                     S = ~sep & prev, E = sep & ~prev, carry = sep >> 63;
                     if (pend == SIZE_MAX || !E) /* nothing pending, or it spans the window */
