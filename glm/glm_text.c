@@ -752,6 +752,17 @@ static int sums_push(float **a, size_t *n, size_t *cap, float x)
     return 0;
 }
 
+/* A token's score p added to its line's total, and to the OOV sums when id is unknown (returned). */
+static inline int add_score(float p, glm_word id, float *total, uint64_t *oov, glm_query_stats *st)
+{
+    *total += p;
+    if (id != GLM_UNK)
+        return 0;
+    ++*oov;
+    st->total_oov += p;
+    return 1;
+}
+
 /* Prints and sums a scored block in input order (KenLM's arithmetic); sums (may be NULL) keeps the
  * addends. SMT_ERR_NOMEM (sums) or 0. */
 static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, glm_query_stats *st,
@@ -764,25 +775,15 @@ static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, gl
         uint64_t oov = 0;
         uint64_t t0 = b->sstart[s], t1 = b->sstart[s + 1];
         if (!words && !sums) { /* the sums alone: no printer, no addends kept */
-            for (uint64_t t = t0; t < t1; t++) {
-                float p = b->prob[t];
-                total += p;
-                if (b->ids[t] == GLM_UNK) {
-                    oov++;
-                    st->total_oov += p;
-                }
-            }
+            for (uint64_t t = t0; t < t1; t++)
+                add_score(b->prob[t], b->ids[t], &total, &oov, st);
             t0 = t1;
         }
         for (uint64_t t = t0; t < t1; t++) {
             float p = b->prob[t];
-            total += p;
-            if (b->ids[t] == GLM_UNK) {
-                oov++;
-                st->total_oov += p;
-                if (sums && sums_push(&sums->oov_probs, &sums->n_oov, &sums->cap_oov_, p))
-                    return SMT_ERR_NOMEM;
-            }
+            if (add_score(p, b->ids[t], &total, &oov, st) && sums &&
+                sums_push(&sums->oov_probs, &sums->n_oov, &sums->cap_oov_, p))
+                return SMT_ERR_NOMEM;
             if (words) {
                 /* the word: its length from the next word's offset (the words lie one after
                  * another in txt, each with a NUL) */
