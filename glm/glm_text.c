@@ -375,10 +375,9 @@ int glm_format_double(char *buf, double x) { return format_shortest(buf, x, 0); 
 
 typedef glm_block block; /* glm_internal.h: also filled by glm_sentences.c */
 
-static int block_reserve_tokens(block *b, size_t need)
+/* room for need tokens (need > b->captok) */
+static int block_grow_tokens(block *b, size_t need)
 {
-    if (need <= b->captok)
-        return 0;
     size_t c = b->captok;
     if (smt_grow((void **)&b->ids, &c, need, sizeof *b->ids, 1024))
         return -1;
@@ -403,39 +402,57 @@ static void block_free(block *b)
 
 /* The word cache: a direct-mapped table of word ids in front of the vocabulary's hash (a few
  * thousand frequent words are most tokens of any text). A word of at most 16 bytes is keyed by
- * its bytes (two little-endian words, zero past its end) and its length, so a hit is exact: the
- * id the vocabulary gave for those very bytes. Longer words go to the vocabulary. */
+ * its bytes (two little-endian words, zero past its end: a word holds no NUL, a separator, so the
+ * key also gives its length), so a hit is exact: the id the vocabulary gave for those very bytes.
+ * Longer words go to the vocabulary. */
 #define WC_BITS 14
 #define WC_AFTER 8192 /* words a block sees before it makes its cache */
 #define WC_MISS UINT32_MAX /* ix[]: no entry to fill (word too long, or no cache) */
 typedef struct wc_entry {
-    uint64_t a, b;
-    uint32_t len; /* 0: empty (no word is empty) */
+    uint64_t a, b; /* both 0: empty (no word is empty) */
     glm_word id;
 } wc_entry;
 struct glm_wcache {
     wc_entry e[1u << WC_BITS];
 };
 
-/* The key of word [p, p + len) (1 <= len <= 16) whose line has avail bytes from p on; returns
- * its entry's index. */
-static inline uint32_t wc_key(const char *p, size_t len, size_t avail, uint64_t *a, uint64_t *b)
+/* The key of word [p, p + len) (1 <= len <= 16) whose line has avail bytes from p on and before
+ * bytes before p; returns its entry's index. */
+static inline uint32_t wc_key(const char *p, size_t len, size_t avail, size_t before, uint64_t *a,
+                              uint64_t *b)
 {
     uint64_t x, y;
     if (avail >= 16) {
         memcpy(&x, p, 8), memcpy(&y, p + 8, 8);
-    } else { /* at the line's end: not a byte past it is read */
+    } else if (before + avail >= 16) { /* the line's last 16 bytes, shifted down to p */
+        uint64_t lo, hi;
+        unsigned sh = (unsigned)(16 - avail); /* 1..15 bytes before p */
+        memcpy(&lo, p + avail - 16, 8), memcpy(&hi, p + avail - 8, 8);
+        if (sh < 8) {
+            x = lo >> (8 * sh) | hi << (64 - 8 * sh);
+            y = hi >> (8 * sh);
+        } else { /* avail <= 8: the word is in hi (and y unused: len <= 8) */
+            x = hi >> (8 * (sh - 8));
+            y = 0;
+        }
+    } else { /* a line of under 16 bytes: not a byte past it is read */
         char t[16] = {0};
         memcpy(t, p, len);
         memcpy(&x, t, 8), memcpy(&y, t + 8, 8);
     }
-    static const uint64_t keep[9] = {0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffffull,
-                                     0xffffffffffffull, 0xffffffffffffffull, ~0ull};
-    unsigned la = len < 8 ? (unsigned)len : 8;
-    x &= keep[la];            /* the bytes of the word in x */
-    y &= keep[len - la];      /* and in y */
+    /* per length, the masks of the word's bytes in x and in y */
+#define WC_K(n) ((n) >= 8 ? ~0ull : (1ull << 8 * (n)) - 1)
+#define WC_KEEP(n) {WC_K(n), (n) > 8 ? WC_K((n) - 8) : 0}
+    static const uint64_t keep[17][2] = {
+        WC_KEEP(0),  WC_KEEP(1),  WC_KEEP(2),  WC_KEEP(3),  WC_KEEP(4),  WC_KEEP(5),
+        WC_KEEP(6),  WC_KEEP(7),  WC_KEEP(8),  WC_KEEP(9),  WC_KEEP(10), WC_KEEP(11),
+        WC_KEEP(12), WC_KEEP(13), WC_KEEP(14), WC_KEEP(15), WC_KEEP(16)};
+#undef WC_KEEP
+#undef WC_K
+    x &= keep[len][0];
+    y &= keep[len][1];
     *a = x, *b = y;
-    return (uint32_t)(((x ^ (y * 0x9E3779B97F4A7C15ull) ^ len) * 0xFF51AFD7ED558CCDull) >>
+    return (uint32_t)(((x ^ (y * 0x9E3779B97F4A7C15ull)) * 0xFF51AFD7ED558CCDull) >>
                       (64 - WC_BITS));
 }
 
@@ -475,11 +492,23 @@ static inline glm_word vocab_find_hashed(const smt_vocab *v, const char *word, s
     }
 }
 
+/* The separators of the line's 64-byte window at base < n, a bit a byte, the bits past the line
+ * set; a line's last window, when the line has 64 bytes or more, from its last 64 bytes (no copy
+ * of the tail). */
+static inline uint64_t line_window(const char *line, size_t n, size_t base)
+{
+    size_t left = n - base;
+    if (left >= 64 || n < 64)
+        return smt_ws_mask64(line + base, left, SMT_WS_SPACE);
+    return smt_ws_mask64(line + n - 64, 64, SMT_WS_SPACE) >> (64 - left) | ~0ull << left;
+}
+
 /* Tokenizes one line into the block: separators found 64 bytes at a time (SSE2), then for each
  * batch of tokens first every hash, prefetching its slot, then the lookups, so that the
- * vocabulary's cache misses overlap. */
-static int add_line(block *b, const glm_model *m, const char *line, size_t n, int keep_text,
-                    int eos)
+ * vocabulary's cache misses overlap. Inlined once per keep_text. */
+static inline __attribute__((always_inline)) int add_line_as(block *b, const glm_model *m,
+                                                             const char *line, size_t n,
+                                                             int keep_text, int eos)
 {
     if (b->nlines + 2 > b->caplines) {
         size_t c = b->caplines;
@@ -490,7 +519,8 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
             return -1;
         b->caplines = c;
     }
-    if (block_reserve_tokens(b, b->ntok + n / 2 + 2))
+    size_t need = b->ntok + n / 2 + 2; /* a word and a separator per two bytes, and </s> */
+    if (need > b->captok && block_grow_tokens(b, need))
         return -1;
     /* the text, and 16 bytes past its end that emit may read (it copies a word in 16 bytes) */
     if (keep_text && smt_grow((void **)&b->txt, &b->captxt, b->ntxt + n + 1 + 16, 1, 1024))
@@ -499,7 +529,7 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
     uint32_t words = 0;
     const smt_vocab *v = &m->vocab;
     enum { BATCH = 32 };
-    /* per token of a batch: st, ln; per miss of the cache (nm of them): its token, hash, key */
+    /* per miss of the cache (nm of them in a batch): its token, start, length, hash, key */
     uint64_t hs[BATCH], ka[BATCH], kb[BATCH];
     uint32_t st[BATCH], ln[BATCH], ix[BATCH], mt[BATCH];
     /* the cache: made once the block has seen WC_AFTER words (clearing its 384 KB would cost a
@@ -511,61 +541,64 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
         memset(b->wc, 0, sizeof *b->wc);
     b->wm = m;
     wc_entry *wc = b->wc ? b->wc->e : NULL;
-    /* the scan: base is the window's first byte, mask its separators (consumed bits cleared to
-     * separators: a set bit is a separator or an already-passed byte) */
-    size_t base = 0;
-    uint64_t mask = n ? smt_ws_mask64(line, n, SMT_WS_SPACE) : ~0ull;
+    /* the scan, 64 bytes a window: in the window at base, S has a bit at each word's first byte
+     * and E at each separator that ends a word (the bytes past the line are separators); pend is
+     * the start of a word whose end lies in a later window */
+    size_t base = 0, pend = SIZE_MAX;
+    uint64_t S = 0, E = 0, carry = 0;
+    if (n) {
+        uint64_t sep = line_window(line, n, 0), prev = sep << 1 | 1;
+        S = ~sep & prev, E = sep & ~prev, carry = sep >> 63;
+    }
     int done = n == 0;
+    glm_word *ids = b->ids + b->ntok;
+    size_t wc_len = wc ? 16 : 0; /* the longest word the cache keys */
     while (!done) {
         unsigned nb = 0, nm = 0; /* tokens and misses in the batch */
         while (nb < BATCH) {
-            /* next token start: the first clear bit */
-            while (mask == ~0ull) {
+            size_t start, end;
+            if (S) { /* a word starts in this window (no word is pending then) */
+                start = base + (unsigned)__builtin_ctzll(S);
+                S &= S - 1;
+                if (!E) { /* it ends in a later window (and is this one's last start) */
+                    pend = start;
+                    continue;
+                }
+                end = base + (unsigned)__builtin_ctzll(E);
+                E &= E - 1;
+            } else { /* the next window, or the line's end; the pending word ends there */
                 base += 64;
                 if (base >= n) {
                     done = 1;
-                    break;
-                }
-                mask = smt_ws_mask64(line + base, n - base, SMT_WS_SPACE);
-            }
-            if (done)
-                break;
-            unsigned s = (unsigned)__builtin_ctzll(~mask);
-            size_t start = base + s;
-            /* its end: the first set bit after s, possibly in a later window */
-            uint64_t rest = mask & (~0ull << s);
-            size_t end;
-            if (rest) {
-                unsigned e = (unsigned)__builtin_ctzll(rest);
-                end = base + e;
-                mask |= e == 64 ? ~0ull : ((1ull << e) - 1); /* consumed */
-            } else {
-                for (;;) {
-                    base += 64;
-                    if (base >= n) {
-                        end = n;
-                        mask = ~0ull;
+                    if (pend == SIZE_MAX)
                         break;
-                    }
-                    mask = smt_ws_mask64(line + base, n - base, SMT_WS_SPACE);
-                    if (mask) {
-                        unsigned e = (unsigned)__builtin_ctzll(mask);
-                        end = base + e;
-                        mask |= (1ull << e) - 1;
-                        break;
-                    }
+                    end = n;
+                } else {
+                    uint64_t sep = line_window(line, n, base);
+                    uint64_t prev = sep << 1 | carry;
+                    S = ~sep & prev, E = sep & ~prev, carry = sep >> 63;
+                    if (pend == SIZE_MAX || !E) /* nothing pending, or it spans the window */
+                        continue;
+                    end = base + (unsigned)__builtin_ctzll(E);
+                    E &= E - 1;
                 }
+                start = pend;
+                pend = SIZE_MAX;
             }
             size_t len = end - start;
-            st[nb] = (uint32_t)start;
-            ln[nb] = (uint32_t)len;
+            if (keep_text) {
+                b->woff[b->ntok + nb] = (uint32_t)b->ntxt;
+                memcpy(b->txt + b->ntxt, line + start, len);
+                b->ntxt += len;
+                b->txt[b->ntxt++] = '\0';
+            }
             uint32_t i = WC_MISS;
-            if (wc && len <= 16) { /* a hit is the token's id at once */
+            if (len <= wc_len) { /* a hit is the token's id at once */
                 uint64_t x, y;
-                i = wc_key(line + start, len, n - start, &x, &y);
+                i = wc_key(line + start, len, n - start, start, &x, &y);
                 const wc_entry *e = &wc[i];
-                if (e->len == len && e->a == x && e->b == y) {
-                    b->ids[b->ntok + nb++] = e->id;
+                if (((e->a ^ x) | (e->b ^ y)) == 0) {
+                    ids[nb++] = e->id;
                     continue;
                 }
                 ka[nm] = x, kb[nm] = y;
@@ -573,6 +606,8 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
             /* a miss: hashed now, its vocabulary slot prefetched, looked up below */
             ix[nm] = i;
             mt[nm] = nb;
+            st[nm] = (uint32_t)start;
+            ln[nm] = (uint32_t)len;
             if (m->ken) { /* a KenLM binary: its own word hash and table (glm_kenlm.c) */
                 hs[nm] = glm_kenlm_word_hash(line + start, len);
                 glm_kenlm_prefetch_word(m->ken, hs[nm]);
@@ -584,22 +619,15 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
             nb++;
         }
         for (unsigned k = 0; k < nm; k++) {
-            unsigned t = mt[k];
             glm_word id = m->ken ? glm_kenlm_find_hashed(m->ken, hs[k])
-                          : v->n ? vocab_find_hashed(v, line + st[t], ln[t], hs[k])
+                          : v->n ? vocab_find_hashed(v, line + st[k], ln[k], hs[k])
                                  : GLM_UNK;
             if (ix[k] != WC_MISS)
-                wc[ix[k]] = (wc_entry){ka[k], kb[k], ln[t], id};
-            b->ids[b->ntok + t] = id;
+                wc[ix[k]] = (wc_entry){ka[k], kb[k], id};
+            ids[mt[k]] = id;
         }
-        if (keep_text)
-            for (unsigned k = 0; k < nb; k++) {
-                b->woff[b->ntok + k] = (uint32_t)b->ntxt;
-                memcpy(b->txt + b->ntxt, line + st[k], ln[k]);
-                b->ntxt += ln[k];
-                b->txt[b->ntxt++] = '\0';
-            }
         b->ntok += nb;
+        ids += nb;
         words += nb;
     }
     if (eos) {
@@ -612,6 +640,12 @@ static int add_line(block *b, const glm_model *m, const char *line, size_t n, in
     b->nlines++;
     b->sstart[b->nlines] = b->ntok;
     return 0;
+}
+
+static int add_line(block *b, const glm_model *m, const char *line, size_t n, int keep_text,
+                    int eos)
+{
+    return keep_text ? add_line_as(b, m, line, n, 1, eos) : add_line_as(b, m, line, n, 0, eos);
 }
 
 int glm_block_add_line(glm_block *b, const glm_model *m, const char *line, size_t n, int eos)
@@ -718,25 +752,39 @@ static int sums_push(float **a, size_t *n, size_t *cap, float x)
     return 0;
 }
 
+/* A token's score p added to its line's total, and to the OOV sums when id is unknown (returned). */
+static inline int add_score(float p, glm_word id, float *total, uint64_t *oov, glm_query_stats *st)
+{
+    *total += p;
+    if (id != GLM_UNK)
+        return 0;
+    ++*oov;
+    st->total_oov += p;
+    return 1;
+}
+
 /* Prints and sums a scored block in input order (KenLM's arithmetic); sums (may be NULL) keeps the
  * addends. SMT_ERR_NOMEM (sums) or 0. */
 static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, glm_query_stats *st,
                 glm_query_sums *sums)
 {
     char num[64]; /* the longest: "Total: " + a float (22) + " OOV: " + 20 digits + "\n" */
+    int words = verbosity >= GLM_VERBOSE_WORD && o->f;
     for (size_t s = 0; s < b->nlines; s++) {
         float total = 0.0f;
         uint64_t oov = 0;
-        for (uint64_t t = b->sstart[s]; t < b->sstart[s + 1]; t++) {
+        uint64_t t0 = b->sstart[s], t1 = b->sstart[s + 1];
+        if (!words && !sums) { /* the sums alone: no printer, no addends kept */
+            for (uint64_t t = t0; t < t1; t++)
+                add_score(b->prob[t], b->ids[t], &total, &oov, st);
+            t0 = t1;
+        }
+        for (uint64_t t = t0; t < t1; t++) {
             float p = b->prob[t];
-            total += p;
-            if (b->ids[t] == GLM_UNK) {
-                oov++;
-                st->total_oov += p;
-                if (sums && sums_push(&sums->oov_probs, &sums->n_oov, &sums->cap_oov_, p))
-                    return SMT_ERR_NOMEM;
-            }
-            if (verbosity >= GLM_VERBOSE_WORD && o->f) {
+            if (add_score(p, b->ids[t], &total, &oov, st) && sums &&
+                sums_push(&sums->oov_probs, &sums->n_oov, &sums->cap_oov_, p))
+                return SMT_ERR_NOMEM;
+            if (words) {
                 /* the word: its length from the next word's offset (the words lie one after
                  * another in txt, each with a NUL) */
                 uint32_t wo = b->woff[t], nx = t + 1 < b->ntok ? b->woff[t + 1] : UINT32_MAX;
@@ -766,7 +814,7 @@ static int emit(const glm_model *m, const block *b, int verbosity, outbuf *o, gl
                     o->n += (size_t)n;
             }
         }
-        st->tokens += b->sstart[s + 1] - b->sstart[s];
+        st->tokens += t1 - b->sstart[s];
         if (verbosity >= GLM_VERBOSE_SENTENCE && o->f) {
             memcpy(num, "Total: ", 7);
             int n = 7 + glm_format_float(num + 7, total);
