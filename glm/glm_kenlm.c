@@ -85,34 +85,6 @@ static inline float ldf(const uint8_t *p)
 
 /* ---------------------------------------------------------------- hashing */
 
-uint64_t glm_kenlm_word_hash(const char *word, size_t len)
-{
-    const uint64_t m = 0xc6a4a7935bd1e995ull;
-    const unsigned r = 47;
-    uint64_t h = (uint64_t)len * m; /* seed 0 */
-    const uint8_t *p = (const uint8_t *)word;
-    for (size_t i = 0; i + 8 <= len; i += 8) {
-        uint64_t k = ld64(p + i);
-        k *= m;
-        k ^= k >> r;
-        k *= m;
-        h ^= k;
-        h *= m;
-    }
-    const uint8_t *t = p + (len & ~(size_t)7);
-    size_t rest = len & 7;
-    if (rest) {
-        for (size_t i = rest; i-- > 0;)
-            h ^= (uint64_t)t[i] << (8 * i);
-        h *= m;
-    }
-    h ^= h >> r;
-    h *= m;
-    h ^= h >> r;
-    return h;
-}
-
-
 /* The entry of key's bucket in table t (entry bytes esz). */
 static inline const uint8_t *bucket_entry(const glm_kenlm_table *t, size_t esz, uint64_t key)
 {
