@@ -793,12 +793,13 @@ typedef struct trie_cur {
     float prob, bo[GLM_MAX_ORDER];
 } trie_cur;
 
-/* The next pivot of c's search (pf: prefetch its entry), or the walk's end. */
+/* The next pivot of c's search for x (pf: prefetch its entry), or the walk's end when no entry is
+ * left. x lies strictly between the bounds' words: trie_range checks it, and a step moves a bound
+ * only to a word on x's side. */
 static inline __attribute__((always_inline)) void trie_pivot(const glm_kenlm *k, trie_cur *c,
-                                                             const int pf)
+                                                             int64_t x, const int pf)
 {
-    int64_t x = c->hist[c->len - 1];
-    if (c->bi >= c->ai || x <= c->bv || x >= c->av) {
+    if (c->bi >= c->ai) {
         c->done = 1;
         return;
     }
@@ -819,11 +820,16 @@ static inline __attribute__((always_inline)) void trie_range(const glm_kenlm *k,
         c->done = 1;
         return;
     }
+    int64_t x = c->hist[c->len - 1]; /* a word id, > the lower bound's -1 */
+    if (x >= (int64_t)k->bound) {
+        c->done = 1;
+        return;
+    }
     c->bi = lo;
     c->ai = hi;
     c->bv = -1;
     c->av = k->bound;
-    trie_pivot(k, c, pf);
+    trie_pivot(k, c, x, pf);
 }
 
 /* A walk from word w through hist[0..nh) (most recent first): reads w's unigram. */
@@ -841,9 +847,11 @@ static inline __attribute__((always_inline)) void trie_start(const glm_kenlm *k,
     trie_range(k, c, ld64(u + 8), ld64(u + 24), pf);
 }
 
-/* One read of a walk: the pivot's word; on a match the entry's value and its child range. */
+/* One read of a walk: the pivot's word; on a match the entry's value and its child range. q: the
+ * file is quantized (k->quant), its codes' masks pm and bm (prob_bits and backoff_bits ones). */
 static inline __attribute__((always_inline)) void trie_step(const glm_kenlm *k, trie_cur *c,
-                                                            const int pf)
+                                                            const int pf, const int q,
+                                                            uint64_t pm, uint64_t bm)
 {
     unsigned n = c->len + 1;
     const glm_kenlm_bits *L = &k->lev[n];
@@ -853,29 +861,26 @@ static inline __attribute__((always_inline)) void trie_step(const glm_kenlm *k, 
     if (w < x) {
         c->bi = e + 1;
         c->bv = w;
-        trie_pivot(k, c, pf);
+        trie_pivot(k, c, x, pf);
         return;
     }
     if (w > x) {
         c->ai = e;
         c->av = w;
-        trie_pivot(k, c, pf);
+        trie_pivot(k, c, x, pf);
         return;
     }
     bit += L->word_bits;
     c->len = n;
     if (n == k->order) {
-        c->prob = k->quant
-                      ? ldf(k->qprob[n] + 4 * glm_rd_bits(L->base, bit, (1ull << k->prob_bits) - 1))
-                      : with_sign(rd_f32(L->base, bit));
+        c->prob = q ? ldf(k->qprob[n] + 4 * glm_rd_bits(L->base, bit, pm))
+                    : with_sign(rd_f32(L->base, bit));
         c->done = 1;
         return;
     }
-    if (k->quant) {
-        c->bo[n - 1] =
-            ldf(k->qbackoff[n] + 4 * glm_rd_bits(L->base, bit, (1ull << k->backoff_bits) - 1));
-        c->prob = ldf(k->qprob[n] +
-                      4 * glm_rd_bits(L->base, bit + k->backoff_bits, (1ull << k->prob_bits) - 1));
+    if (q) {
+        c->bo[n - 1] = ldf(k->qbackoff[n] + 4 * glm_rd_bits(L->base, bit, bm));
+        c->prob = ldf(k->qprob[n] + 4 * glm_rd_bits(L->base, bit + k->backoff_bits, pm));
     } else {
         c->prob = with_sign(rd_f32(L->base, bit));
         c->bo[n - 1] = rd_f32(L->base, bit + 31);
@@ -895,13 +900,17 @@ static inline __attribute__((always_inline)) void trie_step(const glm_kenlm *k, 
     trie_range(k, c, lo, hi, pf);
 }
 
+/* The masks of a quantized file's probability and backoff codes. */
+static inline uint64_t prob_mask(const glm_kenlm *k) { return (1ull << k->prob_bits) - 1; }
+static inline uint64_t backoff_mask(const glm_kenlm *k) { return (1ull << k->backoff_bits) - 1; }
+
 static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
                                  unsigned nh, float *prob, float *bo)
 {
     trie_cur c;
     trie_start(k, &c, w, hist, nh, 0);
     while (!c.done)
-        trie_step(k, &c, 0);
+        trie_step(k, &c, 0, k->quant, prob_mask(k), backoff_mask(k));
     *prob = c.prob;
     memcpy(bo, c.bo, sizeof c.bo); /* a fixed size: two moves, not a copy loop */
     return c.len;
@@ -982,9 +991,12 @@ float glm_kenlm_phrase_estimate(const glm_model *m, const glm_word *w, size_t n)
 }
 
 /* Runs the c started walks wk[0..c) (c <= GLM_CHUNK) to their ends: every live walk one read per
- * round, its next read prefetched, so the reads of one round overlap. */
-static void trie_run(const glm_kenlm *k, trie_cur *wk, unsigned c)
+ * round, its next read prefetched, so the reads of one round overlap. q: k->quant, a constant in
+ * each of trie_run's two copies. */
+static inline __attribute__((always_inline)) void trie_rounds(const glm_kenlm *k, trie_cur *wk,
+                                                              unsigned c, const int q)
 {
+    uint64_t pm = prob_mask(k), bm = backoff_mask(k);
     uint16_t live[GLM_CHUNK];
     unsigned nl = 0;
     for (unsigned i = 0; i < c; i++)
@@ -994,12 +1006,20 @@ static void trie_run(const glm_kenlm *k, trie_cur *wk, unsigned c)
         unsigned nn = 0;
         for (unsigned x = 0; x < nl; x++) {
             trie_cur *cu = &wk[live[x]];
-            trie_step(k, cu, 1);
+            trie_step(k, cu, 1, q, pm, bm);
             if (!cu->done)
                 live[nn++] = live[x];
         }
         nl = nn;
     }
+}
+
+static void trie_run(const glm_kenlm *k, trie_cur *wk, unsigned c)
+{
+    if (k->quant)
+        trie_rounds(k, wk, c, 1);
+    else
+        trie_rounds(k, wk, c, 0);
 }
 
 /* glm_kenlm_score_states on a trie: chunks of queries walked together (trie_run), each finished
