@@ -787,6 +787,7 @@ typedef struct trie_cur {
     const glm_word *hist;
     uint64_t bi, ai;  /* the entries left to search at level len + 1 */
     uint64_t piv;     /* the next entry read */
+    int64_t x;        /* the word sought: hist[len - 1] */
     int64_t bv, av;   /* the words of the bounds: the entries between lie in (bv, av) */
     unsigned nh, len; /* history words, the matched length */
     int done;
@@ -827,6 +828,7 @@ static inline __attribute__((always_inline)) void trie_range(const glm_kenlm *k,
     }
     c->bi = lo;
     c->ai = hi;
+    c->x = x;
     c->bv = -1;
     c->av = k->bound;
     trie_pivot(k, c, x, pf);
@@ -847,28 +849,29 @@ static inline __attribute__((always_inline)) void trie_start(const glm_kenlm *k,
     trie_range(k, c, ld64(u + 8), ld64(u + 24), pf);
 }
 
-/* One read of a walk: the pivot's word; on a match the entry's value and its child range. q: the
- * file is quantized (k->quant), its codes' masks pm and bm (prob_bits and backoff_bits ones). */
-static inline __attribute__((always_inline)) void trie_step(const glm_kenlm *k, trie_cur *c,
-                                                            const int pf, const int q,
-                                                            uint64_t pm, uint64_t bm)
+/* One read of a walk: the pivot's word; on a match the entry's value and its child range. Returns
+ * whether the walk is done. q: the file is quantized (k->quant), its codes' masks pm and bm
+ * (prob_bits and backoff_bits ones). */
+static inline __attribute__((always_inline)) int trie_step(const glm_kenlm *k, trie_cur *c,
+                                                           const int pf, const int q, uint64_t pm,
+                                                           uint64_t bm)
 {
     unsigned n = c->len + 1;
     const glm_kenlm_bits *L = &k->lev[n];
-    int64_t x = c->hist[c->len - 1];
+    int64_t x = c->x;
     uint64_t e = c->piv, bit = e * L->total_bits;
     int64_t w = (int64_t)glm_rd_bits(L->base, bit, L->word_mask);
     if (w < x) {
         c->bi = e + 1;
         c->bv = w;
         trie_pivot(k, c, x, pf);
-        return;
+        return c->done;
     }
     if (w > x) {
         c->ai = e;
         c->av = w;
         trie_pivot(k, c, x, pf);
-        return;
+        return c->done;
     }
     bit += L->word_bits;
     c->len = n;
@@ -876,7 +879,7 @@ static inline __attribute__((always_inline)) void trie_step(const glm_kenlm *k, 
         c->prob = q ? ldf(k->qprob[n] + 4 * glm_rd_bits(L->base, bit, pm))
                     : with_sign(rd_f32(L->base, bit));
         c->done = 1;
-        return;
+        return c->done;
     }
     if (q) {
         c->bo[n - 1] = ldf(k->qbackoff[n] + 4 * glm_rd_bits(L->base, bit, bm));
@@ -898,6 +901,7 @@ static inline __attribute__((always_inline)) void trie_step(const glm_kenlm *k, 
         hi |= je << L->next_bits;
     }
     trie_range(k, c, lo, hi, pf);
+    return c->done;
 }
 
 /* The masks of a quantized file's probability and backoff codes. */
@@ -909,8 +913,9 @@ static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word 
 {
     trie_cur c;
     trie_start(k, &c, w, hist, nh, 0);
-    while (!c.done)
-        trie_step(k, &c, 0, k->quant, prob_mask(k), backoff_mask(k));
+    if (!c.done)
+        while (!trie_step(k, &c, 0, k->quant, prob_mask(k), backoff_mask(k)))
+            ;
     *prob = c.prob;
     memcpy(bo, c.bo, sizeof c.bo); /* a fixed size: two moves, not a copy loop */
     return c.len;
@@ -1006,8 +1011,7 @@ static inline __attribute__((always_inline)) void trie_rounds(const glm_kenlm *k
         unsigned nn = 0;
         for (unsigned x = 0; x < nl; x++) {
             trie_cur *cu = &wk[live[x]];
-            trie_step(k, cu, 1, q, pm, bm);
-            if (!cu->done)
+            if (!trie_step(k, cu, 1, q, pm, bm))
                 live[nn++] = live[x];
         }
         nl = nn;
