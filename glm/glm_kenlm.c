@@ -718,8 +718,9 @@ typedef struct hash_keys {
  * file stores none, and at the highest order), *indep KenLM's FullScoreReturn::independent_left:
  * 0 only when the history ran out while the match could still extend left. */
 static inline __attribute__((always_inline)) unsigned
-hash_walk(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh, const hash_keys *ks,
-          size_t usz, size_t msz, float *prob, float *bo, float *rest, int *indep)
+hash_walk(const glm_kenlm *k, unsigned N, glm_word w, const glm_word *hist, unsigned nh,
+          const hash_keys *ks, size_t usz, size_t msz, float *prob, float *bo, float *rest,
+          int *indep)
 {
     int has_rest = k->type == KEN_REST_PROBING;
     const uint8_t *u = k->uni + (uint64_t)w * usz;
@@ -729,7 +730,7 @@ hash_walk(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh, con
     if (rest)
         *rest = has_rest ? ldf(u + 8) : *prob;
     int more = !independent_left(p);
-    unsigned len = 1, N = k->order;
+    unsigned len = 1;
     uint64_t key = w;
     while (len <= nh && more) {
         int top = len + 1 == N;
@@ -763,7 +764,8 @@ static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *
 {
     if (k->sorted)
         return trie_walk(k, w, hist, nh, prob, bo);
-    return hash_walk(k, w, hist, nh, NULL, k->uni_size, k->mid_size, prob, bo, NULL, NULL);
+    return hash_walk(k, k->order, w, hist, nh, NULL, k->uni_size, k->mid_size, prob, bo, NULL,
+                     NULL);
 }
 
 /* A bit-packed level's fields are read as util/bit_packing.hh reads them, by glm_rd_bits
@@ -979,7 +981,7 @@ float glm_kenlm_phrase_estimate(const glm_model *m, const glm_word *w, size_t n)
         float prob, rest, bo[GLM_MAX_ORDER];
         int indep;
         unsigned before = st.length;
-        unsigned len = hash_walk(k, w[i], st.words, st.length, NULL, k->uni_size, k->mid_size, &prob,
+        unsigned len = hash_walk(k, k->order, w[i], st.words, st.length, NULL, k->uni_size, k->mid_size, &prob,
                                  bo, &rest, &indep);
         prob = glm_finish(&m->lay, &st, w[i], len, prob, bo, &st);
         if (left_done) {
@@ -1129,12 +1131,12 @@ chain_link(uint64_t key, glm_word x, unsigned l, const glm_kenlm_table *lt, cons
  * most recent first, then <s> unless null_context, order - 1 words at most; lt[l] and es[l] the
  * (l + 1)-grams' table and entry bytes. */
 static inline __attribute__((always_inline)) void
-chain_fill(const glm_kenlm *k, const glm_word *ids, uint64_t pt, uint64_t before, int null_context,
-           const glm_kenlm_table *lt, const size_t *es, size_t usz, ken_chain *c)
+chain_fill(const glm_kenlm *k, unsigned N, const glm_word *ids, uint64_t pt, uint64_t before,
+           int null_context, const glm_kenlm_table *lt, const size_t *es, size_t usz, ken_chain *c)
 {
     const glm_word *h = ids + pt;
     __builtin_prefetch(k->uni + (uint64_t)h[0] * usz);
-    unsigned N = k->order, nt = before < N - 1 ? (unsigned)before : N - 1, l = 1;
+    unsigned nt = before < N - 1 ? (unsigned)before : N - 1, l = 1;
     uint64_t key = h[0];
     for (; l <= nt; l++)
         key = chain_link(key, h[-(ptrdiff_t)l], l, lt, es, c);
@@ -1150,10 +1152,10 @@ chain_fill(const glm_kenlm *k, const glm_word *ids, uint64_t pt, uint64_t before
 static inline __attribute__((always_inline)) void
 probing_window(const glm_model *m, const glm_word *ids, const uint64_t *sstart, size_t s0,
                size_t s1, int null_context, const glm_state *begin, float *prob, uint8_t *len,
-               const size_t usz, const size_t msz)
+               const size_t usz, const size_t msz, const unsigned order)
 {
     const glm_kenlm *k = m->ken;
-    unsigned N = k->order;
+    const unsigned N = order ? order : k->order;
     ken_chain ring[KEN_RING];
     glm_kenlm_table lt[GLM_MAX_ORDER]; /* lt[l]: (a copy of) the table of the (l + 1)-grams */
     size_t es[GLM_MAX_ORDER];          /* and its entry bytes */
@@ -1170,7 +1172,7 @@ probing_window(const glm_model *m, const glm_word *ids, const uint64_t *sstart, 
             pbeg = pnext;
             pnext = sstart[++ps + 1];
         }
-        chain_fill(k, ids, pt, pt - pbeg, null_context, lt, es, usz, &ring[pt % KEN_RING]);
+        chain_fill(k, N, ids, pt, pt - pbeg, null_context, lt, es, usz, &ring[pt % KEN_RING]);
     }
     for (size_t s = s0; s < s1; s++) {
         glm_state st = *begin;
@@ -1180,14 +1182,14 @@ probing_window(const glm_model *m, const glm_word *ids, const uint64_t *sstart, 
                     pbeg = pnext;
                     pnext = sstart[++ps + 1];
                 }
-                chain_fill(k, ids, pt, pt - pbeg, null_context, lt, es, usz, &ring[pt % KEN_RING]);
+                chain_fill(k, N, ids, pt, pt - pbeg, null_context, lt, es, usz, &ring[pt % KEN_RING]);
                 pt++;
             }
             /* the walk from the state follows a prefix of the key chain computed ahead */
             const ken_chain *c = &ring[t % KEN_RING];
             hash_keys ks = {lt, c->key, c->at};
             float pr, bo[GLM_MAX_ORDER];
-            unsigned l = hash_walk(k, ids[t], NULL, st.length, &ks, usz, msz, &pr, bo, NULL, NULL);
+            unsigned l = hash_walk(k, N, ids[t], NULL, st.length, &ks, usz, msz, &pr, bo, NULL, NULL);
             prob[t] = glm_finish_backoffs(N, &st, l, pr, bo); /* the keys hold the words */
             len[t] = (uint8_t)l;
         }
@@ -1199,13 +1201,25 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
                               size_t s0, size_t s1, int null_context, const glm_state *begin,
                               float *prob, uint8_t *len)
 {
-    probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 8, 16);
+    switch (m->ken->order) { /* the common orders as constants: their loops unrolled */
+    case 3:
+        probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 8, 16, 3);
+        break;
+    case 4:
+        probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 8, 16, 4);
+        break;
+    case 5:
+        probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 8, 16, 5);
+        break;
+    default:
+        probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 8, 16, 0);
+    }
 }
 static void rest_probing_sentences(const glm_model *m, const glm_word *ids,
                                    const uint64_t *sstart, size_t s0, size_t s1, int null_context,
                                    const glm_state *begin, float *prob, uint8_t *len)
 {
-    probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 12, 20);
+    probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 12, 20, 0);
 }
 /* glm_kenlm_score_sentences on a trie, fast: the tokens of a chunk are walked each from its full
  * history (glm_chunk_histories), every live walk one read per round with its next read
