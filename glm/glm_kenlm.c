@@ -883,9 +883,10 @@ static inline __attribute__((always_inline)) int trie_step(const glm_kenlm *k, t
         c->done = 1;
         return c->done;
     }
-    if (q) {
-        c->bo[n - 1] = ldf(k->qbackoff[n] + 4 * glm_rd_bits(L->base, bit, bm));
-        c->prob = ldf(k->qprob[n] + 4 * glm_rd_bits(L->base, bit + k->backoff_bits, pm));
+    if (q) { /* the backoff's code, then the probability's: at most 50 bits, one read */
+        uint64_t v = glm_rd_bits(L->base, bit, UINT64_MAX >> 7);
+        c->bo[n - 1] = ldf(k->qbackoff[n] + 4 * (v & bm));
+        c->prob = ldf(k->qprob[n] + 4 * ((v >> k->backoff_bits) & pm));
     } else {
         c->prob = with_sign(rd_f32(L->base, bit));
         c->bo[n - 1] = rd_f32(L->base, bit + 31);
