@@ -85,34 +85,6 @@ static inline float ldf(const uint8_t *p)
 
 /* ---------------------------------------------------------------- hashing */
 
-uint64_t glm_kenlm_word_hash(const char *word, size_t len)
-{
-    const uint64_t m = 0xc6a4a7935bd1e995ull;
-    const unsigned r = 47;
-    uint64_t h = (uint64_t)len * m; /* seed 0 */
-    const uint8_t *p = (const uint8_t *)word;
-    for (size_t i = 0; i + 8 <= len; i += 8) {
-        uint64_t k = ld64(p + i);
-        k *= m;
-        k ^= k >> r;
-        k *= m;
-        h ^= k;
-        h *= m;
-    }
-    const uint8_t *t = p + (len & ~(size_t)7);
-    size_t rest = len & 7;
-    if (rest) {
-        for (size_t i = rest; i-- > 0;)
-            h ^= (uint64_t)t[i] << (8 * i);
-        h *= m;
-    }
-    h ^= h >> r;
-    h *= m;
-    h ^= h >> r;
-    return h;
-}
-
-
 /* The entry of key's bucket in table t (entry bytes esz). */
 static inline const uint8_t *bucket_entry(const glm_kenlm_table *t, size_t esz, uint64_t key)
 {
@@ -746,8 +718,9 @@ typedef struct hash_keys {
  * file stores none, and at the highest order), *indep KenLM's FullScoreReturn::independent_left:
  * 0 only when the history ran out while the match could still extend left. */
 static inline __attribute__((always_inline)) unsigned
-hash_walk(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh, const hash_keys *ks,
-          size_t usz, size_t msz, float *prob, float *bo, float *rest, int *indep)
+hash_walk(const glm_kenlm *k, unsigned N, glm_word w, const glm_word *hist, unsigned nh,
+          const hash_keys *ks, size_t usz, size_t msz, float *prob, float *bo, float *rest,
+          int *indep)
 {
     int has_rest = k->type == KEN_REST_PROBING;
     const uint8_t *u = k->uni + (uint64_t)w * usz;
@@ -757,7 +730,7 @@ hash_walk(const glm_kenlm *k, glm_word w, const glm_word *hist, unsigned nh, con
     if (rest)
         *rest = has_rest ? ldf(u + 8) : *prob;
     int more = !independent_left(p);
-    unsigned len = 1, N = k->order;
+    unsigned len = 1;
     uint64_t key = w;
     while (len <= nh && more) {
         int top = len + 1 == N;
@@ -791,7 +764,8 @@ static inline unsigned ken_walk(const glm_kenlm *k, glm_word w, const glm_word *
 {
     if (k->sorted)
         return trie_walk(k, w, hist, nh, prob, bo);
-    return hash_walk(k, w, hist, nh, NULL, k->uni_size, k->mid_size, prob, bo, NULL, NULL);
+    return hash_walk(k, k->order, w, hist, nh, NULL, k->uni_size, k->mid_size, prob, bo, NULL,
+                     NULL);
 }
 
 /* A bit-packed level's fields are read as util/bit_packing.hh reads them, by glm_rd_bits
@@ -815,18 +789,20 @@ typedef struct trie_cur {
     const glm_word *hist;
     uint64_t bi, ai;  /* the entries left to search at level len + 1 */
     uint64_t piv;     /* the next entry read */
+    int64_t x;        /* the word sought: hist[len - 1] */
     int64_t bv, av;   /* the words of the bounds: the entries between lie in (bv, av) */
     unsigned nh, len; /* history words, the matched length */
     int done;
     float prob, bo[GLM_MAX_ORDER];
 } trie_cur;
 
-/* The next pivot of c's search (pf: prefetch its entry), or the walk's end. */
+/* The next pivot of c's search for x (pf: prefetch its entry), or the walk's end when no entry is
+ * left. x lies strictly between the bounds' words: trie_range checks it, and a step moves a bound
+ * only to a word on x's side. */
 static inline __attribute__((always_inline)) void trie_pivot(const glm_kenlm *k, trie_cur *c,
-                                                             const int pf)
+                                                             int64_t x, const int pf)
 {
-    int64_t x = c->hist[c->len - 1];
-    if (c->bi >= c->ai || x <= c->bv || x >= c->av) {
+    if (c->bi >= c->ai) {
         c->done = 1;
         return;
     }
@@ -847,11 +823,17 @@ static inline __attribute__((always_inline)) void trie_range(const glm_kenlm *k,
         c->done = 1;
         return;
     }
+    int64_t x = c->hist[c->len - 1]; /* a word id, > the lower bound's -1 */
+    if (x >= (int64_t)k->bound) {
+        c->done = 1;
+        return;
+    }
     c->bi = lo;
     c->ai = hi;
+    c->x = x;
     c->bv = -1;
     c->av = k->bound;
-    trie_pivot(k, c, pf);
+    trie_pivot(k, c, x, pf);
 }
 
 /* A walk from word w through hist[0..nh) (most recent first): reads w's unigram. */
@@ -869,41 +851,42 @@ static inline __attribute__((always_inline)) void trie_start(const glm_kenlm *k,
     trie_range(k, c, ld64(u + 8), ld64(u + 24), pf);
 }
 
-/* One read of a walk: the pivot's word; on a match the entry's value and its child range. */
-static inline __attribute__((always_inline)) void trie_step(const glm_kenlm *k, trie_cur *c,
-                                                            const int pf)
+/* One read of a walk: the pivot's word; on a match the entry's value and its child range. Returns
+ * whether the walk is done. q: the file is quantized (k->quant), its codes' masks pm and bm
+ * (prob_bits and backoff_bits ones). */
+static inline __attribute__((always_inline)) int trie_step(const glm_kenlm *k, trie_cur *c,
+                                                           const int pf, const int q, uint64_t pm,
+                                                           uint64_t bm)
 {
     unsigned n = c->len + 1;
     const glm_kenlm_bits *L = &k->lev[n];
-    int64_t x = c->hist[c->len - 1];
+    int64_t x = c->x;
     uint64_t e = c->piv, bit = e * L->total_bits;
     int64_t w = (int64_t)glm_rd_bits(L->base, bit, L->word_mask);
     if (w < x) {
         c->bi = e + 1;
         c->bv = w;
-        trie_pivot(k, c, pf);
-        return;
+        trie_pivot(k, c, x, pf);
+        return c->done;
     }
     if (w > x) {
         c->ai = e;
         c->av = w;
-        trie_pivot(k, c, pf);
-        return;
+        trie_pivot(k, c, x, pf);
+        return c->done;
     }
     bit += L->word_bits;
     c->len = n;
     if (n == k->order) {
-        c->prob = k->quant
-                      ? ldf(k->qprob[n] + 4 * glm_rd_bits(L->base, bit, (1ull << k->prob_bits) - 1))
-                      : with_sign(rd_f32(L->base, bit));
+        c->prob = q ? ldf(k->qprob[n] + 4 * glm_rd_bits(L->base, bit, pm))
+                    : with_sign(rd_f32(L->base, bit));
         c->done = 1;
-        return;
+        return c->done;
     }
-    if (k->quant) {
-        c->bo[n - 1] =
-            ldf(k->qbackoff[n] + 4 * glm_rd_bits(L->base, bit, (1ull << k->backoff_bits) - 1));
-        c->prob = ldf(k->qprob[n] +
-                      4 * glm_rd_bits(L->base, bit + k->backoff_bits, (1ull << k->prob_bits) - 1));
+    if (q) { /* the backoff's code, then the probability's: at most 50 bits, one read */
+        uint64_t v = glm_rd_bits(L->base, bit, UINT64_MAX >> 7);
+        c->bo[n - 1] = ldf(k->qbackoff[n] + 4 * (v & bm));
+        c->prob = ldf(k->qprob[n] + 4 * ((v >> k->backoff_bits) & pm));
     } else {
         c->prob = with_sign(rd_f32(L->base, bit));
         c->bo[n - 1] = rd_f32(L->base, bit + 31);
@@ -921,15 +904,21 @@ static inline __attribute__((always_inline)) void trie_step(const glm_kenlm *k, 
         hi |= je << L->next_bits;
     }
     trie_range(k, c, lo, hi, pf);
+    return c->done;
 }
+
+/* The masks of a quantized file's probability and backoff codes. */
+static inline uint64_t prob_mask(const glm_kenlm *k) { return (1ull << k->prob_bits) - 1; }
+static inline uint64_t backoff_mask(const glm_kenlm *k) { return (1ull << k->backoff_bits) - 1; }
 
 static inline unsigned trie_walk(const glm_kenlm *k, glm_word w, const glm_word *hist,
                                  unsigned nh, float *prob, float *bo)
 {
     trie_cur c;
     trie_start(k, &c, w, hist, nh, 0);
-    while (!c.done)
-        trie_step(k, &c, 0);
+    if (!c.done)
+        while (!trie_step(k, &c, 0, k->quant, prob_mask(k), backoff_mask(k)))
+            ;
     *prob = c.prob;
     memcpy(bo, c.bo, sizeof c.bo); /* a fixed size: two moves, not a copy loop */
     return c.len;
@@ -993,7 +982,7 @@ float glm_kenlm_phrase_estimate(const glm_model *m, const glm_word *w, size_t n)
         float prob, rest, bo[GLM_MAX_ORDER];
         int indep;
         unsigned before = st.length;
-        unsigned len = hash_walk(k, w[i], st.words, st.length, NULL, k->uni_size, k->mid_size, &prob,
+        unsigned len = hash_walk(k, k->order, w[i], st.words, st.length, NULL, k->uni_size, k->mid_size, &prob,
                                  bo, &rest, &indep);
         prob = glm_finish(&m->lay, &st, w[i], len, prob, bo, &st);
         if (left_done) {
@@ -1010,9 +999,12 @@ float glm_kenlm_phrase_estimate(const glm_model *m, const glm_word *w, size_t n)
 }
 
 /* Runs the c started walks wk[0..c) (c <= GLM_CHUNK) to their ends: every live walk one read per
- * round, its next read prefetched, so the reads of one round overlap. */
-static void trie_run(const glm_kenlm *k, trie_cur *wk, unsigned c)
+ * round, its next read prefetched, so the reads of one round overlap. q: k->quant, a constant in
+ * each of trie_run's two copies. */
+static inline __attribute__((always_inline)) void trie_rounds(const glm_kenlm *k, trie_cur *wk,
+                                                              unsigned c, const int q)
 {
+    uint64_t pm = prob_mask(k), bm = backoff_mask(k);
     uint16_t live[GLM_CHUNK];
     unsigned nl = 0;
     for (unsigned i = 0; i < c; i++)
@@ -1022,12 +1014,19 @@ static void trie_run(const glm_kenlm *k, trie_cur *wk, unsigned c)
         unsigned nn = 0;
         for (unsigned x = 0; x < nl; x++) {
             trie_cur *cu = &wk[live[x]];
-            trie_step(k, cu, 1);
-            if (!cu->done)
+            if (!trie_step(k, cu, 1, q, pm, bm))
                 live[nn++] = live[x];
         }
         nl = nn;
     }
+}
+
+static void trie_run(const glm_kenlm *k, trie_cur *wk, unsigned c)
+{
+    if (k->quant)
+        trie_rounds(k, wk, c, 1);
+    else
+        trie_rounds(k, wk, c, 0);
 }
 
 /* glm_kenlm_score_states on a trie: chunks of queries walked together (trie_run), each finished
@@ -1133,12 +1132,12 @@ chain_link(uint64_t key, glm_word x, unsigned l, const glm_kenlm_table *lt, cons
  * most recent first, then <s> unless null_context, order - 1 words at most; lt[l] and es[l] the
  * (l + 1)-grams' table and entry bytes. */
 static inline __attribute__((always_inline)) void
-chain_fill(const glm_kenlm *k, const glm_word *ids, uint64_t pt, uint64_t before, int null_context,
-           const glm_kenlm_table *lt, const size_t *es, size_t usz, ken_chain *c)
+chain_fill(const glm_kenlm *k, unsigned N, const glm_word *ids, uint64_t pt, uint64_t before,
+           int null_context, const glm_kenlm_table *lt, const size_t *es, size_t usz, ken_chain *c)
 {
     const glm_word *h = ids + pt;
     __builtin_prefetch(k->uni + (uint64_t)h[0] * usz);
-    unsigned N = k->order, nt = before < N - 1 ? (unsigned)before : N - 1, l = 1;
+    unsigned nt = before < N - 1 ? (unsigned)before : N - 1, l = 1;
     uint64_t key = h[0];
     for (; l <= nt; l++)
         key = chain_link(key, h[-(ptrdiff_t)l], l, lt, es, c);
@@ -1154,10 +1153,10 @@ chain_fill(const glm_kenlm *k, const glm_word *ids, uint64_t pt, uint64_t before
 static inline __attribute__((always_inline)) void
 probing_window(const glm_model *m, const glm_word *ids, const uint64_t *sstart, size_t s0,
                size_t s1, int null_context, const glm_state *begin, float *prob, uint8_t *len,
-               const size_t usz, const size_t msz)
+               const size_t usz, const size_t msz, const unsigned order)
 {
     const glm_kenlm *k = m->ken;
-    unsigned N = k->order;
+    const unsigned N = order ? order : k->order;
     ken_chain ring[KEN_RING];
     glm_kenlm_table lt[GLM_MAX_ORDER]; /* lt[l]: (a copy of) the table of the (l + 1)-grams */
     size_t es[GLM_MAX_ORDER];          /* and its entry bytes */
@@ -1174,7 +1173,7 @@ probing_window(const glm_model *m, const glm_word *ids, const uint64_t *sstart, 
             pbeg = pnext;
             pnext = sstart[++ps + 1];
         }
-        chain_fill(k, ids, pt, pt - pbeg, null_context, lt, es, usz, &ring[pt % KEN_RING]);
+        chain_fill(k, N, ids, pt, pt - pbeg, null_context, lt, es, usz, &ring[pt % KEN_RING]);
     }
     for (size_t s = s0; s < s1; s++) {
         glm_state st = *begin;
@@ -1184,14 +1183,14 @@ probing_window(const glm_model *m, const glm_word *ids, const uint64_t *sstart, 
                     pbeg = pnext;
                     pnext = sstart[++ps + 1];
                 }
-                chain_fill(k, ids, pt, pt - pbeg, null_context, lt, es, usz, &ring[pt % KEN_RING]);
+                chain_fill(k, N, ids, pt, pt - pbeg, null_context, lt, es, usz, &ring[pt % KEN_RING]);
                 pt++;
             }
             /* the walk from the state follows a prefix of the key chain computed ahead */
             const ken_chain *c = &ring[t % KEN_RING];
             hash_keys ks = {lt, c->key, c->at};
             float pr, bo[GLM_MAX_ORDER];
-            unsigned l = hash_walk(k, ids[t], NULL, st.length, &ks, usz, msz, &pr, bo, NULL, NULL);
+            unsigned l = hash_walk(k, N, ids[t], NULL, st.length, &ks, usz, msz, &pr, bo, NULL, NULL);
             prob[t] = glm_finish_backoffs(N, &st, l, pr, bo); /* the keys hold the words */
             len[t] = (uint8_t)l;
         }
@@ -1203,13 +1202,25 @@ static void probing_sentences(const glm_model *m, const glm_word *ids, const uin
                               size_t s0, size_t s1, int null_context, const glm_state *begin,
                               float *prob, uint8_t *len)
 {
-    probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 8, 16);
+    switch (m->ken->order) { /* the common orders as constants: their loops unrolled */
+    case 3:
+        probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 8, 16, 3);
+        break;
+    case 4:
+        probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 8, 16, 4);
+        break;
+    case 5:
+        probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 8, 16, 5);
+        break;
+    default:
+        probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 8, 16, 0);
+    }
 }
 static void rest_probing_sentences(const glm_model *m, const glm_word *ids,
                                    const uint64_t *sstart, size_t s0, size_t s1, int null_context,
                                    const glm_state *begin, float *prob, uint8_t *len)
 {
-    probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 12, 20);
+    probing_window(m, ids, sstart, s0, s1, null_context, begin, prob, len, 12, 20, 0);
 }
 /* glm_kenlm_score_sentences on a trie, fast: the tokens of a chunk are walked each from its full
  * history (glm_chunk_histories), every live walk one read per round with its next read

@@ -626,6 +626,52 @@ Test(glm_kenlm, bucket_is_the_remainder)
     }
 }
 
+/* MurmurHash64A (seed 0) as its reference states it: the tail's bytes one at a time. */
+static uint64_t murmur64a_bytes(const uint8_t *p, size_t len)
+{
+    const uint64_t m = 0xc6a4a7935bd1e995ull;
+    uint64_t h = (uint64_t)len * m;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t k = 0;
+        for (unsigned b = 0; b < 8; b++)
+            k |= (uint64_t)p[i + b] << (8 * b);
+        k *= m;
+        k ^= k >> 47;
+        k *= m;
+        h ^= k;
+        h *= m;
+    }
+    if (len - i) {
+        for (size_t b = 0; b < len - i; b++)
+            h ^= (uint64_t)p[i + b] << (8 * b);
+        h *= m;
+    }
+    h ^= h >> 47;
+    h *= m;
+    h ^= h >> 47;
+    return h;
+}
+
+/* glm_kenlm_word_hash (the tail read in 4-, 2- and 1-byte loads) is MurmurHash64A on every length
+ * of 0 to 40 bytes at every alignment, bytes of every value. */
+Test(glm_kenlm, word_hash_is_murmur64a)
+{
+    uint8_t buf[64];
+    uint64_t x = 0x243F6A8885A308D3ull;
+    for (int round = 0; round < 200; round++) {
+        for (size_t i = 0; i < sizeof buf; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            buf[i] = round < 2 ? (uint8_t)(0xff * round) : (uint8_t)x;
+        }
+        for (size_t off = 0; off < 8; off++)
+            for (size_t len = 0; len <= 40; len++)
+                cr_assert_eq(glm_kenlm_word_hash((const char *)buf + off, len),
+                             murmur64a_bytes(buf + off, len), "round %d offset %zu length %zu",
+                             round, off, len);
+    }
+}
+
 /* The model's vocabulary and counts: KenLM's ids (<unk> 0, then ARPA order), the stored words. */
 Test(glm_kenlm, vocabulary_and_counts)
 {

@@ -207,9 +207,54 @@ typedef struct glm_kenlm {
 int glm_kenlm_open(struct glm_model *m, const char *path, unsigned flags, smt_err *err);
 void glm_kenlm_close(glm_kenlm *k);
 
-/* KenLM's word hash (util::MurmurHash64A, seed 0; also its State hash over the ids' bytes) and
- * the id lookup by hash (0 when unknown). */
-uint64_t glm_kenlm_word_hash(const char *word, size_t len);
+/* KenLM's word hash (util::MurmurHash64A, seed 0; also its State hash over the ids' bytes), inline
+ * for the query's word lookups; the tail's 1 to 7 bytes are read as one little-endian number in
+ * at most three loads. */
+static inline uint64_t glm_kenlm_word_hash(const char *word, size_t len)
+{
+    const uint64_t m = 0xc6a4a7935bd1e995ull;
+    const unsigned r = 47;
+    uint64_t h = (uint64_t)len * m; /* seed 0 */
+    const uint8_t *p = (const uint8_t *)word;
+    size_t body = len & ~(size_t)7;
+    for (size_t i = 0; i < body; i += 8) {
+        uint64_t k;
+        memcpy(&k, p + i, 8);
+        k *= m;
+        k ^= k >> r;
+        k *= m;
+        h ^= k;
+        h *= m;
+    }
+    size_t rest = len & 7;
+    if (rest) {
+        const uint8_t *t = p + body;
+        uint64_t v = 0;
+        unsigned at = 0;
+        if (rest & 4) {
+            uint32_t x;
+            memcpy(&x, t, 4);
+            v = x;
+            at = 4;
+        }
+        if (rest & 2) {
+            uint16_t x;
+            memcpy(&x, t + at, 2);
+            v |= (uint64_t)x << (8 * at);
+            at += 2;
+        }
+        if (rest & 1)
+            v |= (uint64_t)t[at] << (8 * at);
+        h ^= v;
+        h *= m;
+    }
+    h ^= h >> r;
+    h *= m;
+    h ^= h >> r;
+    return h;
+}
+
+/* The id of the word of hash h (0 when unknown). */
 glm_word glm_kenlm_find_hashed(const glm_kenlm *k, uint64_t h);
 static inline void glm_kenlm_prefetch_word(const glm_kenlm *k, uint64_t h)
 {
