@@ -242,7 +242,7 @@ static PyType_Spec Fsr_spec = {"fastsmt._fastsmt.FullScoreReturn", sizeof(FsrObj
  * value (log10 prob's bits, ngram length, oov), so a hit is the equal, immutable tuple. */
 #define TUPLE_CACHE_SLOTS 4096
 typedef struct tuple_slot {
-    uint64_t key; /* tuple_key's; 0: an empty slot */
+    uint64_t key; /* the value, as cached_tuple packs it (never 0); 0: an empty slot */
     PyObject *t;
 } tuple_slot;
 
