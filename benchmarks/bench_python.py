@@ -17,8 +17,8 @@ score loop, sentence by sentence.
 and measures, for each --model (several may be given: KenLM's binaries of every layout), the loops
 KenLM users write with each module in the same process, taken in turns: score() per line,
 list(full_scores()) per line and BaseScore word by word from BeginSentenceWrite; the best CPU
-time of --repeat turns each, the ratio KenLM's / fastsmt's (above 1: fastsmt faster), and a check
-that both modules give the same scores.
+and the best wall time of --repeat turns each, their ratios KenLM's / fastsmt's (above 1: fastsmt
+faster), and a check that both modules give the same scores.
 
 --dask W adds fastsmt.dask.score_bag on a distributed LocalCluster of W worker processes (one
 thread each) over the same sentences written to a file and read back by the workers as a bag of
@@ -179,20 +179,24 @@ def bench_vs_kenlm(a, fast):
         for name, loop in (("score", score_loop), ("full_scores", full_scores_loop),
                            ("BaseScore", base_score_loop)):
             cpu = {"kenlm": [], "fastsmt": []}
+            wall = {"kenlm": [], "fastsmt": []}
             got = {}
             for _ in range(a.repeat):
                 for tag, mod, m in models:
-                    c0 = time.process_time()
+                    c0, t0 = time.process_time(), time.perf_counter()
                     got[tag] = loop(m, mod)
+                    wall[tag].append(time.perf_counter() - t0)
                     cpu[tag].append(time.process_time() - c0)
             if got["kenlm"] != got["fastsmt"]:
                 print("bench_python: %s differs from KenLM's module on %s" % (name, path),
                       file=sys.stderr)
                 return 1
             k, f = min(cpu["kenlm"]), min(cpu["fastsmt"])
+            kw, fw = min(wall["kenlm"]), min(wall["fastsmt"])
             print("python_bench vs_kenlm model=%s loop=%s sentences=%d tokens=%d kenlm_cpu_s=%.3f "
-                  "fastsmt_cpu_s=%.3f ratio_cpu=%.2f" % (os.path.basename(path), name, n, tokens,
-                                                         k, f, k / f), flush=True)
+                  "fastsmt_cpu_s=%.3f ratio_cpu=%.2f kenlm_wall_s=%.3f fastsmt_wall_s=%.3f "
+                  "ratio_wall=%.2f" % (os.path.basename(path), name, n, tokens, k, f, k / f, kw,
+                                       fw, kw / fw), flush=True)
     return 0
 
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "glm.h"
+#include "smt_hash.h"
 #include "smt_words.h"
 
 typedef struct module_state {
@@ -237,6 +238,14 @@ static PyType_Spec Fsr_spec = {"fastsmt._fastsmt.FullScoreReturn", sizeof(FsrObj
 
 /* ---------------------------------------------------------------- Model */
 
+/* full_scores' tuples a model keeps to hand out again: a direct-mapped table keyed by the whole
+ * value (log10 prob's bits, ngram length, oov), so a hit is the equal, immutable tuple. */
+#define TUPLE_CACHE_SLOTS 4096
+typedef struct tuple_slot {
+    uint64_t key; /* the value, as cached_tuple packs it (never 0); 0: an empty slot */
+    PyObject *t;
+} tuple_slot;
+
 typedef struct ModelObject {
     PyObject_HEAD
     glm_model *m;
@@ -245,6 +254,7 @@ typedef struct ModelObject {
     PyObject *module;   /* for the State and FullScoreReturn types */
     PyObject *state_type; /* the module's State type (the module holds it), set with module */
     unsigned busy;      /* batches running with the GIL released; close() refuses while > 0 */
+    tuple_slot *tuples; /* TUPLE_CACHE_SLOTS, allocated at the first full_scores */
 } ModelObject;
 
 static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
@@ -259,6 +269,7 @@ static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         self->module = NULL;
         self->state_type = NULL;
         self->busy = 0;
+        self->tuples = NULL;
     }
     return (PyObject *)self;
 }
@@ -399,6 +410,11 @@ static void Model_dealloc(PyObject *op)
 {
     ModelObject *self = (ModelObject *)op;
     glm_close(self->m);
+    if (self->tuples) {
+        for (size_t i = 0; i < TUPLE_CACHE_SLOTS; i++)
+            Py_XDECREF(self->tuples[i].t);
+        PyMem_Free(self->tuples);
+    }
     Py_XDECREF(self->path);
     Py_XDECREF(self->module);
     fastsmt_dealloc(op);
@@ -591,6 +607,26 @@ static PyObject *score_tuple(float p, unsigned nl, int oov)
     return t;
 }
 
+/* score_tuple's tuple through the model's cache (a new reference). */
+static PyObject *cached_tuple(tuple_slot *cache, float p, unsigned nl, int oov)
+{
+    uint32_t bits;
+    memcpy(&bits, &p, sizeof bits);
+    uint64_t key = (uint64_t)bits | (uint64_t)(nl & 0xff) << 32 | (uint64_t)(oov != 0) << 40 |
+                   1ull << 41;
+    tuple_slot *e = &cache[smt_hash_u64(key) & (TUPLE_CACHE_SLOTS - 1)];
+    if (e->key != key) {
+        PyObject *t = score_tuple(p, nl, oov);
+        if (!t)
+            return NULL;
+        Py_XDECREF(e->t);
+        e->t = t;
+        e->key = key;
+    }
+    Py_INCREF(e->t);
+    return e->t;
+}
+
 /* The tokens of a text holding NUL, scored word by word as KenLM's module reads it: each word of
  * bytes.split() up to its first NUL. */
 static void nul_tokens(const glm_model *m, const char *s, size_t n, int bos, float *prob,
@@ -657,11 +693,16 @@ static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize
         nt = nw + (eos ? 1 : 0);
     }
     /* a tuple of the tuples, untracked as they are (it holds only them), iterated */
+    ModelObject *self = (ModelObject *)op;
+    if (!self->tuples && !(self->tuples = PyMem_Calloc(TUPLE_CACHE_SLOTS, sizeof(tuple_slot)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
     tup = PyTuple_New((Py_ssize_t)nt);
     if (tup)
         PyObject_GC_UnTrack(tup);
     for (size_t i = 0; tup && i < nt; i++) {
-        PyObject *t = score_tuple(prob[i], len[i], i < nw && id[i] == GLM_UNK);
+        PyObject *t = cached_tuple(self->tuples, prob[i], len[i], i < nw && id[i] == GLM_UNK);
         if (!t || PyTuple_SetItem(tup, (Py_ssize_t)i, t))
             Py_CLEAR(tup);
     }

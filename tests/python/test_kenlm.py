@@ -145,6 +145,28 @@ def test_full_scores_long_and_empty_lines(kenlm, sample_model, sample_text):
                     [(f32(p), n, o) for p, n, o in want], (len(text), bos, eos)
 
 
+def test_full_scores_tuples_outlive_their_model(kenlm, sample_arpa, sample_text):
+    """full_scores' tuples (handed out again for equal values) stay whole and equal after many
+    lines, a second pass, the model's close() and its deletion."""
+    import gc
+    m = kenlm.Model(sample_arpa)
+    sentences = lines_of(sample_text)
+    first = [list(m.full_scores(s, bos=b, eos=e)) for s in sentences
+             for b in (True, False) for e in (True, False)]
+    want = [[(f32(p), n, o) for p, n, o in toks] for toks in first]
+    second = [list(m.full_scores(s, bos=b, eos=e)) for s in sentences
+              for b in (True, False) for e in (True, False)]
+    assert second == first
+    m.close()
+    del m
+    gc.collect()
+    for toks, w in zip(first + second, want + want):
+        assert [(f32(p), n, o) for p, n, o in toks] == w
+        for t in toks:
+            assert type(t) is tuple and len(t) == 3
+            assert type(t[0]) is float and type(t[1]) is int and type(t[2]) is bool
+
+
 def test_score_and_perplexity_as_kenlm_computes_them(sample_model, sample_text):
     for s in lines_of(sample_text):
         total = 0.0
