@@ -301,6 +301,8 @@ typedef struct reader {
     size_t flen[GLM_MAX_ORDER + 3]; /* the lengths of the fields ngram_line split */
     int positive_to_zero;           /* build_binary -i */
     uint64_t at_line;               /* nonzero: the line of the n-gram being stored */
+    uint64_t line0[GLM_MAX_ORDER + 1]; /* a trie build on disk: each order's first line */
+    int ext_failed;                 /* the sort on disk gave the error */
 } reader;
 
 /* The line an error names: the line read, or the earlier one being stored (at_line). */
@@ -656,7 +658,7 @@ static int insert_suffixes(reader *r, glm_arpa *a, unsigned n, const uint32_t *i
     float blank = neg_lower_prob; /* KenLM keeps it negated while subtracting backoffs */
     unsigned fix = (unsigned)(lower + 1);
     if (fix == 0) {
-        blank -= a->ubo[ids[1]];
+        blank = glm_fixsri_next(blank, a->ubo[ids[1]]);
         set_extension(&a->ubo[ids[1]]);
         if (ostore_add(&a->o[2], ids, -fabsf(blank), -0.0f))
             goto nomem;
@@ -666,7 +668,7 @@ static int insert_suffixes(reader *r, glm_arpa *a, unsigned n, const uint32_t *i
         int64_t ctx = glm_ostore_find(&a->o[fix + 1], ids + 1); /* h1 .. h_{fix+1} */
         if (ctx >= 0) {
             set_extension(&a->o[fix + 1].bo[ctx]);
-            blank -= a->o[fix + 1].bo[ctx];
+            blank = glm_fixsri_next(blank, a->o[fix + 1].bo[ctx]);
         }
         if (ostore_add(&a->o[fix + 2], ids, -fabsf(blank), -0.0f))
             goto nomem;
@@ -879,7 +881,7 @@ static int store_probing(reader *r, glm_arpa *a, unsigned n, const pt_pending *p
         float blank = fabsf(lp);
         unsigned k = m + 1;
         if (m == 1) {
-            blank -= a->ubo[ids[1]];
+            blank = glm_fixsri_next(blank, a->ubo[ids[1]]);
             set_extension(&a->ubo[ids[1]]);
             if ((rc = pt_add(r, a, 2, suf[2], fabsf(blank), -0.0f, &e)))
                 return rc;
@@ -889,7 +891,7 @@ static int store_probing(reader *r, glm_arpa *a, unsigned n, const pt_pending *p
             uint8_t *c = ctx[k - 1] ? glm_kenlm_fill_find(&a->pt[k - 1], ctx[k - 1]) : NULL;
             if (c) {
                 set_extension(pt_bo(c));
-                blank -= *pt_bo(c);
+                blank = glm_fixsri_next(blank, *pt_bo(c));
             }
             if ((rc = pt_add(r, a, k, suf[k], fabsf(blank), -0.0f, &e)))
                 return rc;
@@ -967,8 +969,12 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
         if ((rc = parse_ngram(r, a, n, i, count, &v, ids, &prob, &bo)))
             break;
         if (a->ext) { /* sorted later (glm_ext_check); a 2-gram's context marked now */
-            if ((rc = glm_ext_add(a->ext, n, ids, prob, bo, r->err)))
+            if (i == 0)
+                r->line0[n] = lineno(r);
+            if ((rc = glm_ext_add(a->ext, n, ids, prob, bo, r->err))) {
+                r->ext_failed = 1;
                 return rc;
+            }
             if (n == 2)
                 set_extension(&a->ubo[ids[1]]);
             continue;
@@ -992,8 +998,8 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
         if (src)
             return src;
     }
-    if (!rc && a->ext)
-        rc = glm_ext_end_order(a->ext, n, r->err);
+    if (!rc && a->ext && (rc = glm_ext_end_order(a->ext, n, r->err)))
+        r->ext_failed = 1;
     return rc;
 }
 
@@ -1011,6 +1017,32 @@ static int read_end(reader *r)
         if (!is_blank(r))
             return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: text after \\end\\", r->path,
                                (unsigned long long)lineno(r));
+    return rc;
+}
+
+/* A trie build's n-grams sorted on disk (glm_ext_check), orders 2..upto: those read when the
+ * reading ended (rc: 0 or its error, at a later line than any n-gram read). The first error of
+ * the file is the sort's when it finds one (it names an n-gram's line), else rc. */
+static int ext_check(reader *r, glm_arpa *a, unsigned upto, int rc)
+{
+    glm_ext *x = a->ext;
+    glm_ext_bad bad;
+    smt_err quiet;
+    if (rc) { /* the order being read is checked as far as it was read */
+        x->order = upto;
+        if (glm_ext_end_order(x, upto, &quiet))
+            return rc;
+    }
+    int crc = glm_ext_check(x, a->uprob, a->ubo, &bad, rc ? &quiet : r->err);
+    if (crc || !bad.kind)
+        return rc ? rc : crc;
+    r->at_line = r->line0[bad.n] + bad.index;
+    if (bad.kind == GLM_EXT_DUP)
+        rc = smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate %u-gram", r->path,
+                         (unsigned long long)lineno(r), bad.n);
+    else
+        rc = missing_context(r, a, bad.n, bad.ids);
+    r->at_line = 0;
     return rc;
 }
 
@@ -1069,16 +1101,19 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float
         goto out;
     if (a->ext)
         glm_ext_vocab(a->ext, a->nvocab);
-    if (a->unk_added && warn && !(ext && ext->warned)) {
-        if (ext)
-            ext->warned = 1;
+    if (a->unk_added && warn) {
         fprintf(warn, "%s: warning: the ARPA file is missing <unk>; substituting log10 "
                       "probability %g (as KenLM does)\n", path, (double)unk_log10);
     }
-    for (unsigned n = 2; n <= a->order && !rc; n++)
+    unsigned reached = 0;
+    for (unsigned n = 2; n <= a->order && !rc; n++) {
+        reached = n;
         rc = read_ngrams(&r, a, n);
+    }
     if (!rc)
         rc = read_end(&r);
+    if (a->ext && reached && !r.ext_failed && rc != SMT_ERR_NOMEM)
+        rc = ext_check(&r, a, reached, rc);
 out:
     smt_progress_finish(&r.prog, smt_lines_bytes_read(r.lines));
     smt_lines_close(r.lines);

@@ -263,8 +263,7 @@ static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *par,
 typedef struct trie_out {
     smt_writer *w;
     glm_spill sp;
-    glm_ext ext;     /* the n-grams sorted on disk (a regular input file) */
-    int use_ext;
+    glm_ext ext;     /* the n-grams sorted on disk */
     uint64_t level_mem; /* a quarter of -S: a level laid out in memory when its arrays fit */
     glm_mid *uni;
     uint32_t kbits;    /* a quantized file's key bits; 0: uint32 keys */
@@ -1141,8 +1140,8 @@ static void fill_stats(glm_build_stats *stats, const glm_params *par, int unk_ad
 /* A trie build's output state, its spill open in -T's folder (default: the output's), and for a
  * regular input file the sort on disk. -S (default: 80% of the physical memory, else 1 GiB, as
  * KenLM's build_binary) is shared: half of it, at most TRIE_MEM_PART, for each. */
-static int open_out(trie_out **out, const glm_build_options *opt, const char *arpa_path,
-                    const char *out_path, smt_err *err)
+static int open_out(trie_out **out, const glm_build_options *opt, const char *out_path,
+                    smt_err *err)
 {
     uint64_t limit = opt->sort_memory;
     if (!limit) {
@@ -1166,12 +1165,8 @@ static int open_out(trie_out **out, const glm_build_options *opt, const char *ar
                : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     if (o)
         o->level_mem = level_mem;
-    struct stat st; /* the sort reads the input twice when it must give way to the stores */
-    if (!rc && stat(arpa_path, &st) == 0 && S_ISREG(st.st_mode)) {
-        if ((rc = glm_ext_open(&o->ext, limit, tdir, err)))
-            glm_spill_close(&o->sp);
-        o->use_ext = !rc;
-    }
+    if (!rc && (rc = glm_ext_open(&o->ext, limit, tdir, err)))
+        glm_spill_close(&o->sp);
     free(dir);
     if (rc) {
         free(o);
@@ -1218,26 +1213,13 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
         return smt_err_set(err, SMT_ERR_ARG, "%s: the output is the input ARPA file; refusing to "
                            "overwrite it", out_path);
     trie_out *o = NULL; /* a trie's output: its spill's folder is tried before the input is read */
-    int rc = opt->probing ? 0 : open_out(&o, opt, arpa_path, out_path, err);
+    int rc = opt->probing ? 0 : open_out(&o, opt, out_path, err);
     if (rc)
         return rc;
     glm_arpa a;
     float unk = opt->unk_given ? opt->unk_log10 : -100.0f;
     rc = glm_arpa_read(&a, arpa_path, opt->progress, opt->warn, unk, opt->positive_to_zero,
-                       opt->probing ? mult : 0.0f, o && o->use_ext ? &o->ext : NULL, err);
-    if (o && o->use_ext) {
-        if (!rc && (rc = glm_ext_check(&o->ext, err)) != 0)
-            glm_arpa_free(&a);
-        /* a file the sort does not take as it is (a duplicate, a missing suffix or context, a
-         * parse error): the stores read it again, in file order, with its first error */
-        if (rc == 1 || rc == SMT_ERR_PARSE || rc == SMT_ERR_LIMIT) {
-            FILE *warn = o->ext.warned ? NULL : opt->warn;
-            glm_ext_close(&o->ext);
-            o->use_ext = 0;
-            rc = glm_arpa_read(&a, arpa_path, opt->progress, warn, unk, opt->positive_to_zero,
-                               0.0f, NULL, err);
-        }
-    }
+                       opt->probing ? mult : 0.0f, o ? &o->ext : NULL, err);
     if (rc) {
         close_out(o);
         return rc;

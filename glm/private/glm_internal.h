@@ -167,6 +167,11 @@ void *glm_alloc_huge(size_t bytes, void **raw, size_t *len);
 int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float unk_log10,
                   int positive_to_zero, float probing_mult, struct glm_ext *ext, smt_err *err);
 void glm_arpa_free(glm_arpa *a);
+/* KenLM's FixSRI: an inserted suffix's value x from the one it extends (the absolute log10
+ * probability of the stored suffix the insertion starts from, or within one insertion the
+ * previous inserted suffix's x) and its context's backoff; it is stored as -|x| (the trie) or
+ * |x| (a probing table, where it extends left). */
+float glm_fixsri_next(float from, float ctx_bo);
 /* The record index of the n-gram ids[0..n) (reversed) in order n (a middle order), or -1. */
 int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids);
 /* Starts the memory reads of a glm_ostore_find of ids (a lookup some steps ahead). */
@@ -223,20 +228,24 @@ int glm_spill_cur_get(glm_spill_cur *c, void *data, size_t n, smt_err *err);
 void glm_spill_cur_close(glm_spill_cur *c);
 
 /* ---- a trie build's n-grams sorted on disk (glm_ext.c). Each order's records (reversed ids,
- * prob, backoff) go through a buffer of bounded size into sorted runs in a temporary file, with
- * their contexts; glm_ext_check merges each order into its level file, in lexicographic order of
- * the reversed ids, each record with its parent's rank in the level below (a 2-gram's: its first
- * word), and marks every level's records used as a context (ext, a bit per rank). A duplicate, a
- * missing suffix or a missing context makes it return 1: such a file takes the stores of the
- * reader (glm_ostore), whose order of insertion decides the result. */
+ * prob, backoff, their index in the order) go through a buffer of bounded size into sorted runs
+ * in a temporary file, with their contexts; glm_ext_check merges each order into its level file,
+ * in lexicographic order of the reversed ids, each record with its parent's rank in the level
+ * below (a 2-gram's: its first word), and marks every level's records used as a context (ext, a
+ * bit per rank). A missing suffix is inserted as KenLM's FixSRI inserts it (the blanks, held in
+ * memory per order); a duplicate or a missing context is reported as the first one in file order
+ * (glm_ext_bad). */
 typedef struct glm_ext_level {
-    glm_spill runs;              /* the runs: records (ids, prob, bo), contexts (ids[1..n)) */
+    glm_spill runs;              /* the runs: records (ids, prob, bo, index), contexts (ids[1..n),
+                                  * index) */
     glm_spill_pos *rmark, *cmark; /* each run's first and end position */
     size_t nr, nc;
     glm_spill lev; /* the level: (ids, prob, bo, parent's rank) in order */
     glm_spill_pos lev_start, lev_end;
-    uint64_t count;
+    uint64_t count, nread; /* the level's records; those read (the blanks are the rest) */
     uint64_t *ext; /* by rank: used as a context (levels below the highest, once checked) */
+    uint32_t *blank; /* the inserted suffixes in order: (ids, inserter (2 words), x, context bo) */
+    size_t nblank, blank_cap;
 } glm_ext_level;
 
 typedef struct glm_ext {
@@ -244,9 +253,18 @@ typedef struct glm_ext {
     char *dir;
     uint32_t *buf, *tmp; /* the records being buffered, the sort's other array */
     size_t buf_bytes, nbuf; /* buf_bytes: each array's (the layout's sorters take as much) */
-    int warned; /* the reader printed its warning (a second reading keeps quiet) */
     glm_ext_level l[GLM_MAX_ORDER + 1];
 } glm_ext;
+
+/* The first error glm_ext_check found in file order: kind (GLM_EXT_DUP: the record is a
+ * duplicate of an earlier one; GLM_EXT_NOCTX: its context ids[1..n) is not stored when it is
+ * read), the record's order n and its index there; kind 0: none. */
+enum { GLM_EXT_DUP = 1, GLM_EXT_NOCTX = 2 };
+typedef struct glm_ext_bad {
+    unsigned kind, n;
+    uint64_t index;
+    uint32_t ids[GLM_MAX_ORDER];
+} glm_ext_bad;
 
 /* mem: the bytes of the sort's two arrays (at least 64 records each); dir: the files' folder. */
 int glm_ext_open(glm_ext *x, uint64_t mem, const char *dir, smt_err *err);
@@ -256,7 +274,10 @@ int glm_ext_levels(glm_ext *x, unsigned order, smt_err *err);
 void glm_ext_vocab(glm_ext *x, uint32_t nvocab);
 int glm_ext_add(glm_ext *x, unsigned n, const uint32_t *ids, float prob, float bo, smt_err *err);
 int glm_ext_end_order(glm_ext *x, unsigned n, smt_err *err);
-int glm_ext_check(glm_ext *x, smt_err *err);
+/* Orders 2..x->order into their levels; uprob/ubo: the unigrams (an inserted 2-gram's values
+ * come from them, its context's "extends" mark goes to ubo). 0 with bad->kind set when the file
+ * has an error, else 0 or an error code. */
+int glm_ext_check(glm_ext *x, const float *uprob, float *ubo, glm_ext_bad *bad, smt_err *err);
 /* A cursor over level n's records (after glm_ext_check): (n + 3) words each. */
 int glm_ext_lev_open(glm_ext *x, unsigned n, glm_spill_cur *c, smt_err *err);
 void glm_ext_close(glm_ext *x);
