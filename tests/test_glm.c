@@ -1611,7 +1611,8 @@ Test(glm, ext_merges_runs)
         cr_assert_eq(bad.kind, kinds[extra], "extra %d: %u", extra, bad.kind);
         if (bad.kind) {
             cr_assert_eq(bad.n, 3);
-            cr_assert_eq(bad.index, EXT_W * EXT_W * EXT_W, "extra %d: the added 3-gram, not %llu", extra, (unsigned long long)bad.index);
+            cr_assert_eq(bad.index, EXT_W * EXT_W * EXT_W, "extra %d: the added 3-gram, not %llu",
+                         extra, (unsigned long long)bad.index);
             cr_assert_eq(bad.ids[1], extra == 1 ? 4 : 3);
             glm_ext_close(&x);
             continue;

@@ -111,23 +111,6 @@ uint64_t glm_layout_nmid(const glm_layout *L);
 
 /* ---- ARPA reading (glm_arpa.c) */
 
-/* The n-grams of one order, words reversed (w, h1, h2, ..): the trie's key order. The highest
- * order keeps, instead of its words, its parent's record in the order below (for 2-grams the
- * word w) and its key (its last word): n is then 2. Once the trie's build has found every
- * record's parent, an order keeps its keys only (n = 1) and no table. */
-typedef struct glm_ostore {
-    unsigned n;
-    uint64_t count;
-    size_t cap;
-    uint32_t *ids; /* (count, n) */
-    float *prob;
-    float *bo;        /* NULL for the highest order */
-    uint32_t *slots;  /* open addressing (middle orders only): tag << rbits | record index */
-    uint64_t nslots; /* kept at most 70% full */
-    unsigned rbits;  /* bits of a slot that hold the record index; the rest hold hash bits that
-                      * rule out most other records without reading them */
-} glm_ostore;
-
 struct glm_ext;
 
 typedef struct glm_arpa {
@@ -136,12 +119,11 @@ typedef struct glm_arpa {
     smt_vocab_builder *vocab;
     uint32_t nvocab;
     float *uprob, *ubo; /* by word id */
-    glm_ostore o[GLM_MAX_ORDER + 1]; /* [2..order] */
     uint32_t bos, eos;
     int unk_added;
     float unk_log10; /* what a missing <unk> gets */
     /* glm build probing: orders 2..order go straight into KenLM's probing tables pt[n] (sized by
-     * the declared counts), not into o[]; an n-gram's probability there has its sign bit clear
+     * the declared counts); an n-gram's probability there has its sign bit clear
      * once it extends left, and so does a unigram's in uprob */
     struct glm_kenlm_fill *pt;
     /* and, after the unigrams, the vocabulary is KenLM's table of word hashes pt[1] (every word
@@ -150,8 +132,8 @@ typedef struct glm_arpa {
     size_t words_len;
     void *pt_mem; /* the mapping holding pt[1..order]'s tables (glm_alloc_huge) */
     size_t pt_mem_len;
-    /* a trie build on disk: orders 2..order go to ext's runs, not into o[] (the unigrams'
-     * "extends" marks are set as the 2-grams are read) */
+    /* a trie build: orders 2..order go to ext's runs (the unigrams' "extends" marks are set as
+     * the 2-grams are read) */
     struct glm_ext *ext;
 } glm_arpa;
 
@@ -162,8 +144,9 @@ void *glm_alloc_huge(size_t bytes, void **raw, size_t *len);
 /* Reads an ARPA file with KenLM's semantics (see docs/glm.md). On failure a is freed. */
 /* unk_log10: <unk>'s log10 probability when the file lacks it (KenLM: -100); positive_to_zero:
  * a positive log10 probability reads as 0 (build_binary -i) instead of being an error. */
-/* probing_mult: 0 for the trie's stores (o[]) or ext (when not NULL), else the multiplier of
- * the probing tables (pt). */
+/* probing_mult: 0 for a trie build, whose n-grams go to ext (glm_ext_check run on them: the
+ * file's first error is the sort's or the reading's), else the multiplier of the probing tables
+ * (pt). */
 int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float unk_log10,
                   int positive_to_zero, float probing_mult, struct glm_ext *ext, smt_err *err);
 void glm_arpa_free(glm_arpa *a);
@@ -172,11 +155,6 @@ void glm_arpa_free(glm_arpa *a);
  * previous inserted suffix's x) and its context's backoff; it is stored as -|x| (the trie) or
  * |x| (a probing table, where it extends left). */
 float glm_fixsri_next(float from, float ctx_bo);
-/* The record index of the n-gram ids[0..n) (reversed) in order n (a middle order), or -1. */
-int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids);
-/* Starts the memory reads of a glm_ostore_find of ids (a lookup some steps ahead). */
-void glm_ostore_prefetch(const glm_ostore *s, const uint32_t *ids);
-void glm_ostore_free(glm_ostore *s);
 
 /* ---- a trie build's finished levels (glm_spill.c): bytes appended in order, then read back once
  * in order. Up to limit bytes stay in memory; past it everything goes to a temporary file in dir
