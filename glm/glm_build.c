@@ -273,8 +273,7 @@ static int put_level_mids(trie_out *o, const glm_sorter *t, uint64_t np, uint32_
     if (rc < 0)
         return rc;
     if (rc == 1 || i != np || cs != nchild)
-        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (a level's "
-                           "positions)", t->sp.dir);
+        return glm_temp_damaged(err, t->sp.dir, "a level's positions");
     mb[nb++] = (glm_mid){0.0f, 0.0f, (uint32_t)nchild};
     return glm_spill_put(&o->sp, mb, nb * sizeof *mb, err);
 }
@@ -307,8 +306,7 @@ static int put_level_keys(trie_out *o, const glm_sorter *t, uint64_t n, int top,
     if (rc < 0)
         return rc;
     if (rc == 1 || i != n)
-        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (a level's "
-                           "positions)", t->sp.dir);
+        return glm_temp_damaged(err, t->sp.dir, "a level's positions");
     return 0;
 }
 
@@ -349,8 +347,7 @@ static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_pro
         if (rc < 0)
             break;
         if (rc == 0 || seen != n) {
-            rc = smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (level %u)",
-                             x->dir, k);
+            rc = glm_temp_damaged(err, x->dir, "level %u", k);
             break;
         }
         rc = 0;
@@ -468,8 +465,7 @@ static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_pro
         if (rc)
             break;
         if (placed != n) {
-            rc = smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (level %u)",
-                             x->dir, k);
+            rc = glm_temp_damaged(err, x->dir, "level %u", k);
             break;
         }
         free(start);

@@ -649,8 +649,7 @@ static int check_order(glm_ext *x, unsigned n, const float *uprob, glm_ext_bad *
             if (n > 2) {
                 if ((rc = lev_seek(&p, r, n - 1, err)) != 1) {
                     if (rc == 0 && b)
-                        rc = smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged "
-                                         "(level %u)", x->dir, n - 1);
+                        rc = glm_temp_damaged(err, x->dir, "level %u", n - 1);
                     else if (rc == 0)
                         *missing = 1;
                     break;
@@ -722,8 +721,7 @@ int glm_ext_check(glm_ext *x, const float *uprob, float *ubo, glm_ext_bad *bad, 
         if (rc || !missing)
             break;
         if (pass == 1)
-            return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (a suffix "
-                               "not found)", x->dir);
+            return glm_temp_damaged(err, x->dir, "a suffix not found");
         if (!(rc = find_blanks(x, err)))
             rc = reset_levels(x, err);
     }

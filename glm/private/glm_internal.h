@@ -174,6 +174,10 @@ typedef struct glm_spill {
 } glm_spill;
 
 int glm_spill_open(glm_spill *s, uint64_t limit, const char *dir, smt_err *err);
+/* SMT_ERR_CORRUPT, "DIR: temporary file damaged (WHAT)": a temporary file of dir read back
+ * wrong. */
+int glm_temp_damaged(smt_err *err, const char *dir, const char *what, ...)
+    __attribute__((format(printf, 3, 4)));
 /* glm_spill_open with blocks of at most bsize bytes (64 .. 1 MiB) instead of 1 MiB. */
 int glm_spill_open_blocks(glm_spill *s, uint64_t limit, size_t bsize, const char *dir,
                           smt_err *err);
