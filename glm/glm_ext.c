@@ -9,13 +9,18 @@
 #include "glm_internal.h"
 #include "smt_buf.h"
 
-/* Words (uint32) of a record: a run's (ids, prob, bo, index), a context's (ids[1..n), index), a
- * level's (ids, prob, bo, parent's rank), a blank's (ids, inserter's order and index, x, the
- * context's backoff). */
+/* Words (uint32) of a record: a run's (ids, prob, bo, index; at the highest order, whose backoff
+ * is always -0.0, ids, prob, index: rec_w), a context's (ids[1..n)), a level's (ids, prob, bo,
+ * parent's rank), a blank's (ids, inserter's order and index, x, the context's backoff). */
 #define REC_W(n) ((n) + 3)
-#define CTX_W(n) (n)
+#define CTX_W(n) ((n) - 1)
 #define LEV_W(n) ((n) + 3)
 #define BL_W(n) ((n) + 4)
+
+static inline unsigned rec_w(const glm_ext *x, unsigned n) { return n + 2 + (n < x->top); }
+
+/* The word of a run's record holding its index. */
+static inline unsigned idx_at(const glm_ext *x, unsigned n) { return n + 1 + (n < x->top); }
 
 static int nomem(smt_err *err)
 {
@@ -91,7 +96,7 @@ static int put_run(glm_spill *sp, glm_spill_pos **marks, size_t *nruns, const ui
 }
 
 /* The buffered records of order n: sorted into a run, and their contexts (n >= 3) sorted, each
- * once with its least index, into a run of contexts. */
+ * once, into a run of contexts. */
 static int flush_run(glm_ext *x, unsigned n, smt_err *err)
 {
     glm_ext_level *l = &x->l[n];
@@ -99,29 +104,23 @@ static int flush_run(glm_ext *x, unsigned n, smt_err *err)
     if (!cnt)
         return 0;
     x->nbuf = 0;
-    uint32_t *s = radix_sort(x->buf, x->tmp, cnt, REC_W(n), n, x->idbits, err);
+    unsigned w = rec_w(x, n);
+    uint32_t *s = radix_sort(x->buf, x->tmp, cnt, w, n, x->idbits, err);
     if (!s)
         return SMT_ERR_NOMEM;
-    int rc = put_run(&l->runs, &l->rmark, &l->nr, s, cnt * REC_W(n) * 4, err);
+    int rc = put_run(&l->runs, &l->rmark, &l->nr, s, cnt * w * 4, err);
     if (rc || n < 3)
         return rc;
     uint32_t *c = s == x->buf ? x->tmp : x->buf;
-    for (size_t i = 0; i < cnt; i++) {
-        memcpy(c + i * CTX_W(n), s + i * REC_W(n) + 1, (n - 1) * 4);
-        c[i * CTX_W(n) + n - 1] = s[i * REC_W(n) + n + 2];
-    }
-    uint32_t *cs = radix_sort(c, s, cnt, CTX_W(n), n - 1, x->idbits, err);
+    for (size_t i = 0; i < cnt; i++)
+        memcpy(c + i * CTX_W(n), s + i * w + 1, CTX_W(n) * 4);
+    uint32_t *cs = radix_sort(c, s, cnt, CTX_W(n), CTX_W(n), x->idbits, err);
     if (!cs)
         return SMT_ERR_NOMEM;
     size_t u = 0;
-    for (size_t i = 0; i < cnt; i++) { /* each context once, with its least index */
-        uint32_t *ci = cs + i * CTX_W(n), *last = u ? cs + (u - 1) * CTX_W(n) : NULL;
-        if (last && cmp_ids(last, ci, n - 1) == 0) {
-            last[n - 1] = ci[n - 1] < last[n - 1] ? ci[n - 1] : last[n - 1];
-            continue;
-        }
-        memmove(cs + u++ * CTX_W(n), ci, CTX_W(n) * 4);
-    }
+    for (size_t i = 0; i < cnt; i++) /* each context once */
+        if (!u || cmp_ids(cs + (u - 1) * CTX_W(n), cs + i * CTX_W(n), CTX_W(n)) != 0)
+            memmove(cs + u++ * CTX_W(n), cs + i * CTX_W(n), CTX_W(n) * 4);
     return put_run(&l->runs, &l->cmark, &l->nc, cs, u * CTX_W(n) * 4, err);
 }
 
@@ -141,7 +140,7 @@ int glm_ext_open(glm_ext *x, uint64_t mem, const char *dir, smt_err *err)
 
 int glm_ext_levels(glm_ext *x, unsigned order, smt_err *err)
 {
-    x->order = order;
+    x->order = x->top = order;
     int rc = 0;
     if (!(x->buf = malloc(x->buf_bytes)) || !(x->tmp = malloc(x->buf_bytes)))
         rc = nomem(err);
@@ -165,16 +164,17 @@ void glm_ext_vocab(glm_ext *x, uint32_t nvocab)
 
 int glm_ext_add(glm_ext *x, unsigned n, const uint32_t *ids, float prob, float bo, smt_err *err)
 {
-    if ((x->nbuf + 1) * REC_W(n) * 4 > x->buf_bytes) {
+    unsigned w = rec_w(x, n);
+    if ((x->nbuf + 1) * w * 4 > x->buf_bytes) {
         int rc = flush_run(x, n, err);
         if (rc)
             return rc;
     }
-    uint32_t *r = x->buf + x->nbuf++ * REC_W(n);
+    uint32_t *r = x->buf + x->nbuf++ * w;
     memcpy(r, ids, n * 4);
     memcpy(r + n, &prob, 4);
     memcpy(r + n + 1, &bo, 4);
-    r[n + 2] = (uint32_t)x->l[n].nread++;
+    r[idx_at(x, n)] = (uint32_t)x->l[n].nread++;
     x->l[n].count++;
     return 0;
 }
@@ -436,7 +436,7 @@ static int stream_open(rec_stream *s, glm_ext *x, unsigned n, smt_err *err)
     memset(s, 0, sizeof *s);
     s->n = n;
     s->advance = 1;
-    return merge_open(&s->g, &x->l[n].runs, x->l[n].rmark, x->l[n].nr, REC_W(n), n, err);
+    return merge_open(&s->g, &x->l[n].runs, x->l[n].rmark, x->l[n].nr, rec_w(x, n), n, err);
 }
 
 static int stream_next(rec_stream *s, glm_ext *x, const uint32_t **out, uint32_t **blank,
@@ -479,7 +479,7 @@ static int find_blanks(glm_ext *x, smt_err *err)
         if (rc)
             return rc;
         if ((rc = merge_open(&pg, &x->l[n - 1].runs, x->l[n - 1].rmark, x->l[n - 1].nr,
-                             REC_W(n - 1), n - 1, err))) {
+                             rec_w(x, n - 1), n - 1, err))) {
             glm_merge_close(&s.g);
             return rc;
         }
@@ -488,10 +488,10 @@ static int find_blanks(glm_ext *x, smt_err *err)
         uint32_t last[GLM_MAX_ORDER];
         int have_last = 0, last_blank = 0;
         while (rc >= 0 && (rc = stream_next(&s, x, &r, &b, err)) == 1) {
-            uint64_t ins = b ? blank_ins(b, n) : rec_key(n, r[n + 2]);
+            uint64_t ins = b ? blank_ins(b, n) : rec_key(n, r[idx_at(x, n)]);
             if (have_last && cmp_ids(last, r, n - 1) == 0) {
-                uint32_t *lb = blank_at(x, n - 1, x->l[n - 1].nblank - 1);
-                if (last_blank && ins < blank_ins(lb, n - 1)) {
+                uint32_t *lb = last_blank ? blank_at(x, n - 1, x->l[n - 1].nblank - 1) : NULL;
+                if (lb && ins < blank_ins(lb, n - 1)) {
                     lb[n - 1] = (uint32_t)(ins >> 32);
                     lb[n] = (uint32_t)ins;
                 }
@@ -533,14 +533,34 @@ static void note_bad(glm_ext_bad *bad, unsigned kind, unsigned n, uint32_t index
     memcpy(bad->ids + first, ids, (n - first) * 4);
 }
 
-/* Sorts blank indices by their context (ids[1..n)). */
-static const glm_ext *sort_x;
-static unsigned sort_n;
-static int cmp_blank_ctx(const void *a, const void *b)
+/* The records of order n whose context is one of the nc contexts in cand (each (ids[1..n),
+ * since: the key of the first record it is stored for, UINT64_MAX when never; in order) and
+ * that are read before it is: the least noted in bad. */
+static int late_contexts(glm_ext *x, unsigned n, const uint32_t *cand, size_t nc,
+                         glm_ext_bad *bad, smt_err *err)
 {
-    const uint32_t *p = blank_at(sort_x, sort_n, *(const size_t *)a),
-                   *q = blank_at(sort_x, sort_n, *(const size_t *)b);
-    return cmp_ids(p + 1, q + 1, sort_n - 1);
+    rec_stream s;
+    const uint32_t *r;
+    uint32_t *b;
+    int rc = stream_open(&s, x, n, err);
+    while (!rc && (rc = stream_next(&s, x, &r, &b, err)) == 1) {
+        size_t lo = 0, hi = nc;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_ids(cand + mid * (n + 1), r + 1, n - 1) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        const uint32_t *c = cand + lo * (n + 1);
+        uint32_t index = r[idx_at(x, n)];
+        if (!b && lo < nc && cmp_ids(c, r + 1, n - 1) == 0 &&
+            ((uint64_t)c[n - 1] << 32 | c[n]) > rec_key(n, index))
+            note_bad(bad, GLM_EXT_NOCTX, n, index, r + 1, 1);
+        rc = 0;
+    }
+    glm_merge_close(&s.g);
+    return rc;
 }
 
 /* The contexts of order n's records and blanks joined with level n - 1: each found one marked
@@ -570,7 +590,8 @@ static int join_contexts(glm_ext *x, unsigned n, float *ubo, glm_ext_bad *bad, s
         glm_merge_close(&g);
         return rc;
     }
-    size_t bp = 0;
+    size_t bp = 0, nc = 0, ccap = 0;
+    uint32_t *cand = NULL; /* the contexts a record may be read before: late_contexts */
     while ((rc = glm_merge_next(&g, &r, err)) == 1) {
         if ((rc = lev_seek(&p, r, n - 1, err)) < 0)
             break;
@@ -579,33 +600,43 @@ static int join_contexts(glm_ext *x, unsigned n, float *ubo, glm_ext_bad *bad, s
         while (bp < pl->nblank && cmp_ids(blank_at(x, n - 1, bp), r, n - 1) < 0)
             bp++;
         const uint32_t *b = bp < pl->nblank ? blank_at(x, n - 1, bp) : NULL;
-        if (found && b && cmp_ids(b, r, n - 1) == 0 &&
-            blank_ins(b, n - 1) > rec_key(n, r[n - 1]))
-            found = 0; /* inserted after this record is read */
-        if (!found)
-            note_bad(bad, GLM_EXT_NOCTX, n, r[n - 1], r, 1);
-        else
+        uint64_t since = !found ? UINT64_MAX : b && cmp_ids(b, r, n - 1) == 0 ? blank_ins(b, n - 1)
+                                                                               : 0;
+        if (found)
             pl->ext[p.rank >> 6] |= 1ull << (p.rank & 63);
+        if (!since || (nc && cmp_ids(cand + (nc - 1) * (n + 1), r, n - 1) == 0))
+            continue;
+        if (smt_grow(&cand, &ccap, (nc + 1) * (n + 1), sizeof *cand, 64)) {
+            rc = nomem(err);
+            break;
+        }
+        uint32_t *c = cand + nc++ * (n + 1);
+        memcpy(c, r, (n - 1) * 4);
+        c[n - 1] = (uint32_t)(since >> 32);
+        c[n] = (uint32_t)since;
     }
     glm_merge_close(&g);
     glm_spill_cur_close(&p.cur);
+    if (!rc && nc)
+        rc = late_contexts(x, n, cand, nc, bad, err);
+    free(cand);
     if (rc < 0 || !l->nblank)
         return rc;
-    /* the blanks' contexts, in their order */
-    size_t *ord = malloc(l->nblank * sizeof *ord);
-    if (!ord)
-        return nomem(err);
-    for (size_t i = 0; i < l->nblank; i++)
-        ord[i] = i;
-    sort_x = x;
-    sort_n = n;
-    qsort(ord, l->nblank, sizeof *ord, cmp_blank_ctx);
-    if ((rc = lev_open(x, n - 1, &p, err))) {
-        free(ord);
-        return rc;
+    /* the blanks' contexts, in their order: (ids[1..n), the blank's index) sorted */
+    uint32_t *c = malloc(l->nblank * n * 4), *t = malloc(l->nblank * n * 4), *cs = NULL;
+    if (c && t) {
+        for (size_t i = 0; i < l->nblank; i++) {
+            memcpy(c + i * n, blank_at(x, n, i) + 1, (n - 1) * 4);
+            c[i * n + n - 1] = (uint32_t)i;
+        }
+        cs = radix_sort(c, t, l->nblank, n, n - 1, x->idbits, err);
+    }
+    if (!cs || (rc = lev_open(x, n - 1, &p, err))) {
+        free(c), free(t);
+        return cs ? rc : nomem(err);
     }
     for (size_t i = 0; i < l->nblank; i++) {
-        uint32_t *b = blank_at(x, n, ord[i]);
+        uint32_t *b = blank_at(x, n, cs[i * n + n - 1]);
         if ((rc = lev_seek(&p, b + 1, n - 1, err)) < 0)
             break;
         if (rc == 1) { /* else the record inserting it lacks its context */
@@ -614,7 +645,7 @@ static int join_contexts(glm_ext *x, unsigned n, float *ubo, glm_ext_bad *bad, s
         }
         rc = 0;
     }
-    free(ord);
+    free(c), free(t);
     glm_spill_cur_close(&p.cur);
     return rc;
 }
@@ -642,7 +673,7 @@ static int check_order(glm_ext *x, unsigned n, const float *uprob, glm_ext_bad *
     if (!(rc = glm_spill_mark(&l->lev, &l->lev_start, err)))
         while ((rc = stream_next(&s, x, &r, &b, err)) == 1) {
             if (i++ && !b && cmp_ids(prev, r, n) == 0)
-                note_bad(bad, GLM_EXT_DUP, n, r[n + 2], r, 0);
+                note_bad(bad, GLM_EXT_DUP, n, r[idx_at(x, n)], r, 0);
             memcpy(prev, r, n * 4);
             uint32_t parent = r[0];
             float base = 0.0f; /* a blank's: the value its chain goes on from */
@@ -670,6 +701,10 @@ static int check_order(glm_ext *x, unsigned n, const float *uprob, glm_ext_bad *
                 base = fabsf(uprob[r[0]]);
             }
             memcpy(out, r, (n + 2) * 4);
+            if (n == x->top) {
+                float none = -0.0f;
+                memcpy(&out[n + 1], &none, 4);
+            }
             if (b) {
                 float cbo, bo = -0.0f;
                 memcpy(&cbo, &b[n + 3], 4);

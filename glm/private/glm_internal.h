@@ -210,7 +210,7 @@ int glm_spill_cur_get(glm_spill_cur *c, void *data, size_t n, smt_err *err);
 void glm_spill_cur_close(glm_spill_cur *c);
 
 /* ---- a trie build's n-grams sorted on disk (glm_ext.c). Each order's records (reversed ids,
- * prob, backoff, their index in the order) go through a buffer of bounded size into sorted runs
+ * prob, backoff but at the highest order, their index in the order) go through a buffer of bounded size into sorted runs
  * in a temporary file, with their contexts; glm_ext_check merges each order into its level file,
  * in lexicographic order of the reversed ids, each record with its parent's rank in the level
  * below (a 2-gram's: its first word), and marks every level's records used as a context (ext, a
@@ -231,7 +231,7 @@ typedef struct glm_ext_level {
 } glm_ext_level;
 
 typedef struct glm_ext {
-    unsigned order, idbits;
+    unsigned order, top, idbits; /* order: checked up to; top: the file's */
     char *dir;
     uint32_t *buf, *tmp; /* the records being buffered, the sort's other array */
     size_t buf_bytes, nbuf; /* buf_bytes: each array's (the layout's sorters take as much) */
