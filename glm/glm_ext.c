@@ -427,7 +427,7 @@ typedef struct rec_stream {
     glm_merge g;
     const uint32_t *top; /* the merge's current record, NULL past its end */
     int advance;         /* top was given out: the merge moves on at the next call */
-    size_t bi;
+    size_t bi, nb;       /* the next blank, the blanks */
     unsigned n;
 } rec_stream;
 
@@ -435,13 +435,17 @@ static int stream_open(rec_stream *s, glm_ext *x, unsigned n, smt_err *err)
 {
     memset(s, 0, sizeof *s);
     s->n = n;
+    s->nb = x->l[n].nblank;
     s->advance = 1;
     return merge_open(&s->g, &x->l[n].runs, x->l[n].rmark, x->l[n].nr, rec_w(x, n), n, err);
 }
 
-static int stream_next(rec_stream *s, glm_ext *x, const uint32_t **out, uint32_t **blank,
-                       smt_err *err)
+static inline int stream_next(rec_stream *s, glm_ext *x, const uint32_t **out,
+                              uint32_t **blank, smt_err *err)
 {
+    *blank = NULL;
+    if (!s->nb) /* the records only */
+        return glm_merge_next(&s->g, out, err);
     if (s->advance) {
         int rc = glm_merge_next(&s->g, &s->top, err);
         if (rc < 0)
@@ -450,14 +454,12 @@ static int stream_next(rec_stream *s, glm_ext *x, const uint32_t **out, uint32_t
             s->top = NULL;
         s->advance = 0;
     }
-    const glm_ext_level *l = &x->l[s->n];
-    uint32_t *b = s->bi < l->nblank ? blank_at(x, s->n, s->bi) : NULL;
+    uint32_t *b = s->bi < s->nb ? blank_at(x, s->n, s->bi) : NULL;
     if (b && (!s->top || cmp_ids(b, s->top, s->n) < 0)) {
         s->bi++;
         *out = *blank = b;
         return 1;
     }
-    *blank = NULL;
     if (!s->top)
         return 0;
     *out = s->top;
