@@ -4,7 +4,8 @@
  * +0.0 (KenLM's: it "extends", so a state after an unknown word keeps it), missing
  * <s>/</s> and unknown words errors, a missing context an error, and a missing suffix inserted as
  * KenLM's probing model does (probability = lower-order probability + backoffs), in file order,
- * because the inserted entries change which later n-grams find their context. */
+ * because the inserted entries change which later n-grams find their context (a probing build
+ * here, a trie build in its sort on disk, glm_ext.c). */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #include <math.h>
 #include <stdlib.h>
@@ -14,239 +15,10 @@
 #include "glm_internal.h"
 #include "glm_kenlm.h"
 #include "smt_buf.h"
-#include "smt_hash.h"
 #include "smt_lines.h"
 #include "smt_num.h"
 #include "smt_progress.h"
 #include "smt_words.h"
-
-#define EMPTY UINT32_MAX
-
-/* ------------------------------------------------------------------ n-gram store with a hash */
-
-static uint64_t seq_hash(const uint32_t *ids, unsigned n)
-{
-    uint64_t h = n;
-    for (unsigned i = 0; i < n; i++)
-        h = smt_hash_u64(h ^ ((uint64_t)ids[i] << 1 | 1));
-    return h;
-}
-
-/* Any table size (not only powers of two) so the table can stay ~70% full: multiply-shift. */
-static inline uint64_t slot_of(const glm_ostore *s, uint64_t h)
-{
-    return ((h >> 32) * s->nslots) >> 32;
-}
-
-#define SLOTS_FOR(n) ((n) * 10 / 7 + 16)
-
-/* Record index bits for a table of nslots slots: it holds at most 70% of nslots records before it
- * is rebuilt, and a slot must never read as EMPTY (all ones). */
-static unsigned rbits_for(uint64_t nslots)
-{
-    uint64_t most = nslots * 7 / 10 + 2;
-    unsigned b = 1;
-    while (b < 32 && ((uint64_t)1 << b) - 1 <= most)
-        b++;
-    return b;
-}
-
-static inline uint32_t slot_value(const glm_ostore *s, uint64_t h, uint32_t r)
-{
-    return s->rbits >= 32 ? r : (uint32_t)(h << s->rbits) | r;
-}
-
-static inline int same_ids(const uint32_t *a, const uint32_t *b, unsigned n)
-{
-    for (unsigned k = 0; k < n; k++)
-        if (a[k] != b[k])
-            return 0;
-    return 1;
-}
-
-/* The slot holding ids (*found = 1) or the empty slot where it would go (*found = 0). */
-static uint64_t probe(const glm_ostore *s, const uint32_t *ids, uint64_t h, int *found)
-{
-    uint32_t want = slot_value(s, h, 0), rmask = s->rbits >= 32 ? UINT32_MAX
-                                                              : ((uint32_t)1 << s->rbits) - 1;
-    for (uint64_t i = slot_of(s, h);; i = i + 1 == s->nslots ? 0 : i + 1) {
-        uint32_t v = s->slots[i];
-        if (v == EMPTY) {
-            *found = 0;
-            return i;
-        }
-        if ((v & ~rmask) == want &&
-            same_ids(s->ids + (uint64_t)(v & rmask) * s->n, ids, s->n)) {
-            *found = 1;
-            return i;
-        }
-    }
-}
-
-/* glm_ostore_find with the hash of ids given (seq_hash(ids, s->n)). */
-static int64_t find_hashed(const glm_ostore *s, const uint32_t *ids, uint64_t h)
-{
-    if (!s->slots)
-        return -1;
-    int found;
-    uint64_t i = probe(s, ids, h, &found);
-    if (!found)
-        return -1;
-    return s->rbits >= 32 ? s->slots[i] : s->slots[i] & (((uint32_t)1 << s->rbits) - 1);
-}
-
-int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids)
-{
-    return find_hashed(s, ids, seq_hash(ids, s->n));
-}
-
-/* The hash of ids in s, its first slot prefetched (a middle order's table). */
-static inline uint64_t hash_ahead(const glm_ostore *s, const uint32_t *ids)
-{
-    uint64_t h = seq_hash(ids, s->n);
-    __builtin_prefetch(s->slots + slot_of(s, h));
-    return h;
-}
-
-void glm_ostore_prefetch(const glm_ostore *s, const uint32_t *ids)
-{
-    if (s->slots)
-        (void)hash_ahead(s, ids);
-}
-
-static void place(glm_ostore *s, uint32_t r)
-{
-    uint64_t h = seq_hash(s->ids + (uint64_t)r * s->n, s->n);
-    uint64_t i = slot_of(s, h);
-    while (s->slots[i] != EMPTY)
-        i = i + 1 == s->nslots ? 0 : i + 1;
-    s->slots[i] = slot_value(s, h, r);
-}
-
-static int ostore_init(glm_ostore *s, unsigned n, uint64_t cap, int middle)
-{
-    memset(s, 0, sizeof *s);
-    s->n = n;
-    s->cap = cap ? cap : 1;
-    s->ids = malloc(s->cap * n * sizeof *s->ids);
-    s->prob = malloc(s->cap * sizeof *s->prob);
-    if (middle)
-        s->bo = malloc(s->cap * sizeof *s->bo);
-    if (!s->ids || !s->prob || (middle && !s->bo))
-        return -1;
-    if (middle) {
-        uint64_t slots = SLOTS_FOR(s->cap);
-        s->slots = malloc(slots * sizeof *s->slots);
-        if (!s->slots)
-            return -1;
-        memset(s->slots, 0xff, slots * sizeof *s->slots);
-        s->nslots = slots;
-        s->rbits = rbits_for(slots);
-    }
-    return 0;
-}
-
-void glm_ostore_free(glm_ostore *s)
-{
-    free(s->ids);
-    free(s->prob);
-    free(s->bo);
-    free(s->slots);
-    memset(s, 0, sizeof *s);
-}
-
-/* Room for one more record, out of append_record's way (rarely needed: the store starts with room
- * for the declared count and a little more, where the input's size allows): 0 or -1. */
-static __attribute__((noinline)) int grow_records(glm_ostore *s)
-{
-    size_t need = s->count + 1, c = s->cap;
-    if (smt_grow(&s->ids, &c, need, s->n * sizeof *s->ids, 16))
-        return -1;
-    c = s->cap;
-    if (smt_grow(&s->prob, &c, need, sizeof *s->prob, 16))
-        return -1;
-    if (s->bo) {
-        c = s->cap;
-        if (smt_grow(&s->bo, &c, need, sizeof *s->bo, 16))
-            return -1;
-    }
-    s->cap = c;
-    return 0;
-}
-
-/* Appends a record (growing when suffixes were inserted beyond the declared count): 0 and *r,
- * -1 out of memory, -2 too many. The hash table is the caller's. */
-static int append_record(glm_ostore *s, const uint32_t *ids, float prob, float bo, uint32_t *r)
-{
-    if (s->count == s->cap && grow_records(s))
-        return -1;
-    if (s->count >= UINT32_MAX - 1)
-        return -2;
-    *r = (uint32_t)s->count++;
-    memcpy(s->ids + (uint64_t)*r * s->n, ids, s->n * sizeof *ids);
-    s->prob[*r] = prob;
-    if (s->bo)
-        s->bo[*r] = bo;
-    return 0;
-}
-
-/* After an append: a table more than 70% full is rebuilt twice as large (every record placed
- * anew, the new one included); returns 1 when it did, 0 when the caller places the record, -1
- * out of memory. */
-static int grow_slots(glm_ostore *s)
-{
-    if (s->count * 10 <= s->nslots * 7)
-        return 0;
-    uint64_t slots = SLOTS_FOR(s->count * 2);
-    uint32_t *sl = malloc(slots * sizeof *sl);
-    if (!sl)
-        return -1;
-    free(s->slots);
-    s->slots = sl;
-    memset(sl, 0xff, slots * sizeof *sl);
-    s->nslots = slots;
-    s->rbits = rbits_for(slots);
-    for (uint32_t i = 0; i < s->count; i++)
-        place(s, i);
-    return 1;
-}
-
-/* Appends an n-gram known to be absent (an inserted suffix). */
-static int ostore_add(glm_ostore *s, const uint32_t *ids, float prob, float bo)
-{
-    uint32_t r;
-    int rc = append_record(s, ids, prob, bo, &r);
-    if (rc || !s->slots)
-        return rc;
-    if ((rc = grow_slots(s)) < 0)
-        return -1;
-    if (rc == 0)
-        place(s, r);
-    return 0;
-}
-
-/* ostore_add for an n-gram read from the file (h: its seq_hash when s has a table): -3 when it is
- * already stored. One probe both checks and finds the slot (middle orders; the highest order has
- * no table). */
-static int ostore_add_unique(glm_ostore *s, const uint32_t *ids, uint64_t h, float prob,
-                             float bo)
-{
-    if (!s->slots)
-        return ostore_add(s, ids, prob, bo);
-    int found;
-    uint64_t i = probe(s, ids, h, &found);
-    if (found)
-        return -3;
-    uint32_t r;
-    int rc = append_record(s, ids, prob, bo, &r);
-    if (rc)
-        return rc;
-    if ((rc = grow_slots(s)) < 0)
-        return -1;
-    if (rc == 0) /* the empty slot the probe ended on is still free */
-        s->slots[i] = slot_value(s, h, r);
-    return 0;
-}
 
 /* Anonymous memory, 2 MB aligned and advised to huge pages (but its tail: no part of a huge page
  * beyond bytes is made resident); raw and len are for munmap. */
@@ -301,6 +73,8 @@ typedef struct reader {
     size_t flen[GLM_MAX_ORDER + 3]; /* the lengths of the fields ngram_line split */
     int positive_to_zero;           /* build_binary -i */
     uint64_t at_line;               /* nonzero: the line of the n-gram being stored */
+    uint64_t line0[GLM_MAX_ORDER + 1]; /* a trie build on disk: each order's first line */
+    int ext_failed;                 /* the sort on disk gave the error */
 } reader;
 
 /* The line an error names: the line read, or the earlier one being stored (at_line). */
@@ -648,35 +422,6 @@ out:
     return rc;
 }
 
-/* KenLM's FixSRI: the longest stored suffix of ids is at order lower+2 (lower = -1: the unigram);
- * insert the missing ones above it, each with the lower probability plus the backoffs between. */
-static int insert_suffixes(reader *r, glm_arpa *a, unsigned n, const uint32_t *ids, int lower,
-                           float neg_lower_prob)
-{
-    float blank = neg_lower_prob; /* KenLM keeps it negated while subtracting backoffs */
-    unsigned fix = (unsigned)(lower + 1);
-    if (fix == 0) {
-        blank -= a->ubo[ids[1]];
-        set_extension(&a->ubo[ids[1]]);
-        if (ostore_add(&a->o[2], ids, -fabsf(blank), -0.0f))
-            goto nomem;
-        fix = 1;
-    }
-    for (; fix + 3 <= n; fix++) {
-        int64_t ctx = glm_ostore_find(&a->o[fix + 1], ids + 1); /* h1 .. h_{fix+1} */
-        if (ctx >= 0) {
-            set_extension(&a->o[fix + 1].bo[ctx]);
-            blank -= a->o[fix + 1].bo[ctx];
-        }
-        if (ostore_add(&a->o[fix + 2], ids, -fabsf(blank), -0.0f))
-            goto nomem;
-    }
-    return 0;
-nomem:
-    return smt_err_set(r->err, SMT_ERR_NOMEM, "%s:%llu: out of memory", r->path,
-                       (unsigned long long)lineno(r));
-}
-
 /* The word with id (error messages only: the words of a probing build are scanned). */
 static const char *word_of(const glm_arpa *a, uint32_t id)
 {
@@ -747,54 +492,6 @@ static int missing_context(reader *r, glm_arpa *a, unsigned n, const uint32_t *i
                        r->path, (unsigned long long)lineno(r), buf, n, n - 1);
 }
 
-/* Stores a read n-gram in the trie's stores (o[]): the duplicate check, the missing suffixes
- * inserted, the context's backoff marked as extended. */
-static int store_ngram(reader *r, glm_arpa *a, unsigned n, const uint32_t *ids, float prob,
-                       float bo)
-{
-    glm_ostore *s = &a->o[n];
-    /* the three lookups of this n-gram (itself, its suffix, its context) start together */
-    uint64_t hs = s->slots ? hash_ahead(s, ids) : 0, hsuf = 0, hctx = 0;
-    if (n > 2) {
-        hsuf = hash_ahead(&a->o[n - 1], ids);
-        hctx = hash_ahead(&a->o[n - 1], ids + 1);
-    }
-    int rc = n < a->order ? ostore_add_unique(s, ids, hs, prob, bo) : 0;
-    if (rc == -3)
-        return smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate %u-gram", r->path,
-                           (unsigned long long)lineno(r), n);
-    /* the longest stored suffix (w, h1, .., h_{lower+1}) and its record at */
-    int lower = (int)n - 3;
-    int64_t at = lower >= 0 ? find_hashed(&a->o[n - 1], ids, hsuf) : -1;
-    while (!rc && lower >= 0 && at < 0)
-        if (--lower >= 0)
-            at = glm_ostore_find(&a->o[lower + 2], ids);
-    if (!rc && lower != (int)n - 3) {
-        float lp = lower < 0 ? a->uprob[ids[0]] : a->o[lower + 2].prob[at];
-        if ((rc = insert_suffixes(r, a, n, ids, lower, fabsf(lp))))
-            return rc;
-        at = (int64_t)a->o[n - 1].count - 1; /* the suffix inserted last */
-    }
-    if (!rc && n == a->order) { /* the highest order: its parent's record and its key */
-        uint32_t pk[2] = {n > 2 ? (uint32_t)at : ids[0], ids[n - 1]};
-        rc = ostore_add(s, pk, prob, bo);
-    }
-    if (rc)
-        return smt_err_set(r->err, rc == -2 ? SMT_ERR_LIMIT : SMT_ERR_NOMEM,
-                           "%s:%llu: cannot store the %u-gram", r->path,
-                           (unsigned long long)lineno(r), n);
-    /* the context h_{n-1} .. h1 must exist; it can now be extended */
-    if (n == 2) {
-        set_extension(&a->ubo[ids[1]]);
-    } else {
-        int64_t c = find_hashed(&a->o[n - 1], ids + 1, hctx);
-        if (c < 0)
-            return missing_context(r, a, n, ids);
-        set_extension(&a->o[n - 1].bo[c]);
-    }
-    return 0;
-}
-
 /* glm build probing: an entry's {prob, backoff} after its 8-byte key. */
 static inline float *pt_prob(uint8_t *e) { return (float *)(void *)(e + 8); }
 static inline float *pt_bo(uint8_t *e) { return (float *)(void *)(e + 12); }
@@ -853,9 +550,10 @@ static void pt_keys(const glm_arpa *a, unsigned n, pt_pending *p)
     }
 }
 
-/* store_ngram for the probing tables, keyed as KenLM keys them (glm_kenlm_combine of the ids,
- * predicted word first); the same semantics, and the "extends left" marks set as they arise:
- * every stored n-gram's suffix one order down gets its sign bit cleared. */
+/* Stores an n-gram in the probing tables, keyed as KenLM keys them (glm_kenlm_combine of the ids,
+ * predicted word first): the duplicate check, the missing suffixes inserted (FixSRI), the
+ * context's backoff marked as extended, and the "extends left" marks set as they arise: every
+ * stored n-gram's suffix one order down gets its sign bit cleared. */
 static int store_probing(reader *r, glm_arpa *a, unsigned n, const pt_pending *p)
 {
     const uint32_t *ids = p->ids;
@@ -875,11 +573,11 @@ static int store_probing(reader *r, glm_arpa *a, unsigned n, const pt_pending *p
         a->uprob[ids[0]] = fabsf(lp);
     else
         *pt_prob(at) = fabsf(lp);
-    if (m + 1 < n) { /* KenLM's FixSRI, as insert_suffixes; each inserted one extends left */
+    if (m + 1 < n) { /* KenLM's FixSRI; each inserted one extends left */
         float blank = fabsf(lp);
         unsigned k = m + 1;
         if (m == 1) {
-            blank -= a->ubo[ids[1]];
+            blank = glm_fixsri_next(blank, a->ubo[ids[1]]);
             set_extension(&a->ubo[ids[1]]);
             if ((rc = pt_add(r, a, 2, suf[2], fabsf(blank), -0.0f, &e)))
                 return rc;
@@ -889,7 +587,7 @@ static int store_probing(reader *r, glm_arpa *a, unsigned n, const pt_pending *p
             uint8_t *c = ctx[k - 1] ? glm_kenlm_fill_find(&a->pt[k - 1], ctx[k - 1]) : NULL;
             if (c) {
                 set_extension(pt_bo(c));
-                blank -= *pt_bo(c);
+                blank = glm_fixsri_next(blank, *pt_bo(c));
             }
             if ((rc = pt_add(r, a, k, suf[k], fabsf(blank), -0.0f, &e)))
                 return rc;
@@ -948,9 +646,9 @@ static int parse_ngram(reader *r, glm_arpa *a, unsigned n, uint64_t i, uint64_t 
     return 0;
 }
 
-/* The n-grams of order n, each stored (store_ngram), or in a probing build stored PT_AHEAD lines
- * after it is read (store_probing; the earlier lines are stored before a line's error is given,
- * so the first error in the file is the one reported). */
+/* The n-grams of order n, each to the sort on disk (a trie build), or in a probing build stored
+ * PT_AHEAD lines after it is read (store_probing; the earlier lines are stored before a line's
+ * error is given, so the first error in the file is the one reported). */
 static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
 {
     uint64_t count = a->declared[n], i = 0;
@@ -967,15 +665,14 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
         if ((rc = parse_ngram(r, a, n, i, count, &v, ids, &prob, &bo)))
             break;
         if (a->ext) { /* sorted later (glm_ext_check); a 2-gram's context marked now */
-            if ((rc = glm_ext_add(a->ext, n, ids, prob, bo, r->err)))
+            if (i == 0)
+                r->line0[n] = lineno(r);
+            if ((rc = glm_ext_add(a->ext, n, ids, prob, bo, r->err))) {
+                r->ext_failed = 1;
                 return rc;
+            }
             if (n == 2)
                 set_extension(&a->ubo[ids[1]]);
-            continue;
-        }
-        if (!a->pt) {
-            if ((rc = store_ngram(r, a, n, ids, prob, bo)))
-                return rc;
             continue;
         }
         pt_pending *p = &ring[i % PT_AHEAD];
@@ -992,8 +689,8 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
         if (src)
             return src;
     }
-    if (!rc && a->ext)
-        rc = glm_ext_end_order(a->ext, n, r->err);
+    if (!rc && a->ext && (rc = glm_ext_end_order(a->ext, n, r->err)))
+        r->ext_failed = 1;
     return rc;
 }
 
@@ -1014,13 +711,37 @@ static int read_end(reader *r)
     return rc;
 }
 
+/* A trie build's n-grams sorted on disk (glm_ext_check), orders 2..upto: those read when the
+ * reading ended (rc: 0 or its error, at a later line than any n-gram read). The first error of
+ * the file is the sort's when it finds one (it names an n-gram's line), else rc. */
+static int ext_check(reader *r, glm_arpa *a, unsigned upto, int rc)
+{
+    glm_ext *x = a->ext;
+    glm_ext_bad bad;
+    smt_err quiet;
+    if (rc) { /* the order being read is checked as far as it was read */
+        x->order = upto;
+        if (glm_ext_end_order(x, upto, &quiet))
+            return rc;
+    }
+    int crc = glm_ext_check(x, a->uprob, a->ubo, &bad, rc ? &quiet : r->err);
+    if (crc || !bad.kind)
+        return rc ? rc : crc;
+    r->at_line = r->line0[bad.n] + bad.index;
+    if (bad.kind == GLM_EXT_DUP)
+        rc = smt_err_set(r->err, SMT_ERR_PARSE, "%s:%llu: duplicate %u-gram", r->path,
+                         (unsigned long long)lineno(r), bad.n);
+    else
+        rc = missing_context(r, a, bad.n, bad.ids);
+    r->at_line = 0;
+    return rc;
+}
+
 void glm_arpa_free(glm_arpa *a)
 {
     smt_vocab_builder_free(a->vocab);
     free(a->uprob);
     free(a->ubo);
-    for (unsigned n = 0; n <= GLM_MAX_ORDER; n++)
-        glm_ostore_free(&a->o[n]);
     if (a->pt_mem)
         munmap(a->pt_mem, a->pt_mem_len);
     free(a->pt);
@@ -1057,28 +778,23 @@ int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float
                          "declared counts", path);
         goto out;
     }
-    for (unsigned n = 2; n <= a->order && !a->pt && !a->ext; n++)
-        if (ostore_init(&a->o[n], n < a->order ? n : 2,
-                        input_cap(&r, n, a->declared[n] + a->declared[n] / 64 + 16),
-                        n < a->order)) {
-            rc = smt_err_set(err, SMT_ERR_NOMEM, "%s: out of memory for %llu %u-grams", path,
-                             (unsigned long long)a->declared[n], n);
-            goto out;
-        }
     if ((rc = read_unigrams(&r, a)) || (a->pt && (rc = vocab_to_probing(&r, a))))
         goto out;
     if (a->ext)
         glm_ext_vocab(a->ext, a->nvocab);
-    if (a->unk_added && warn && !(ext && ext->warned)) {
-        if (ext)
-            ext->warned = 1;
+    if (a->unk_added && warn) {
         fprintf(warn, "%s: warning: the ARPA file is missing <unk>; substituting log10 "
                       "probability %g (as KenLM does)\n", path, (double)unk_log10);
     }
-    for (unsigned n = 2; n <= a->order && !rc; n++)
+    unsigned reached = 0;
+    for (unsigned n = 2; n <= a->order && !rc; n++) {
+        reached = n;
         rc = read_ngrams(&r, a, n);
+    }
     if (!rc)
         rc = read_end(&r);
+    if (a->ext && reached && !r.ext_failed && rc != SMT_ERR_NOMEM)
+        rc = ext_check(&r, a, reached, rc);
 out:
     smt_progress_finish(&r.prog, smt_lines_bytes_read(r.lines));
     smt_lines_close(r.lines);

@@ -4,11 +4,9 @@
  * The trie is made level by level (k = 2..N): each n-gram's parent is its suffix of order k-1
  * (already placed, its final position known), so sorting level k by (parent position, key) groups
  * every node's children in their parent's order, sorted by key; each group is then permuted into
- * its B-tree's breadth-first order. The n-grams come sorted on disk (glm_ext, build_trie_ext),
- * or from the reader's stores (build_trie: every record's parent found first, find_parents,
- * after which an order keeps only its keys and values; each level's input freed once it is laid
- * out). Each level's output leaves memory as it is finished (trie_out: the keys to the file, the
- * rest through a glm_spill). */
+ * its B-tree's breadth-first order. The n-grams come sorted on disk, each with its parent
+ * (glm_ext, build_trie_ext). Each level's output leaves memory as it is finished (trie_out: the
+ * keys to the file, the rest through a glm_spill). */
 #define _POSIX_C_SOURCE 200809L /* stat, sysconf */
 #include <math.h>
 #include <stdlib.h>
@@ -149,111 +147,6 @@ void glm_bt_order(const glm_layout *L, uint64_t n, uint32_t *slot_to_rank)
     inorder(&c, 0, 0);
 }
 
-/* ------------------------------------------------------------------ sorting a level */
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* How far a pass over records looks ahead (a suffix lookup, a table fill): its random reads
- * start this many records early. */
-#define BUILD_AHEAD 16
-
-/* Each record's parent (its record in the order below; a 2-gram's: its first word) into par[k]
- * (k = 2..N), the highest order first: once an order's parents are found, the order above has
- * found its own in it, so its table goes and its words shrink to its keys (s->n = 1). */
-static int find_parents(glm_arpa *a, uint32_t **par, smt_err *err)
-{
-    for (unsigned k = a->order; k >= 2; k--) {
-        glm_ostore *s = &a->o[k];
-        int look = k > 2 && k < a->order; /* found by its words, else stored (glm_ostore) */
-        const glm_ostore *ps = look ? &a->o[k - 1] : NULL;
-        uint64_t n = s->count, w = s->n;
-        uint32_t *p = par[k] = malloc(n * sizeof *p + 4);
-        if (!p)
-            return smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
-        for (uint64_t i = 0; i < n; i++) {
-            const uint32_t *ids = s->ids + i * w;
-            if (look && i + BUILD_AHEAD < n)
-                glm_ostore_prefetch(ps, ids + BUILD_AHEAD * w);
-            int64_t f = look ? glm_ostore_find(ps, ids) : (int64_t)ids[0];
-            if (f < 0) /* cannot happen: every suffix was stored (insert_suffixes) */
-                return smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram without its suffix",
-                                   k);
-            p[i] = (uint32_t)f;
-        }
-        for (uint64_t i = 0; i < n; i++) /* in place: i <= i * w + w - 1 */
-            s->ids[i] = s->ids[i * w + w - 1];
-        uint32_t *keys = realloc(s->ids, n * sizeof *keys + 4);
-        if (keys)
-            s->ids = keys;
-        s->n = 1;
-        free(s->slots);
-        s->slots = NULL;
-    }
-    return 0;
-}
-
-/* Sorts the records of level k by (parent final position, key): order[i] = record index;
- * ppos[rec] = the final position of the record's parent (par: each record's parent record). A
- * counting sort by parent (no copy of the records), then each group by key: insertion sort when
- * small, else through a buffer of (key, record) pairs. */
-static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *par,
-                      const uint32_t *parent_pos, uint64_t np, uint32_t *order, uint32_t *ppos,
-                      smt_err *err)
-{
-    const glm_ostore *s = &a->o[k];
-    uint64_t n = s->count;
-    uint32_t *cnt = calloc(np + 1, sizeof *cnt);
-    if (!cnt)
-        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory sorting %u-grams", k);
-    for (uint64_t i = 0; i < n; i++) {
-        uint32_t p = par[i];
-        ppos[i] = parent_pos[p];
-        cnt[ppos[i] + 1]++;
-    }
-    for (uint64_t p = 0; p < np; p++)
-        cnt[p + 1] += cnt[p];
-    for (uint64_t i = 0; i < n; i++)
-        order[cnt[ppos[i]]++] = (uint32_t)i; /* now cnt[p] is the end of group p */
-    uint64_t *buf = NULL, bufcap = 0, start = 0;
-    const uint32_t *ids = s->ids;
-#define KEY(rec) ids[rec]
-    for (uint64_t p = 0; p < np; start = cnt[p++]) {
-        uint64_t g = cnt[p] - start;
-        uint32_t *o = order + start;
-        if (g <= 24) {
-            for (uint64_t i = 1; i < g; i++) {
-                uint32_t r = o[i], key = KEY(r);
-                uint64_t j = i;
-                for (; j > 0 && KEY(o[j - 1]) > key; j--)
-                    o[j] = o[j - 1];
-                o[j] = r;
-            }
-            continue;
-        }
-        if (g > bufcap) {
-            free(buf);
-            bufcap = g;
-            if (!(buf = malloc(g * sizeof *buf))) {
-                free(cnt);
-                return smt_err_set(err, SMT_ERR_NOMEM, "out of memory sorting %u-grams", k);
-            }
-        }
-        for (uint64_t i = 0; i < g; i++)
-            buf[i] = (uint64_t)KEY(o[i]) << 32 | o[i];
-        qsort(buf, g, sizeof *buf, cmp_u64);
-        for (uint64_t i = 0; i < g; i++)
-            o[i] = (uint32_t)buf[i];
-    }
-#undef KEY
-    free(buf);
-    free(cnt);
-    return 0;
-}
-
 /* ------------------------------------------------------------------ the build */
 
 /* The model file as its levels are finished: the keys go to the writer's "keys" section as each
@@ -263,8 +156,7 @@ static int sort_level(const glm_arpa *a, unsigned k, const uint32_t *par,
 typedef struct trie_out {
     smt_writer *w;
     glm_spill sp;
-    glm_ext ext;     /* the n-grams sorted on disk (a regular input file) */
-    int use_ext;
+    glm_ext ext;     /* the n-grams sorted on disk */
     uint64_t level_mem; /* a quarter of -S: a level laid out in memory when its arrays fit */
     glm_mid *uni;
     uint32_t kbits;    /* a quantized file's key bits; 0: uint32 keys */
@@ -350,115 +242,6 @@ static int trie_start(const glm_arpa *a, const glm_layout *L, trie_out *o, int p
     return 0;
 }
 
-/* The levels from the reader's stores (o[]). */
-static int build_trie(glm_arpa *a, const glm_layout *L, trie_out *o, smt_progress *prog,
-                      uint64_t done_bytes, smt_err *err)
-{
-    unsigned N = a->order;
-    int rc;
-    uint32_t *pos = malloc(a->nvocab * sizeof *pos); /* final position of each record, level k-1 */
-    if (!pos)
-        return smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
-    uint32_t *par[GLM_MAX_ORDER + 1] = {0};
-    rc = find_parents(a, par, err);
-    glm_mid *pmid = o->uni;
-    for (uint32_t w = 0; w < a->nvocab; w++)
-        pos[w] = w;
-    for (unsigned k = 2; k <= N && !rc; k++) {
-        glm_ostore *s = &a->o[k];
-        uint64_t n = s->count, np = L->count[k - 1];
-        uint32_t *order = malloc(n * sizeof *order + 4);
-        uint32_t *ppos = malloc(n * sizeof *ppos + 4);
-        uint32_t *newpos = k < N ? malloc(n * sizeof *newpos + 4) : NULL;
-        uint32_t *perm = NULL;
-        uint32_t *keys = malloc(n * sizeof *keys + 4);
-        glm_mid *kmid = k < N ? malloc((n + 1) * sizeof *kmid) : NULL;
-        float *top = k < N ? NULL : malloc(n * sizeof *top + 4);
-        uint64_t entry_bytes = sizeof *keys + (k < N ? sizeof *kmid : sizeof *top);
-        if (!order || !ppos || !keys || (k < N ? !newpos || !kmid : !top)) {
-            rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
-            goto level_out;
-        }
-        rc = sort_level(a, k, par[k], pos, np, order, ppos, err);
-        free(par[k]);
-        par[k] = NULL;
-        if (rc)
-            goto level_out;
-        uint64_t permcap = 0, i = 0, cursor = 0;
-        for (uint64_t p = 0; p < np; p++) {
-            pmid[p].child = (uint32_t)cursor;
-            uint64_t g0 = i;
-            while (i < n && ppos[order[i]] == p) {
-                if (i > g0 && s->ids[order[i]] == s->ids[order[i - 1]]) {
-                    rc = smt_err_set(err, SMT_ERR_PARSE, "duplicate %u-gram in the ARPA file", k);
-                    goto level_out;
-                }
-                i++;
-            }
-            uint64_t g = i - g0;
-            if (g == 0)
-                continue;
-            if (g > permcap) {
-                free(perm);
-                permcap = g;
-                if (!(perm = malloc(g * sizeof *perm))) {
-                    rc = smt_err_set(err, SMT_ERR_NOMEM, "out of memory building the trie");
-                    goto level_out;
-                }
-            }
-            glm_bt_order(L, g, perm);
-            for (uint64_t slot = 0; slot < g; slot++) {
-                uint32_t rec = order[g0 + perm[slot]];
-                uint64_t at = cursor + slot;
-                keys[at] = s->ids[rec];
-                if (k < N) {
-                    kmid[at] = (glm_mid){s->prob[rec], s->bo[rec], 0};
-                    newpos[rec] = (uint32_t)at;
-                } else {
-                    top[at] = s->prob[rec];
-                }
-            }
-            cursor += g;
-            smt_progress_update(prog, done_bytes + cursor * entry_bytes);
-        }
-        if (cursor != n) {
-            rc = smt_err_set(err, SMT_ERR_PARSE, "internal: %u-gram groups cover %llu of %llu", k,
-                             (unsigned long long)cursor, (unsigned long long)n);
-            goto level_out;
-        }
-        /* level k-1 is complete (its children's offsets set): out it goes, and level k's keys */
-        pmid[np].child = (uint32_t)n;
-        if (k < N)
-            kmid[n] = (glm_mid){0.0f, 0.0f, 0};
-        if ((rc = put_keys(o, keys, n, err)) ||
-            (k > 2 && (rc = glm_spill_put(&o->sp, pmid, (np + 1) * sizeof *pmid, err))) ||
-            (k == N && (rc = glm_spill_put(&o->sp, top, n * sizeof *top, err))))
-            goto level_out;
-        glm_ostore_free(s); /* laid out: the level's input goes */
-        done_bytes += n * entry_bytes + (k < N ? sizeof *kmid : 0);
-        smt_progress_update(prog, done_bytes);
-    level_out:
-        free(perm);
-        free(order);
-        free(ppos);
-        free(pos);
-        free(keys);
-        free(top);
-        pos = newpos;
-        if (pmid != o->uni)
-            free(pmid);
-        pmid = kmid;
-    }
-    if (pmid != o->uni)
-        free(pmid);
-    free(pos);
-    for (unsigned k = 2; k <= N; k++)
-        free(par[k]);
-    if (!rc)
-        smt_progress_finish(prog, done_bytes);
-    return rc;
-}
-
 /* A level's entries in final order, from its sorter (records: position, key, prob, backoff,
  * rank): each one's first child from the level above's counts by rank (start, made the first
  * positions), to the spill, then the sentinel's (nchild). */
@@ -490,8 +273,7 @@ static int put_level_mids(trie_out *o, const glm_sorter *t, uint64_t np, uint32_
     if (rc < 0)
         return rc;
     if (rc == 1 || i != np || cs != nchild)
-        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (a level's "
-                           "positions)", t->sp.dir);
+        return glm_temp_damaged(err, t->sp.dir, "a level's positions");
     mb[nb++] = (glm_mid){0.0f, 0.0f, (uint32_t)nchild};
     return glm_spill_put(&o->sp, mb, nb * sizeof *mb, err);
 }
@@ -524,12 +306,11 @@ static int put_level_keys(trie_out *o, const glm_sorter *t, uint64_t n, int top,
     if (rc < 0)
         return rc;
     if (rc == 1 || i != n)
-        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (a level's "
-                           "positions)", t->sp.dir);
+        return glm_temp_damaged(err, t->sp.dir, "a level's positions");
     return 0;
 }
 
-/* build_trie from the level files of glm_ext: level k's records come in order of the reversed
+/* The levels from the level files of glm_ext: level k's records come in order of the reversed
  * ids (so grouped by parent, each group by key), read twice: first each parent's child count,
  * from which, with the parents in their final order (the level below's sorter), each group's
  * first position, the level below's entries then going to the spill; then each group placed in
@@ -566,8 +347,7 @@ static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_pro
         if (rc < 0)
             break;
         if (rc == 0 || seen != n) {
-            rc = smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (level %u)",
-                             x->dir, k);
+            rc = glm_temp_damaged(err, x->dir, "level %u", k);
             break;
         }
         rc = 0;
@@ -685,8 +465,7 @@ static int build_trie_ext(glm_arpa *a, const glm_layout *L, trie_out *o, smt_pro
         if (rc)
             break;
         if (placed != n) {
-            rc = smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (level %u)",
-                             x->dir, k);
+            rc = glm_temp_damaged(err, x->dir, "level %u", k);
             break;
         }
         free(start);
@@ -748,7 +527,7 @@ static int build_levels(glm_arpa *a, const glm_layout *L, trie_out *o, int progr
     smt_progress prog;
     int rc = trie_start(a, L, o, progress, &prog, &done_bytes, err);
     if (!rc)
-        rc = (a->ext ? build_trie_ext : build_trie)(a, L, o, &prog, done_bytes, err);
+        rc = build_trie_ext(a, L, o, &prog, done_bytes, err);
     return rc;
 }
 
@@ -1011,8 +790,8 @@ out:
     return rc;
 }
 
-/* The .glm file: the header, the vocabulary, the keys as build_trie lays the levels out, then the
- * sections read back from the spill. */
+/* The .glm file: the header, the vocabulary, the keys as build_trie_ext lays the levels out, then
+ * the sections read back from the spill. */
 static int write_model(const char *out_path, glm_arpa *a, glm_layout *L, trie_out *o,
                        glm_params *par, int progress, smt_err *err)
 {
@@ -1141,8 +920,8 @@ static void fill_stats(glm_build_stats *stats, const glm_params *par, int unk_ad
 /* A trie build's output state, its spill open in -T's folder (default: the output's), and for a
  * regular input file the sort on disk. -S (default: 80% of the physical memory, else 1 GiB, as
  * KenLM's build_binary) is shared: half of it, at most TRIE_MEM_PART, for each. */
-static int open_out(trie_out **out, const glm_build_options *opt, const char *arpa_path,
-                    const char *out_path, smt_err *err)
+static int open_out(trie_out **out, const glm_build_options *opt, const char *out_path,
+                    smt_err *err)
 {
     uint64_t limit = opt->sort_memory;
     if (!limit) {
@@ -1166,12 +945,8 @@ static int open_out(trie_out **out, const glm_build_options *opt, const char *ar
                : smt_err_set(err, SMT_ERR_NOMEM, "out of memory");
     if (o)
         o->level_mem = level_mem;
-    struct stat st; /* the sort reads the input twice when it must give way to the stores */
-    if (!rc && stat(arpa_path, &st) == 0 && S_ISREG(st.st_mode)) {
-        if ((rc = glm_ext_open(&o->ext, limit, tdir, err)))
-            glm_spill_close(&o->sp);
-        o->use_ext = !rc;
-    }
+    if (!rc && (rc = glm_ext_open(&o->ext, limit, tdir, err)))
+        glm_spill_close(&o->sp);
     free(dir);
     if (rc) {
         free(o);
@@ -1218,26 +993,13 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
         return smt_err_set(err, SMT_ERR_ARG, "%s: the output is the input ARPA file; refusing to "
                            "overwrite it", out_path);
     trie_out *o = NULL; /* a trie's output: its spill's folder is tried before the input is read */
-    int rc = opt->probing ? 0 : open_out(&o, opt, arpa_path, out_path, err);
+    int rc = opt->probing ? 0 : open_out(&o, opt, out_path, err);
     if (rc)
         return rc;
     glm_arpa a;
     float unk = opt->unk_given ? opt->unk_log10 : -100.0f;
     rc = glm_arpa_read(&a, arpa_path, opt->progress, opt->warn, unk, opt->positive_to_zero,
-                       opt->probing ? mult : 0.0f, o && o->use_ext ? &o->ext : NULL, err);
-    if (o && o->use_ext) {
-        if (!rc && (rc = glm_ext_check(&o->ext, err)) != 0)
-            glm_arpa_free(&a);
-        /* a file the sort does not take as it is (a duplicate, a missing suffix or context, a
-         * parse error): the stores read it again, in file order, with its first error */
-        if (rc == 1 || rc == SMT_ERR_PARSE || rc == SMT_ERR_LIMIT) {
-            FILE *warn = o->ext.warned ? NULL : opt->warn;
-            glm_ext_close(&o->ext);
-            o->use_ext = 0;
-            rc = glm_arpa_read(&a, arpa_path, opt->progress, warn, unk, opt->positive_to_zero,
-                               0.0f, NULL, err);
-        }
-    }
+                       opt->probing ? mult : 0.0f, o ? &o->ext : NULL, err);
     if (rc) {
         close_out(o);
         return rc;
@@ -1250,8 +1012,7 @@ int glm_build(const char *arpa_path, const char *out_path, const glm_build_optio
     for (unsigned k = 1; k <= a.order; k++) {
         par.declared[k] = a.declared[k];
         if (k >= 2)
-            par.count[k] = opt->probing ? a.pt[k].count : a.ext ? a.ext->l[k].count
-                                                                  : a.o[k].count;
+            par.count[k] = opt->probing ? a.pt[k].count : a.ext->l[k].count;
     }
     if (opt->probing) {
         rc = write_probing(out_path, &a, mult, err);

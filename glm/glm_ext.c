@@ -2,17 +2,25 @@
  * sorted runs of a bounded buffer, merged into the order's level file in lexicographic order of
  * the reversed ids, each record's parent (its first n - 1 ids, one order down) and every
  * context's "extends" mark found by merge joins. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "glm_internal.h"
 #include "smt_buf.h"
 
-/* Words (uint32) of a record: a run's (ids, prob, bo), a context's (ids[1..n)), a level's (ids,
- * prob, bo, parent's rank). */
-#define REC_W(n) ((n) + 2)
+/* Words (uint32) of a record: a run's (ids, prob, bo, index; at the highest order, whose backoff
+ * is always -0.0, ids, prob, index: rec_w), a context's (ids[1..n)), a level's (ids, prob, bo,
+ * parent's rank), a blank's (ids, inserter's order and index, x, the context's backoff). */
+#define REC_W(n) ((n) + 3)
 #define CTX_W(n) ((n) - 1)
 #define LEV_W(n) ((n) + 3)
+#define BL_W(n) ((n) + 4)
+
+static inline unsigned rec_w(const glm_ext *x, unsigned n) { return n + 2 + (n < x->top); }
+
+/* The word of a run's record holding its index. */
+static inline unsigned idx_at(const glm_ext *x, unsigned n) { return n + 1 + (n < x->top); }
 
 static int nomem(smt_err *err)
 {
@@ -96,15 +104,16 @@ static int flush_run(glm_ext *x, unsigned n, smt_err *err)
     if (!cnt)
         return 0;
     x->nbuf = 0;
-    uint32_t *s = radix_sort(x->buf, x->tmp, cnt, REC_W(n), n, x->idbits, err);
+    unsigned w = rec_w(x, n);
+    uint32_t *s = radix_sort(x->buf, x->tmp, cnt, w, n, x->idbits, err);
     if (!s)
         return SMT_ERR_NOMEM;
-    int rc = put_run(&l->runs, &l->rmark, &l->nr, s, cnt * REC_W(n) * 4, err);
+    int rc = put_run(&l->runs, &l->rmark, &l->nr, s, cnt * w * 4, err);
     if (rc || n < 3)
         return rc;
     uint32_t *c = s == x->buf ? x->tmp : x->buf;
     for (size_t i = 0; i < cnt; i++)
-        memcpy(c + i * CTX_W(n), s + i * REC_W(n) + 1, CTX_W(n) * 4);
+        memcpy(c + i * CTX_W(n), s + i * w + 1, CTX_W(n) * 4);
     uint32_t *cs = radix_sort(c, s, cnt, CTX_W(n), CTX_W(n), x->idbits, err);
     if (!cs)
         return SMT_ERR_NOMEM;
@@ -131,7 +140,7 @@ int glm_ext_open(glm_ext *x, uint64_t mem, const char *dir, smt_err *err)
 
 int glm_ext_levels(glm_ext *x, unsigned order, smt_err *err)
 {
-    x->order = order;
+    x->order = x->top = order;
     int rc = 0;
     if (!(x->buf = malloc(x->buf_bytes)) || !(x->tmp = malloc(x->buf_bytes)))
         rc = nomem(err);
@@ -155,15 +164,17 @@ void glm_ext_vocab(glm_ext *x, uint32_t nvocab)
 
 int glm_ext_add(glm_ext *x, unsigned n, const uint32_t *ids, float prob, float bo, smt_err *err)
 {
-    if ((x->nbuf + 1) * REC_W(n) * 4 > x->buf_bytes) {
+    unsigned w = rec_w(x, n);
+    if ((x->nbuf + 1) * w * 4 > x->buf_bytes) {
         int rc = flush_run(x, n, err);
         if (rc)
             return rc;
     }
-    uint32_t *r = x->buf + x->nbuf++ * REC_W(n);
+    uint32_t *r = x->buf + x->nbuf++ * w;
     memcpy(r, ids, n * 4);
     memcpy(r + n, &prob, 4);
     memcpy(r + n + 1, &bo, 4);
+    r[idx_at(x, n)] = (uint32_t)x->l[n].nread++;
     x->l[n].count++;
     return 0;
 }
@@ -379,78 +390,381 @@ static int lev_seek(lev_reader *r, const uint32_t *ids, unsigned m, smt_err *err
     return r->have && c == 0;
 }
 
-/* Order n merged into its level file; each record's parent found in level n - 1 and each
- * context marked there. 1 when a record is a duplicate or lacks its suffix or its context. */
-static int check_order(glm_ext *x, unsigned n, smt_err *err)
+float glm_fixsri_next(float from, float ctx_bo) { return from - ctx_bo; }
+
+/* Blank i of level n (BL_W(n) words). */
+static inline uint32_t *blank_at(const glm_ext *x, unsigned n, size_t i)
+{
+    return x->l[n].blank + i * BL_W(n);
+}
+
+static inline uint64_t blank_ins(const uint32_t *b, unsigned n)
+{
+    return (uint64_t)b[n] << 32 | b[n + 1];
+}
+
+/* A record's place in the file: its order, then its index. */
+static inline uint64_t rec_key(unsigned n, uint32_t index) { return (uint64_t)n << 32 | index; }
+
+/* Appends a blank of order n (ids[0..n)) inserted by the record ins: 0 or out of memory. */
+static int add_blank(glm_ext *x, unsigned n, const uint32_t *ids, uint64_t ins, smt_err *err)
 {
     glm_ext_level *l = &x->l[n];
+    if (smt_grow(&l->blank, &l->blank_cap, (l->nblank + 1) * BL_W(n), sizeof *l->blank, 64))
+        return nomem(err);
+    uint32_t *b = l->blank + l->nblank++ * BL_W(n);
+    memcpy(b, ids, n * 4);
+    b[n] = (uint32_t)(ins >> 32);
+    b[n + 1] = (uint32_t)ins;
+    b[n + 2] = b[n + 3] = 0;
+    return 0;
+}
+
+/* The records of order n and its blanks, merged in order: the next one into *out (valid until
+ * the next call; a blank: *blank set to its entry, else NULL), 1, 0 at the end, or an error. A
+ * blank is never equal to a record read. */
+typedef struct rec_stream {
     glm_merge g;
-    lev_reader p = {0};
-    uint32_t prev[GLM_MAX_ORDER], out[LEV_W(GLM_MAX_ORDER)];
-    int rc = merge_open(&g, &l->runs, l->rmark, l->nr, REC_W(n), n, err);
-    if (rc)
-        return rc;
-    if (n > 2 && (rc = lev_open(x, n - 1, &p, err))) {
-        glm_merge_close(&g);
-        return rc;
+    const uint32_t *top; /* the merge's current record, NULL past its end */
+    int advance;         /* top was given out: the merge moves on at the next call */
+    size_t bi, nb;       /* the next blank, the blanks */
+    unsigned n;
+} rec_stream;
+
+static int stream_open(rec_stream *s, glm_ext *x, unsigned n, smt_err *err)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    s->nb = x->l[n].nblank;
+    s->advance = 1;
+    return merge_open(&s->g, &x->l[n].runs, x->l[n].rmark, x->l[n].nr, rec_w(x, n), n, err);
+}
+
+static inline int stream_next(rec_stream *s, glm_ext *x, const uint32_t **out,
+                              uint32_t **blank, smt_err *err)
+{
+    *blank = NULL;
+    if (!s->nb) /* the records only */
+        return glm_merge_next(&s->g, out, err);
+    if (s->advance) {
+        int rc = glm_merge_next(&s->g, &s->top, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            s->top = NULL;
+        s->advance = 0;
     }
-    uint64_t i = 0;
-    const uint32_t *r;
-    if (!(rc = glm_spill_mark(&l->lev, &l->lev_start, err)))
-        while ((rc = glm_merge_next(&g, &r, err)) == 1) {
-            if (i++ && cmp_ids(prev, r, n) == 0) {
-                rc = 1; /* a duplicate */
-                break;
-            }
-            memcpy(prev, r, n * 4);
-            uint32_t parent = r[0];
-            if (n > 2) {
-                if ((rc = lev_seek(&p, r, n - 1, err)) != 1) {
-                    rc = rc ? rc : 1; /* a missing suffix */
-                    break;
+    uint32_t *b = s->bi < s->nb ? blank_at(x, s->n, s->bi) : NULL;
+    if (b && (!s->top || cmp_ids(b, s->top, s->n) < 0)) {
+        s->bi++;
+        *out = *blank = b;
+        return 1;
+    }
+    if (!s->top)
+        return 0;
+    *out = s->top;
+    s->advance = 1;
+    return 1;
+}
+
+/* The FixSRI blanks, found from the highest order down: every record's or blank's suffix (its
+ * first n - 1 ids) that is not a record of order n - 1 becomes a blank there, inserted by the
+ * first record in file order needing it (KenLM's reader inserts it when that record is read). */
+static int find_blanks(glm_ext *x, smt_err *err)
+{
+    for (unsigned n = x->order; n >= 3; n--) {
+        rec_stream s;
+        glm_merge pg;
+        const uint32_t *pr = NULL, *r;
+        uint32_t *b;
+        int rc = stream_open(&s, x, n, err);
+        if (rc)
+            return rc;
+        if ((rc = merge_open(&pg, &x->l[n - 1].runs, x->l[n - 1].rmark, x->l[n - 1].nr,
+                             rec_w(x, n - 1), n - 1, err))) {
+            glm_merge_close(&s.g);
+            return rc;
+        }
+        if ((rc = glm_merge_next(&pg, &pr, err)) == 0)
+            pr = NULL;
+        uint32_t last[GLM_MAX_ORDER];
+        int have_last = 0, last_blank = 0;
+        while (rc >= 0 && (rc = stream_next(&s, x, &r, &b, err)) == 1) {
+            uint64_t ins = b ? blank_ins(b, n) : rec_key(n, r[idx_at(x, n)]);
+            if (have_last && cmp_ids(last, r, n - 1) == 0) {
+                uint32_t *lb = last_blank ? blank_at(x, n - 1, x->l[n - 1].nblank - 1) : NULL;
+                if (lb && ins < blank_ins(lb, n - 1)) {
+                    lb[n - 1] = (uint32_t)(ins >> 32);
+                    lb[n] = (uint32_t)ins;
                 }
-                parent = (uint32_t)p.rank;
+                continue;
             }
-            memcpy(out, r, REC_W(n) * 4);
-            out[REC_W(n)] = parent;
-            if ((rc = glm_spill_put(&l->lev, out, LEV_W(n) * 4, err)))
+            memcpy(last, r, (n - 1) * 4);
+            have_last = 1;
+            int c = 1;
+            while (pr && (c = cmp_ids(pr, r, n - 1)) < 0)
+                if ((rc = glm_merge_next(&pg, &pr, err)) <= 0) {
+                    pr = NULL;
+                    if (rc < 0)
+                        break;
+                }
+            if (rc < 0)
+                break;
+            last_blank = !pr || c != 0;
+            if (last_blank && (rc = add_blank(x, n - 1, r, ins, err)))
                 break;
         }
-    if (!rc)
-        rc = glm_spill_mark(&l->lev, &l->lev_end, err);
-    glm_merge_close(&g);
-    if (n > 2)
-        glm_spill_cur_close(&p.cur);
-    if (rc || n < 3)
-        return rc;
-    /* the contexts, each marked as extended in level n - 1 */
-    glm_ext_level *pl = &x->l[n - 1];
+        glm_merge_close(&s.g);
+        glm_merge_close(&pg);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The least error of order n so far kept in bad. */
+static void note_bad(glm_ext_bad *bad, unsigned kind, unsigned n, uint32_t index,
+                     const uint32_t *ids, unsigned first)
+{
+    if (bad->kind && bad->index <= index)
+        return;
+    bad->kind = kind;
+    bad->n = n;
+    bad->index = index;
+    memset(bad->ids, 0, sizeof bad->ids);
+    memcpy(bad->ids + first, ids, (n - first) * 4);
+}
+
+/* The records of order n whose context is one of the nc contexts in cand (each (ids[1..n),
+ * since: the key of the first record it is stored for, UINT64_MAX when never; in order) and
+ * that are read before it is: the least noted in bad. */
+static int late_contexts(glm_ext *x, unsigned n, const uint32_t *cand, size_t nc,
+                         glm_ext_bad *bad, smt_err *err)
+{
+    rec_stream s;
+    const uint32_t *r;
+    uint32_t *b;
+    int rc = stream_open(&s, x, n, err);
+    while (!rc && (rc = stream_next(&s, x, &r, &b, err)) == 1) {
+        size_t lo = 0, hi = nc;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_ids(cand + mid * (n + 1), r + 1, n - 1) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        const uint32_t *c = cand + lo * (n + 1);
+        uint32_t index = r[idx_at(x, n)];
+        if (!b && lo < nc && cmp_ids(c, r + 1, n - 1) == 0 &&
+            ((uint64_t)c[n - 1] << 32 | c[n]) > rec_key(n, index))
+            note_bad(bad, GLM_EXT_NOCTX, n, index, r + 1, 1);
+        rc = 0;
+    }
+    glm_merge_close(&s.g);
+    return rc;
+}
+
+/* The contexts of order n's records and blanks joined with level n - 1: each found one marked
+ * as extended, a blank's context's backoff kept (x's last word), a record's missing context (not
+ * a record of level n - 1 nor a blank inserted before the record is read) noted in bad. */
+static int join_contexts(glm_ext *x, unsigned n, float *ubo, glm_ext_bad *bad, smt_err *err)
+{
+    glm_ext_level *l = &x->l[n], *pl = &x->l[n - 1];
+    if (n == 2) { /* the unigrams: a record's context was marked as it was read */
+        for (size_t i = 0; i < l->nblank; i++) {
+            uint32_t *b = blank_at(x, 2, i);
+            memcpy(&b[5], &ubo[b[1]], 4);
+            if (ubo[b[1]] == 0.0f)
+                ubo[b[1]] = 0.0f;
+        }
+        return 0;
+    }
     if (!(pl->ext = calloc(pl->count / 64 + 1, sizeof *pl->ext)))
         return nomem(err);
-    if ((rc = merge_open(&g, &l->runs, l->cmark, l->nc, CTX_W(n), CTX_W(n), err)))
+    glm_merge g;
+    lev_reader p;
+    const uint32_t *r;
+    int rc = merge_open(&g, &l->runs, l->cmark, l->nc, CTX_W(n), n - 1, err);
+    if (rc)
         return rc;
     if ((rc = lev_open(x, n - 1, &p, err))) {
         glm_merge_close(&g);
         return rc;
     }
+    size_t bp = 0, nc = 0, ccap = 0;
+    uint32_t *cand = NULL; /* the contexts a record may be read before: late_contexts */
     while ((rc = glm_merge_next(&g, &r, err)) == 1) {
-        if ((rc = lev_seek(&p, r, n - 1, err)) != 1) {
-            rc = rc ? rc : 1; /* a missing context */
+        if ((rc = lev_seek(&p, r, n - 1, err)) < 0)
+            break;
+        int found = rc == 1;
+        rc = 0;
+        while (bp < pl->nblank && cmp_ids(blank_at(x, n - 1, bp), r, n - 1) < 0)
+            bp++;
+        const uint32_t *b = bp < pl->nblank ? blank_at(x, n - 1, bp) : NULL;
+        uint64_t since = !found ? UINT64_MAX : b && cmp_ids(b, r, n - 1) == 0 ? blank_ins(b, n - 1)
+                                                                               : 0;
+        if (found)
+            pl->ext[p.rank >> 6] |= 1ull << (p.rank & 63);
+        if (!since || (nc && cmp_ids(cand + (nc - 1) * (n + 1), r, n - 1) == 0))
+            continue;
+        if (smt_grow(&cand, &ccap, (nc + 1) * (n + 1), sizeof *cand, 64)) {
+            rc = nomem(err);
             break;
         }
-        pl->ext[p.rank >> 6] |= 1ull << (p.rank & 63);
+        uint32_t *c = cand + nc++ * (n + 1);
+        memcpy(c, r, (n - 1) * 4);
+        c[n - 1] = (uint32_t)(since >> 32);
+        c[n] = (uint32_t)since;
     }
     glm_merge_close(&g);
+    glm_spill_cur_close(&p.cur);
+    if (!rc && nc)
+        rc = late_contexts(x, n, cand, nc, bad, err);
+    free(cand);
+    if (rc < 0 || !l->nblank)
+        return rc;
+    /* the blanks' contexts, in their order: (ids[1..n), the blank's index) sorted */
+    uint32_t *c = malloc(l->nblank * n * 4), *t = malloc(l->nblank * n * 4), *cs = NULL;
+    if (c && t) {
+        for (size_t i = 0; i < l->nblank; i++) {
+            memcpy(c + i * n, blank_at(x, n, i) + 1, (n - 1) * 4);
+            c[i * n + n - 1] = (uint32_t)i;
+        }
+        cs = radix_sort(c, t, l->nblank, n, n - 1, x->idbits, err);
+    }
+    if (!cs || (rc = lev_open(x, n - 1, &p, err))) {
+        free(c), free(t);
+        return cs ? rc : nomem(err);
+    }
+    for (size_t i = 0; i < l->nblank; i++) {
+        uint32_t *b = blank_at(x, n, cs[i * n + n - 1]);
+        if ((rc = lev_seek(&p, b + 1, n - 1, err)) < 0)
+            break;
+        if (rc == 1) { /* else the record inserting it lacks its context */
+            pl->ext[p.rank >> 6] |= 1ull << (p.rank & 63);
+            b[n + 3] = p.rec[n]; /* the context's backoff */
+        }
+        rc = 0;
+    }
+    free(c), free(t);
     glm_spill_cur_close(&p.cur);
     return rc;
 }
 
-int glm_ext_check(glm_ext *x, smt_err *err)
+/* Order n (its records and blanks) merged into its level file; each one's parent found in level
+ * n - 1 and each blank's values set; a duplicate noted in bad. *missing: a record's suffix is
+ * neither a record nor a blank (its blanks are not found yet). */
+static int check_order(glm_ext *x, unsigned n, const float *uprob, glm_ext_bad *bad,
+                       int *missing, smt_err *err)
+{
+    glm_ext_level *l = &x->l[n], *pl = &x->l[n - 1];
+    rec_stream s;
+    lev_reader p = {0};
+    uint32_t prev[GLM_MAX_ORDER], out[LEV_W(GLM_MAX_ORDER)], *b;
+    int rc = stream_open(&s, x, n, err);
+    if (rc)
+        return rc;
+    if (n > 2 && (rc = lev_open(x, n - 1, &p, err))) {
+        glm_merge_close(&s.g);
+        return rc;
+    }
+    uint64_t i = 0;
+    size_t bp = 0;
+    const uint32_t *r;
+    if (!(rc = glm_spill_mark(&l->lev, &l->lev_start, err)))
+        while ((rc = stream_next(&s, x, &r, &b, err)) == 1) {
+            if (i++ && !b && cmp_ids(prev, r, n) == 0)
+                note_bad(bad, GLM_EXT_DUP, n, r[idx_at(x, n)], r, 0);
+            memcpy(prev, r, n * 4);
+            uint32_t parent = r[0];
+            float base = 0.0f; /* a blank's: the value its chain goes on from */
+            if (n > 2) {
+                if ((rc = lev_seek(&p, r, n - 1, err)) != 1) {
+                    if (rc == 0 && b)
+                        rc = glm_temp_damaged(err, x->dir, "level %u", n - 1);
+                    else if (rc == 0)
+                        *missing = 1;
+                    break;
+                }
+                parent = (uint32_t)p.rank;
+                if (b) {
+                    while (bp < pl->nblank && cmp_ids(blank_at(x, n - 1, bp), r, n - 1) < 0)
+                        bp++;
+                    const uint32_t *pb = bp < pl->nblank ? blank_at(x, n - 1, bp) : NULL;
+                    float pprob;
+                    memcpy(&pprob, &p.rec[n - 1], 4);
+                    base = fabsf(pprob);
+                    if (pb && cmp_ids(pb, r, n - 1) == 0 &&
+                        blank_ins(pb, n - 1) == blank_ins(b, n))
+                        memcpy(&base, &pb[n + 1], 4); /* the same insertion: no fabsf between */
+                }
+            } else if (b) {
+                base = fabsf(uprob[r[0]]);
+            }
+            memcpy(out, r, (n + 2) * 4);
+            if (n == x->top) {
+                float none = -0.0f;
+                memcpy(&out[n + 1], &none, 4);
+            }
+            if (b) {
+                float cbo, bo = -0.0f;
+                memcpy(&cbo, &b[n + 3], 4);
+                float xv = glm_fixsri_next(base, cbo), prob = -fabsf(xv);
+                memcpy(&b[n + 2], &xv, 4);
+                memcpy(&out[n], &prob, 4);
+                memcpy(&out[n + 1], &bo, 4);
+            }
+            out[n + 2] = parent;
+            if ((rc = glm_spill_put(&l->lev, out, LEV_W(n) * 4, err)))
+                break;
+        }
+    if (!rc)
+        rc = glm_spill_mark(&l->lev, &l->lev_end, err);
+    glm_merge_close(&s.g);
+    if (n > 2)
+        glm_spill_cur_close(&p.cur);
+    return rc;
+}
+
+/* The level files of orders 2..order emptied (a second pass after the blanks are found). */
+static int reset_levels(glm_ext *x, smt_err *err)
 {
     for (unsigned n = 2; n <= x->order; n++) {
-        int rc = check_order(x, n, err);
+        glm_ext_level *l = &x->l[n];
+        glm_spill_close(&l->lev);
+        free(l->ext);
+        l->ext = NULL;
+        int rc = glm_spill_open_blocks(&l->lev, 0, x->buf_bytes / 16, x->dir, err);
         if (rc)
             return rc;
+    }
+    return 0;
+}
+
+int glm_ext_check(glm_ext *x, const float *uprob, float *ubo, glm_ext_bad *bad, smt_err *err)
+{
+    memset(bad, 0, sizeof *bad);
+    int missing = 0, rc = 0;
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        missing = 0;
+        for (unsigned n = 2; n <= x->order && !rc && !missing && !bad->kind; n++) {
+            x->l[n].count = x->l[n].nread + x->l[n].nblank;
+            if (!(rc = join_contexts(x, n, ubo, bad, err)))
+                rc = check_order(x, n, uprob, bad, &missing, err);
+            if (missing)
+                memset(bad, 0, sizeof *bad); /* the blanks decide which contexts are there */
+        }
+        if (rc || !missing)
+            break;
+        if (pass == 1)
+            return glm_temp_damaged(err, x->dir, "a suffix not found");
+        if (!(rc = find_blanks(x, err)))
+            rc = reset_levels(x, err);
+    }
+    if (rc || bad->kind)
+        return rc;
+    for (unsigned n = 2; n <= x->order; n++) {
         glm_spill_close(&x->l[n].runs); /* merged: the runs go */
         free(x->l[n].rmark);
         free(x->l[n].cmark);
@@ -473,6 +787,7 @@ void glm_ext_close(glm_ext *x)
         free(l->rmark);
         free(l->cmark);
         free(l->ext);
+        free(l->blank);
     }
     free(x->buf);
     free(x->tmp);

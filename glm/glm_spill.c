@@ -3,6 +3,8 @@
  * blocks. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, pread */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,6 +13,16 @@
 #include "smt_buf.h"
 #include "smt_hash.h"
 #include "smt_io.h"
+
+int glm_temp_damaged(smt_err *err, const char *dir, const char *what, ...)
+{
+    char buf[128];
+    va_list ap;
+    va_start(ap, what);
+    vsnprintf(buf, sizeof buf, what, ap);
+    va_end(ap);
+    return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (%s)", dir, buf);
+}
 
 /* The temporary file: this header, then blocks of {uint64 length, uint64 hash of the block's
  * bytes seeded with its index} and the bytes. */
@@ -52,13 +64,12 @@ static int load_block(const glm_spill *s, uint64_t *off, uint64_t index, uint8_t
     if (rc)
         return rc;
     if (head[0] == 0 || head[0] > s->bsize)
-        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (block %llu: bad "
-                           "length)", s->dir, (unsigned long long)index);
+        return glm_temp_damaged(err, s->dir, "block %llu: bad length", (unsigned long long)index);
     if ((rc = read_at(s, blk, (size_t)head[0], *off + sizeof head, err)))
         return rc;
     if (smt_hash_bytes_seed(blk, (size_t)head[0], index) != head[1])
-        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (block %llu: "
-                           "checksum mismatch)", s->dir, (unsigned long long)index);
+        return glm_temp_damaged(err, s->dir, "block %llu: checksum mismatch",
+                                (unsigned long long)index);
     *off += sizeof head + head[0];
     *len = (size_t)head[0];
     return 0;
@@ -175,8 +186,7 @@ int glm_spill_rewind(glm_spill *s, smt_err *err)
     if ((rc = read_at(s, head, sizeof head, 0, err)))
         return rc;
     if (memcmp(head, SPILL_MAGIC, sizeof SPILL_MAGIC - 1) != 0)
-        return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (bad magic)",
-                           s->dir);
+        return glm_temp_damaged(err, s->dir, "bad magic");
     return 0;
 }
 
@@ -245,8 +255,7 @@ int glm_spill_cur_get(glm_spill_cur *c, void *data, size_t n, smt_err *err)
         if (c->bpos == c->blen) {
             if (c->at.off >= c->end.off) {
                 if (got)
-                    return smt_err_set(err, SMT_ERR_CORRUPT, "%s: temporary file damaged (a "
-                                       "run ends inside a record)", c->s->dir);
+                    return glm_temp_damaged(err, c->s->dir, "a run ends inside a record");
                 return 1;
             }
             int rc = load_block(c->s, &c->at.off, c->at.block, c->blk, &c->blen, err);

@@ -1557,8 +1557,10 @@ Test(glm, spill_checks_its_file)
 
 /* The sort on disk: records added in a scrambled order through a buffer of a few records make
  * many runs; the merged level is in order of the reversed ids, each record with its parent's
- * rank and its values, and the contexts are marked. A duplicate, a missing suffix or a missing
- * context is reported (1); a damaged or truncated run file is an error naming the folder. */
+ * rank and its values, and the contexts are marked. A duplicate or a missing context is reported
+ * with the record's order and index, a missing suffix inserted (FixSRI: the unigram's
+ * probability less its context's backoff); a damaged or truncated run file is an error naming
+ * the folder. */
 enum { EXT_V = 20, EXT_W = 9 };
 
 static float ext_prob(const uint32_t *ids, unsigned n)
@@ -1600,9 +1602,38 @@ Test(glm, ext_merges_runs)
         cr_assert_eq(ext_fill(&x, extra, &e), 0, "%s", e.msg);
         cr_assert_gt(x.l[3].nr, 4, "many runs");
         cr_assert_gt(x.l[3].nc, 4, "many runs of contexts");
-        int rc = glm_ext_check(&x, &e);
-        cr_assert_eq(rc, extra ? 1 : 0, "extra %d: %d", extra, rc);
-        if (extra) {
+        float uprob[2 * EXT_V], ubo[2 * EXT_V];
+        for (int w = 0; w < 2 * EXT_V; w++)
+            uprob[w] = -0.25f * (float)w, ubo[w] = w == 2 ? -0.0f : -0.125f;
+        glm_ext_bad bad;
+        cr_assert_eq(glm_ext_check(&x, uprob, ubo, &bad, &e), 0, "extra %d: %s", extra, e.msg);
+        const unsigned kinds[4] = {0, GLM_EXT_DUP, 0, GLM_EXT_NOCTX};
+        cr_assert_eq(bad.kind, kinds[extra], "extra %d: %u", extra, bad.kind);
+        if (bad.kind) {
+            cr_assert_eq(bad.n, 3);
+            cr_assert_eq(bad.index, EXT_W * EXT_W * EXT_W, "extra %d: the added 3-gram, not %llu",
+                         extra, (unsigned long long)bad.index);
+            cr_assert_eq(bad.ids[1], extra == 1 ? 4 : 3);
+            glm_ext_close(&x);
+            continue;
+        }
+        if (extra == 2) { /* the 2-gram {EXT_V + 1, 2} inserted, last in its level */
+            cr_assert_eq(x.l[2].count, EXT_V * EXT_V + 1);
+            cr_assert_eq(x.l[3].count, EXT_W * EXT_W * EXT_W + 1);
+            cr_assert_eq(ubo[2], 0.0f);
+            cr_assert_eq(signbit(ubo[2]), 0, "its context extends");
+            glm_spill_cur c;
+            uint32_t rec[5];
+            cr_assert_eq(glm_ext_lev_open(&x, 2, &c, &e), 0, "%s", e.msg);
+            for (uint32_t i = 0; i <= EXT_V * EXT_V; i++)
+                cr_assert_eq(glm_spill_cur_get(&c, rec, sizeof rec, &e), 0, "%s", e.msg);
+            glm_spill_cur_close(&c);
+            float p, bo;
+            memcpy(&p, &rec[2], 4);
+            memcpy(&bo, &rec[3], 4);
+            cr_assert(rec[0] == EXT_V + 1 && rec[1] == 2 && rec[4] == EXT_V + 1);
+            cr_assert_eq(p, -(0.25f * (EXT_V + 1)), "%g", (double)p);
+            cr_assert(bo == 0.0f && signbit(bo));
             glm_ext_close(&x);
             continue;
         }
@@ -1638,7 +1669,9 @@ Test(glm, ext_merges_runs)
         } else {
             cr_assert_eq(ftruncate(x.l[3].runs.fd, (off_t)m[4].off + 20), 0);
         }
-        cr_assert_eq(glm_ext_check(&x, &e), SMT_ERR_CORRUPT, "damage %d", damage);
+        float uni[2 * EXT_V] = {0};
+        glm_ext_bad bad;
+        cr_assert_eq(glm_ext_check(&x, uni, uni, &bad, &e), SMT_ERR_CORRUPT, "damage %d", damage);
         cr_assert(strstr(e.msg, damage == 1 ? "checksum mismatch" : "truncated") &&
                       strstr(e.msg, dir),
                   "%s", e.msg);
@@ -2175,4 +2208,250 @@ Test(glm, word_cache_is_exact)
     free(lines), free(tok), free(words);
     glm_close(ms[0]), glm_close(ms[1]);
     free(arpa), free(bin);
+}
+
+/* ---------------------------------------------------------------- FixSRI and errors, sorted */
+
+/* Writes text to dir/name and builds it with the CLI (extra: more flags) into dir/name.glm;
+ * returns the exit status, the output path in *out, stderr in *errs when not NULL. */
+static int cli_build(const char *name, const char *text, const char *extra, char **out,
+                     char **errs)
+{
+    char *arpa = tu_join(dir, name), *tool = tu_bin_path("glm");
+    cr_assert(asprintf(out, "%s.glm", arpa) > 0);
+    cr_assert_eq(tu_write_file(arpa, text, strlen(text)), 0);
+    char *e = NULL;
+    int rc = tu_runf(NULL, &e, "'%s' build %s '%s' '%s'", tool, extra, arpa, *out);
+    if (errs)
+        *errs = e;
+    else
+        free(e);
+    free(arpa), free(tool);
+    return rc;
+}
+
+/* glm query -n -v word of text on model; the output. */
+static char *cli_query(const char *model, const char *text)
+{
+    char *tool = tu_bin_path("glm"), *in = tu_join(dir, "q.txt"), *out = NULL;
+    cr_assert_eq(tu_write_file(in, text, strlen(text)), 0);
+    cr_assert_eq(tu_runf(&out, NULL, "'%s' query -n -v word '%s' < '%s'", tool, model, in), 0);
+    free(tool), free(in);
+    return out;
+}
+
+/* KenLM's FixSRI inserts a missing suffix when the first n-gram needing it is read, its value
+ * chained from the longest stored suffix; the sign is taken (fabsf) only where a chain starts
+ * from an entry stored before. Here "b a" and "c b a" are missing and b's backoff 1.5 makes
+ * "b a"'s chained value -0.5 (1.0 - 1.5): read "x c b a" first, "c b a" = -0.5 - -0.25; read
+ * "y d b a" first, "b a" is stored (as -0.5) and "c b a" starts from its 0.5 (0.5 - -0.25). */
+Test(glm, fixsri_follows_file_order)
+{
+    static const char head[] =
+        "\\data\\\nngram 1=9\nngram 2=4\nngram 3=2\nngram 4=2\n\n\\1-grams:\n-2\t<unk>\n"
+        "-99\t<s>\t-0.5\n-1.5\t</s>\n-1.0\ta\t-0.1\n-1.2\tb\t1.5\n-1.3\tc\t-0.2\n-1.4\td\t-0.2\n"
+        "-1.6\tx\t-0.3\n-1.7\ty\t-0.3\n\n\\2-grams:\n-0.6\tx c\t-0.1\n-0.7\tc b\t-0.25\n"
+        "-0.8\ty d\t-0.1\n-0.9\td b\t-0.4\n\n\\3-grams:\n-0.5\tx c b\t-0.2\n"
+        "-0.55\ty d b\t-0.2\n\n\\4-grams:\n";
+    static const char *const lines[2] = {"-0.3\tx c b a\n", "-0.35\ty d b a\n"};
+    static const char *const want[2] = {"a=3 3 -0.25\t", "a=3 3 -0.75\t"};
+    static const char *const flags[] = {"", "-S 1", "-q 8 -b 8"};
+    for (int first = 0; first < 2; first++) {
+        char text[1024];
+        snprintf(text, sizeof text, "%s%s%s\n\\end\\\n", head, lines[first], lines[!first]);
+        char *ref = NULL;
+        for (size_t f = 0; f < sizeof flags / sizeof *flags; f++) {
+            char *out, *errs;
+            int rc = cli_build("fixsri.arpa", text, flags[f], &out, &errs);
+            cr_assert_eq(rc, 0, "%s: %s", flags[f], errs);
+            char *q = cli_query(out, "c b a\ny d b a\nx c b a\n");
+            if (f != 2) /* quantized: other values */
+                cr_assert(strstr(q, want[first]), "first %d %s: %s", first, flags[f], q);
+            if (!ref)
+                ref = q;
+            else {
+                if (f != 2)
+                    cr_assert_str_eq(q, ref, "first %d: %s", first, flags[f]);
+                free(q);
+            }
+            free(out), free(errs);
+        }
+        free(ref);
+    }
+}
+
+/* An SRILM-pruned model (many 2-grams and 3-grams missing that are no context but the suffix of
+ * a longer n-gram, backoffs of both signs): every suffix is inserted, a build sorting through a
+ * buffer of a few records (-S 1: many runs) writes the same bytes, and the trie scores as the
+ * probing build, whose insertion is its own. Read through a pipe it is the same model. */
+Test(glm, fixsri_pruned_model)
+{
+    enum { V = 20 };
+    size_t cap = 4u << 20, len = 0;
+    char *body = malloc(cap), *text = malloc(cap);
+    cr_assert(body && text);
+    uint64_t count[5] = {0};
+    /* 4-grams (i j k l), l < 6, i+j+k+l = 0 mod 5, i+j even; 3-grams (i j k): the 4-grams'
+     * contexts and those with i < V/2, i+2j+k = 0 mod 3 but every 4th of them; 2-grams: every
+     * 3-gram's context and the other pairs but every 3rd (each left out a missing suffix unless
+     * no longer n-gram ends with it) */
+    static char in3[V][V][V], in2[V][V];
+    memset(in3, 0, sizeof in3), memset(in2, 0, sizeof in2);
+    for (int i = 0; i < V; i++)
+        for (int j = 0; j < V; j++)
+            for (int k = 0; k < V; k++) {
+                if ((i + 2 * j + k) % 3 == 0 && (i * 7 + j * 3 + k) % 4 != 0 && i < V / 2)
+                    in3[i][j][k] = 1;
+                for (int l = 0; l < 6; l++)
+                    if ((i + j + k + l) % 5 == 0 && (i + j) % 2 == 0)
+                        in3[i][j][k] = 1;
+            }
+    for (int i = 0; i < V; i++)
+        for (int j = 0; j < V; j++) {
+            in2[i][j] = (i * 5 + j) % 3 != 0;
+            for (int k = 0; k < V; k++)
+                in2[i][j] |= in3[i][j][k];
+        }
+    static char sec[4][1u << 20];
+    size_t sl[4] = {0};
+    for (int i = 0; i < V; i++) {
+        count[0]++;
+        sl[0] += (size_t)snprintf(sec[0] + sl[0], sizeof sec[0] - sl[0], "-%d.%02d\tw%d\t%s%d.%d\n",
+                                  1 + i % 3, i * 7 % 100, i, i % 4 ? "-" : "", i % 2, i % 10);
+        for (int j = 0; j < V; j++) {
+            if (in2[i][j]) {
+                count[1]++;
+                sl[1] += (size_t)snprintf(sec[1] + sl[1], sizeof sec[1] - sl[1],
+                                          "-%d.%02d\tw%d w%d\t%s0.%d\n", (i + j) % 3,
+                                          (i * j) % 100, i, j, (i + j) % 3 ? "-" : "", j % 10);
+            }
+            for (int k = 0; k < V; k++) {
+                if (in3[i][j][k]) {
+                    count[2]++;
+                    sl[2] += (size_t)snprintf(sec[2] + sl[2], sizeof sec[2] - sl[2],
+                                              "-%d.%02d\tw%d w%d w%d\t%s0.%d\n", (i + k) % 2,
+                                              (j * k) % 100, i, j, k, k % 3 ? "-" : "", i % 10);
+                }
+                for (int l = 0; l < 6; l++)
+                    if ((i + j + k + l) % 5 == 0 && (i + j) % 2 == 0) {
+                        count[3]++;
+                        sl[3] += (size_t)snprintf(sec[3] + sl[3], sizeof sec[3] - sl[3],
+                                                  "-0.%02d\tw%d w%d w%d w%d\n", (i + j + k) % 100,
+                                                  i, j, k, l);
+                    }
+            }
+        }
+    }
+    for (int s = 0; s < 4; s++)
+        cr_assert_lt(sl[s] + 1, sizeof sec[s], "section %d fits", s);
+    len = (size_t)snprintf(text, cap, "\\data\\\nngram 1=%llu\nngram 2=%llu\nngram 3=%llu\n"
+                           "ngram 4=%llu\n\n\\1-grams:\n-1\t<unk>\n-99\t<s>\t-0.5\n-1.5\t</s>\n%s\n"
+                           "\\2-grams:\n%s\n\\3-grams:\n%s\n\\4-grams:\n%s\n\\end\\\n",
+                           (unsigned long long)count[0] + 3, (unsigned long long)count[1],
+                           (unsigned long long)count[2], (unsigned long long)count[3], sec[0],
+                           sec[1], sec[2], sec[3]);
+    cr_assert_lt(len + 1, cap);
+    free(body);
+    char *a = NULL, *b = NULL, *p = NULL, *errs = NULL;
+    cr_assert_eq(cli_build("pruned.arpa", text, "", &a, &errs), 0, "%s", errs);
+    unsigned long long st[4] = {0};
+    const char *k = strstr(errs, "K 31, ");
+    cr_assert(k && sscanf(k, "K 31, %llu %llu %llu %llu", &st[0], &st[1], &st[2], &st[3]) == 4,
+              "%s", errs);
+    cr_assert(st[1] > count[1] && st[2] > count[2] && st[3] == count[3],
+              "suffixes inserted: %s", errs);
+    free(errs);
+    cr_assert_eq(cli_build("pruned.arpa", text, "-S 1", &b, &errs), 0, "%s", errs);
+    free(errs);
+    size_t na, nb;
+    char *da = tu_read_file(a, &na), *db = tu_read_file(b, &nb);
+    cr_assert(na == nb && memcmp(da, db, na) == 0, "-S 1 differs");
+    free(db);
+    char *arpa = tu_join(dir, "pruned.arpa"), *tool = tu_bin_path("glm");
+    cr_assert(asprintf(&p, "%s.bin", arpa) > 0);
+    cr_assert_eq(tu_runf(NULL, &errs, "'%s' build probing -p 8 '%s' '%s'", tool, arpa, p), 0, "%s",
+                 errs);
+    free(errs);
+    cr_assert_eq(tu_runf(NULL, &errs, "'%s' build -S 1 /dev/stdin '%s' < '%s'", tool, b, arpa),
+                 0, "%s", errs);
+    free(errs);
+    db = tu_read_file(b, &nb);
+    cr_assert(na == nb && memcmp(da, db, na) == 0, "read from a pipe, it differs");
+    free(da), free(db);
+    /* every 4-gram and every 3-gram of the words, each a line */
+    size_t ql = 0, qcap = 1u << 22;
+    char *qt = malloc(qcap);
+    cr_assert_not_null(qt);
+    for (int i = 0; i < V; i++)
+        for (int j = 0; j < V; j++)
+            for (int k = 0; k < V; k++)
+                ql += (size_t)snprintf(qt + ql, qcap - ql, "w%d w%d w%d w%d\n", i, j, k,
+                                       (i + j * 2 + k) % 6);
+    cr_assert_lt(ql + 1, qcap);
+    char *qa = cli_query(a, qt), *qp = cli_query(p, qt);
+    cr_assert(strcmp(qa, qp) == 0, "the trie and the probing build score differently");
+    free(qa), free(qp), free(qt);
+    free(a), free(b), free(p), free(arpa), free(tool), free(text);
+}
+
+/* The first error in file order is the one given, whether the sort on disk finds it (a
+ * duplicate, at the later line; a context not stored when its n-gram is read) or the reading (a
+ * broken line: every n-gram before it is checked), through a file or a pipe. */
+Test(glm, first_error_in_file_order)
+{
+    static const char head[] =
+        "\\data\\\nngram 1=6\nngram 2=4\nngram 3=3\n\n\\1-grams:\n-1\t<unk>\n-99\t<s>\t-0.5\n"
+        "-1.5\t</s>\n-1\ta\t-0.1\n-1\tb\t-0.2\n-1\tc\t-0.3\n\n\\2-grams:\n";
+    /* 2-grams at lines 15..18, 3-grams at 21..23 */
+    static const struct { const char *two[4], *three[3], *msg; } cases[] = {
+        {{"a b", "b c", "a b", "c a"}, {"a b c", "b c a", "c c c"}, ":17: duplicate 2-gram"},
+        {{"a b", "b c", "c a", "a c"}, {"a b c", "b b a", "a b c"}, ":22: the context 'b b'"},
+        {{"a b", "b c", "c a", "a c"}, {"a b c", "b c a", "a b c"}, ":23: duplicate 3-gram"},
+        {{"a b", "b c", "c a", "a c"}, {"a c a", "b c a", "b c a"}, ":23: duplicate 3-gram"},
+        {{"a b", "b c", "c a", "a c"}, {"b b a", "b c a", "b b a"}, ":21: the context 'b b'"},
+        {{"a b", "b c", "c a", "a c"}, {"a b c", "b c a", "JUNK"}, ":23: expected a 3-gram"},
+        {{"a b", "b c", "c a", "JUNK"}, {"c c c", "b c a", "a b c"}, ":18: word 'JUNK'"},
+        {{"a b", "b c", "c a", "a b"}, {"c c c", "b c a", "JUNK"}, ":18: duplicate 2-gram"},
+        {{"a b", "b c", "c a", "a c"}, {"c c a", "a b c", "JUNK"}, ":21: the context 'c c'"},
+        /* "b c" is inserted by the first 3-gram as the suffix of "a b c", before "b c a" needs
+         * it as its context, and after it in the other order */
+        {{"a b", "c a", "a c", "c b"}, {"a b c", "b c a", "c a c"}, NULL},
+        {{"a b", "c a", "a c", "c b"}, {"b c a", "a b c", "c a c"}, ":21: the context 'b c'"},
+        /* "c c c" is read after its suffix "c c", its own context, is inserted */
+        {{"a b", "b c", "c a", "a c"}, {"a b c", "c c c", "a b c"}, ":23: duplicate 3-gram"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[1024];
+        size_t n = (size_t)snprintf(text, sizeof text, "%s", head);
+        for (int k = 0; k < 4; k++)
+            n += (size_t)snprintf(text + n, sizeof text - n, "-0.5\t%s\t-0.1\n", cases[i].two[k]);
+        n += (size_t)snprintf(text + n, sizeof text - n, "\n\\3-grams:\n");
+        for (int k = 0; k < 3; k++)
+            n += (size_t)snprintf(text + n, sizeof text - n, "-0.25\t%s\n", cases[i].three[k]);
+        snprintf(text + n, sizeof text - n, "\n\\end\\\n");
+        for (int s = 0; s < 3; s++) {
+            char *out, *errs;
+            int rc;
+            if (s < 2) {
+                rc = cli_build("order.arpa", text, s ? "-S 1" : "", &out, &errs);
+            } else { /* a pipe */
+                char *arpa = tu_join(dir, "order.arpa"), *tool = tu_bin_path("glm");
+                cr_assert(asprintf(&out, "%s.glm", arpa) > 0);
+                rc = tu_runf(NULL, &errs, "'%s' build /dev/stdin '%s' < '%s'", tool, out, arpa);
+                free(arpa), free(tool);
+            }
+            if (!cases[i].msg) {
+                cr_assert_eq(rc, 0, "case %zu: %s", i, errs);
+                cr_assert_eq(unlink(out), 0);
+            } else {
+                cr_assert_eq(rc, 1, "case %zu: %s", i, errs);
+                char want[128];
+                snprintf(want, sizeof want, "%s%s", s == 2 ? "/dev/stdin" : "order.arpa",
+                         cases[i].msg);
+                cr_assert(strstr(errs, want), "case %zu (%d): %s lacks %s", i, s, errs, want);
+                cr_assert_eq(access(out, F_OK), -1, "no model");
+            }
+            free(out), free(errs);
+        }
+    }
 }

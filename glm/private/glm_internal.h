@@ -111,23 +111,6 @@ uint64_t glm_layout_nmid(const glm_layout *L);
 
 /* ---- ARPA reading (glm_arpa.c) */
 
-/* The n-grams of one order, words reversed (w, h1, h2, ..): the trie's key order. The highest
- * order keeps, instead of its words, its parent's record in the order below (for 2-grams the
- * word w) and its key (its last word): n is then 2. Once the trie's build has found every
- * record's parent, an order keeps its keys only (n = 1) and no table. */
-typedef struct glm_ostore {
-    unsigned n;
-    uint64_t count;
-    size_t cap;
-    uint32_t *ids; /* (count, n) */
-    float *prob;
-    float *bo;        /* NULL for the highest order */
-    uint32_t *slots;  /* open addressing (middle orders only): tag << rbits | record index */
-    uint64_t nslots; /* kept at most 70% full */
-    unsigned rbits;  /* bits of a slot that hold the record index; the rest hold hash bits that
-                      * rule out most other records without reading them */
-} glm_ostore;
-
 struct glm_ext;
 
 typedef struct glm_arpa {
@@ -136,12 +119,11 @@ typedef struct glm_arpa {
     smt_vocab_builder *vocab;
     uint32_t nvocab;
     float *uprob, *ubo; /* by word id */
-    glm_ostore o[GLM_MAX_ORDER + 1]; /* [2..order] */
     uint32_t bos, eos;
     int unk_added;
     float unk_log10; /* what a missing <unk> gets */
     /* glm build probing: orders 2..order go straight into KenLM's probing tables pt[n] (sized by
-     * the declared counts), not into o[]; an n-gram's probability there has its sign bit clear
+     * the declared counts); an n-gram's probability there has its sign bit clear
      * once it extends left, and so does a unigram's in uprob */
     struct glm_kenlm_fill *pt;
     /* and, after the unigrams, the vocabulary is KenLM's table of word hashes pt[1] (every word
@@ -150,8 +132,8 @@ typedef struct glm_arpa {
     size_t words_len;
     void *pt_mem; /* the mapping holding pt[1..order]'s tables (glm_alloc_huge) */
     size_t pt_mem_len;
-    /* a trie build on disk: orders 2..order go to ext's runs, not into o[] (the unigrams'
-     * "extends" marks are set as the 2-grams are read) */
+    /* a trie build: orders 2..order go to ext's runs (the unigrams' "extends" marks are set as
+     * the 2-grams are read) */
     struct glm_ext *ext;
 } glm_arpa;
 
@@ -162,16 +144,17 @@ void *glm_alloc_huge(size_t bytes, void **raw, size_t *len);
 /* Reads an ARPA file with KenLM's semantics (see docs/glm.md). On failure a is freed. */
 /* unk_log10: <unk>'s log10 probability when the file lacks it (KenLM: -100); positive_to_zero:
  * a positive log10 probability reads as 0 (build_binary -i) instead of being an error. */
-/* probing_mult: 0 for the trie's stores (o[]) or ext (when not NULL), else the multiplier of
- * the probing tables (pt). */
+/* probing_mult: 0 for a trie build, whose n-grams go to ext (glm_ext_check run on them: the
+ * file's first error is the sort's or the reading's), else the multiplier of the probing tables
+ * (pt). */
 int glm_arpa_read(glm_arpa *a, const char *path, int progress, FILE *warn, float unk_log10,
                   int positive_to_zero, float probing_mult, struct glm_ext *ext, smt_err *err);
 void glm_arpa_free(glm_arpa *a);
-/* The record index of the n-gram ids[0..n) (reversed) in order n (a middle order), or -1. */
-int64_t glm_ostore_find(const glm_ostore *s, const uint32_t *ids);
-/* Starts the memory reads of a glm_ostore_find of ids (a lookup some steps ahead). */
-void glm_ostore_prefetch(const glm_ostore *s, const uint32_t *ids);
-void glm_ostore_free(glm_ostore *s);
+/* KenLM's FixSRI: an inserted suffix's value x from the one it extends (the absolute log10
+ * probability of the stored suffix the insertion starts from, or within one insertion the
+ * previous inserted suffix's x) and its context's backoff; it is stored as -|x| (the trie) or
+ * |x| (a probing table, where it extends left). */
+float glm_fixsri_next(float from, float ctx_bo);
 
 /* ---- a trie build's finished levels (glm_spill.c): bytes appended in order, then read back once
  * in order. Up to limit bytes stay in memory; past it everything goes to a temporary file in dir
@@ -191,6 +174,10 @@ typedef struct glm_spill {
 } glm_spill;
 
 int glm_spill_open(glm_spill *s, uint64_t limit, const char *dir, smt_err *err);
+/* SMT_ERR_CORRUPT, "DIR: temporary file damaged (WHAT)": a temporary file of dir read back
+ * wrong. */
+int glm_temp_damaged(smt_err *err, const char *dir, const char *what, ...)
+    __attribute__((format(printf, 3, 4)));
 /* glm_spill_open with blocks of at most bsize bytes (64 .. 1 MiB) instead of 1 MiB. */
 int glm_spill_open_blocks(glm_spill *s, uint64_t limit, size_t bsize, const char *dir,
                           smt_err *err);
@@ -223,30 +210,43 @@ int glm_spill_cur_get(glm_spill_cur *c, void *data, size_t n, smt_err *err);
 void glm_spill_cur_close(glm_spill_cur *c);
 
 /* ---- a trie build's n-grams sorted on disk (glm_ext.c). Each order's records (reversed ids,
- * prob, backoff) go through a buffer of bounded size into sorted runs in a temporary file, with
- * their contexts; glm_ext_check merges each order into its level file, in lexicographic order of
- * the reversed ids, each record with its parent's rank in the level below (a 2-gram's: its first
- * word), and marks every level's records used as a context (ext, a bit per rank). A duplicate, a
- * missing suffix or a missing context makes it return 1: such a file takes the stores of the
- * reader (glm_ostore), whose order of insertion decides the result. */
+ * prob, backoff but at the highest order, their index in the order) go through a buffer of bounded size into sorted runs
+ * in a temporary file, with their contexts; glm_ext_check merges each order into its level file,
+ * in lexicographic order of the reversed ids, each record with its parent's rank in the level
+ * below (a 2-gram's: its first word), and marks every level's records used as a context (ext, a
+ * bit per rank). A missing suffix is inserted as KenLM's FixSRI inserts it (the blanks, held in
+ * memory per order); a duplicate or a missing context is reported as the first one in file order
+ * (glm_ext_bad). */
 typedef struct glm_ext_level {
-    glm_spill runs;              /* the runs: records (ids, prob, bo), contexts (ids[1..n)) */
+    glm_spill runs;              /* the runs: records (ids, prob, bo, index), contexts (ids[1..n),
+                                  * index) */
     glm_spill_pos *rmark, *cmark; /* each run's first and end position */
     size_t nr, nc;
     glm_spill lev; /* the level: (ids, prob, bo, parent's rank) in order */
     glm_spill_pos lev_start, lev_end;
-    uint64_t count;
+    uint64_t count, nread; /* the level's records; those read (the blanks are the rest) */
     uint64_t *ext; /* by rank: used as a context (levels below the highest, once checked) */
+    uint32_t *blank; /* the inserted suffixes in order: (ids, inserter (2 words), x, context bo) */
+    size_t nblank, blank_cap;
 } glm_ext_level;
 
 typedef struct glm_ext {
-    unsigned order, idbits;
+    unsigned order, top, idbits; /* order: checked up to; top: the file's */
     char *dir;
     uint32_t *buf, *tmp; /* the records being buffered, the sort's other array */
     size_t buf_bytes, nbuf; /* buf_bytes: each array's (the layout's sorters take as much) */
-    int warned; /* the reader printed its warning (a second reading keeps quiet) */
     glm_ext_level l[GLM_MAX_ORDER + 1];
 } glm_ext;
+
+/* The first error glm_ext_check found in file order: kind (GLM_EXT_DUP: the record is a
+ * duplicate of an earlier one; GLM_EXT_NOCTX: its context ids[1..n) is not stored when it is
+ * read), the record's order n and its index there; kind 0: none. */
+enum { GLM_EXT_DUP = 1, GLM_EXT_NOCTX = 2 };
+typedef struct glm_ext_bad {
+    unsigned kind, n;
+    uint64_t index;
+    uint32_t ids[GLM_MAX_ORDER];
+} glm_ext_bad;
 
 /* mem: the bytes of the sort's two arrays (at least 64 records each); dir: the files' folder. */
 int glm_ext_open(glm_ext *x, uint64_t mem, const char *dir, smt_err *err);
@@ -256,7 +256,10 @@ int glm_ext_levels(glm_ext *x, unsigned order, smt_err *err);
 void glm_ext_vocab(glm_ext *x, uint32_t nvocab);
 int glm_ext_add(glm_ext *x, unsigned n, const uint32_t *ids, float prob, float bo, smt_err *err);
 int glm_ext_end_order(glm_ext *x, unsigned n, smt_err *err);
-int glm_ext_check(glm_ext *x, smt_err *err);
+/* Orders 2..x->order into their levels; uprob/ubo: the unigrams (an inserted 2-gram's values
+ * come from them, its context's "extends" mark goes to ubo). 0 with bad->kind set when the file
+ * has an error, else 0 or an error code. */
+int glm_ext_check(glm_ext *x, const float *uprob, float *ubo, glm_ext_bad *bad, smt_err *err);
 /* A cursor over level n's records (after glm_ext_check): (n + 3) words each. */
 int glm_ext_lev_open(glm_ext *x, unsigned n, glm_spill_cur *c, smt_err *err);
 void glm_ext_close(glm_ext *x);
