@@ -321,7 +321,18 @@ typedef struct glm_lines_options {
     uint8_t *token_len;
     glm_word *token_word;
     size_t token_cap;
+    /* NULL, or a word cache the caller keeps across calls on this model (glm_word_cache_new):
+     * used where the call runs in the calling thread (threads 1, or one line); one call at a
+     * time. */
+    struct glm_word_cache *word_cache;
 } glm_lines_options;
+
+/* Word ids by their bytes, for glm_score_lines calls of one line each (a sentence a call, as
+ * KenLM's Python score()) that would otherwise look every word up: a cache kept by the caller,
+ * emptied when used with another model. NULL when out of memory. */
+typedef struct glm_word_cache glm_word_cache;
+glm_word_cache *glm_word_cache_new(void);
+void glm_word_cache_free(glm_word_cache *c);
 
 /* Scores n lines (lines[i] of lens[i] bytes, no NUL needed), words split at SMT_WS_SPACE (KenLM's
  * white space, and NUL), through the fast batched path: total[i] receives the float sum, in

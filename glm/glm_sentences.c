@@ -122,7 +122,8 @@ int glm_score_lines(const glm_model *m, const char *const *lines, const size_t *
         uint8_t len[SMALL_TOKENS];
         uint64_t sstart[2];
         glm_block b = {.ids = ids, .woff = woff, .sstart = sstart, .nwords = nwords,
-                       .prob = prob, .len = len, .captok = SMALL_TOKENS, .caplines = 2};
+                       .prob = prob, .len = len, .captok = SMALL_TOKENS, .caplines = 2,
+                       .wc = opt->word_cache};
         int failed = 0;
         lines_job j = {.m = m, .lines = lines, .lens = lens, .n = n, .bos = opt->bos,
                        .eos = opt->eos, .total = total, .words = words, .oovs = oovs,
@@ -151,8 +152,12 @@ int glm_score_lines(const glm_model *m, const char *const *lines, const size_t *
     } else if (pool) {
         smt_pool_run(pool, tasks, lines_chunk, &j);
     } else {
+        if (opt->word_cache) /* the caller's, used in this thread and never freed here */
+            j.blocks[0].wc = opt->word_cache;
         for (size_t t = 0; t < tasks && !j.failed[0]; t++)
             lines_chunk(&j, t, 0);
+        if (j.blocks[0].wc == opt->word_cache)
+            j.blocks[0].wc = NULL;
     }
     for (unsigned w = 0; j.blocks && j.failed && w < workers; w++) {
         if (j.failed[w] && !rc)

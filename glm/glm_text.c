@@ -412,9 +412,13 @@ typedef struct wc_entry {
     uint64_t a, b; /* both 0: empty (no word is empty) */
     glm_word id;
 } wc_entry;
-struct glm_wcache {
+struct glm_word_cache {
+    const glm_model *m; /* the model its ids belong to */
     wc_entry e[1u << WC_BITS];
 };
+
+glm_word_cache *glm_word_cache_new(void) { return calloc(1, sizeof(glm_word_cache)); }
+void glm_word_cache_free(glm_word_cache *c) { free(c); }
 
 /* The key of word [p, p + len) (1 <= len <= 16) whose line has avail bytes from p on and before
  * bytes before p; returns its entry's index. */
@@ -535,11 +539,12 @@ static inline __attribute__((always_inline)) int add_line_as(block *b, const glm
     /* the cache: made once the block has seen WC_AFTER words (clearing its 384 KB would cost a
      * one-sentence call, glm_score_lines from Python's score(), more than it saves), emptied for
      * another model; without it every word goes to the vocabulary */
-    if (b->wc && b->wm != m)
-        memset(b->wc, 0, sizeof *b->wc);
-    if (!b->wc && b->wseen >= WC_AFTER && (b->wc = malloc(sizeof *b->wc)))
-        memset(b->wc, 0, sizeof *b->wc);
-    b->wm = m;
+    if (!b->wc && b->wseen >= WC_AFTER)
+        b->wc = glm_word_cache_new();
+    if (b->wc && b->wc->m != m) {
+        memset(b->wc->e, 0, sizeof b->wc->e);
+        b->wc->m = m;
+    }
     wc_entry *wc = b->wc ? b->wc->e : NULL;
     /* the scan, 64 bytes a window: in the window at base, S has a bit at each word's first byte
      * and E at each separator that ends a word (the bytes past the line are separators); pend is

@@ -255,7 +255,25 @@ typedef struct ModelObject {
     PyObject *state_type; /* the module's State type (the module holds it), set with module */
     unsigned busy;      /* batches running with the GIL released; close() refuses while > 0 */
     tuple_slot *tuples; /* TUPLE_CACHE_SLOTS, allocated at the first full_scores */
+    glm_word_cache *words; /* m's word ids for one-sentence calls (made at the first), or NULL */
 } ModelObject;
+
+/* The model's word cache, made at its first use (NULL when out of memory: words looked up). */
+static glm_word_cache *word_cache_of(ModelObject *self)
+{
+    if (!self->words)
+        self->words = glm_word_cache_new();
+    return self->words;
+}
+
+/* Closes the model and its word cache (whose ids are the model's). */
+static void close_model(ModelObject *self)
+{
+    glm_close(self->m);
+    self->m = NULL;
+    glm_word_cache_free(self->words);
+    self->words = NULL;
+}
 
 static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
@@ -270,6 +288,7 @@ static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         self->state_type = NULL;
         self->busy = 0;
         self->tuples = NULL;
+        self->words = NULL;
     }
     return (PyObject *)self;
 }
@@ -400,6 +419,8 @@ static int Model_init(PyObject *op, PyObject *args, PyObject *kw)
     Py_INCREF(module);
     self->module = module;
     self->state_type = state_of_module(module)->state_type;
+    glm_word_cache_free(self->words); /* __init__ again: the cache held the other model's ids */
+    self->words = NULL;
     self->m = m;
     self->path = abs;
     self->loaded = 1;
@@ -409,7 +430,7 @@ static int Model_init(PyObject *op, PyObject *args, PyObject *kw)
 static void Model_dealloc(PyObject *op)
 {
     ModelObject *self = (ModelObject *)op;
-    glm_close(self->m);
+    close_model(self);
     if (self->tuples) {
         for (size_t i = 0; i < TUPLE_CACHE_SLOTS; i++)
             Py_XDECREF(self->tuples[i].t);
@@ -514,8 +535,8 @@ static void score_nul_text(const glm_model *m, const char *s, size_t n, int bos,
 /* The sum of the line's word scores (and </s>), KenLM's float arithmetic, and its words: glm's
  * batch path for one line (measured faster than a glm_score walk per word, and than the line's
  * n-gram rows through glm_score_rows: 0.42 s, 1.0 s, 0.54 s of CPU for 100k mono lines). */
-static int score_text(const glm_model *m, const char *s, size_t n, int bos, int eos, float *total,
-                      size_t *nwords)
+static int score_text(const glm_model *m, glm_word_cache *wc, const char *s, size_t n, int bos,
+                      int eos, float *total, size_t *nwords)
 {
     if (memchr /* read as KenLM's module reads it */(s, '\0', n)) {
         uint32_t words;
@@ -524,7 +545,7 @@ static int score_text(const glm_model *m, const char *s, size_t n, int bos, int 
             *nwords = words;
         return 0;
     }
-    glm_lines_options opt = {.bos = bos, .eos = eos, .threads = 1};
+    glm_lines_options opt = {.bos = bos, .eos = eos, .threads = 1, .word_cache = wc};
     uint32_t words;
     smt_err e;
     int rc = glm_score_lines(m, &s, &n, 1, &opt, total, &words, NULL, &e);
@@ -566,7 +587,7 @@ static PyObject *Model_score(PyObject *op, PyObject *const *args, Py_ssize_t nar
     if (sentence_args(op, args, nargs, kwnames, "score", &s, &n, &bos, &eos, &m))
         return NULL;
     float total;
-    if (score_text(m, s, (size_t)n, bos, eos, &total, NULL))
+    if (score_text(m, word_cache_of((ModelObject *)op), s, (size_t)n, bos, eos, &total, NULL))
         return NULL;
     return PyFloat_FromDouble(total);
 }
@@ -588,7 +609,7 @@ static PyObject *Model_perplexity(PyObject *op, PyObject *sentence)
         return NULL;
     size_t words;
     float total;
-    if (score_text(m, s, (size_t)n, 1, 1, &total, &words))
+    if (score_text(m, word_cache_of((ModelObject *)op), s, (size_t)n, 1, 1, &total, &words))
         return NULL;
     return PyFloat_FromDouble(perplexity_of(total, words));
 }
@@ -678,6 +699,7 @@ static PyObject *Model_full_scores(PyObject *op, PyObject *const *args, Py_ssize
         nul_tokens(m, s, (size_t)n, bos, prob, len, id, nt);
     } else {
         glm_lines_options opt = {.bos = bos, .eos = eos, .threads = 1, .token_prob = prob,
+                                 .word_cache = word_cache_of((ModelObject *)op),
                                  .token_len = len, .token_word = id,
                                  .token_cap = small ? FS_STACK : nt};
         size_t sn = (size_t)n;
@@ -984,8 +1006,7 @@ static PyObject *Model_close(PyObject *op, PyObject *unused)
                         "cannot close the model: a batch is scoring with it in another thread");
         return NULL;
     }
-    glm_close(self->m);
-    self->m = NULL;
+    close_model(self);
     Py_RETURN_NONE;
 }
 

@@ -1403,6 +1403,68 @@ Test(glm, score_lines_one_line_at_every_length)
     glm_close(m);
 }
 
+/* A caller's word cache (Python's score: one line a call) gives the ids the vocabulary gives,
+ * used with two models in turns whose ids for the same words differ: each use with the other
+ * model empties it. One line a call and many lines a call. */
+Test(glm, score_lines_word_cache)
+{
+    glm_model *m = build_open("chain.arpa", 4, NULL);
+    char *arpa = tu_join(dir, "other_ids.arpa"), *out = tu_join(dir, "other_ids.glm");
+    static const char text[] = "\\data\\\nngram 1=8\nngram 2=1\n\n\\1-grams:\n-1\t<unk>\n"
+                               "-99\t<s>\t-0.5\n-0.8\t</s>\n-0.5\tx\n-0.4\ty\n-0.1\tc\t-0.2\n"
+                               "-0.2\tb\t-0.3\n-0.3\ta\t-0.4\n\n\\2-grams:\n-0.05\tb a\n\n"
+                               "\\end\\\n";
+    cr_assert_eq(tu_write_file(arpa, text, sizeof text - 1), 0);
+    smt_err e;
+    glm_build_options bo = {.K = 4, .progress = -1};
+    cr_assert_eq(glm_build(arpa, out, &bo, NULL, &e), 0, "%s", e.msg);
+    glm_model *m2, *ms[2] = {m, NULL};
+    cr_assert_eq(glm_open(&m2, out, GLM_OPEN_VERIFY, &e), 0, "%s", e.msg);
+    ms[1] = m2;
+    cr_assert(glm_index(m, "a", 1) != glm_index(m2, "a", 1) ||
+              glm_index(m, "c", 1) != glm_index(m2, "c", 1), "the models' ids differ");
+    static const char *const base[] = {"a b c", "c b a", "b a a x", "y c zz a", "", "a"};
+    enum { NB = sizeof base / sizeof *base };
+    glm_word_cache *wc = glm_word_cache_new();
+    cr_assert(wc);
+    for (int round = 0; round < 40; round++)
+        for (size_t i = 0; i < NB; i++) {
+            const glm_model *mm = ms[(round + i) % 2];
+            const char *l = base[i];
+            size_t n = strlen(l);
+            glm_lines_options opt = {.bos = 1, .eos = 1, .threads = 1, .word_cache = wc};
+            float tot;
+            uint32_t words, oovs, w, o;
+            cr_assert_eq(glm_score_lines(mm, &l, &n, 1, &opt, &tot, &words, &oovs, &e), 0, "%s",
+                         e.msg);
+            float want = sum_words(mm, l, n, 1, 1, &w, &o);
+            cr_assert(memcmp(&want, &tot, sizeof want) == 0, "round %d '%s': %.9g != %.9g", round,
+                      l, (double)tot, (double)want);
+            cr_assert_eq(oovs, o, "round %d '%s'", round, l);
+        }
+    enum { N = 3000 };
+    const char *lines[N];
+    size_t lens[N];
+    float tot[N];
+    for (size_t i = 0; i < N; i++)
+        lines[i] = base[i % NB], lens[i] = strlen(base[i % NB]);
+    for (int k = 0; k < 4; k++) {
+        const glm_model *mm = ms[k % 2];
+        glm_lines_options opt = {.bos = 1, .eos = 1, .threads = 1, .word_cache = wc};
+        cr_assert_eq(glm_score_lines(mm, lines, lens, N, &opt, tot, NULL, NULL, &e), 0, "%s",
+                     e.msg);
+        for (size_t i = 0; i < N; i++) {
+            uint32_t w, o;
+            float want = sum_words(mm, lines[i], lens[i], 1, 1, &w, &o);
+            cr_assert(memcmp(&want, &tot[i], sizeof want) == 0, "model %d line %zu", k % 2, i);
+        }
+    }
+    glm_word_cache_free(wc);
+    glm_word_cache_free(NULL);
+    glm_close(m), glm_close(m2);
+    free(arpa), free(out);
+}
+
 /* KenLM build_binary's -u and -i (glm_build_options): a missing <unk> gets the given log10
  * probability instead of -100; a positive log10 probability (IRSTLM's bug) reads as 0 instead of
  * being an error. The glm tool speaks the same words and refuses, by name, the ones with no

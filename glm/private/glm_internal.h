@@ -391,9 +391,8 @@ typedef struct glm_block {
     uint8_t *len;
     char *txt;
     size_t ntok, captok, nlines, caplines, ntxt, captxt;
-    struct glm_wcache *wc;      /* word ids by the words' bytes (glm_text.c), made once the
-                                 * block has seen a few thousand words (wseen) */
-    const struct glm_model *wm; /* the model wc's ids belong to */
+    struct glm_word_cache *wc; /* word ids by the words' bytes (glm_text.c), made once the
+                                * block has seen a few thousand words (wseen), or the caller's */
     uint64_t wseen;
 } glm_block;
 
