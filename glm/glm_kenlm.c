@@ -982,8 +982,8 @@ float glm_kenlm_phrase_estimate(const glm_model *m, const glm_word *w, size_t n)
         float prob, rest, bo[GLM_MAX_ORDER];
         int indep;
         unsigned before = st.length;
-        unsigned len = hash_walk(k, k->order, w[i], st.words, st.length, NULL, k->uni_size, k->mid_size, &prob,
-                                 bo, &rest, &indep);
+        unsigned len = hash_walk(k, k->order, w[i], st.words, st.length, NULL, k->uni_size,
+                                 k->mid_size, &prob, bo, &rest, &indep);
         prob = glm_finish(&m->lay, &st, w[i], len, prob, bo, &st);
         if (left_done) {
             total += prob;
@@ -1183,14 +1183,16 @@ probing_window(const glm_model *m, const glm_word *ids, const uint64_t *sstart, 
                     pbeg = pnext;
                     pnext = sstart[++ps + 1];
                 }
-                chain_fill(k, N, ids, pt, pt - pbeg, null_context, lt, es, usz, &ring[pt % KEN_RING]);
+                chain_fill(k, N, ids, pt, pt - pbeg, null_context, lt, es, usz,
+                           &ring[pt % KEN_RING]);
                 pt++;
             }
             /* the walk from the state follows a prefix of the key chain computed ahead */
             const ken_chain *c = &ring[t % KEN_RING];
             hash_keys ks = {lt, c->key, c->at};
             float pr, bo[GLM_MAX_ORDER];
-            unsigned l = hash_walk(k, N, ids[t], NULL, st.length, &ks, usz, msz, &pr, bo, NULL, NULL);
+            unsigned l =
+                hash_walk(k, N, ids[t], NULL, st.length, &ks, usz, msz, &pr, bo, NULL, NULL);
             prob[t] = glm_finish_backoffs(N, &st, l, pr, bo); /* the keys hold the words */
             len[t] = (uint8_t)l;
         }

@@ -210,13 +210,13 @@ int glm_spill_cur_get(glm_spill_cur *c, void *data, size_t n, smt_err *err);
 void glm_spill_cur_close(glm_spill_cur *c);
 
 /* ---- a trie build's n-grams sorted on disk (glm_ext.c). Each order's records (reversed ids,
- * prob, backoff but at the highest order, their index in the order) go through a buffer of bounded size into sorted runs
- * in a temporary file, with their contexts; glm_ext_check merges each order into its level file,
- * in lexicographic order of the reversed ids, each record with its parent's rank in the level
- * below (a 2-gram's: its first word), and marks every level's records used as a context (ext, a
- * bit per rank). A missing suffix is inserted as KenLM's FixSRI inserts it (the blanks, held in
- * memory per order); a duplicate or a missing context is reported as the first one in file order
- * (glm_ext_bad). */
+ * prob, backoff but at the highest order, their index in the order) go through a buffer of
+ * bounded size into sorted runs in a temporary file, with their contexts; glm_ext_check merges
+ * each order into its level file, in lexicographic order of the reversed ids, each record with
+ * its parent's rank in the level below (a 2-gram's: its first word), and marks every level's
+ * records used as a context (ext, a bit per rank). A missing suffix is inserted as KenLM's FixSRI
+ * inserts it (the blanks, held in memory per order); a duplicate or a missing context is reported
+ * as the first one in file order (glm_ext_bad). */
 typedef struct glm_ext_level {
     glm_spill runs;              /* the runs: records (ids, prob, bo, index), contexts (ids[1..n),
                                   * index) */
