@@ -21,6 +21,7 @@
 #ifndef GLM_LAYOUT_H
 #define GLM_LAYOUT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -517,15 +518,16 @@ static inline GLM_HD float glm_finish(const glm_layout *L, const glm_state *in, 
                                       unsigned len, float prob, const float *bo, glm_state *out)
 {
     prob = glm_add_backoffs(in, len, prob);
-    glm_state o;
-    memset(&o, 0, sizeof o);
-    o.words[0] = w;
-    o.length = (uint8_t)glm_extending_length(L->order, len, bo);
-    for (unsigned i = 0; i < o.length; i++)
-        o.backoff[i] = bo[i];
-    for (unsigned i = 1; i < o.length; i++)
-        o.words[i] = in->words[i - 1];
-    *out = o;
+    unsigned n = glm_extending_length(L->order, len, bo);
+    /* every entry written (zero past the length), from the last down: out may be in */
+    for (unsigned i = GLM_MAX_ORDER - 2; i > 0; i--) {
+        out->words[i] = i < n ? in->words[i - 1] : 0;
+        out->backoff[i] = i < n ? bo[i] : 0.0f;
+    }
+    out->words[0] = w;
+    out->backoff[0] = n ? bo[0] : 0.0f;
+    memset(&out->length, 0, sizeof *out - offsetof(glm_state, length)); /* with the padding */
+    out->length = (uint8_t)n;
     return prob;
 }
 
