@@ -915,7 +915,7 @@ static void fill_stats(glm_build_stats *stats, const glm_params *par, int unk_ad
 
 /* What of -S each of a trie build's two users holds in memory at most (the sort's buffer, the
  * finished levels), past which it goes to the temporary files. */
-#define TRIE_MEM_PART (64ull << 20)
+#define TRIE_MEM_PART (16ull << 20)
 
 /* A trie build's output state, its spill open in -T's folder (default: the output's), and for a
  * regular input file the sort on disk. -S (default: 80% of the physical memory, else 1 GiB, as
