@@ -192,12 +192,6 @@ static int parse_backoff(reader *r, const char *s, size_t len, float *out)
     return 0;
 }
 
-static void set_extension(float *bo)
-{
-    if (*bo == 0.0f)
-        *bo = 0.0f;
-}
-
 /* ------------------------------------------------------------------ sections */
 
 /* "ngram N=count" (blanks around the fields tolerated): N and count are whole decimal integers
@@ -578,7 +572,7 @@ static int store_probing(reader *r, glm_arpa *a, unsigned n, const pt_pending *p
         unsigned k = m + 1;
         if (m == 1) {
             blank = glm_fixsri_next(blank, a->ubo[ids[1]]);
-            set_extension(&a->ubo[ids[1]]);
+            glm_set_extension(&a->ubo[ids[1]]);
             if ((rc = pt_add(r, a, 2, suf[2], fabsf(blank), -0.0f, &e)))
                 return rc;
             k = 3;
@@ -586,7 +580,7 @@ static int store_probing(reader *r, glm_arpa *a, unsigned n, const pt_pending *p
         for (; k < n; k++) {
             uint8_t *c = ctx[k - 1] ? glm_kenlm_fill_find(&a->pt[k - 1], ctx[k - 1]) : NULL;
             if (c) {
-                set_extension(pt_bo(c));
+                glm_set_extension(pt_bo(c));
                 blank = glm_fixsri_next(blank, *pt_bo(c));
             }
             if ((rc = pt_add(r, a, k, suf[k], fabsf(blank), -0.0f, &e)))
@@ -594,12 +588,12 @@ static int store_probing(reader *r, glm_arpa *a, unsigned n, const pt_pending *p
         }
     }
     if (n == 2) {
-        set_extension(&a->ubo[ids[1]]);
+        glm_set_extension(&a->ubo[ids[1]]);
     } else {
         uint8_t *c = ctx[n - 1] ? glm_kenlm_fill_find(&a->pt[n - 1], ctx[n - 1]) : NULL;
         if (!c)
             return missing_context(r, a, n, ids);
-        set_extension(pt_bo(c));
+        glm_set_extension(pt_bo(c));
     }
     return 0;
 }
@@ -672,7 +666,7 @@ static int read_ngrams(reader *r, glm_arpa *a, unsigned n)
                 return rc;
             }
             if (n == 2)
-                set_extension(&a->ubo[ids[1]]);
+                glm_set_extension(&a->ubo[ids[1]]);
             continue;
         }
         pt_pending *p = &ring[i % PT_AHEAD];

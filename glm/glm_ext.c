@@ -403,6 +403,18 @@ static inline uint64_t blank_ins(const uint32_t *b, unsigned n)
     return (uint64_t)b[n] << 32 | b[n + 1];
 }
 
+/* The blank of level n equal to ids (n words), or NULL; *bp, a cursor over the blanks in order,
+ * moved to the first not below ids. */
+static inline const uint32_t *blank_seek(const glm_ext *x, unsigned n, size_t *bp,
+                                         const uint32_t *ids)
+{
+    const glm_ext_level *l = &x->l[n];
+    while (*bp < l->nblank && cmp_ids(blank_at(x, n, *bp), ids, n) < 0)
+        ++*bp;
+    const uint32_t *b = *bp < l->nblank ? blank_at(x, n, *bp) : NULL;
+    return b && cmp_ids(b, ids, n) == 0 ? b : NULL;
+}
+
 /* A record's place in the file: its order, then its index. */
 static inline uint64_t rec_key(unsigned n, uint32_t index) { return (uint64_t)n << 32 | index; }
 
@@ -575,8 +587,7 @@ static int join_contexts(glm_ext *x, unsigned n, float *ubo, glm_ext_bad *bad, s
         for (size_t i = 0; i < l->nblank; i++) {
             uint32_t *b = blank_at(x, 2, i);
             memcpy(&b[5], &ubo[b[1]], 4);
-            if (ubo[b[1]] == 0.0f)
-                ubo[b[1]] = 0.0f;
+            glm_set_extension(&ubo[b[1]]);
         }
         return 0;
     }
@@ -599,11 +610,8 @@ static int join_contexts(glm_ext *x, unsigned n, float *ubo, glm_ext_bad *bad, s
             break;
         int found = rc == 1;
         rc = 0;
-        while (bp < pl->nblank && cmp_ids(blank_at(x, n - 1, bp), r, n - 1) < 0)
-            bp++;
-        const uint32_t *b = bp < pl->nblank ? blank_at(x, n - 1, bp) : NULL;
-        uint64_t since = !found ? UINT64_MAX : b && cmp_ids(b, r, n - 1) == 0 ? blank_ins(b, n - 1)
-                                                                               : 0;
+        const uint32_t *b = blank_seek(x, n - 1, &bp, r);
+        uint64_t since = !found ? UINT64_MAX : b ? blank_ins(b, n - 1) : 0;
         if (found)
             pl->ext[p.rank >> 6] |= 1ull << (p.rank & 63);
         if (!since || (nc && cmp_ids(cand + (nc - 1) * (n + 1), r, n - 1) == 0))
@@ -658,7 +666,7 @@ static int join_contexts(glm_ext *x, unsigned n, float *ubo, glm_ext_bad *bad, s
 static int check_order(glm_ext *x, unsigned n, const float *uprob, glm_ext_bad *bad,
                        int *missing, smt_err *err)
 {
-    glm_ext_level *l = &x->l[n], *pl = &x->l[n - 1];
+    glm_ext_level *l = &x->l[n];
     rec_stream s;
     lev_reader p = {0};
     uint32_t prev[GLM_MAX_ORDER], out[LEV_W(GLM_MAX_ORDER)], *b;
@@ -689,14 +697,11 @@ static int check_order(glm_ext *x, unsigned n, const float *uprob, glm_ext_bad *
                 }
                 parent = (uint32_t)p.rank;
                 if (b) {
-                    while (bp < pl->nblank && cmp_ids(blank_at(x, n - 1, bp), r, n - 1) < 0)
-                        bp++;
-                    const uint32_t *pb = bp < pl->nblank ? blank_at(x, n - 1, bp) : NULL;
+                    const uint32_t *pb = blank_seek(x, n - 1, &bp, r);
                     float pprob;
                     memcpy(&pprob, &p.rec[n - 1], 4);
                     base = fabsf(pprob);
-                    if (pb && cmp_ids(pb, r, n - 1) == 0 &&
-                        blank_ins(pb, n - 1) == blank_ins(b, n))
+                    if (pb && blank_ins(pb, n - 1) == blank_ins(b, n))
                         memcpy(&base, &pb[n + 1], 4); /* the same insertion: no fabsf between */
                 }
             } else if (b) {

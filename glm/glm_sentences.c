@@ -152,11 +152,10 @@ int glm_score_lines(const glm_model *m, const char *const *lines, const size_t *
     } else if (pool) {
         smt_pool_run(pool, tasks, lines_chunk, &j);
     } else {
-        if (opt->word_cache) /* the caller's, used in this thread and never freed here */
-            j.blocks[0].wc = opt->word_cache;
+        j.blocks[0].wc = opt->word_cache; /* the caller's (or none): used here, never freed */
         for (size_t t = 0; t < tasks && !j.failed[0]; t++)
             lines_chunk(&j, t, 0);
-        if (j.blocks[0].wc == opt->word_cache)
+        if (opt->word_cache)
             j.blocks[0].wc = NULL;
     }
     for (unsigned w = 0; j.blocks && j.failed && w < workers; w++) {

@@ -111,6 +111,14 @@ uint64_t glm_layout_nmid(const glm_layout *L);
 
 /* ---- ARPA reading (glm_arpa.c) */
 
+/* Marks a backoff as extended (KenLM's SetExtension): -0.0, the one value glm_has_extension
+ * refuses, becomes +0.0. */
+static inline void glm_set_extension(float *bo)
+{
+    if (*bo == 0.0f)
+        *bo = 0.0f;
+}
+
 struct glm_ext;
 
 typedef struct glm_arpa {
